@@ -1,0 +1,5 @@
+"""kbc: a knowledge-base compiler for coding agents."""
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__"]

@@ -1,0 +1,3 @@
+from kbc.cli.main import main
+
+main()

@@ -1,0 +1,1 @@
+"""analyzers: discover and per-file static analysis (libcst), results as values."""

@@ -1,0 +1,205 @@
+"""discover: the text files of a repository that later passes read.
+
+In a git work tree the candidates are ``git ls-files`` (tracked files); in a
+plain directory they come from a walk that honours the root ``.gitignore`` and
+skips the usual tool folders. Binary, oversized, excluded and symlinked files
+are skipped with a reason, never fatal.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from kbc.domain.errors import TargetError
+from kbc.domain.models import Inventory, SkippedPath, SourceFile
+
+BINARY_SNIFF_BYTES = 8000
+
+# Folders a plain-directory walk never enters (a git work tree already leaves them out).
+WALK_SKIP_DIRS = frozenset({
+    ".git", ".hg", ".svn", ".kbc", "__pycache__", "node_modules", ".venv", "venv",
+    ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs",
+})
+
+LANGUAGES = {
+    ".py": "python", ".pyw": "python", ".pyi": "python-stub",
+    ".md": "markdown", ".markdown": "markdown", ".rst": "rst", ".txt": "text",
+    ".toml": "toml", ".cfg": "ini", ".ini": "ini", ".yaml": "yaml", ".yml": "yaml",
+    ".json": "json", ".js": "javascript", ".ts": "typescript", ".html": "html",
+    ".css": "css", ".sh": "shell", ".sql": "sql", ".c": "c", ".h": "c", ".rs": "rust",
+    ".go": "go", ".java": "java",
+}
+
+
+def git_blob_id(data: bytes) -> str:
+    """The id git gives ``data`` as a blob, so a clean file's id equals ``git ls-files -s``."""
+    digest = hashlib.sha1(b"blob %d\0" % len(data))  # noqa: S324 - git's object id, not security
+    digest.update(data)
+    return digest.hexdigest()
+
+
+def language_of(path: str, head: bytes) -> str:
+    suffix = os.path.splitext(path)[1].lower()
+    if suffix in LANGUAGES:
+        return LANGUAGES[suffix]
+    if not suffix and head.startswith(b"#!") and b"python" in head.split(b"\n", 1)[0]:
+        return "python"
+    return "text"
+
+
+def _git_candidates(root: Path) -> tuple[list[tuple[str, str]], int, str] | None:
+    """(mode, path) of tracked files, the ignored count and HEAD; None if not a work tree."""
+    import git  # GitPython, imported only when a repository is read
+
+    try:
+        repo = git.Repo(root, search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        return None
+    if repo.bare:
+        return None
+    cmd = repo.git
+    out = cmd.execute(["git", "-C", str(root), "ls-files", "-s", "-z"], strip_newline_in_stdout=False)
+    entries: dict[str, str] = {}
+    for record in str(out).split("\0"):
+        if not record:
+            continue
+        meta, path = record.split("\t", 1)
+        entries.setdefault(path, meta.split(" ", 1)[0])
+    ignored_out = cmd.execute(
+        ["git", "-C", str(root), "ls-files", "-z", "--others", "--ignored",
+         "--exclude-standard", "--directory"],
+        strip_newline_in_stdout=False,
+    )
+    ignored = sum(1 for p in str(ignored_out).split("\0") if p)
+    try:
+        commit = repo.head.commit.hexsha
+    except ValueError:  # a repository with no commit yet
+        commit = ""
+    return sorted((mode, path) for path, mode in entries.items()), ignored, commit
+
+
+def _walk_candidates(root: Path) -> tuple[list[tuple[str, str]], int]:
+    import pathspec
+
+    spec = None
+    gitignore = root / ".gitignore"
+    if gitignore.is_file():
+        lines = gitignore.read_text(encoding="utf-8", errors="replace").splitlines()
+        spec = pathspec.GitIgnoreSpec.from_lines(lines)
+    found: list[tuple[str, str]] = []
+    ignored = 0
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        rel_dir = os.path.relpath(dirpath, root)
+        rel_dir = "" if rel_dir == "." else rel_dir.replace(os.sep, "/") + "/"
+        keep = []
+        for name in sorted(dirnames):
+            rel = rel_dir + name
+            if name in WALK_SKIP_DIRS or name.endswith(".egg-info"):
+                ignored += 1
+            elif spec is not None and spec.match_file(rel + "/"):
+                ignored += 1
+            elif os.path.islink(os.path.join(dirpath, name)):
+                found.append(("120000", rel))
+            else:
+                keep.append(name)
+        dirnames[:] = keep
+        for name in filenames:
+            rel = rel_dir + name
+            if spec is not None and spec.match_file(rel):
+                ignored += 1
+                continue
+            found.append(("100644", rel))
+    return sorted(found, key=lambda e: e[1]), ignored
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        path.relative_to(root)
+    except ValueError:
+        return False
+    return True
+
+
+def _classify(
+    root: Path, rel: str, mode: str, max_bytes: int
+) -> SourceFile | SkippedPath:
+    full = root / rel
+    if mode == "160000":
+        return SkippedPath(rel, "submodule", "a git submodule; analyze it on its own")
+    if full.is_symlink() or mode == "120000":
+        try:
+            target = Path(os.path.realpath(full, strict=True))
+        except OSError as exc:
+            return SkippedPath(rel, "broken-symlink", exc.strerror or "cannot be resolved")
+        if not _inside(target, root):
+            return SkippedPath(rel, "symlink-outside", f"points outside the repository, to {target}")
+        return SkippedPath(rel, "symlink", f"points to {target.relative_to(root).as_posix()}")
+    try:
+        size = full.stat().st_size
+    except FileNotFoundError:
+        return SkippedPath(rel, "missing", "tracked but absent from the work tree")
+    except OSError as exc:
+        return SkippedPath(rel, "unreadable", exc.strerror or str(exc))
+    if not full.is_file():
+        return SkippedPath(rel, "missing", "not a regular file")
+    if size > max_bytes:
+        return SkippedPath(rel, "oversized", f"{size} bytes, over the {max_bytes}-byte cap")
+    try:
+        data = full.read_bytes()
+    except OSError as exc:
+        return SkippedPath(rel, "unreadable", exc.strerror or str(exc))
+    if b"\0" in data[:BINARY_SNIFF_BYTES]:
+        return SkippedPath(rel, "binary", "holds NUL bytes")
+    lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+    return SourceFile(rel, len(data), git_blob_id(data), language_of(rel, data[:200]), lines)
+
+
+def _excluded(paths: Iterable[str], patterns: Sequence[str]) -> set[str]:
+    if not patterns:
+        return set()
+    import pathspec
+
+    spec = pathspec.GitIgnoreSpec.from_lines(patterns)
+    return {p for p in paths if spec.match_file(p)}
+
+
+def discover(
+    root: Path,
+    *,
+    max_file_bytes: int,
+    exclude: Sequence[str] = (),
+    store_dir: Path | None = None,
+) -> Inventory:
+    """List the text files under ``root`` with the paths skipped and why."""
+    root = root.resolve()
+    if not root.is_dir():
+        raise TargetError(f"{root} is not a directory", hint="pass the path of a repository")
+    git_view = _git_candidates(root)
+    if git_view is not None:
+        candidates, ignored, commit = git_view
+        vcs = "git"
+    else:
+        candidates, ignored = _walk_candidates(root)
+        vcs, commit = "none", ""
+    store_prefix = ""
+    if store_dir is not None and _inside(store_dir.resolve(), root):
+        store_prefix = store_dir.resolve().relative_to(root).as_posix() + "/"
+    excluded = _excluded((p for _, p in candidates), exclude)
+    files: list[SourceFile] = []
+    skipped: list[SkippedPath] = []
+    for mode, rel in candidates:
+        if store_prefix and rel.startswith(store_prefix):
+            skipped.append(SkippedPath(rel, "excluded", "inside kbc's store"))
+            continue
+        if rel in excluded:
+            skipped.append(SkippedPath(rel, "excluded", "matches discover.exclude"))
+            continue
+        result = _classify(root, rel, mode, max_file_bytes)
+        if isinstance(result, SourceFile):
+            files.append(result)
+        else:
+            skipped.append(result)
+    return Inventory(str(root), vcs, commit, tuple(files), tuple(skipped), ignored)

@@ -1,0 +1,83 @@
+"""Run the per-file analyzer over many files, in a process pool when it pays.
+
+A worker that dies (a crash in native code, the OOM killer) costs only the
+file it was on: the remaining files are retried one at a time in a fresh
+pool, and the file that kills a worker again is reported as failed.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import sys
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+
+from kbc.analyzers.python.analyze import analyze_file
+from kbc.domain.models import AnalysisFailed, AnalysisResult, AnalysisTask
+
+# Below this many files a pool costs more to start than it saves.
+POOL_MIN_FILES = 24
+
+Analyzer = Callable[[AnalysisTask], AnalysisResult]
+Progress = Callable[[AnalysisResult], None]
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    method = "fork" if sys.platform.startswith("linux") else "spawn"
+    return multiprocessing.get_context(method)
+
+
+def run_analysis(
+    tasks: Sequence[AnalysisTask],
+    workers: int,
+    progress: Progress | None = None,
+    analyzer: Analyzer = analyze_file,
+) -> list[AnalysisResult]:
+    """Results for ``tasks``, in the same order; one per task, whatever happens."""
+    report = progress or (lambda _result: None)
+    if workers <= 1 or len(tasks) < POOL_MIN_FILES:
+        results = []
+        for task in tasks:
+            result = analyzer(task)
+            report(result)
+            results.append(result)
+        return results
+    done: dict[int, AnalysisResult] = {}
+    chunksize = max(1, min(32, len(tasks) // (workers * 8)))
+    try:
+        with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=_context()) as pool:
+            for index, result in enumerate(pool.map(analyzer, tasks, chunksize=chunksize)):
+                done[index] = result
+                report(result)
+    except BrokenProcessPool:
+        remaining = [i for i in range(len(tasks)) if i not in done]
+        _isolate(tasks, remaining, done, report, analyzer)
+    return [done[i] for i in range(len(tasks))]
+
+
+def _isolate(
+    tasks: Sequence[AnalysisTask],
+    remaining: list[int],
+    done: dict[int, AnalysisResult],
+    report: Progress,
+    analyzer: Analyzer,
+) -> None:
+    """Finish ``remaining`` with one worker, so a crash points at its own file."""
+    while remaining:
+        futures: list[tuple[int, Future[AnalysisResult]]] = []
+        try:
+            with ProcessPoolExecutor(max_workers=1, mp_context=_context()) as pool:
+                futures = [(i, pool.submit(analyzer, tasks[i])) for i in remaining]
+                for index, future in futures:
+                    done[index] = future.result()
+                    report(done[index])
+            remaining = []
+        except BrokenProcessPool:
+            unfinished = [i for i, f in futures if i not in done]
+            culprit = unfinished[0]
+            failed = AnalysisFailed(tasks[culprit].path, "",
+                                    "the analyzer process died on this file (crash or out of memory)")
+            done[culprit] = failed
+            report(failed)
+            remaining = unfinished[1:]

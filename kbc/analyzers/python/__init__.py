@@ -1,0 +1,1 @@
+"""The Python analyzer: one libcst parse and one walk per file."""

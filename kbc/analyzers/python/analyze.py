@@ -1,0 +1,180 @@
+"""analyze one Python file: read, parse once, walk once, return a result value.
+
+``analyze_file`` never raises: a file that cannot be read or parsed becomes an
+``AnalysisFailed`` with the reason, so a process pool survives any one file.
+"""
+
+from __future__ import annotations
+
+import io
+import tokenize
+from pathlib import Path
+
+import libcst as cst
+
+from kbc.analyzers.discover import git_blob_id
+from kbc.analyzers.python.detect import Detector, ResolvedCall
+from kbc.analyzers.python.scope import Resolver
+from kbc.analyzers.python.syntax import doc_summary, dotted, squash
+from kbc.analyzers.python.walker import DefRecord, WalkResult, walk
+from kbc.domain.models import (
+    AnalysisFailed,
+    AnalysisOk,
+    AnalysisResult,
+    AnalysisTask,
+    Call,
+    FileFacts,
+    Symbol,
+)
+
+# Bump when the facts a file yields change shape or meaning: it keys the cache.
+ANALYZER_VERSION = "1"
+
+
+def decode_source(data: bytes) -> tuple[str, tuple[str, ...]]:
+    """Decode Python source as the interpreter would (PEP 263 cookie, BOM, UTF-8).
+
+    Bytes that are not valid in the declared encoding are read as latin-1 so
+    the file is still analyzed; the returned warning says so.
+    """
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:  # an unknown encoding in the cookie
+        return data.decode("latin-1"), (f"{exc.msg}; read as latin-1",)
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        return data.decode("latin-1"), (
+            f"not valid {encoding} (byte {exc.start}) and no coding cookie; read as latin-1",)
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text, ()
+
+
+def _public(record: DefRecord, parent_public: bool, exports: tuple[str, ...] | None) -> bool:
+    name = record.node.name.value
+    if record.in_function or not parent_public:
+        return False
+    if exports is not None and record.outer.kind == "module":
+        return name in exports
+    return not name.startswith("_") or (name.startswith("__") and name.endswith("__"))
+
+
+class _Extractor:
+    def __init__(self, module: cst.Module, result: WalkResult, task: AnalysisTask) -> None:
+        self.module = module
+        self.walk = result
+        self.task = task
+        self.resolver = Resolver(result.classes)
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)
+
+    def symbols(self) -> list[Symbol]:
+        public_by_qname: dict[str, bool] = {}
+        out: list[Symbol] = []
+        for record in self.walk.defs:
+            node = record.node
+            parent = record.outer.qname if record.outer.kind != "module" else ""
+            public = _public(record, public_by_qname.get(parent, True), self.walk.exports)
+            public_by_qname[record.qname] = public
+            decorators = tuple(squash(self.code(d.decorator), 120) for d in node.decorators)
+            bases: tuple[str, ...] = ()
+            if isinstance(node, cst.ClassDef):
+                args = [*node.bases, *node.keywords]
+                signature = "(" + ", ".join(squash(self.code(a), 80) for a in args) + ")" if args else ""
+                bases = tuple(self._base(a.value, record) for a in node.bases)
+                is_async = False
+            else:
+                signature = "(" + squash(self.code(node.params), 400) + ")"
+                if node.returns is not None:
+                    signature += " -> " + squash(self.code(node.returns.annotation), 120)
+                is_async = node.asynchronous is not None
+            out.append(Symbol(
+                qname=record.qname, name=node.name.value, kind=record.kind,  # type: ignore[arg-type]
+                start_line=record.start, end_line=record.end, signature=signature,
+                decorators=decorators, doc=doc_summary(node.get_docstring()), public=public,
+                parent=parent, is_async=is_async, bases=bases,
+            ))
+        return out
+
+    def _base(self, expr: cst.BaseExpression, record: DefRecord) -> str:
+        parts = dotted(expr)
+        if parts:
+            resolved = self.resolver.resolve(parts, record.outer)
+            if resolved is not None:
+                return resolved.qname
+        return squash(self.code(expr), 80)
+
+    def calls(self) -> list[ResolvedCall]:
+        out: list[ResolvedCall] = []
+        for record in self.walk.calls:
+            if record.parts is not None:
+                text = ".".join(record.parts)
+                resolved = self.resolver.resolve(record.parts, record.scope)
+                target = resolved.qname if resolved is not None else ""
+            else:
+                text, target = squash(self.code(record.node.func), 80), ""
+            out.append(ResolvedCall(record.node, Call(record.scope.qname, record.line, text, target)))
+        return out
+
+    def facts(self, blob: str, lines: int, warnings: tuple[str, ...]) -> FileFacts:
+        task = self.task
+        symbols = self.symbols()
+        resolved = self.calls()
+        calls = [r.call for r in resolved]
+        detector = Detector(self.walk, self.resolver, task.path, task.module, self.code)
+        detector.decorated(self.walk.defs)
+        detector.calls(resolved)
+        detector.env_subscripts()
+        detector.main_guards(calls)
+        return FileFacts(
+            path=task.path,
+            module=task.module,
+            blob=blob,
+            is_package=task.is_package,
+            lines=lines,
+            doc=doc_summary(self.module.get_docstring()),
+            exports=self.walk.exports,
+            symbols=tuple(symbols),
+            imports=tuple(self.walk.imports),
+            calls=tuple(sorted(calls, key=lambda c: (c.line, c.caller, c.text, c.target))),
+            entry_points=tuple(sorted(detector.entry_points,
+                                      key=lambda e: (e.line, e.kind, e.name, e.target))),
+            integrations=tuple(sorted(detector.integrations,
+                                      key=lambda i: (i.line, i.kind, i.name, i.symbol))),
+            warnings=warnings,
+        )
+
+
+def analyze_source(data: bytes, task: AnalysisTask) -> AnalysisResult:
+    blob = git_blob_id(data)
+    text, warnings = decode_source(data)
+    lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError as exc:
+        first = str(exc.message).strip().splitlines()[0] if exc.message else "invalid syntax"
+        return AnalysisFailed(task.path, blob, f"syntax error: {first}", exc.raw_line,
+                              exc.raw_column + 1)
+    except RecursionError:
+        return AnalysisFailed(task.path, blob, "nested too deeply for the parser")
+    except Exception as exc:  # noqa: BLE001 - the parser's own failures become results
+        return AnalysisFailed(task.path, blob, f"parser failed: {type(exc).__name__}: {exc}")
+    try:
+        result = walk(module, task.module, task.is_package)
+        facts = _Extractor(module, result, task).facts(blob, lines, warnings)
+    except RecursionError:
+        return AnalysisFailed(task.path, blob, "nested too deeply to analyze")
+    except Exception as exc:  # noqa: BLE001 - an analyzer bug must not stop the run
+        return AnalysisFailed(task.path, blob, f"analyzer failed: {type(exc).__name__}: {exc}")
+    return AnalysisOk(facts)
+
+
+def analyze_file(task: AnalysisTask) -> AnalysisResult:
+    """Analyze the file ``task`` names; never raises."""
+    try:
+        data = Path(task.abspath).read_bytes()
+    except OSError as exc:
+        return AnalysisFailed(task.path, "", f"cannot read: {exc.strerror or exc}")
+    return analyze_source(data, task)

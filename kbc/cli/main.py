@@ -1,0 +1,178 @@
+"""The ``kbc`` command line. Heavy modules are imported inside commands, so
+``kbc --help`` stays instant."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from kbc import __version__
+from kbc.domain.errors import KbcError
+
+if TYPE_CHECKING:
+    from kbc.domain.models import AnalysisResult
+    from kbc.domain.settings import Settings
+    from kbc.services.analyze import AnalyzeSummary
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+PROGRESS_MIN_FILES = 50
+
+
+def _fail(error: KbcError, debug: bool) -> None:
+    if debug:
+        raise error
+    click.echo(f"error: {error}", err=True)
+    sys.exit(error.exit_code)
+
+
+def _settings(root: Path, **overrides: Any) -> Settings:
+    from kbc.domain.settings import load_settings
+
+    return load_settings(root, overrides=overrides)
+
+
+def _progress(total: int) -> Callable[[AnalysisResult], None]:
+    if total < PROGRESS_MIN_FILES or not sys.stderr.isatty():
+        return lambda _result: None
+    bar = click.progressbar(length=total, label="analyzing", file=sys.stderr,
+                            show_pos=True, show_eta=True)
+    bar.__enter__()
+    done = [0]
+
+    def step(_result: AnalysisResult) -> None:
+        done[0] += 1
+        bar.update(1)
+        if done[0] >= total:
+            bar.__exit__(None, None, None)
+
+    return step
+
+
+def _render_summary(summary: AnalyzeSummary) -> str:
+    skipped = ", ".join(f"{reason} {n}" for reason, n in summary.skipped_by_reason.items())
+    lines = [
+        f"kbc analyze: {summary.root}",
+        f"  files         {summary.files} text files; {summary.python_files} Python "
+        f"({summary.parsed} parsed, {summary.cached} from cache)",
+        f"  symbols       {summary.symbols}",
+        f"  edges         {summary.import_edges} import, {summary.call_edges} call",
+        f"  entry points  {summary.entry_points}",
+        f"  integrations  {summary.integrations}",
+        f"  skipped       {summary.skipped}" + (f" ({skipped})" if skipped else "")
+        + f"; ignored {summary.ignored}",
+        f"  errors        {summary.failed}",
+    ]
+    for failure in summary.failures[:20]:
+        where = f"{failure.path}:{failure.line}:{failure.column}" if failure.line else failure.path
+        lines.append(f"    {where}: {failure.error}")
+    if summary.failed > 20:
+        lines.append(f"    … and {summary.failed - 20} more (see problems.json in the store)")
+    if summary.warnings:
+        lines.append(f"  warnings      {len(summary.warnings)}")
+        lines.extend(f"    {w}" for w in summary.warnings[:10])
+    lines.append(f"  time          {summary.seconds:.2f} s")
+    lines.append(f"  store         {summary.store}")
+    return "\n".join(lines)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="kbc")
+@click.option("--debug", is_flag=True, help="Show tracebacks instead of short error messages.")
+@click.pass_context
+def cli(ctx: click.Context, debug: bool) -> None:
+    """kbc compiles a repository into a knowledge base for coding agents."""
+    ctx.obj = {"debug": debug}
+
+
+@cli.command()
+@click.argument("path", type=click.Path(file_okay=False, path_type=Path), default=".")
+@click.option("--store", "store", type=click.Path(file_okay=False, path_type=Path),
+              help="Store folder (default: <PATH>/.kbc).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="Summary format.")
+@click.option("--workers", type=int, help="Analysis processes (default: one per CPU).")
+@click.option("--max-file-bytes", type=int, help="Skip files larger than this.")
+@click.pass_context
+def analyze(ctx: click.Context, path: Path, store: Path | None, fmt: str,
+            workers: int | None, max_file_bytes: int | None) -> None:
+    """Extract static facts and graphs from the repository at PATH.
+
+    Discovers tracked text files, analyzes every Python file with libcst
+    (cached by content), builds the import and call graphs and writes the
+    store that later passes read.
+    """
+    from dataclasses import asdict
+
+    from kbc.services.analyze import analyze_repository
+
+    try:
+        settings = _settings(path, workers=workers, max_file_bytes=max_file_bytes)
+        summary = analyze_repository(path, settings, store, progress=_progress)
+    except KbcError as error:
+        _fail(error, ctx.obj["debug"])
+        return
+    if fmt == "json":
+        click.echo(json.dumps(asdict(summary), indent=1, sort_keys=True))
+    else:
+        click.echo(_render_summary(summary))
+
+
+@cli.command()
+@click.argument("name")
+@click.option("--repo", "repo", type=click.Path(file_okay=False, path_type=Path), default=".",
+              show_default=True, help="The repository.")
+@click.option("--store", "store", type=click.Path(file_okay=False, path_type=Path),
+              help="Store folder (default: <repo>/.kbc).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+@click.pass_context
+def symbols(ctx: click.Context, name: str, repo: Path, store: Path | None, fmt: str) -> None:
+    """Show where NAME is defined (path:start-end), its callers and its callees.
+
+    NAME is a qualified name (pkg.mod.Class.method), a dotted suffix
+    (Class.method) or a bare name.
+    """
+    from kbc.domain.codec import to_data
+    from kbc.services.analyze import store_path
+    from kbc.services.symbols import find_symbols
+    from kbc.store.facts_store import FactsStore
+
+    try:
+        settings = _settings(repo)
+        reports = find_symbols(FactsStore(store_path(repo, settings, store)), name)
+    except KbcError as error:
+        _fail(error, ctx.obj["debug"])
+        return
+    if not reports:
+        click.echo(f"no symbol named {name!r}; try a shorter or a qualified name", err=True)
+        sys.exit(1)
+    if fmt == "json":
+        data = [dict(to_data(r), location=r.location) for r in reports]
+        click.echo(json.dumps(data, indent=1, sort_keys=True))
+        return
+    blocks = []
+    for report in reports:
+        symbol = report.symbol
+        lines = [f"{symbol.qname}  {symbol.kind}  {report.location}"]
+        head = f"{'async ' if symbol.is_async else ''}{symbol.name}{symbol.signature}"
+        decorators = "".join(f"@{d} " for d in symbol.decorators)
+        lines.append(f"  {decorators}{head}")
+        if symbol.doc:
+            lines.append(f"  {symbol.doc}")
+        for title, links in (("callers", report.callers), ("callees", report.callees)):
+            lines.append(f"  {title} ({len(links)}):")
+            for link in links:
+                sites = ",".join(str(n) for n in link.lines)
+                lines.append(f"    {link.qname}  {link.location}  (calls at {link.call_path}:{sites})")
+        blocks.append("\n".join(lines))
+    click.echo("\n\n".join(blocks))
+
+
+def main() -> None:
+    cli(prog_name="kbc")

@@ -1,0 +1,1 @@
+"""Models, ids, errors and settings: the layer every other layer may use."""

@@ -1,0 +1,201 @@
+"""Facts produced by the discover, analyze and graph passes.
+
+Every model is a frozen, slotted dataclass: cheap to pickle across the process
+pool, hashable, and serialised deterministically by :mod:`kbc.domain.codec`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+SymbolKind = Literal["class", "function", "method"]
+ImportKind = Literal["", "internal", "stdlib", "external", "unresolved"]
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFile:
+    """A tracked text file that later passes may read."""
+
+    path: str  # POSIX path relative to the repository root
+    size: int
+    blob: str  # git blob id of the content (sha1 of "blob <size>\\0" + bytes)
+    language: str  # "python", "markdown", "toml", ... or "text"
+    lines: int
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedPath:
+    """A path that discover did not keep, with the reason in one word and a detail."""
+
+    path: str
+    # binary | oversized | symlink | symlink-outside | broken-symlink | excluded | missing |
+    # unreadable | submodule
+    reason: str
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Inventory:
+    root: str  # absolute path of the repository
+    vcs: str  # "git" or "none"
+    commit: str  # HEAD commit, "" when not a git repository or no commit yet
+    files: tuple[SourceFile, ...]
+    skipped: tuple[SkippedPath, ...]
+    ignored: int  # paths left out by ignore rules (ignored directories count once)
+
+
+@dataclass(frozen=True, slots=True)
+class Symbol:
+    qname: str
+    name: str
+    kind: SymbolKind
+    start_line: int  # first decorator or the def/class line
+    end_line: int
+    signature: str
+    decorators: tuple[str, ...] = ()
+    doc: str = ""  # docstring summary
+    public: bool = True
+    parent: str = ""  # enclosing symbol's qname, "" at module level
+    is_async: bool = False
+    bases: tuple[str, ...] = ()  # classes: base classes, resolved to qualified names where possible
+
+
+@dataclass(frozen=True, slots=True)
+class Import:
+    line: int
+    module: str  # absolute module the statement names ("" when a relative import escapes the root)
+    name: str = ""  # the imported name of a from-import, "*" for a star import
+    alias: str = ""  # the local name bound, "" for star imports
+    level: int = 0  # number of leading dots of a relative import
+    # Filled by the link step, once every file of the repository is known:
+    kind: ImportKind = ""
+    target: str = ""  # in-repo module the import resolves to
+    distribution: str = ""  # external: the distribution that provides it
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    caller: str  # qname of the enclosing symbol, or the module for module-level code
+    line: int
+    text: str  # the callee as written, e.g. "self.save" or "os.path.join"
+    target: str = ""  # qualified name the callee resolves to; "" when scope analysis cannot tell
+
+
+@dataclass(frozen=True, slots=True)
+class EntryPoint:
+    # console_script | gui_script | main_guard | click | typer | argparse | flask_route |
+    # fastapi_route | django_route
+    kind: str
+    name: str  # command name, route, script name or module
+    target: str  # qualified name of the code that runs
+    path: str
+    line: int
+    detail: str = ""  # e.g. HTTP methods, parent command group
+
+
+@dataclass(frozen=True, slots=True)
+class Integration:
+    kind: str  # package | http | database | queue | storage | email | llm | env_var
+    name: str  # distribution, client constructor or environment variable
+    path: str
+    line: int
+    symbol: str = ""  # enclosing symbol's qname, or the module
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class FileFacts:
+    path: str
+    module: str
+    blob: str
+    is_package: bool
+    lines: int
+    doc: str = ""
+    exports: tuple[str, ...] | None = None  # the literal __all__, if any
+    symbols: tuple[Symbol, ...] = ()
+    imports: tuple[Import, ...] = ()
+    calls: tuple[Call, ...] = ()
+    entry_points: tuple[EntryPoint, ...] = ()
+    integrations: tuple[Integration, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class AnalysisOk:
+    facts: FileFacts
+    status: Literal["ok"] = "ok"
+
+    @property
+    def path(self) -> str:
+        return self.facts.path
+
+
+@dataclass(frozen=True, slots=True)
+class AnalysisFailed:
+    path: str
+    blob: str
+    error: str  # what went wrong, one line
+    line: int = 0
+    column: int = 0
+    status: Literal["failed"] = "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class AnalysisSkipped:
+    path: str
+    reason: str
+    status: Literal["skipped"] = "skipped"
+
+
+AnalysisResult = AnalysisOk | AnalysisFailed | AnalysisSkipped
+
+
+@dataclass(frozen=True, slots=True)
+class AnalysisTask:
+    """What a worker needs to analyze one file, picklable."""
+
+    path: str  # relative POSIX path
+    abspath: str
+    module: str
+    is_package: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleGroup:
+    """A unit of the repository's structure (the subject of a module view)."""
+
+    name: str  # dotted prefix, e.g. "django.db"
+    modules: tuple[str, ...]
+    files: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class NodeMetrics:
+    id: str
+    pagerank: float
+    fan_in: int
+    fan_out: int
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    source: str
+    target: str
+    lines: tuple[int, ...]  # lines in the source's file where the edge is made
+    path: str = ""  # the source's file
+
+
+@dataclass(frozen=True, slots=True)
+class GraphFacts:
+    """The graph pass's output: import graph, call graph, metrics, cycles, groups."""
+
+    modules: tuple[NodeMetrics, ...]
+    import_edges: tuple[Edge, ...]
+    import_cycles: tuple[tuple[str, ...], ...]
+    symbols: tuple[NodeMetrics, ...]
+    call_edges: tuple[Edge, ...]
+    call_cycles: tuple[tuple[str, ...], ...]
+    groups: tuple[ModuleGroup, ...]
+    unresolved_calls: int = 0
+    external: tuple[tuple[str, int], ...] = field(default=())  # distribution, number of importing modules

@@ -1,0 +1,196 @@
+"""Settings: shipped defaults < kbc.toml / [tool.kbc] < environment < flags.
+
+Every field is declared once in ``FIELDS`` with its type, default, section in
+the TOML file and environment variable. ``load_settings`` collects every bad
+value from every source and raises one :class:`ConfigError` listing them all.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kbc.domain.errors import ConfigError, FieldError
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    max_file_bytes: int = 1_000_000
+    exclude: tuple[str, ...] = ()
+    workers: int = 0
+    source_roots: tuple[str, ...] = ()
+    module_split_files: int = 25
+    max_modules: int = 50
+    store: str = ""
+
+    def worker_count(self) -> int:
+        return self.workers if self.workers > 0 else (os.cpu_count() or 1)
+
+
+@dataclass(frozen=True, slots=True)
+class FieldSpec:
+    name: str  # attribute of Settings
+    section: str  # table in kbc.toml
+    key: str  # key in that table
+    kind: type  # int, str or tuple (of strings)
+    env: str
+    minimum: int | None = None
+    help: str = ""
+
+    @property
+    def dotted(self) -> str:
+        return f"{self.section}.{self.key}"
+
+
+FIELDS: tuple[FieldSpec, ...] = (
+    FieldSpec("max_file_bytes", "discover", "max_file_bytes", int, "KBC_MAX_FILE_BYTES", 1,
+              "files larger than this many bytes are skipped as oversized"),
+    FieldSpec("exclude", "discover", "exclude", tuple, "KBC_EXCLUDE", None,
+              "glob patterns of tracked paths to leave out (comma-separated in the environment)"),
+    FieldSpec("workers", "analyze", "workers", int, "KBC_WORKERS", 0,
+              "analysis processes; 0 means one per CPU"),
+    FieldSpec("source_roots", "analyze", "source_roots", tuple, "KBC_SOURCE_ROOTS", None,
+              "directories that hold top-level packages; empty means detect (., src/, projects)"),
+    FieldSpec("module_split_files", "graph", "module_split_files", int, "KB_MODULE_SPLIT_FILES", 1,
+              "a module group with more Python files than this is split per subdirectory"),
+    FieldSpec("max_modules", "graph", "max_modules", int, "KNOWLEDGE_MAX_MODULES", 1,
+              "the most module groups the split may produce"),
+    FieldSpec("store", "store", "path", str, "KBC_STORE", None,
+              "where the store lives; empty means <repository>/.kbc"),
+)
+
+_BY_NAME = {f.name: f for f in FIELDS}
+_SECTIONS = sorted({f.section for f in FIELDS})
+
+
+def _coerce(spec: FieldSpec, value: Any, source: str, errors: list[FieldError]) -> Any:
+    """Check ``value`` against ``spec``; on failure record an error and return None."""
+
+    def bad(problem: str, fix: str) -> None:
+        errors.append(FieldError(source, spec.dotted, problem, fix))
+
+    if spec.kind is int:
+        if isinstance(value, str):
+            try:
+                value = int(value.strip().replace("_", ""))
+            except ValueError:
+                bad(f"{value!r} is not a whole number", f"set it to a whole number ({spec.help})")
+                return None
+        if isinstance(value, bool) or not isinstance(value, int):
+            bad(f"{value!r} is not a whole number", f"set it to a whole number ({spec.help})")
+            return None
+        if spec.minimum is not None and value < spec.minimum:
+            bad(f"{value} is below the minimum {spec.minimum}", f"use {spec.minimum} or more")
+            return None
+        return value
+    if spec.kind is tuple:
+        if isinstance(value, str):
+            return tuple(p.strip() for p in value.split(",") if p.strip())
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return tuple(value)
+        bad(f"{value!r} is not a list of strings", 'write a list such as ["a", "b"]')
+        return None
+    if not isinstance(value, str):
+        bad(f"{value!r} is not a string", "quote the value")
+        return None
+    return value
+
+
+def _read_toml(path: Path, errors: list[FieldError]) -> dict[str, Any] | None:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        errors.append(FieldError(str(path), "-", f"not valid TOML ({exc})", "fix the syntax"))
+    except OSError as exc:
+        errors.append(FieldError(str(path), "-", f"cannot be read ({exc.strerror})", "check its permissions"))
+    return None
+
+
+def _from_table(
+    table: Mapping[str, Any], source: str, values: dict[str, Any], errors: list[FieldError]
+) -> None:
+    by_location = {(f.section, f.key): f for f in FIELDS}
+    for section, body in table.items():
+        if section not in _SECTIONS or not isinstance(body, dict):
+            errors.append(FieldError(source, section, "unknown section",
+                                     f"use one of: {', '.join(_SECTIONS)}"))
+            continue
+        for key, raw in body.items():
+            spec = by_location.get((section, key))
+            if spec is None:
+                known = sorted(f.key for f in FIELDS if f.section == section)
+                errors.append(FieldError(source, f"{section}.{key}", "unknown setting",
+                                         f"use one of: {', '.join(known)}"))
+                continue
+            value = _coerce(spec, raw, source, errors)
+            if value is not None:
+                values[spec.name] = value
+
+
+def config_files(root: Path) -> list[Path]:
+    """The configuration files of a repository, lowest precedence first."""
+    return [p for p in (root / "pyproject.toml", root / "kbc.toml") if p.is_file()]
+
+
+def load_settings(
+    root: Path,
+    env: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Settings:
+    """Resolve settings for the repository at ``root``.
+
+    ``overrides`` maps Settings attribute names to flag values (None = not given).
+    """
+    env = os.environ if env is None else env
+    errors: list[FieldError] = []
+    values: dict[str, Any] = {}
+    for path in config_files(root):
+        data = _read_toml(path, errors)
+        if data is None:
+            continue
+        if path.name == "pyproject.toml":
+            table = data.get("tool", {}).get("kbc", {})
+            _from_table(table, f"{path.name} [tool.kbc]", values, errors)
+        else:
+            _from_table(data, path.name, values, errors)
+    for spec in FIELDS:
+        if spec.env in env:
+            value = _coerce(spec, env[spec.env], spec.env, errors)
+            if value is not None:
+                values[spec.name] = value
+    for name, raw in (overrides or {}).items():
+        if raw is None:
+            continue
+        spec = _BY_NAME[name]
+        value = _coerce(spec, raw, "--" + name.replace("_", "-"), errors)
+        if value is not None:
+            values[name] = value
+    if errors:
+        raise ConfigError(errors)
+    return Settings(**values)
+
+
+def defaults_as_toml() -> str:
+    """The shipped defaults written as a kbc.toml (the example in config/ is this text)."""
+    defaults = Settings()
+    out: list[str] = ["# kbc.toml: every setting with its default value.", ""]
+    for section in _SECTIONS:
+        out.append(f"[{section}]")
+        for spec in (f for f in FIELDS if f.section == section):
+            out.append(f"# {spec.help} (environment: {spec.env})")
+            value = getattr(defaults, spec.name)
+            if spec.kind is tuple:
+                rendered = "[" + ", ".join(f'"{v}"' for v in value) + "]"
+            elif spec.kind is str:
+                rendered = f'"{value}"'
+            else:
+                rendered = str(value)
+            out.append(f"{spec.key} = {rendered}")
+        out.append("")
+    return "\n".join(out)
+

@@ -1,0 +1,1 @@
+"""services: wiring of the passes into the operations the CLI and API offer."""

@@ -1,0 +1,159 @@
+"""The facts build: discover → analyze (cached, pooled) → link → graph → store."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from importlib.metadata import version
+from pathlib import Path
+
+from kbc import __version__
+from kbc.analyzers.discover import discover
+from kbc.analyzers.link import link
+from kbc.analyzers.modules import detect_source_roots, module_name
+from kbc.analyzers.pool import run_analysis
+from kbc.analyzers.project_meta import metadata_entry_points
+from kbc.analyzers.python.analyze import ANALYZER_VERSION
+from kbc.domain.models import (
+    AnalysisFailed,
+    AnalysisOk,
+    AnalysisResult,
+    AnalysisSkipped,
+    AnalysisTask,
+    FileFacts,
+)
+from kbc.domain.settings import Settings
+from kbc.graph.build import build_graph
+from kbc.store.cache import AnalysisCache, cache_key
+from kbc.store.facts_store import FactsStore, Snapshot
+
+# (total files to parse) -> per-result callback; lets the CLI draw a progress bar.
+ProgressFactory = Callable[[int], Callable[[AnalysisResult], None]]
+
+
+@dataclass(frozen=True, slots=True)
+class AnalyzeSummary:
+    root: str
+    store: str
+    files: int
+    python_files: int
+    parsed: int
+    cached: int
+    failed: int
+    skipped: int
+    ignored: int
+    symbols: int
+    import_edges: int
+    call_edges: int
+    entry_points: int
+    integrations: int
+    seconds: float
+    skipped_by_reason: dict[str, int] = field(default_factory=dict)
+    failures: tuple[AnalysisFailed, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+def store_path(root: Path, settings: Settings, override: Path | None = None) -> Path:
+    if override is not None:
+        return override.resolve()
+    if settings.store:
+        configured = Path(settings.store).expanduser()
+        return (configured if configured.is_absolute() else root / configured).resolve()
+    return root.resolve() / ".kbc"
+
+
+def analyzer_version() -> str:
+    return f"{ANALYZER_VERSION}+libcst-{version('libcst')}"
+
+
+def analyze_repository(
+    root: Path,
+    settings: Settings,
+    store_dir: Path | None = None,
+    progress: ProgressFactory | None = None,
+) -> AnalyzeSummary:
+    """Build the facts store for the repository at ``root``."""
+    started = time.perf_counter()
+    root = root.resolve()
+    store_root = store_path(root, settings, store_dir)
+    inventory = discover(root, max_file_bytes=settings.max_file_bytes,
+                         exclude=settings.exclude, store_dir=store_root)
+    roots = detect_source_roots((f.path for f in inventory.files), settings.source_roots)
+    warnings: list[str] = []
+    tasks: list[tuple[AnalysisTask, str]] = []
+    seen_modules: dict[str, str] = {}
+    for source in inventory.files:
+        if source.language != "python":
+            continue
+        name, is_package = module_name(source.path, roots)
+        if name in seen_modules:
+            warnings.append(f"{source.path}: module {name} is also {seen_modules[name]}; "
+                            "set analyze.source_roots to tell them apart")
+        seen_modules.setdefault(name, source.path)
+        tasks.append((AnalysisTask(source.path, str(root / source.path), name, is_package),
+                      source.blob))
+
+    version_key = analyzer_version()
+    keys = [cache_key(task, blob, version_key) for task, blob in tasks]
+    with AnalysisCache(store_root / "cache" / "analysis.sqlite") as cache:
+        cached = cache.get_many(keys)
+        misses = [task for (task, _), key in zip(tasks, keys, strict=True) if key not in cached]
+        report = progress(len(misses)) if progress is not None and misses else None
+        fresh = run_analysis(misses, settings.worker_count(), report)
+        fresh_keys = [cache_key(task, _blob_of(result), version_key)
+                      for task, result in zip(misses, fresh, strict=True)]
+        cache.put_many(zip(fresh_keys, fresh, strict=True))
+        cache.retain([*fresh_keys, *(k for k in keys if k in cached)])
+    by_path = {r.path: r for r in (*cached.values(), *fresh)}
+    results = [by_path[task.path] for task, _ in tasks]
+
+    facts: list[FileFacts] = [r.facts for r in results if isinstance(r, AnalysisOk)]
+    failures = tuple(r for r in results if isinstance(r, AnalysisFailed))
+    skipped_files = [r for r in results if isinstance(r, AnalysisSkipped)]
+    for facts_item in facts:
+        warnings.extend(f"{facts_item.path}: {w}" for w in facts_item.warnings)
+    linked = link(facts)
+    declared, problems = metadata_entry_points(
+        root, (f.path for f in inventory.files if f.language in ("toml", "ini")))
+    graph = build_graph(linked, settings.module_split_files, settings.max_modules)
+    FactsStore(store_root).write(Snapshot(
+        inventory=inventory,
+        facts=tuple(linked),
+        failures=failures,
+        entry_points=tuple(declared),
+        problems=tuple(problems),
+        graph=graph,
+        versions={"kbc": __version__, "analyzer": version_key},
+    ))
+    reasons = Counter(s.reason for s in inventory.skipped)
+    reasons.update(s.reason for s in skipped_files)
+    return AnalyzeSummary(
+        root=str(root),
+        store=str(store_root),
+        files=len(inventory.files),
+        python_files=len(tasks),
+        parsed=len(misses),
+        cached=len(tasks) - len(misses),
+        failed=len(failures),
+        skipped=len(inventory.skipped) + len(skipped_files),
+        ignored=inventory.ignored,
+        symbols=sum(len(f.symbols) for f in linked),
+        import_edges=len(graph.import_edges),
+        call_edges=len(graph.call_edges),
+        entry_points=len(declared) + sum(len(f.entry_points) for f in linked),
+        integrations=sum(len(f.integrations) for f in linked),
+        seconds=time.perf_counter() - started,
+        skipped_by_reason=dict(sorted(reasons.items())),
+        failures=failures,
+        warnings=tuple([*warnings, *problems]),
+    )
+
+
+def _blob_of(result: AnalysisResult) -> str:
+    if isinstance(result, AnalysisOk):
+        return result.facts.blob
+    if isinstance(result, AnalysisFailed):
+        return result.blob
+    return ""

@@ -1,0 +1,1 @@
+"""store: where the passes' outputs live between runs (facts, graph, caches)."""

@@ -1,0 +1,192 @@
+"""The facts store: what discover, analyze and graph produced, for later passes.
+
+Layout under the store folder (``<repository>/.kbc`` by default)::
+
+    CURRENT                 name of the live generation, replaced atomically
+    gen-<hash>/manifest.json
+    gen-<hash>/inventory.json
+    gen-<hash>/facts.jsonl  one FileFacts per line, sorted by path
+    gen-<hash>/graph.json
+    cache/                  the analysis cache (see kbc.store.cache)
+
+A write builds a complete generation beside the live one and then swaps the
+``CURRENT`` pointer, so a killed writer leaves the previous store readable.
+Every file is deterministic JSON: the same inputs give the same bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kbc.domain.codec import dumps, load_as
+from kbc.domain.errors import StoreError
+from kbc.domain.models import (
+    AnalysisFailed,
+    EntryPoint,
+    FileFacts,
+    GraphFacts,
+    Inventory,
+    SkippedPath,
+    SourceFile,
+)
+
+STORE_FORMAT = 1
+POINTER = "CURRENT"
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """Everything one analyze run writes."""
+
+    inventory: Inventory
+    facts: tuple[FileFacts, ...]
+    failures: tuple[AnalysisFailed, ...]
+    entry_points: tuple[EntryPoint, ...]  # declared in packaging metadata
+    problems: tuple[str, ...]  # non-fatal problems outside any one Python file
+    graph: GraphFacts
+    versions: dict[str, str]
+
+
+def _write(path: Path, text: str) -> None:
+    with path.open("w", encoding="utf-8", newline="\n") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+class FactsStore:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    # -- writing ------------------------------------------------------------
+
+    def write(self, snapshot: Snapshot) -> str:
+        """Write ``snapshot`` as the new live generation; returns its name."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        ignore = self.root / ".gitignore"
+        if not ignore.exists():
+            _write(ignore, "# kbc's store: generated, not for version control\n*\n")
+        inventory = snapshot.inventory
+        files = {
+            "inventory.json": dumps({
+                "vcs": inventory.vcs, "commit": inventory.commit, "ignored": inventory.ignored,
+                "files": inventory.files, "skipped": inventory.skipped,
+            }) + "\n",
+            "facts.jsonl": "".join(dumps(f) + "\n" for f in sorted(snapshot.facts, key=lambda f: f.path)),
+            "graph.json": dumps(snapshot.graph) + "\n",
+            "problems.json": dumps({
+                "failures": sorted(snapshot.failures, key=lambda f: f.path),
+                "metadata": list(snapshot.problems),
+            }, indent=1) + "\n",
+            "entry_points.json": dumps(sorted(
+                snapshot.entry_points, key=lambda e: (e.path, e.line, e.name)), indent=1) + "\n",
+        }
+        digest = hashlib.sha256()
+        for name in sorted(files):
+            digest.update(name.encode() + b"\0" + files[name].encode() + b"\0")
+        manifest = {
+            "format": STORE_FORMAT,
+            "versions": snapshot.versions,
+            "commit": inventory.commit,
+            "content": digest.hexdigest(),
+            "counts": {
+                "files": len(inventory.files),
+                "python_files": len(snapshot.facts) + len(snapshot.failures),
+                "analyzed": len(snapshot.facts),
+                "failed": len(snapshot.failures),
+                "skipped": len(inventory.skipped),
+                "ignored": inventory.ignored,
+                "symbols": sum(len(f.symbols) for f in snapshot.facts),
+                "import_edges": len(snapshot.graph.import_edges),
+                "call_edges": len(snapshot.graph.call_edges),
+            },
+        }
+        files["manifest.json"] = dumps(manifest, indent=1) + "\n"
+        name = "gen-" + digest.hexdigest()[:16]
+        target = self.root / name
+        if not target.is_dir():
+            staging = Path(tempfile.mkdtemp(prefix="tmp-", dir=self.root))
+            for filename, text in files.items():
+                _write(staging / filename, text)
+            os.replace(staging, target)
+        pointer_tmp = self.root / f"{POINTER}.{os.getpid()}.tmp"
+        _write(pointer_tmp, name + "\n")
+        os.replace(pointer_tmp, self.root / POINTER)
+        self._sweep(keep=name)
+        return name
+
+    def _sweep(self, keep: str) -> None:
+        for child in self.root.iterdir():
+            stale_gen = child.name.startswith("gen-") and child.name != keep
+            if (stale_gen or child.name.startswith("tmp-")) and child.is_dir():
+                shutil.rmtree(child, ignore_errors=True)
+
+    # -- reading ------------------------------------------------------------
+
+    def generation(self) -> Path:
+        pointer = self.root / POINTER
+        try:
+            name = pointer.read_text(encoding="utf-8").strip()
+        except FileNotFoundError:
+            raise StoreError(f"no kbc store at {self.root}",
+                             hint="run `kbc analyze` on the repository first") from None
+        path = self.root / name
+        if not path.is_dir():
+            raise StoreError(f"the store at {self.root} points at a missing generation {name}",
+                             hint="run `kbc analyze` again to rebuild it")
+        return path
+
+    def _json(self, filename: str) -> Any:
+        import json
+
+        path = self.generation() / filename
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise StoreError(f"cannot read {path}: {exc}",
+                             hint="run `kbc analyze` again to rebuild the store") from None
+
+    def manifest(self) -> dict[str, Any]:
+        manifest: dict[str, Any] = self._json("manifest.json")
+        if manifest.get("format") != STORE_FORMAT:
+            raise StoreError(f"the store at {self.root} has format {manifest.get('format')}, "
+                             f"this kbc reads format {STORE_FORMAT}",
+                             hint="run `kbc analyze` to rebuild it")
+        return manifest
+
+    def inventory(self, root: str = "") -> Inventory:
+        data = self._json("inventory.json")
+        return Inventory(
+            root=root, vcs=data["vcs"], commit=data["commit"],
+            files=tuple(load_as(SourceFile, f) for f in data["files"]),
+            skipped=tuple(load_as(SkippedPath, s) for s in data["skipped"]),
+            ignored=data["ignored"],
+        )
+
+    def facts(self) -> Iterator[FileFacts]:
+        import json
+
+        path = self.generation() / "facts.jsonl"
+        try:
+            with path.open(encoding="utf-8") as fh:
+                for line in fh:
+                    yield load_as(FileFacts, json.loads(line))
+        except (OSError, ValueError) as exc:
+            raise StoreError(f"cannot read {path}: {exc}",
+                             hint="run `kbc analyze` again to rebuild the store") from None
+
+    def graph(self) -> GraphFacts:
+        return load_as(GraphFacts, self._json("graph.json"))
+
+    def failures(self) -> list[AnalysisFailed]:
+        return [load_as(AnalysisFailed, f) for f in self._json("problems.json")["failures"]]
+
+    def entry_points(self) -> list[EntryPoint]:
+        return [load_as(EntryPoint, e) for e in self._json("entry_points.json")]

@@ -1,0 +1,1 @@
+"""views: typed documents built from the facts (architecture, module, workflow, ...)."""
