@@ -82,7 +82,7 @@ class _Extractor:
             bases: tuple[str, ...] = ()
             if isinstance(node, cst.ClassDef):
                 args = [*node.bases, *node.keywords]
-                signature = "(" + ", ".join(squash(self.code(a), 80) for a in args) + ")" if args else ""
+                signature = "(" + ", ".join(self._arg(a) for a in args) + ")" if args else ""
                 bases = tuple(self._base(a.value, record) for a in node.bases)
                 is_async = False
             else:
@@ -97,6 +97,10 @@ class _Extractor:
                 parent=parent, is_async=is_async, bases=bases,
             ))
         return out
+
+    def _arg(self, arg: cst.Arg) -> str:
+        keyword = f"{arg.keyword.value}=" if arg.keyword is not None else ""
+        return arg.star + keyword + squash(self.code(arg.value), 80)
 
     def _base(self, expr: cst.BaseExpression, record: DefRecord) -> str:
         parts = dotted(expr)

@@ -1,0 +1,79 @@
+"""Test helpers: small repositories written from inline text, one-file analysis."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+from kbc.analyzers.python.analyze import analyze_source
+from kbc.domain.models import AnalysisOk, AnalysisTask, FileFacts
+from kbc.store.facts_store import FactsStore
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "kbc tests", "GIT_AUTHOR_EMAIL": "tests@kbc.invalid",
+    "GIT_COMMITTER_NAME": "kbc tests", "GIT_COMMITTER_EMAIL": "tests@kbc.invalid",
+    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
+}
+
+
+def git(root: Path, *args: str) -> str:
+    env = {**os.environ, **GIT_ENV}
+    return subprocess.run(["git", "-C", str(root), *args], check=True, env=env,
+                          capture_output=True, text=True).stdout
+
+
+def write_tree(root: Path, files: dict[str, str | bytes]) -> None:
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(textwrap.dedent(content).lstrip("\n"), encoding="utf-8")
+
+
+RepoFactory = Callable[..., Path]
+
+
+def repo_factory(tmp_path: Path) -> RepoFactory:
+    """make_repo({"pkg/__init__.py": "", ...}, git=True) -> the repository's root."""
+    counter = [0]
+
+    def make(files: dict[str, str | bytes], *, use_git: bool = True) -> Path:
+        counter[0] += 1
+        root = tmp_path / f"repo{counter[0]}"
+        root.mkdir()
+        write_tree(root, files)
+        if use_git:
+            git(root, "init", "-q", "-b", "main")
+            git(root, "add", "-A")
+            git(root, "commit", "-q", "-m", "initial")
+        return root
+
+    return make
+
+
+def facts_of(source: str, module: str = "pkg.mod", path: str = "pkg/mod.py",
+             is_package: bool = False) -> FileFacts:
+    """Analyze one file's source text and return its facts (the test fails otherwise)."""
+    data = textwrap.dedent(source).lstrip("\n").encode()
+    result = analyze_source(data, AnalysisTask(path, "/nonexistent/" + path, module, is_package))
+    assert isinstance(result, AnalysisOk), result
+    return result.facts
+
+
+def targets(facts: FileFacts) -> dict[str, str]:
+    """Call text -> resolved target, for the calls of one file."""
+    return {c.text: c.target for c in facts.calls}
+
+
+def analyze_repo(root: Path, store: Path | None = None, **settings: object) -> FactsStore:
+    """Run the facts build on ``root`` (in-process) and return its store."""
+    from kbc.domain.settings import Settings
+    from kbc.services.analyze import analyze_repository
+
+    summary = analyze_repository(root, Settings(workers=1, **settings), store)  # type: ignore[arg-type]
+    return FactsStore(Path(summary.store))

@@ -1,0 +1,86 @@
+"""discover: tracked text files, with every skipped path counted and explained."""
+
+import os
+from pathlib import Path
+
+from helpers import RepoFactory, git
+
+from kbc.analyzers.discover import discover, git_blob_id
+
+
+def reasons(root: Path, **kwargs: object) -> dict[str, str]:
+    inventory = discover(root, max_file_bytes=kwargs.pop("max_file_bytes", 10_000), **kwargs)  # type: ignore[arg-type]
+    return {s.path: s.reason for s in inventory.skipped}
+
+
+def test_only_tracked_files_are_listed_in_a_git_work_tree(make_repo: RepoFactory) -> None:
+    root = make_repo({"a.py": "x = 1\n", ".gitignore": "build/\n"})
+    (root / "untracked.py").write_text("y = 2\n")
+    (root / "build").mkdir()
+    (root / "build" / "out.py").write_text("z = 3\n")
+    inventory = discover(root, max_file_bytes=10_000)
+    assert [f.path for f in inventory.files] == [".gitignore", "a.py"]
+    assert inventory.vcs == "git" and len(inventory.commit) == 40
+    assert inventory.ignored == 1
+
+
+def test_blob_id_matches_git(make_repo: RepoFactory) -> None:
+    root = make_repo({"a.py": "print('hi')\n"})
+    (source,) = discover(root, max_file_bytes=10_000).files
+    assert source.blob == git(root, "rev-parse", "HEAD:a.py").strip()
+    assert source.blob == git_blob_id(b"print('hi')\n")
+    assert (source.language, source.lines) == ("python", 1)
+
+
+def test_binary_oversized_and_excluded_files_are_skipped(make_repo: RepoFactory) -> None:
+    root = make_repo({
+        "fake.py": b"\x89PNG\r\n\x1a\n\x00\x00binary",
+        "big.txt": "x" * 20_000,
+        "vendor/lib.py": "pass\n",
+        "ok.py": "pass\n",
+    })
+    assert reasons(root, exclude=["vendor/"]) == {
+        "fake.py": "binary", "big.txt": "oversized", "vendor/lib.py": "excluded"}
+
+
+def test_symlinks_are_skipped_with_where_they_point(make_repo: RepoFactory, tmp_path: Path) -> None:
+    outside = tmp_path / "secret.py"
+    outside.write_text("token = 1\n")
+    root = make_repo({"real.py": "pass\n"})
+    os.symlink(outside, root / "escape.py")
+    os.symlink("real.py", root / "alias.py")
+    os.symlink("loop_b", root / "loop_a")
+    os.symlink("loop_a", root / "loop_b")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "links")
+    assert reasons(root) == {
+        "escape.py": "symlink-outside", "alias.py": "symlink",
+        "loop_a": "broken-symlink", "loop_b": "broken-symlink"}
+
+
+def test_plain_directory_honours_gitignore_and_tool_folders(make_repo: RepoFactory) -> None:
+    root = make_repo({
+        ".gitignore": "*.log\ngenerated/\n",
+        "app.py": "pass\n",
+        "run.log": "noise\n",
+        "generated/x.py": "pass\n",
+        "node_modules/m.js": "x\n",
+        "pkg/__pycache__/a.pyc": b"\x00",
+    }, use_git=False)
+    inventory = discover(root, max_file_bytes=10_000)
+    assert [f.path for f in inventory.files] == [".gitignore", "app.py"]
+    assert inventory.vcs == "none"
+    assert inventory.ignored == 4
+
+
+def test_python_script_without_suffix_is_python(make_repo: RepoFactory) -> None:
+    root = make_repo({"bin/tool": "#!/usr/bin/env python3\nprint(1)\n"})
+    (source,) = discover(root, max_file_bytes=10_000).files
+    assert source.language == "python"
+
+
+def test_store_folder_inside_the_repository_is_left_out(make_repo: RepoFactory) -> None:
+    root = make_repo({"a.py": "", "kbcstore/x.json": "{}"})
+    inventory = discover(root, max_file_bytes=10_000, store_dir=root / "kbcstore")
+    assert [f.path for f in inventory.files] == ["a.py"]
+    assert inventory.skipped[0].reason == "excluded"

@@ -1,0 +1,174 @@
+"""Entry points: every way into a program, one style per test."""
+
+from pathlib import Path
+
+from helpers import RepoFactory, analyze_repo, facts_of
+
+from kbc.domain.models import EntryPoint
+
+
+def points(source: str, **kwargs: object) -> list[tuple[str, str, str, str]]:
+    facts = facts_of(source, **kwargs)  # type: ignore[arg-type]
+    return [(e.kind, e.name, e.target, e.detail) for e in facts.entry_points]
+
+
+def test_console_scripts_from_pyproject(make_repo: RepoFactory) -> None:
+    root = make_repo({
+        "pyproject.toml": """
+            [project]
+            name = "tool"
+            [project.scripts]
+            tool = "tool.cli:main"
+            [project.gui-scripts]
+            tool-gui = "tool.gui:run"
+        """,
+        "tool/__init__.py": "",
+    })
+    declared = analyze_repo(root).entry_points()
+    assert declared == [
+        EntryPoint("console_script", "tool", "tool.cli.main", "pyproject.toml", 4),
+        EntryPoint("gui_script", "tool-gui", "tool.gui.run", "pyproject.toml", 6),
+    ]
+
+
+def test_console_scripts_from_setup_cfg(make_repo: RepoFactory) -> None:
+    root = make_repo({
+        "setup.cfg": """
+            [metadata]
+            name = tool
+            [options.entry_points]
+            console_scripts =
+                tool = tool.cli:main
+        """,
+    })
+    (point,) = analyze_repo(root).entry_points()
+    assert (point.kind, point.name, point.target, point.line) == (
+        "console_script", "tool", "tool.cli.main", 5)
+
+
+def test_console_scripts_from_setup_py() -> None:
+    assert points("""
+        from setuptools import setup
+        setup(name="tool", entry_points={"console_scripts": ["tool = tool.cli:main"]})
+    """, module="setup", path="setup.py") == [
+        ("console_script", "tool", "tool.cli.main", "setup.py")]
+
+
+def test_main_guard_targets_the_first_call() -> None:
+    assert points("""
+        def main(): ...
+
+        if __name__ == "__main__":
+            raise SystemExit(main())
+    """) == [("main_guard", "pkg.mod", "pkg.mod.main", "")]
+
+
+def test_click_command_and_group_subcommand() -> None:
+    assert points("""
+        import click
+
+        @click.group()
+        def cli(): ...
+
+        @cli.command(name="sync")
+        def sync_all(): ...
+
+        @click.command()
+        def export_data(): ...
+    """) == [
+        ("click", "cli", "pkg.mod.cli", ""),
+        ("click", "sync", "pkg.mod.sync_all", "group pkg.mod.cli"),
+        ("click", "export-data", "pkg.mod.export_data", ""),
+    ]
+
+
+def test_typer_app_commands_and_run() -> None:
+    assert points("""
+        import typer
+        app = typer.Typer()
+
+        @app.command()
+        def hello_world(): ...
+
+        def main(): ...
+        typer.run(main)
+    """) == [
+        ("typer", "hello-world", "pkg.mod.hello_world", ""),
+        ("typer", "main", "pkg.mod.main", ""),
+    ]
+
+
+def test_argparse_parser_and_subcommands() -> None:
+    assert points("""
+        import argparse
+
+        def main():
+            parser = argparse.ArgumentParser(prog="tool")
+            sub = parser.add_subparsers()
+            sub.add_parser("init")
+    """) == [
+        ("argparse", "tool", "pkg.mod.main", ""),
+        ("argparse", "init", "pkg.mod.main", "subcommand"),
+    ]
+
+
+def test_flask_routes_on_app_and_blueprint() -> None:
+    assert points("""
+        from flask import Flask, Blueprint
+        app = Flask(__name__)
+        bp = Blueprint("users", __name__)
+
+        @app.route("/orders", methods=["POST", "GET"])
+        def orders(): ...
+
+        @bp.get("/users/<id>")
+        def user(id): ...
+    """) == [
+        ("flask_route", "/orders", "pkg.mod.orders", "GET,POST"),
+        ("flask_route", "/users/<id>", "pkg.mod.user", "GET"),
+    ]
+
+
+def test_fastapi_routes_on_app_and_router() -> None:
+    assert points("""
+        from fastapi import APIRouter, FastAPI
+        app = FastAPI()
+        router = APIRouter()
+
+        @app.get("/health")
+        async def health(): ...
+
+        @router.post("/items")
+        def create_item(): ...
+    """) == [
+        ("fastapi_route", "/health", "pkg.mod.health", "GET"),
+        ("fastapi_route", "/items", "pkg.mod.create_item", "POST"),
+    ]
+
+
+def test_django_url_patterns() -> None:
+    assert points("""
+        from django.urls import include, path
+        from . import views
+
+        urlpatterns = [
+            path("articles/", views.article_list),
+            path("about/", views.AboutView.as_view()),
+            path("api/", include("api.urls")),
+        ]
+    """, module="site.urls", path="site/urls.py") == [
+        ("django_route", "articles/", "site.views.article_list", ""),
+        ("django_route", "about/", "site.views.AboutView", ""),
+        ("django_route", "api/", "api.urls", "include"),
+    ]
+
+
+def test_entry_point_lines_point_at_the_definition(tmp_path: Path) -> None:
+    facts = facts_of("""
+        import click
+
+
+        @click.command()
+        def go(): ...
+    """)
+    assert facts.entry_points[0].line == 4

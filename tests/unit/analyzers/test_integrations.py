@@ -1,0 +1,90 @@
+"""Integrations: external packages, service clients and environment variables."""
+
+from helpers import RepoFactory, analyze_repo, facts_of
+
+
+def found(source: str) -> list[tuple[str, str, str]]:
+    return [(i.kind, i.name, i.symbol) for i in facts_of(source).integrations]
+
+
+def test_environment_variables_read_every_common_way() -> None:
+    assert found("""
+        import os
+        from os import environ, getenv
+
+        A = os.environ["A"]
+        def config():
+            b = os.getenv("B", "x")
+            c = environ.get("C")
+            d = getenv("D")
+            return os.environ.setdefault("E", "1")
+    """) == [
+        ("env_var", "A", "pkg.mod"),
+        ("env_var", "B", "pkg.mod.config"),
+        ("env_var", "C", "pkg.mod.config"),
+        ("env_var", "D", "pkg.mod.config"),
+        ("env_var", "E", "pkg.mod.config"),
+    ]
+
+
+def test_environment_variable_with_a_computed_name() -> None:
+    facts = facts_of("""
+        import os
+        def read(name):
+            return os.environ[name]
+    """)
+    (item,) = facts.integrations
+    assert (item.name, item.detail) == ("name", "name computed at run time")
+
+
+def test_http_database_and_queue_clients() -> None:
+    assert found("""
+        import requests, sqlite3, pika
+        import httpx as h
+        from sqlalchemy import create_engine
+
+        def wire():
+            requests.get("https://example.invalid")
+            h.AsyncClient()
+            sqlite3.connect("db.sqlite")
+            create_engine("postgresql://")
+            pika.BlockingConnection()
+    """) == [
+        ("http", "requests.get", "pkg.mod.wire"),
+        ("http", "httpx.AsyncClient", "pkg.mod.wire"),
+        ("database", "sqlite3.connect", "pkg.mod.wire"),
+        ("database", "sqlalchemy.create_engine", "pkg.mod.wire"),
+        ("queue", "pika.BlockingConnection", "pkg.mod.wire"),
+    ]
+
+
+def test_boto3_client_kind_follows_the_service() -> None:
+    facts = facts_of("""
+        import boto3
+        queue = boto3.client("sqs")
+    """)
+    (item,) = facts.integrations
+    assert (item.kind, item.detail) == ("queue", "service sqs")
+
+
+def test_external_packages_are_named_by_distribution(make_repo: RepoFactory) -> None:
+    root = make_repo({
+        "app/__init__.py": "",
+        "app/main.py": """
+            import json
+            import yaml
+            from app import helpers
+            from requests.adapters import HTTPAdapter
+        """,
+        "app/helpers.py": "",
+    })
+    (facts,) = [f for f in analyze_repo(root).facts() if f.path == "app/main.py"]
+    kinds = [(i.module, i.kind, i.target, i.distribution) for i in facts.imports]
+    assert kinds == [
+        ("json", "stdlib", "", ""),
+        ("yaml", "external", "", "PyYAML"),
+        ("app", "internal", "app.helpers", ""),
+        ("requests.adapters", "external", "", "requests"),
+    ]
+    packages = [(i.name, i.line) for i in facts.integrations if i.kind == "package"]
+    assert packages == [("PyYAML", 2), ("requests", 4)]

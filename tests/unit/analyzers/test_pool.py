@@ -1,0 +1,42 @@
+"""The process pool: every file gets a result, even when a worker dies."""
+
+import os
+
+from kbc.analyzers.pool import POOL_MIN_FILES, run_analysis
+from kbc.analyzers.python.analyze import analyze_file
+from kbc.domain.models import AnalysisFailed, AnalysisOk, AnalysisResult, AnalysisTask
+
+
+def crash_on_poison(task: AnalysisTask) -> AnalysisResult:
+    """A real analyzer that takes its worker process down on one file."""
+    if task.path.endswith("poison.py"):
+        os._exit(70)
+    return analyze_file(task)
+
+
+def tasks_for(tmp_path, names: list[str]) -> list[AnalysisTask]:  # type: ignore[no-untyped-def]
+    out = []
+    for name in names:
+        path = tmp_path / name
+        path.write_text(f"def {path.stem}(): ...\n")
+        out.append(AnalysisTask(name, str(path), path.stem, False))
+    return out
+
+
+def test_results_come_back_in_task_order_from_the_pool(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    tasks = tasks_for(tmp_path, [f"m{i}.py" for i in range(POOL_MIN_FILES + 6)])
+    seen: list[AnalysisResult] = []
+    results = run_analysis(tasks, workers=2, progress=seen.append)
+    assert [r.path for r in results] == [t.path for t in tasks]
+    assert all(isinstance(r, AnalysisOk) for r in results)
+    assert len(seen) == len(tasks)
+
+
+def test_a_dying_worker_costs_only_its_file(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    names = [f"m{i}.py" for i in range(POOL_MIN_FILES)] + ["poison.py"] + ["z1.py", "z2.py"]
+    tasks = tasks_for(tmp_path, names)
+    results = run_analysis(tasks, workers=2, analyzer=crash_on_poison)
+    failed = [r for r in results if isinstance(r, AnalysisFailed)]
+    assert [(f.path, f.error) for f in failed] == [
+        ("poison.py", "the analyzer process died on this file (crash or out of memory)")]
+    assert sum(isinstance(r, AnalysisOk) for r in results) == len(tasks) - 1

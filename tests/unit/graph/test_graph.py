@@ -1,0 +1,80 @@
+"""graph: import and call graphs across files, metrics, cycles."""
+
+from helpers import RepoFactory, analyze_repo
+
+from kbc.domain.models import GraphFacts
+
+
+def graph_of(make_repo: RepoFactory, files: dict[str, str]) -> GraphFacts:
+    return analyze_repo(make_repo(files)).graph()
+
+
+def test_import_edges_and_cycles(make_repo: RepoFactory) -> None:
+    graph = graph_of(make_repo, {
+        "app/__init__.py": "",
+        "app/a.py": "from app import b\n",
+        "app/b.py": "from . import a\nimport app.c\n",
+        "app/c.py": "import os\n",
+    })
+    assert [(e.source, e.target, e.lines) for e in graph.import_edges] == [
+        ("app.a", "app.b", (1,)), ("app.b", "app.a", (1,)), ("app.b", "app.c", (2,))]
+    assert graph.import_cycles == (("app.a", "app.b"),)
+    metrics = {m.id: m for m in graph.modules}
+    assert (metrics["app.b"].fan_in, metrics["app.b"].fan_out) == (1, 2)
+    assert metrics["app.c"].pagerank > metrics["app"].pagerank
+    assert abs(sum(m.pagerank for m in graph.modules) - 1.0) < 1e-6
+
+
+def test_calls_follow_reexports_to_the_definition(make_repo: RepoFactory) -> None:
+    graph = graph_of(make_repo, {
+        "app/__init__.py": "from app.core import run\n",
+        "app/core.py": "def run(): ...\n",
+        "app/cli.py": "import app\ndef main():\n    app.run()\n",
+    })
+    assert [(e.source, e.target, e.lines, e.path) for e in graph.call_edges] == [
+        ("app.cli.main", "app.core.run", (3,), "app/cli.py")]
+
+
+def test_calls_through_self_reach_methods_of_base_classes(make_repo: RepoFactory) -> None:
+    graph = graph_of(make_repo, {
+        "app/__init__.py": "",
+        "app/base.py": "class Base:\n    def save(self): ...\n",
+        "app/repo.py": (
+            "from app.base import Base\n"
+            "class Repo(Base):\n"
+            "    def run(self):\n"
+            "        self.save()\n"
+        ),
+    })
+    assert [(e.source, e.target) for e in graph.call_edges] == [("app.repo.Repo.run", "app.base.Base.save")]
+
+
+def test_calls_resolve_through_star_imports(make_repo: RepoFactory) -> None:
+    graph = graph_of(make_repo, {
+        "app/__init__.py": "",
+        "app/shapes.py": "def area(): ...\n",
+        "app/use.py": "from app.shapes import *\ndef total():\n    return area()\n",
+    })
+    assert [(e.source, e.target) for e in graph.call_edges] == [("app.use.total", "app.shapes.area")]
+
+
+def test_recursion_is_a_call_cycle_and_constructors_are_edges(make_repo: RepoFactory) -> None:
+    graph = graph_of(make_repo, {
+        "m.py": (
+            "class Node: ...\n"
+            "def walk(n):\n"
+            "    Node()\n"
+            "    return walk(n)\n"
+        ),
+    })
+    assert {(e.source, e.target) for e in graph.call_edges} == {("m.walk", "m.Node"), ("m.walk", "m.walk")}
+    assert graph.call_cycles == (("m.walk",),)
+    assert {m.id: m.fan_in for m in graph.symbols}["m.walk"] == 1
+
+
+def test_external_distributions_are_counted_by_importing_modules(make_repo: RepoFactory) -> None:
+    graph = graph_of(make_repo, {
+        "a.py": "import yaml\nimport requests\n",
+        "b.py": "import yaml\n",
+    })
+    assert graph.external == (("PyYAML", 2), ("requests", 1))

@@ -1,0 +1,47 @@
+"""The facts store: atomic generations, readable after a crash, clear errors."""
+
+from pathlib import Path
+
+import pytest
+from helpers import RepoFactory, analyze_repo
+
+from kbc.domain.errors import StoreError
+from kbc.store.facts_store import FactsStore
+
+
+def test_missing_store_says_what_to_do(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="run `kbc analyze`"):
+        list(FactsStore(tmp_path / "nothing").facts())
+
+
+def test_round_trip_keeps_every_fact(make_repo: RepoFactory) -> None:
+    root = make_repo({"m.py": "import os\n\ndef f(x: int) -> int:\n    return os.getpid()\n"})
+    store = analyze_repo(root)
+    (facts,) = list(store.facts())
+    assert facts.symbols[0].signature == "(x: int) -> int"
+    assert facts.calls[0].target == "os.getpid"
+    assert store.manifest()["counts"]["symbols"] == 1
+    assert [f.path for f in store.inventory().files] == ["m.py"]
+
+
+def test_an_interrupted_write_leaves_the_previous_generation_live(make_repo: RepoFactory) -> None:
+    root = make_repo({"m.py": "def f(): ...\n"})
+    store = analyze_repo(root)
+    live = store.generation()
+    # What a writer killed mid-way leaves behind: a half-written staging folder.
+    staging = store.root / "tmp-killed"
+    staging.mkdir()
+    (staging / "facts.jsonl").write_text('{"path": "trunc')
+    assert store.generation() == live
+    assert [s.qname for f in store.facts() for s in f.symbols] == ["m.f"]
+    analyze_repo(root)
+    assert not staging.exists()
+
+
+def test_a_store_from_another_format_is_refused(make_repo: RepoFactory) -> None:
+    root = make_repo({"m.py": ""})
+    store = analyze_repo(root)
+    manifest = store.generation() / "manifest.json"
+    manifest.write_text(manifest.read_text().replace('"format": 1', '"format": 99'))
+    with pytest.raises(StoreError, match="format 99"):
+        store.manifest()
