@@ -37,15 +37,14 @@ def decode_source(data: bytes) -> tuple[str, tuple[str, ...]]:
     Bytes that are not valid in the declared encoding are read as latin-1 so
     the file is still analyzed; the returned warning says so.
     """
+    encoding = "utf-8"
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError as exc:  # an unknown encoding in the cookie
-        return data.decode("latin-1"), (f"{exc.msg}; read as latin-1",)
-    try:
         text = data.decode(encoding)
-    except UnicodeDecodeError as exc:
+    except (SyntaxError, UnicodeDecodeError, LookupError):
+        # No usable cookie and not valid UTF-8: latin-1 maps every byte, so nothing is lost.
         return data.decode("latin-1"), (
-            f"not valid {encoding} (byte {exc.start}) and no coding cookie; read as latin-1",)
+            f"not valid {encoding} and no usable coding cookie; read as latin-1",)
     if text.startswith("\ufeff"):
         text = text[1:]
     return text, ()
@@ -103,7 +102,8 @@ class _Extractor:
         return arg.star + keyword + squash(self.code(arg.value), 80)
 
     def _base(self, expr: cst.BaseExpression, record: DefRecord) -> str:
-        parts = dotted(expr)
+        generic = expr.value if isinstance(expr, cst.Subscript) else expr  # Base[T] -> Base
+        parts = dotted(generic)
         if parts:
             resolved = self.resolver.resolve(parts, record.outer)
             if resolved is not None:
@@ -151,6 +151,23 @@ class _Extractor:
         )
 
 
+def _syntax_failure(path: str, blob: str, text: str, exc: cst.ParserSyntaxError) -> AnalysisFailed:
+    """Report where the file is broken. The interpreter's own compiler, asked only on
+    this failure path, gives the exact position and its familiar message (such as
+    the hint for a Python 2 ``print`` statement); libcst's message is the fallback."""
+    import ast
+
+    try:
+        ast.parse(text)
+    except SyntaxError as syntax:
+        return AnalysisFailed(path, blob, f"syntax error: {syntax.msg}", syntax.lineno or 0,
+                              syntax.offset or 0)
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    first = str(exc.message).strip().splitlines()[0] if exc.message else "invalid syntax"
+    return AnalysisFailed(path, blob, f"syntax error: {first}", exc.raw_line, exc.raw_column + 1)
+
+
 def analyze_source(data: bytes, task: AnalysisTask) -> AnalysisResult:
     blob = git_blob_id(data)
     text, warnings = decode_source(data)
@@ -158,9 +175,7 @@ def analyze_source(data: bytes, task: AnalysisTask) -> AnalysisResult:
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
-        first = str(exc.message).strip().splitlines()[0] if exc.message else "invalid syntax"
-        return AnalysisFailed(task.path, blob, f"syntax error: {first}", exc.raw_line,
-                              exc.raw_column + 1)
+        return _syntax_failure(task.path, blob, text, exc)
     except RecursionError:
         return AnalysisFailed(task.path, blob, "nested too deeply for the parser")
     except Exception as exc:  # noqa: BLE001 - the parser's own failures become results

@@ -84,11 +84,11 @@ def test_class_signature_and_bases_resolve_through_imports() -> None:
         from collections import abc
         from .base import Model as BaseModel
 
-        class User(BaseModel, abc.Mapping, metaclass=Meta):
+        class User(BaseModel[int], abc.Mapping, metaclass=Meta):
             pass
     """)
     user = symbols["pkg.mod.User"]
-    assert user.signature == "(BaseModel, abc.Mapping, metaclass=Meta)"
+    assert user.signature == "(BaseModel[int], abc.Mapping, metaclass=Meta)"
     assert user.bases == ("pkg.base.Model", "collections.abc.Mapping")
 
 

@@ -1,0 +1,141 @@
+"""Facts pass speed against the parsers' floors, measured in one run.
+
+    python benchmarks/analyze.py [--source DIR] [--repeat 3] [--update-results]
+
+Three timings over the same Python files, interleaved and repeated (the best
+of each is kept, as this machine is shared and noisy):
+
+- ``ast``: ``ast.parse`` of every file in this process (the floor of any parser);
+- ``libcst``: ``libcst.parse_module`` of every file in this process (the floor of
+  the parser kbc uses);
+- ``kbc``: the whole facts pass, ``analyze_repository`` with a fresh store: discover,
+  parse and walk in the process pool, link, graphs, store written.
+
+Also reported: the facts pass with one worker (its CPU cost) and a warm re-run
+(everything from the cache). The default corpus is the installed networkx
+package (a dependency, so it is present offline), laid out as ``src/networkx``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import os
+import platform
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from datetime import date
+from importlib.metadata import version
+from pathlib import Path
+
+import libcst
+
+from kbc.domain.settings import Settings
+from kbc.services.analyze import analyze_repository
+
+RESULTS = Path(__file__).with_name("RESULTS.md")
+START, END = "<!-- analyze:start -->", "<!-- analyze:end -->"
+
+
+def default_corpus(work: Path) -> Path:
+    import networkx
+
+    root = work / "networkx-src"
+    shutil.copytree(Path(networkx.__file__).parent, root / "src" / "networkx",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    (root / "pyproject.toml").write_text("[project]\nname = 'networkx'\n")
+    return root
+
+
+def timed(fn) -> float:  # type: ignore[no-untyped-def]
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--source", type=Path, help="a repository or folder of Python code")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--update-results", action="store_true",
+                        help=f"write the table into {RESULTS.name}")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="kbc-bench-") as tmp:
+        work = Path(tmp)
+        root = args.source.resolve() if args.source else default_corpus(work)
+        files = sorted(p for p in root.rglob("*.py") if ".kbc" not in p.parts)
+        sources = [p.read_bytes() for p in files]
+        lines = sum(s.count(b"\n") for s in sources)
+        workers = Settings().worker_count()
+
+        def run_ast() -> None:
+            for source in sources:
+                ast.parse(source)
+
+        def run_libcst() -> None:
+            for source in sources:
+                libcst.parse_module(source)
+
+        def run_kbc(n_workers: int) -> None:
+            store = work / f"store-{time.monotonic_ns()}"
+            analyze_repository(root, Settings(workers=n_workers), store)
+            shutil.rmtree(store)
+
+        warm_store = work / "warm"
+        analyze_repository(root, Settings(), warm_store)
+
+        samples: dict[str, list[float]] = {"ast": [], "libcst": [], "kbc": [], "kbc-1": [], "warm": []}
+        for _ in range(args.repeat):
+            samples["ast"].append(timed(run_ast))
+            samples["libcst"].append(timed(run_libcst))
+            samples["kbc"].append(timed(lambda: run_kbc(workers)))
+            samples["kbc-1"].append(timed(lambda: run_kbc(1)))
+            samples["warm"].append(timed(lambda: analyze_repository(root, Settings(), warm_store)))
+        best = {k: min(v) for k, v in samples.items()}
+        spread = {k: (max(v) - min(v)) / statistics.fmean(v) for k, v in samples.items()}
+
+    name = args.source.name if args.source else "networkx (installed sources)"
+    rows = [
+        ("`ast.parse`, 1 process", "ast"),
+        ("`libcst.parse_module`, 1 process", "libcst"),
+        (f"kbc facts pass, {workers} workers", "kbc"),
+        ("kbc facts pass, 1 worker", "kbc-1"),
+        ("kbc facts pass, warm (all cached)", "warm"),
+    ]
+    table = [
+        f"Corpus: {name}, {len(files)} files, {lines:,} lines. Machine: {os.cpu_count()} CPUs, "
+        f"Python {platform.python_version()}, libcst {version('libcst')}. "
+        f"Best of {args.repeat}, interleaved. Date: {date.today().isoformat()}.",
+        "",
+        "| run | seconds | files/s | lines/s | × libcst parse | × ast parse | spread |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for label, key in rows:
+        seconds = best[key]
+        table.append(
+            f"| {label} | {seconds:.2f} | {len(files) / seconds:,.0f} | {lines / seconds:,.0f} "
+            f"| {seconds / best['libcst']:.2f} | {seconds / best['ast']:.2f} | {spread[key]:.0%} |")
+    table.append("")
+    table.append(f"Facts pass / bare libcst parse: **{best['kbc'] / best['libcst']:.2f}×** "
+                 f"(target ≤ 2×); / bare ast parse: {best['kbc'] / best['ast']:.2f}×.")
+    text = "\n".join(table)
+    print(text)
+    if args.update_results:
+        block = f"{START}\n{text}\n\nCommand: `python benchmarks/analyze.py --update-results`\n{END}"
+        current = RESULTS.read_text() if RESULTS.exists() else "# Benchmark results\n"
+        if START in current:
+            current = re.sub(re.escape(START) + ".*?" + re.escape(END), lambda _m: block, current,
+                             flags=re.DOTALL)
+        else:
+            current = current.rstrip("\n") + "\n\n## Facts pass (`benchmarks/analyze.py`)\n\n" + block + "\n"
+        RESULTS.write_text(current)
+        print(f"\nwrote {RESULTS}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
