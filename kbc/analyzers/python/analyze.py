@@ -176,6 +176,8 @@ def analyze_source(data: bytes, task: AnalysisTask) -> AnalysisResult:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
         return _syntax_failure(task.path, blob, text, exc)
+    except cst.CSTValidationError as exc:  # parses, but Python rejects it (e.g. bare except not last)
+        return AnalysisFailed(task.path, blob, f"syntax error: {exc}")
     except RecursionError:
         return AnalysisFailed(task.path, blob, "nested too deeply for the parser")
     except Exception as exc:  # noqa: BLE001 - the parser's own failures become results
