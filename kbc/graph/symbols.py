@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from kbc.analyzers.link import ModuleIndex
 from kbc.domain.models import FileFacts, Symbol
 
 MAX_HOPS = 16
@@ -39,14 +40,10 @@ class SymbolTable:
                     top = imp.module.split(".")[0]
                     names.setdefault(imp.alias, imp.alias if imp.alias == top else imp.module)
         self._memo: dict[str, str | None] = {}
+        self._index = ModuleIndex(self.modules)
 
     def module_of(self, dotted: str) -> str:
-        parts = dotted.split(".")
-        for end in range(len(parts), 0, -1):
-            candidate = ".".join(parts[:end])
-            if candidate in self.modules:
-                return candidate
-        return ""
+        return self._index.longest(dotted)
 
     def resolve(self, name: str) -> str | None:
         """The qname of the symbol or module ``name`` refers to, or None."""
