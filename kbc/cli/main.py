@@ -174,5 +174,91 @@ def symbols(ctx: click.Context, name: str, repo: Path, store: Path | None, fmt: 
     click.echo("\n\n".join(blocks))
 
 
+def _embed_progress(stage: str, done: int, total: int) -> None:
+    if sys.stderr.isatty() and total >= PROGRESS_MIN_FILES:
+        click.echo(f"\r{stage} {done}/{total}", err=True, nl=done >= total)
+
+
+@cli.command()
+@click.argument("path", type=click.Path(file_okay=False, path_type=Path), default=".")
+@click.option("--store", "store", type=click.Path(file_okay=False, path_type=Path),
+              help="Store folder (default: <PATH>/.kbc).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="Summary format.")
+@click.option("--workers", type=int, help="Worker processes (default: one per CPU).")
+@click.option("--no-llm", is_flag=True, help="Never call an LLM (the passes that would, skip it).")
+@click.pass_context
+def build(ctx: click.Context, path: Path, store: Path | None, fmt: str, workers: int | None,
+          no_llm: bool) -> None:
+    """Run every pass on the repository at PATH: facts, graphs, then the index.
+
+    The index holds line-window chunks of every tracked text file (secrets
+    redacted) in a lexical index and, when the embedding model loads, as
+    local embeddings in Chroma. Re-running re-does only what changed.
+    """
+    from dataclasses import asdict
+
+    from kbc.services.build import build_repository
+
+    try:
+        settings = _settings(path, workers=workers)
+        summary = build_repository(path, settings, store, progress=_progress,
+                                   embed_progress=_embed_progress)
+    except KbcError as error:
+        _fail(error, ctx.obj["debug"])
+        return
+    if fmt == "json":
+        click.echo(json.dumps(asdict(summary), indent=1, sort_keys=True))
+        return
+    index = summary.index
+    click.echo(_render_summary(summary.analyze))
+    retrieval = index.retrieval + (f" ({index.note})" if index.note else "")
+    click.echo("\n".join([
+        "kbc index:",
+        f"  chunks        {index.chunks} from {index.files} files "
+        f"({index.changed_files} changed, {index.removed_files} removed)",
+        f"  embeddings    {index.units} units, {index.embedded} embedded now, "
+        f"{index.removed_units} removed",
+        f"  secrets       {index.secrets} redacted",
+        f"  retrieval     {retrieval}",
+        f"  time          {index.seconds:.2f} s",
+    ]))
+
+
+@cli.command()
+@click.argument("text")
+@click.option("--repo", "repo", type=click.Path(file_okay=False, path_type=Path), default=".",
+              show_default=True, help="The repository.")
+@click.option("--store", "store", type=click.Path(file_okay=False, path_type=Path),
+              help="Store folder (default: <repo>/.kbc).")
+@click.option("--use-case", "use_case", default="implementation", show_default=True,
+              help="Profile: implementation, task-breakdown, story-breakdown, architecture, review, qa.")
+@click.option("--budget", type=int, help="Token budget (default: the profile's).")
+@click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True)
+@click.pass_context
+def retrieve(ctx: click.Context, text: str, repo: Path, store: Path | None, use_case: str,
+             budget: int | None, fmt: str) -> None:
+    """Print the slice of the repository that TEXT needs, within a token budget.
+
+    Items carry exact `path:start-end` attribution; the same index and request
+    always give the same bytes. The JSON form is a stable contract:
+    use_case, budget, tokens, fingerprint, retrieval, items, text.
+    """
+    from kbc.services.retrieve import open_retriever, profile_named
+
+    try:
+        settings = _settings(repo)
+        profile = profile_named(repo, use_case)
+        retriever = open_retriever(repo, settings, store)
+        try:
+            result = retriever.retrieve(text, profile, budget)
+        finally:
+            retriever.close()
+    except KbcError as error:
+        _fail(error, ctx.obj["debug"])
+        return
+    click.echo(result.to_json() if fmt == "json" else result.text, nl=fmt == "json")
+
+
 def main() -> None:
     cli(prog_name="kbc")

@@ -119,6 +119,7 @@ class FileFacts:
     entry_points: tuple[EntryPoint, ...] = ()
     integrations: tuple[Integration, ...] = ()
     warnings: tuple[str, ...] = ()
+    secrets: tuple[tuple[int, str], ...] = ()  # (line, detector) of redacted credentials
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,3 +200,34 @@ class GraphFacts:
     groups: tuple[ModuleGroup, ...]
     unresolved_calls: int = 0
     external: tuple[tuple[str, int], ...] = field(default=())  # distribution, number of importing modules
+
+
+ChunkKind = Literal["code", "doc", "view"]
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A line window of one file: the unit that retrieval ranks and packs."""
+
+    id: str  # stable: hash of path, window and content
+    path: str
+    start_line: int
+    end_line: int
+    kind: ChunkKind
+    language: str
+    text: str  # with secrets redacted
+    heading: str = ""  # Markdown: the heading breadcrumb of the window's first line
+    module: str = ""
+    symbols: tuple[str, ...] = ()  # qualified names defined in the window
+    is_test: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class EmbedUnit:
+    """A piece of a chunk small enough for the embedding model to see whole."""
+
+    id: str  # hash of the model, chunk id and text
+    chunk_id: str
+    start_line: int
+    end_line: int
+    text: str

@@ -26,6 +26,8 @@ class Settings:
     module_split_files: int = 25
     max_modules: int = 50
     store: str = ""
+    chunk_lines: int = 60
+    chunk_overlap: int = 12
 
     def worker_count(self) -> int:
         return self.workers if self.workers > 0 else (os.cpu_count() or 1)
@@ -61,6 +63,10 @@ FIELDS: tuple[FieldSpec, ...] = (
               "the most module groups the split may produce"),
     FieldSpec("store", "store", "path", str, "KBC_STORE", None,
               "where the store lives; empty means <repository>/.kbc"),
+    FieldSpec("chunk_lines", "index", "chunk_lines", int, "KBC_CHUNK_LINES", 2,
+              "lines in a chunk (the unit retrieval ranks and packs)"),
+    FieldSpec("chunk_overlap", "index", "chunk_overlap", int, "KBC_CHUNK_OVERLAP", 0,
+              "lines neighbouring chunks share; less than chunk_lines"),
 )
 
 _BY_NAME = {f.name: f for f in FIELDS}
@@ -116,6 +122,8 @@ def _from_table(
 ) -> None:
     by_location = {(f.section, f.key): f for f in FIELDS}
     for section, body in table.items():
+        if section == "profiles":
+            continue  # use-case profiles: validated by kbc.retrieval.profiles
         if section not in _SECTIONS or not isinstance(body, dict):
             errors.append(FieldError(source, section, "unknown section",
                                      f"use one of: {', '.join(_SECTIONS)}"))
@@ -170,6 +178,12 @@ def load_settings(
         value = _coerce(spec, raw, "--" + name.replace("_", "-"), errors)
         if value is not None:
             values[name] = value
+    defaults = Settings()
+    chunk_lines = values.get("chunk_lines", defaults.chunk_lines)
+    if values.get("chunk_overlap", defaults.chunk_overlap) >= chunk_lines:
+        errors.append(FieldError("settings", "index.chunk_overlap",
+                                 f"must be less than index.chunk_lines ({chunk_lines})",
+                                 "lower chunk_overlap or raise chunk_lines"))
     if errors:
         raise ConfigError(errors)
     return Settings(**values)

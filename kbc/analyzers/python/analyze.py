@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import tokenize
 from pathlib import Path
@@ -17,6 +18,7 @@ from kbc.analyzers.python.detect import Detector, ResolvedCall
 from kbc.analyzers.python.scope import Resolver
 from kbc.analyzers.python.syntax import doc_summary, dotted, squash
 from kbc.analyzers.python.walker import DefRecord, WalkResult, walk
+from kbc.analyzers.secrets import redact
 from kbc.domain.models import (
     AnalysisFailed,
     AnalysisOk,
@@ -28,7 +30,7 @@ from kbc.domain.models import (
 )
 
 # Bump when the facts a file yields change shape or meaning: it keys the cache.
-ANALYZER_VERSION = "1"
+ANALYZER_VERSION = "2"
 
 
 def decode_source(data: bytes) -> tuple[str, tuple[str, ...]]:
@@ -169,8 +171,12 @@ def _syntax_failure(path: str, blob: str, text: str, exc: cst.ParserSyntaxError)
 
 
 def analyze_source(data: bytes, task: AnalysisTask) -> AnalysisResult:
+    """Facts of one file's bytes. Credentials are redacted before parsing, so no
+    signature, docstring or decorator in the facts can carry one."""
     blob = git_blob_id(data)
     text, warnings = decode_source(data)
+    redaction = redact(task.abspath, text, "python")
+    text = redaction.text
     lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
     try:
         module = cst.parse_module(text)
@@ -185,6 +191,7 @@ def analyze_source(data: bytes, task: AnalysisTask) -> AnalysisResult:
     try:
         result = walk(module, task.module, task.is_package)
         facts = _Extractor(module, result, task).facts(blob, lines, warnings)
+        facts = dataclasses.replace(facts, secrets=redaction.findings)
     except RecursionError:
         return AnalysisFailed(task.path, blob, "nested too deeply to analyze")
     except Exception as exc:  # noqa: BLE001 - an analyzer bug must not stop the run

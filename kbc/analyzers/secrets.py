@@ -1,0 +1,156 @@
+"""Redact credentials before anything is parsed, embedded, stored or printed.
+
+Detection is detect-secrets' (its default plugins and filters, which know AWS,
+GitHub, Slack, Stripe, private keys, high-entropy strings, password
+assignments and more). detect-secrets costs about 0.2 ms a line, so a cheap
+screen first picks the lines any of its plugins could fire on — a long
+token, a credential keyword, a URL with a password, a key header — and only
+those lines go to the detectors, at their own line numbers. Configuration
+and other non-code files go through detect-secrets' whole-file scan instead,
+whose transformers read ``KEY=value`` and YAML forms. A private key block is
+redacted from its header to its footer.
+
+Line count and line numbers never change: only the secret values are
+replaced, by ``[REDACTED]``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+MARK = "[REDACTED]"
+
+# Lines a detect-secrets plugin could fire on. Every default plugin needs one of:
+# a token of 16+ credential characters (keys, tokens, high-entropy strings), a
+# credential word (keyword detector, npm, basic auth, cloud keys), a URL with a
+# user:password part, or a private key header.
+_SCREEN = re.compile(
+    r"[A-Za-z0-9+/=_\-]{16,}"
+    r"|(?i:key|pass|pwd|secret|token|auth|cred|contrase|private|xox|slack|webhook)"
+    r"|://[^\s/]*:[^\s/]*@"
+)
+_TOKEN = re.compile(r"[A-Za-z0-9+/=_\-.~]+")
+_PEM_END = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----")
+PEM_MAX_LINES = 200
+
+
+@dataclass(frozen=True, slots=True)
+class Redaction:
+    text: str
+    findings: tuple[tuple[int, str], ...]  # (line, detector); never the value
+
+
+_configured = False
+
+
+def _configure() -> None:
+    """Every detect-secrets plugin with its default filters, once per process.
+
+    The filter that drops files absent from disk is off: kbc scans text it holds
+    (a path inside a fresh clone, a test's inline source) by the file's name.
+    """
+    global _configured
+    if _configured:
+        return
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+    from detect_secrets.settings import cache_bust, configure_settings_from_baseline, get_settings
+
+    cache_bust()
+    plugins: list[dict[str, str]] = [
+        {"name": str(plugin.__name__)} for plugin in get_mapping_from_secret_type_to_class().values()]
+    configure_settings_from_baseline({"plugins_used": plugins})
+    get_settings().disable_filters("detect_secrets.filters.common.is_invalid_file")
+    _configured = True
+
+
+def _scan(path: str, lines: list[tuple[int, str]]) -> list[tuple[int, str, str]]:
+    """(line, detector, value) that detect-secrets finds among the numbered ``lines``.
+
+    The screened lines are handed over as one compact run (detect-secrets costs the
+    same for a blank line as for any other) and its findings mapped back to their
+    own line numbers. ``path`` must name the file on disk: detect-secrets' file
+    filters look at it, and its name selects the detectors' rules.
+    """
+    from detect_secrets.core.scan import scan_diff
+
+    _configure()
+    safe_path = path.replace("\n", " ")
+    body = "".join(f"+{line.rstrip(chr(13))}\n" for _, line in lines)
+    diff = (f"diff --git a/{safe_path} b/{safe_path}\n--- /dev/null\n+++ b/{safe_path}\n"
+            f"@@ -0,0 +1,{len(lines)} @@\n{body}")
+    return [(lines[s.line_number - 1][0], s.type, s.secret_value) for s in scan_diff(diff)
+            if s.secret_value and s.line_number]
+
+
+def _redact_line(line: str, values: list[str]) -> str:
+    for value in sorted(set(values), key=len, reverse=True):
+        if len(value) >= 8:
+            line = line.replace(value, MARK)
+            continue
+        # A short match is part of a longer credential (e.g. the "ghp" of a GitHub
+        # token): redact the whole token around it.
+        for token in sorted(set(_TOKEN.findall(line)), key=len, reverse=True):
+            if value in token and token != MARK:
+                line = line.replace(token, MARK)
+                break
+    return line
+
+
+# Languages whose lines detect-secrets reads as they are (no config transformers).
+LINE_LANGUAGES = frozenset({
+    "python", "python-stub", "javascript", "typescript", "c", "rust", "go", "java", "shell",
+    "sql", "html", "css", "markdown", "rst",
+})
+
+
+def _scan_whole_file(path: str) -> list[tuple[int, str, str]]:
+    from detect_secrets.core.scan import scan_file
+
+    _configure()
+    return [(s.line_number, s.type, s.secret_value) for s in scan_file(path)
+            if s.secret_value and s.line_number]
+
+
+def redact(path: str, text: str, language: str = "python") -> Redaction:
+    """``text`` with every credential detect-secrets finds replaced by ``[REDACTED]``.
+
+    ``path`` is the file's path on disk (absolute, or relative to the working folder).
+    """
+    lines = text.split("\n")
+    candidates = [(i + 1, line) for i, line in enumerate(lines) if _SCREEN.search(line)]
+    if not candidates:
+        return Redaction(text, ())
+    if language in LINE_LANGUAGES:
+        found = _scan(path, candidates)
+    else:
+        found = [f for f in _scan_whole_file(path) if f[0] <= len(lines)]
+    if not found:
+        return Redaction(text, ())
+    by_line: dict[int, list[str]] = {}
+    kinds: dict[int, str] = {}
+    for number, kind, value in found:
+        by_line.setdefault(number, []).append(value)
+        kinds.setdefault(number, kind)
+    for number, values in by_line.items():
+        index = number - 1
+        if kinds[number] == "Private Key":
+            _redact_block(lines, index)
+        else:
+            lines[index] = _redact_line(lines[index], values)
+    findings = tuple(sorted(kinds.items()))
+    return Redaction("\n".join(lines), findings)
+
+
+def _redact_block(lines: list[str], start: int) -> None:
+    """A private key: the header line through the footer line (or a bounded run)."""
+    end = start
+    for index in range(start, min(len(lines), start + PEM_MAX_LINES)):
+        end = index
+        if _PEM_END.search(lines[index]):
+            break
+    for index in range(start, end + 1):
+        stripped = lines[index].rstrip("\r")
+        keep = len(lines[index]) - len(stripped)
+        indent = stripped[: len(stripped) - len(stripped.lstrip())]
+        lines[index] = indent + MARK + lines[index][len(lines[index]) - keep:]

@@ -1,0 +1,182 @@
+"""The index pass: chunk changed files, redact, update the lexical index and the vectors.
+
+Work is proportional to what changed: a file whose blob id equals the one
+indexed keeps its chunks, and only units missing from the vector store are
+embedded. The vector store is reconciled with the chunk table on every run,
+so a run killed half-way is completed by the next.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from kbc.analyzers.python.analyze import decode_source
+from kbc.analyzers.secrets import redact
+from kbc.domain.models import Chunk, FileFacts, SourceFile
+from kbc.index.chunks import chunk_text
+from kbc.index.embed import Embedder
+from kbc.index.history import last_commit_dates
+from kbc.index.lexical import FileRecord, LexicalIndex
+from kbc.index.units import unit_metadata, units_of
+from kbc.index.vectors import VectorStore
+
+CHUNKER_VERSION = "1"
+POOL_MIN_FILES = 64
+EMBED_BATCH = 256  # units handed to the embedder per call (it batches 32 inside)
+
+Progress = Callable[[str, int, int], None]  # (stage, done, total)
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkTask:
+    path: str
+    abspath: str
+    language: str
+    module: str
+    symbols: tuple[tuple[str, int, int], ...]
+    scan: bool  # False when the analyzer already scanned this blob and found nothing
+    size: int
+    overlap: int
+
+
+@dataclass(frozen=True, slots=True)
+class IndexSummary:
+    files: int
+    chunks: int
+    changed_files: int
+    removed_files: int
+    units: int
+    embedded: int
+    removed_units: int
+    secrets: int
+    retrieval: str  # "hybrid" or "lexical"
+    note: str
+    seconds: float
+
+
+def prepare(task: ChunkTask) -> tuple[str, list[Chunk], int]:
+    """Read, redact and chunk one file (runs in a worker process)."""
+    try:
+        data = Path(task.abspath).read_bytes()
+    except OSError:
+        return task.path, [], 0
+    if task.language == "python":
+        text, _ = decode_source(data)
+    else:
+        text = data.decode("utf-8", errors="replace")
+    secrets = 0
+    if task.scan:
+        redaction = redact(task.abspath, text, task.language)
+        text, secrets = redaction.text, len(redaction.findings)
+    chunks = chunk_text(task.path, text, task.language, size=task.size, overlap=task.overlap,
+                        module=task.module, symbols=task.symbols)
+    return task.path, chunks, secrets
+
+
+def _tasks(root: Path, files: Sequence[SourceFile], facts: Mapping[str, FileFacts],
+           size: int, overlap: int) -> list[ChunkTask]:
+    tasks = []
+    for source in files:
+        known = facts.get(source.path)
+        symbols: tuple[tuple[str, int, int], ...] = ()
+        module = ""
+        scan = True
+        if known is not None and known.blob == source.blob:
+            module = known.module
+            symbols = tuple((s.qname, s.start_line, s.end_line) for s in known.symbols)
+            scan = bool(known.secrets)
+        tasks.append(ChunkTask(source.path, str(root / source.path), source.language, module,
+                               symbols, scan, size, overlap))
+    return tasks
+
+
+def _run(tasks: list[ChunkTask], workers: int) -> list[tuple[str, list[Chunk], int]]:
+    if workers <= 1 or len(tasks) < POOL_MIN_FILES:
+        return [prepare(t) for t in tasks]
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(prepare, tasks, chunksize=8))
+
+
+def build_index(
+    root: Path,
+    files: Sequence[SourceFile],
+    facts: Mapping[str, FileFacts],
+    index_dir: Path,
+    *,
+    chunk_lines: int,
+    overlap: int,
+    workers: int,
+    embedder: Embedder | None,
+    vectors: VectorStore | None,
+    note: str = "",
+    progress: Progress | None = None,
+) -> IndexSummary:
+    started = time.perf_counter()
+    lexical = LexicalIndex(index_dir / "lexical.sqlite")
+    try:
+        layout = f"{CHUNKER_VERSION}:{chunk_lines}:{overlap}"
+        indexed = lexical.files()
+        if lexical.meta("layout") != layout:
+            indexed_paths = set(indexed)
+            indexed = {}
+        else:
+            indexed_paths = set(indexed)
+        current = {f.path: f for f in files}
+        changed = [f for f in files if f.path not in indexed or indexed[f.path].blob != f.blob]
+        removed = sorted(indexed_paths - set(current))
+        results = _run(_tasks(root, changed, facts, chunk_lines, overlap), workers)
+        dates = last_commit_dates(root, [f.path for f in changed])
+        new_chunks = [c for _, chunks, _ in results for c in chunks]
+        secrets = {path: count for path, _, count in results}
+        records = [FileRecord(f.path, f.blob, dates.get(f.path, ""), secrets.get(f.path, 0))
+                   for f in changed]
+        lexical.replace_files([*removed, *(f.path for f in changed if f.path in indexed_paths)],
+                              new_chunks, records)
+        lexical.set_meta("layout", layout)
+        lexical.commit()
+        total_secrets = sum(r.secrets for r in lexical.files().values())
+        chunk_count = len(lexical.chunk_ids())
+        units_total = embedded = removed_units = 0
+        retrieval = "lexical"
+        if embedder is not None and vectors is not None:
+            units_total, embedded, removed_units = _sync_vectors(lexical, embedder, vectors, progress)
+            retrieval = "hybrid"
+            lexical.set_meta("model", embedder.model_id)
+        else:
+            lexical.set_meta("model", "")
+        lexical.set_meta("retrieval", retrieval)
+        lexical.set_meta("note", note)
+        state = hashlib.sha256("\n".join(sorted(lexical.chunk_ids())).encode())
+        state.update(f"\0{lexical.meta('model')}".encode())
+        lexical.set_meta("state", state.hexdigest()[:16])
+        lexical.commit()
+    finally:
+        lexical.close()
+    return IndexSummary(len(files), chunk_count, len(changed), len(removed), units_total, embedded,
+                        removed_units, total_secrets, retrieval, note,
+                        time.perf_counter() - started)
+
+
+def _sync_vectors(lexical: LexicalIndex, embedder: Embedder, vectors: VectorStore,
+                  progress: Progress | None) -> tuple[int, int, int]:
+    """Make the vector store hold exactly the units of the chunk table."""
+    chunks = {c.id: c for c in lexical.all_chunks()}
+    units = units_of(chunks.values(), embedder.model_id)
+    wanted = {u.id for u in units}
+    present = vectors.ids()
+    extra = sorted(present - wanted)
+    if extra:
+        vectors.delete(extra)
+    missing = [u for u in units if u.id not in present]
+    for start in range(0, len(missing), EMBED_BATCH):
+        batch = missing[start:start + EMBED_BATCH]
+        vectors.add([u.id for u in batch], embedder.embed([u.text for u in batch]),
+                    [unit_metadata(u, chunks[u.chunk_id]) for u in batch], [u.text for u in batch])
+        if progress is not None:
+            progress("embedding", min(start + EMBED_BATCH, len(missing)), len(missing))
+    return len(units), len(missing), len(extra)

@@ -1,0 +1,134 @@
+"""Cut files into line windows; Markdown windows snap to headings.
+
+Windows are ``size`` lines with ``overlap`` lines shared between neighbours,
+so every line is covered and no window exceeds ``size``. A chunk's id hashes
+its path, window and content, so an unchanged window keeps its id.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import posixpath
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from kbc.domain.models import Chunk, ChunkKind
+
+DOC_LANGUAGES = frozenset({"markdown", "rst", "text"})
+_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_TEST_PARTS = frozenset({"test", "tests", "testing"})
+
+
+def chunk_id(path: str, start: int, end: int, text: str) -> str:
+    digest = hashlib.sha256(f"{path}\0{start}\0{end}\0".encode())
+    digest.update(text.encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()[:24]
+
+
+def kind_of(language: str) -> ChunkKind:
+    return "doc" if language in DOC_LANGUAGES else "code"
+
+
+def is_test_path(path: str) -> bool:
+    parts = path.split("/")
+    name = posixpath.splitext(parts[-1])[0]
+    return (bool(_TEST_PARTS & set(parts[:-1])) or name.startswith("test_")
+            or name.endswith("_test") or name == "conftest")
+
+
+def windows(first: int, last: int, size: int, overlap: int) -> Iterator[tuple[int, int]]:
+    """Line windows covering ``first``..``last`` (inclusive), ``overlap`` lines shared."""
+    step = max(1, size - overlap)
+    start = first
+    while True:
+        end = min(start + size - 1, last)
+        yield start, end
+        if end >= last:
+            return
+        start += step
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    start: int  # 1-based, inclusive
+    end: int
+    breadcrumb: str
+
+
+def markdown_sections(lines: Sequence[str]) -> list[Section]:
+    """Sections that start at each heading (outside code fences), with their breadcrumbs."""
+    starts: list[tuple[int, str]] = []
+    trail: list[tuple[int, str]] = []
+    in_fence = False
+    for number, line in enumerate(lines, start=1):
+        if _FENCE.match(line):
+            in_fence = not in_fence
+            continue
+        match = None if in_fence else _HEADING.match(line)
+        if match:
+            level = len(match.group(1))
+            trail = [(lvl, title) for lvl, title in trail if lvl < level]
+            trail.append((level, match.group(2)))
+            starts.append((number, " > ".join(title for _, title in trail)))
+    if not starts or starts[0][0] != 1:
+        starts.insert(0, (1, ""))
+    sections = []
+    for index, (start, crumb) in enumerate(starts):
+        end = starts[index + 1][0] - 1 if index + 1 < len(starts) else len(lines)
+        sections.append(Section(start, end, crumb))
+    return sections
+
+
+def _markdown_spans(lines: Sequence[str], size: int, overlap: int) -> Iterator[tuple[int, int, str]]:
+    """Windows that never cross into a heading's section from the middle of another;
+    short neighbouring sections share a window."""
+    pending: list[Section] = []
+
+    def flush() -> Iterator[tuple[int, int, str]]:
+        if pending:
+            yield pending[0].start, pending[-1].end, pending[0].breadcrumb
+            pending.clear()
+
+    for section in markdown_sections(lines):
+        length = section.end - section.start + 1
+        if length > size:
+            yield from flush()
+            for start, end in windows(section.start, section.end, size, overlap):
+                yield start, end, section.breadcrumb
+            continue
+        if pending and section.end - pending[0].start + 1 > size:
+            yield from flush()
+        pending.append(section)
+    yield from flush()
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines with their endings, split on "\n" only (as git and the analyzer count them)."""
+    parts = text.split("\n")
+    lines = [part + "\n" for part in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
+
+
+def chunk_text(path: str, text: str, language: str, *, size: int, overlap: int,
+               module: str = "", symbols: Sequence[tuple[str, int, int]] = ()) -> list[Chunk]:
+    """The chunks of one file; ``symbols`` are (qname, start, end) definitions in it."""
+    lines = split_lines(text)
+    if not lines:
+        return []
+    if language == "markdown":
+        spans = list(_markdown_spans(lines, size, overlap))
+    else:
+        spans = [(s, e, "") for s, e in windows(1, len(lines), size, overlap)]
+    kind = kind_of(language)
+    test = is_test_path(path)
+    chunks = []
+    for start, end, heading in spans:
+        body = "".join(lines[start - 1:end])
+        defined = tuple(q for q, s, _ in symbols if start <= s <= end)
+        chunks.append(Chunk(chunk_id(path, start, end, body), path, start, end, kind, language,
+                            body, heading, module, defined, test))
+    return chunks

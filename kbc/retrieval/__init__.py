@@ -1,0 +1,1 @@
+"""retrieval: hybrid ranking, graph boost, budgeted packing and deterministic rendering."""

@@ -1,0 +1,141 @@
+"""Packing ranked chunks into a budget, and rendering the slice.
+
+Chunks are taken in rank order. A chunk that overlaps or touches one already
+taken from the same file widens that block instead of repeating lines. The
+rendered text (header, attribution lines and fences included) is counted with
+the real tokenizer and never exceeds the budget; if even the best chunk does
+not fit, it is cut to fit and marked as truncated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from kbc.domain.models import Chunk
+from kbc.index.chunks import split_lines
+from kbc.retrieval.tokencount import TokenCounter
+
+FENCE_LANGUAGES = {"python-stub": "python", "text": "", "ini": "ini"}
+
+
+@dataclass(slots=True)
+class Block:
+    path: str
+    start: int
+    end: int
+    kind: str
+    language: str
+    date: str
+    lines: dict[int, str] = field(default_factory=dict)
+    truncated: int = 0  # lines cut off the end to fit the budget
+
+    def add(self, chunk: Chunk) -> None:
+        for offset, line in enumerate(split_lines(chunk.text)):
+            self.lines.setdefault(chunk.start_line + offset, line)
+        self.start = min(self.start, chunk.start_line)
+        self.end = max(self.end, chunk.end_line)
+
+    def render(self) -> str:
+        body = "".join(self.lines.get(n, "\n") for n in range(self.start, self.end + 1))
+        if body and not body.endswith("\n"):
+            body += "\n"
+        fence = "```"
+        while fence in body:
+            fence += "`"
+        language = FENCE_LANGUAGES.get(self.language, self.language)
+        date = f" · last commit {self.date}" if self.date else ""
+        marker = (f"… [truncated: lines {self.end + 1}-{self.end + self.truncated} omitted to fit "
+                  "the budget]\n") if self.truncated else ""
+        return (f"### {self.path}:{self.start}-{self.end} ({self.kind}{date})\n"
+                f"{fence}{language}\n{body}{fence}\n{marker}")
+
+
+@dataclass(frozen=True, slots=True)
+class Packed:
+    chunks: tuple[Chunk, ...]  # taken, in rank order
+    blocks: tuple[Block, ...]
+    text: str
+    tokens: int
+    item_tokens: tuple[int, ...]  # tokens each taken chunk added
+
+
+def _touches(block: Block, chunk: Chunk) -> bool:
+    return (block.path == chunk.path and chunk.start_line <= block.end + 1
+            and chunk.end_line >= block.start - 1)
+
+
+def _text(header: str, blocks: Sequence[Block]) -> str:
+    return header + "".join("\n" + b.render() for b in blocks)
+
+
+def pack(ranked: Sequence[Chunk], dates: Mapping[str, str], budget: int, counter: TokenCounter,
+         header: str) -> Packed:
+    """The best chunks that fit in ``budget`` tokens under ``header``."""
+    if counter.count(header) > budget:
+        header = header.splitlines()[0][: max(0, budget)] + "\n"
+        while header and counter.count(header) > budget:
+            header = header[:-2] + "\n" if len(header) > 1 else ""
+    blocks: list[Block] = []
+    taken: list[Chunk] = []
+    costs: list[int] = []
+    used = counter.count(header)
+    for chunk in ranked:
+        target = next((b for b in blocks if _touches(b, chunk)), None)
+        if target is not None:
+            before = counter.count(target.render())
+            trial = Block(target.path, target.start, target.end, target.kind, target.language,
+                          target.date, dict(target.lines))
+            trial.add(chunk)
+            cost = counter.count(trial.render()) - before
+            if used + cost <= budget:
+                target.add(chunk)
+                used += cost
+                taken.append(chunk)
+                costs.append(cost)
+            continue
+        block = Block(chunk.path, chunk.start_line, chunk.end_line, chunk.kind, chunk.language,
+                      dates.get(chunk.path, ""))
+        block.add(chunk)
+        cost = counter.count("\n" + block.render())
+        if used + cost <= budget:
+            blocks.append(block)
+            used += cost
+            taken.append(chunk)
+            costs.append(cost)
+        elif not blocks:
+            cut = _truncate(block, budget - used, counter)
+            if cut is not None:
+                blocks.append(cut)
+                cost = counter.count("\n" + cut.render())
+                used += cost
+                taken.append(chunk)
+                costs.append(cost)
+    text = _text(header, blocks)
+    tokens = counter.count(text)
+    while tokens > budget and blocks:  # counts of parts can differ from the whole's by a merge
+        blocks.pop()
+        taken.pop()
+        costs.pop()
+        text = _text(header, blocks)
+        tokens = counter.count(text)
+    return Packed(tuple(taken), tuple(blocks), text, tokens, tuple(costs))
+
+
+def _truncate(block: Block, room: int, counter: TokenCounter) -> Block | None:
+    """The longest head of ``block`` that fits in ``room`` tokens, marked as truncated."""
+    total = block.end - block.start + 1
+
+    def head(keep: int) -> Block:
+        return Block(block.path, block.start, block.start + keep - 1, block.kind, block.language,
+                     block.date, {n: text for n, text in block.lines.items() if n < block.start + keep},
+                     truncated=total - keep)
+
+    low, high, best = 1, total - 1, 0
+    while low <= high:
+        middle = (low + high) // 2
+        if counter.count("\n" + head(middle).render()) <= room:
+            best, low = middle, middle + 1
+        else:
+            high = middle - 1
+    return head(best) if best else None

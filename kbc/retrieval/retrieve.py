@@ -1,0 +1,124 @@
+"""Retrieve a precision slice: search, fuse, boost, pack, render.
+
+A :class:`Retriever` opens the indexes once and answers many requests (the
+CLI makes one; a server keeps one). The same index state and the same request
+give byte-identical output.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kbc.domain.errors import KbcError
+from kbc.domain.models import Chunk, GraphFacts
+from kbc.index.embed import Embedder
+from kbc.index.lexical import LexicalIndex
+from kbc.index.units import best_by_chunk
+from kbc.index.vectors import VectorStore
+from kbc.retrieval.pack import pack
+from kbc.retrieval.profiles import Profile
+from kbc.retrieval.rank import FileGraph, rank
+from kbc.retrieval.tokencount import TokenCounter
+
+CANDIDATES = 200  # hits taken from each search before fusion
+VECTOR_UNITS = 400  # unit hits asked of the vector store (several per chunk)
+
+
+@dataclass(frozen=True, slots=True)
+class SliceItem:
+    id: str
+    path: str
+    start_line: int
+    end_line: int
+    kind: str
+    score: float
+    tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class Slice:
+    use_case: str
+    budget: int
+    tokens: int
+    fingerprint: str
+    retrieval: str  # "hybrid" or "lexical"
+    items: tuple[SliceItem, ...]
+    text: str
+    note: str = ""
+
+    def to_json(self) -> str:
+        data: dict[str, Any] = {
+            "use_case": self.use_case, "budget": self.budget, "tokens": self.tokens,
+            "fingerprint": self.fingerprint, "retrieval": self.retrieval,
+            "items": [{"id": i.id, "path": i.path, "start_line": i.start_line,
+                       "end_line": i.end_line, "kind": i.kind, "score": round(i.score, 8),
+                       "tokens": i.tokens} for i in self.items],
+            "text": self.text,
+        }
+        return json.dumps(data, indent=1, ensure_ascii=False)
+
+
+class Retriever:
+    def __init__(self, index_dir: Path, graph: GraphFacts | None, module_paths: dict[str, str],
+                 symbol_paths: dict[str, str], counter: TokenCounter,
+                 embedder: Embedder | None = None, vectors: VectorStore | None = None,
+                 note: str = "") -> None:
+        path = index_dir / "lexical.sqlite"
+        if not path.is_file():
+            raise KbcError(f"no index at {index_dir}", hint="run `kbc build` on the repository first")
+        self.lexical = LexicalIndex(path)
+        self.dates = {p: r.date for p, r in self.lexical.files().items()}
+        self.state = self.lexical.meta("state")
+        indexed_model = self.lexical.meta("model")
+        self.embedder = embedder if vectors is not None else None
+        self.vectors = vectors
+        self.note = note
+        if self.embedder is not None and indexed_model != self.embedder.model_id:
+            self.note = (f"the index holds no vectors for {self.embedder.model_id}; "
+                         "run `kbc build` to embed")
+            self.embedder = self.vectors = None
+        self.graph = FileGraph.from_facts(graph, module_paths, symbol_paths) if graph else None
+        self.counter = counter
+
+    def close(self) -> None:
+        self.lexical.close()
+
+    @property
+    def mode(self) -> str:
+        return "hybrid" if self.embedder is not None else "lexical"
+
+    def fingerprint(self, profile: Profile, budget: int, query: str) -> str:
+        key = json.dumps([self.state, self.mode, profile.name, budget, query, profile.graph,
+                          profile.code, profile.tests, profile.docs, profile.views])
+        return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+    def ranked(self, query: str, profile: Profile) -> tuple[list[tuple[str, float]], dict[str, Chunk]]:
+        lexical = [cid for cid, _ in self.lexical.search(query, CANDIDATES)]
+        vector: list[str] = []
+        if self.embedder is not None and self.vectors is not None:
+            (embedding,) = self.embedder.embed([query])
+            hits = self.vectors.query(embedding, VECTOR_UNITS)
+            best = best_by_chunk([(str(h.metadata.get("chunk_id", "")), h.similarity) for h in hits])
+            vector = [cid for cid, _ in sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))][:CANDIDATES]
+        chunks = self.lexical.chunks(sorted(set(lexical) | set(vector)))
+        return rank(lexical, vector, chunks, profile, self.graph), chunks
+
+    def retrieve(self, query: str, profile: Profile, budget: int | None = None) -> Slice:
+        budget = profile.budget if budget is None else budget
+        if budget < 1:
+            raise KbcError(f"budget {budget} is too small", hint="give a budget of 1 token or more")
+        ranked, chunks = self.ranked(query, profile)
+        mode = self.mode
+        note = f" ({self.note})" if self.note and mode == "lexical" else ""
+        header = (f"# kbc slice · {profile.name} · budget {budget} tokens · retrieval: {mode}"
+                  f"{note}\n")
+        packed = pack([chunks[cid] for cid, _ in ranked], self.dates, budget, self.counter, header)
+        scores = dict(ranked)
+        items = tuple(SliceItem(c.id, c.path, c.start_line, c.end_line, c.kind, scores[c.id], t)
+                      for c, t in zip(packed.chunks, packed.item_tokens, strict=True))
+        return Slice(profile.name, budget, packed.tokens, self.fingerprint(profile, budget, query),
+                     mode, items, packed.text, self.note)

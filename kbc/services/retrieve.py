@@ -1,0 +1,36 @@
+"""Open a repository's indexes for retrieval."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kbc.domain.errors import KbcError
+from kbc.domain.settings import Settings
+from kbc.retrieval.profiles import Profile, load_profiles
+from kbc.retrieval.retrieve import Retriever
+from kbc.retrieval.tokencount import default_counter
+from kbc.services.analyze import store_path
+from kbc.services.build import index_dir, open_embedding
+from kbc.store.facts_store import FactsStore
+
+
+def open_retriever(root: Path, settings: Settings, store_dir: Path | None = None) -> Retriever:
+    store_root = store_path(root, settings, store_dir)
+    store = FactsStore(store_root)
+    module_paths: dict[str, str] = {}
+    symbol_paths: dict[str, str] = {}
+    for facts in store.facts():
+        module_paths.setdefault(facts.module, facts.path)
+        for symbol in facts.symbols:
+            symbol_paths.setdefault(symbol.qname, facts.path)
+    embedder, vectors, note = open_embedding(store_root, root)
+    return Retriever(index_dir(store_root), store.graph(), module_paths, symbol_paths,
+                     default_counter(), embedder, vectors, note)
+
+
+def profile_named(root: Path, name: str) -> Profile:
+    profiles = load_profiles(root)
+    if name not in profiles:
+        raise KbcError(f"no use case named {name!r}",
+                       hint=f"use one of: {', '.join(sorted(profiles))}")
+    return profiles[name]

@@ -1,0 +1,265 @@
+"""`kbc build` then `kbc retrieve`, with the real embedding model and Chroma."""
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from helpers import git, write_tree
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kbc.cli.main import cli
+from kbc.index.vectors import open_vector_store
+
+SHOP = {
+    "shop/__init__.py": '"""A small shop: carts, payments and refunds."""\n',
+    "shop/cart.py": '''
+        """Shopping carts."""
+        from shop.pricing import total_price
+
+
+        class Cart:
+            """Items a customer is about to buy."""
+
+            def __init__(self):
+                self.items = []
+
+            def add(self, sku, quantity):
+                if quantity <= 0:
+                    raise ValueError("quantity must be positive")
+                self.items.append((sku, quantity))
+
+            def checkout(self):
+                return total_price(self.items)
+    ''',
+    "shop/pricing.py": '''
+        """Prices, discounts and taxes."""
+        TAX_RATE = 0.2
+
+
+        def total_price(items):
+            """Sum the items and apply tax."""
+            subtotal = sum(quantity * 10 for _, quantity in items)
+            return subtotal * (1 + TAX_RATE)
+    ''',
+    "shop/refunds.py": '''
+        """Refunds are validated before money goes back."""
+        from shop.payments import reverse_charge
+
+        MAX_REFUND_DAYS = 30
+
+
+        def validate_refund(order, days_since_purchase):
+            """A refund is allowed within MAX_REFUND_DAYS of purchase, once."""
+            if days_since_purchase > MAX_REFUND_DAYS:
+                raise ValueError("refund window closed")
+            if order.refunded:
+                raise ValueError("already refunded")
+            return True
+
+
+        def refund(order, days):
+            validate_refund(order, days)
+            return reverse_charge(order.charge_id)
+    ''',
+    "shop/payments.py": '''
+        """Payment provider calls."""
+        import os
+
+        API_KEY = os.environ.get("PAYMENTS_API_KEY")
+
+
+        def reverse_charge(charge_id):
+            return {"reversed": charge_id}
+    ''',
+    "docs/refunds.md": """
+        # Refunds
+
+        Customers may ask for their money back.
+
+        ## Rules
+
+        A refund is possible within thirty days, and only once per order.
+    """,
+    "README.md": "# Shop\n\nA demo shop.\n",
+}
+
+PLANTED = {
+    "deploy/settings.py": '''
+        AWS_ACCESS_KEY_ID = "AKIAIOSFODNN7EXAMPLE"
+        AWS_SECRET_ACCESS_KEY = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+        GITHUB_TOKEN = "ghp_R8vKq2LmZt5Yx9Wn3Hb7Jc1Pd4Fs6Ga0Eu2Q"
+        SLACK_WEBHOOK = "https://hooks.slack.com/services/T0A1B2C3D/B4E5F6G7H/abcdefghijklmnopqrstuvwx"
+
+        def connect(password="s3cr3t-Pa55w0rd-XyZ"):
+            return password
+    ''',
+    "deploy/key.pem": (
+        "-----BEGIN RSA PRIVATE KEY-----\n"
+        "MIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM9Oi2pQ8c9JQw7cPnvcR3zMKE2oKJ\n"
+        "b2FkamZsa2RqZmxrc2RqZmxrc2RqZmxrc2RqZmxrc2RqZmxrc2RqZmxrc2Rq\n"
+        "-----END RSA PRIVATE KEY-----\n"
+    ),
+    "deploy/.env": "DATABASE_PASSWORD=hunter2isnotgood\nDEBUG=true\n",
+}
+SECRET_VALUES = [
+    "AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "ghp_R8vKq2LmZt5Yx9Wn3Hb7Jc1Pd4Fs6Ga0Eu2Q", "T0A1B2C3D/B4E5F6G7H/abcdefghijklmnopqrstuvwx",
+    "MIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM9Oi2pQ8c9JQw7cPnvcR3zMKE2oKJ", "hunter2isnotgood",
+    "s3cr3t-Pa55w0rd-XyZ",
+]
+
+
+def invoke(*args: str) -> str:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def make_shop(root: Path, extra: dict[str, str] | None = None) -> Path:
+    root.mkdir(parents=True)
+    write_tree(root, {**SHOP, **(extra or {})})
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "shop")
+    return root
+
+
+def retrieve_json(root: Path, text: str, *extra: str) -> dict:  # type: ignore[type-arg]
+    return json.loads(invoke("retrieve", "--repo", str(root), "--format", "json", *extra, text))  # type: ignore[no-any-return]
+
+
+@pytest.fixture(scope="module")
+def shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = make_shop(tmp_path_factory.mktemp("shop") / "repo", PLANTED)
+    summary = json.loads(invoke("build", str(root), "--format", "json", "--workers", "1"))
+    assert summary["index"]["retrieval"] == "hybrid"
+    return root
+
+
+def test_retrieve_returns_the_json_contract_with_exact_ranges(shop: Path) -> None:
+    data = retrieve_json(shop, "how are refunds validated?", "--budget", "2000")
+    assert set(data) == {"use_case", "budget", "tokens", "fingerprint", "retrieval", "items", "text"}
+    assert (data["use_case"], data["budget"], data["retrieval"]) == ("implementation", 2000, "hybrid")
+    assert data["tokens"] <= 2000
+    first = data["items"][0]
+    assert set(first) == {"id", "path", "start_line", "end_line", "kind", "score", "tokens"}
+    assert first["path"] == "shop/refunds.py"
+    assert f"### shop/refunds.py:{first['start_line']}-" in data["text"]
+    assert "def validate_refund(order, days_since_purchase):" in data["text"]
+    assert [i["score"] for i in data["items"]] == sorted((i["score"] for i in data["items"]), reverse=True)
+
+
+def test_the_same_request_gives_the_same_bytes_even_after_a_rebuild(shop: Path, tmp_path: Path) -> None:
+    args = ("retrieve", "--repo", str(shop), "--use-case", "review", "--format", "json", "refund rules")
+    first = invoke(*args)
+    assert invoke(*args) == first
+    copy = make_shop(tmp_path / "copy", PLANTED)
+    invoke("build", str(copy), "--workers", "2")
+    rebuilt = invoke("retrieve", "--repo", str(copy), "--use-case", "review", "--format", "json",
+                     "refund rules")
+    assert json.loads(rebuilt)["text"] == json.loads(first)["text"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(budget=st.integers(1, 50_000), query=st.text(max_size=80))
+def test_no_budget_and_no_query_is_ever_exceeded(shop: Path, budget: int, query: str) -> None:
+    from kbc.domain.settings import Settings
+    from kbc.services.retrieve import open_retriever, profile_named
+
+    retriever = _retriever(shop, open_retriever, Settings())
+    result = retriever.retrieve(query, profile_named(shop, "implementation"), budget)
+    assert result.tokens <= budget
+    assert retriever.counter.count(result.text) == result.tokens
+
+
+_OPEN: dict[str, object] = {}
+
+
+def _retriever(root: Path, opener, settings_obj):  # type: ignore[no-untyped-def]
+    key = str(root)
+    if key not in _OPEN:
+        _OPEN[key] = opener(root, settings_obj)
+    return _OPEN[key]
+
+
+def test_planted_secrets_never_reach_chroma_the_lexical_index_the_facts_or_output(shop: Path) -> None:
+    store = shop / ".kbc"
+    lexical = sqlite3.connect(store / "index" / "lexical.sqlite")
+    indexed = "\n".join(row[0] for row in lexical.execute("SELECT text FROM chunks"))
+    indexed += "\n".join(row[0] for row in lexical.execute("SELECT body FROM fts"))
+    lexical.close()
+    from kbc.index.embed import load_embedder, model_name
+
+    vectors = open_vector_store(store / "index", str(shop.resolve()), load_embedder(model_name()),
+                                embedder_name=model_name())
+    documents = "\n".join(vectors.documents())
+    facts = "".join(p.read_text() for p in store.rglob("*.json*"))
+    output = "".join(invoke("retrieve", "--repo", str(shop), "--budget", "20000", q)
+                     for q in ("aws access key settings", "private key", "database password",
+                               "slack webhook github token connect"))
+    assert "deploy/settings.py" in output and "[REDACTED]" in output
+    for value in SECRET_VALUES:
+        for where, text in (("lexical", indexed), ("chroma", documents), ("facts", facts),
+                            ("output", output)):
+            assert value not in text, f"{value} leaked into {where}"
+            assert value.lower() not in text.lower(), f"{value} leaked into {where} (tokens)"
+
+
+def test_changed_and_deleted_files_leave_no_stale_chunks(tmp_path: Path) -> None:
+    root = make_shop(tmp_path / "repo")
+    invoke("build", str(root), "--workers", "1")
+    (root / "shop" / "pricing.py").write_text('"""Prices."""\nTAX_RATE = 0.25\n')
+    (root / "docs" / "refunds.md").unlink()
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "shrink")
+    summary = json.loads(invoke("build", str(root), "--format", "json", "--workers", "1"))["index"]
+    assert (summary["changed_files"], summary["removed_files"]) == (1, 1)
+    lexical = sqlite3.connect(root / ".kbc" / "index" / "lexical.sqlite")
+    rows = lexical.execute("SELECT path, start_line, end_line, text FROM chunks ORDER BY path").fetchall()
+    fts_rows = lexical.execute("SELECT COUNT(*) FROM fts").fetchone()[0]
+    lexical.close()
+    assert "docs/refunds.md" not in {r[0] for r in rows}
+    assert [r[1:3] for r in rows if r[0] == "shop/pricing.py"] == [(1, 2)]
+    assert fts_rows == len(rows)
+    from kbc.index.embed import load_embedder, model_name
+
+    vectors = open_vector_store(root / ".kbc" / "index", str(root.resolve()), load_embedder(model_name()),
+                                embedder_name=model_name())
+    documents = vectors.documents()
+    assert not any(d.startswith("docs/refunds.md") for d in documents)
+    assert not any("subtotal" in d for d in documents)
+    assert summary["embedded"] >= 1 and summary["removed_units"] >= 1
+    again = json.loads(invoke("build", str(root), "--format", "json", "--workers", "1"))["index"]
+    assert (again["changed_files"], again["embedded"], again["removed_units"]) == (0, 0, 0)
+
+
+def test_without_the_embedding_model_retrieval_is_lexical_and_says_so(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    root = make_shop(tmp_path / "repo")
+    monkeypatch.setenv("KBC_EMBED_MODEL", "no-such/model-anywhere")
+    summary = json.loads(invoke("build", str(root), "--format", "json", "--workers", "1"))["index"]
+    assert summary["retrieval"] == "lexical" and "cannot be loaded" in summary["note"]
+    data = retrieve_json(root, "refund window", "--budget", "800")
+    assert data["retrieval"] == "lexical"
+    assert data["text"].startswith("# kbc slice · implementation · budget 800 tokens · retrieval: lexical (")
+    assert data["items"][0]["path"] in ("shop/refunds.py", "docs/refunds.md")
+
+
+def test_profiles_are_overridable_and_unknown_ones_refused(tmp_path: Path) -> None:
+    root = make_shop(tmp_path / "repo", {"kbc.toml": "[profiles.qa]\nbudget = 321\n"})
+    invoke("build", str(root), "--workers", "1")
+    assert retrieve_json(root, "refunds", "--use-case", "qa")["budget"] == 321
+    result = CliRunner().invoke(cli, ["retrieve", "--repo", str(root), "--use-case", "nope", "x"])
+    assert result.exit_code == 1 and "no use case named 'nope'" in result.output
+
+
+def test_retrieve_before_build_says_what_to_do(tmp_path: Path) -> None:
+    root = make_shop(tmp_path / "repo")
+    result = CliRunner().invoke(cli, ["retrieve", "--repo", str(root), "anything"])
+    assert result.exit_code != 0
+    assert "kbc analyze" in result.output or "kbc build" in result.output
+    assert os.environ.get("KBC_CHROMA_URL", "") == ""

@@ -1,0 +1,97 @@
+"""The index through a Chroma server (`chroma run` on loopback) when KBC_CHROMA_URL is set."""
+
+import json
+import shutil
+import socket
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from helpers import git, write_tree
+
+from kbc.cli.main import cli
+
+# Chroma's HTTP client keeps pooled connections open until garbage collection; they are
+# its own, and closing them is not ours to do.
+pytestmark = [pytest.mark.filterwarnings("ignore::ResourceWarning"),
+              pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def chroma_url(tmp_path: Path) -> Iterator[str]:
+    executable = shutil.which("chroma")
+    assert executable, "the chroma command comes with chromadb"
+    port = free_port()
+    log = (tmp_path / "chroma.log").open("w")
+    server = subprocess.Popen([executable, "run", "--path", str(tmp_path / "server-data"),
+                               "--host", "127.0.0.1", "--port", str(port)],
+                              stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=2):
+                    break
+            except OSError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise AssertionError((tmp_path / "chroma.log").read_text()) from None
+                time.sleep(0.3)
+        yield url
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        log.close()
+
+
+def test_build_and_retrieve_through_a_chroma_server(tmp_path: Path, chroma_url: str,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    write_tree(root, {
+        "calc/__init__.py": "",
+        "calc/ops.py": 'def divide(a, b):\n    """Divide, refusing zero."""\n    if b == 0:\n'
+                       '        raise ZeroDivisionError("b is zero")\n    return a / b\n',
+        "calc/text.py": "def shout(s):\n    return s.upper()\n",
+    })
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "calc")
+    monkeypatch.setenv("KBC_CHROMA_URL", chroma_url)
+    runner = CliRunner()
+    built = runner.invoke(cli, ["build", str(root), "--format", "json", "--workers", "1"])
+    assert built.exit_code == 0, built.output
+    index = json.loads(built.output)["index"]
+    assert index["retrieval"] == "hybrid" and index["embedded"] == index["units"] > 0
+    assert not (root / ".kbc" / "index" / "chroma").exists()
+
+    import chromadb
+
+    host, port = chroma_url.rsplit(":", 1)
+    client = chromadb.HttpClient(host=host.split("//")[1], port=int(port))
+    (collection,) = client.list_collections()
+    assert collection.count() == index["units"]
+
+    found = runner.invoke(cli, ["retrieve", "--repo", str(root), "--format", "json", "--budget", "500",
+                                "division by zero is refused"])
+    assert found.exit_code == 0, found.output
+    data = json.loads(found.output)
+    assert data["retrieval"] == "hybrid"
+    assert data["items"][0]["path"] == "calc/ops.py"
+    del client, collection
+    import gc
+
+    from chromadb.api.client import SharedSystemClient
+
+    SharedSystemClient.clear_system_cache()
+    gc.collect()

@@ -1,0 +1,52 @@
+"""Redaction: planted credentials of every common kind never survive."""
+
+from pathlib import Path
+
+import pytest
+
+from kbc.analyzers.secrets import MARK, redact
+
+FAKES = {
+    "aws_key": 'AWS_ACCESS_KEY_ID = "AKIAIOSFODNN7EXAMPLE"\n',
+    "aws_secret": 'aws_secret_access_key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"\n',
+    "github": 'GITHUB_TOKEN = "ghp_R8vKq2LmZt5Yx9Wn3Hb7Jc1Pd4Fs6Ga0Eu2Q"\n',
+    "slack": 'HOOK = "https://hooks.slack.com/services/T0A1B2C3D/B4E5F6G7H/abcdefghijklmnopqrstuvwx"\n',
+}
+SECRET_VALUES = [
+    "AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "ghp_R8vKq2LmZt5Yx9Wn3Hb7Jc1Pd4Fs6Ga0Eu2Q", "T0A1B2C3D/B4E5F6G7H/abcdefghijklmnopqrstuvwx",
+]
+PEM = (
+    'KEY = """\n-----BEGIN RSA PRIVATE KEY-----\n'
+    "MIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM9Oi2pQ8c9JQw7cPnvcR3zMKE2oKJ\n"
+    "b2FkamZsa2RqZmxrc2RqZmxrc2RqZmxrc2RqZmxrc2RqZmxrc2RqZmxrc2Rq\n"
+    '-----END RSA PRIVATE KEY-----\n"""\n'
+)
+
+
+@pytest.mark.parametrize("name", sorted(FAKES))
+def test_planted_credentials_in_code_are_redacted(name: str) -> None:
+    result = redact("settings.py", "import os\n" + FAKES[name] + "DEBUG = True\n")
+    assert MARK in result.text
+    assert not any(value in result.text for value in SECRET_VALUES)
+    assert result.text.count("\n") == 3 and "DEBUG = True" in result.text
+    assert [line for line, _ in result.findings] == [2]
+
+
+def test_a_private_key_block_is_redacted_header_to_footer() -> None:
+    result = redact("keys.py", PEM)
+    lines = result.text.split("\n")
+    assert lines[0] == 'KEY = """' and lines[5] == '"""'
+    assert lines[1:5] == [MARK] * 4
+
+
+def test_dotenv_lines_are_redacted_through_the_config_reader(tmp_path: Path) -> None:
+    env = tmp_path / ".env"
+    env.write_text("DATABASE_PASSWORD=hunter2isnotgood\nDEBUG=true\n")
+    result = redact(str(env), env.read_text(), "text")
+    assert result.text == f"DATABASE_PASSWORD={MARK}\nDEBUG=true\n"
+
+
+def test_ordinary_code_is_left_alone() -> None:
+    source = "def add(first_number, second_number):\n    return first_number + second_number\n"
+    assert redact("m.py", source).text == source

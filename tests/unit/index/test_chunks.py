@@ -1,0 +1,71 @@
+"""Chunking: line windows with overlap, Markdown snapped to headings, stable ids."""
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kbc.index.chunks import chunk_text, is_test_path, markdown_sections, split_lines, windows
+
+
+@given(st.integers(1, 2000), st.integers(2, 120), st.data())
+def test_windows_cover_every_line_hold_the_overlap_and_never_exceed_the_size(
+        lines: int, size: int, data: st.DataObject) -> None:
+    overlap = data.draw(st.integers(0, size - 1))
+    spans = list(windows(1, lines, size, overlap))
+    covered = set()
+    for start, end in spans:
+        assert 1 <= start <= end <= lines
+        assert end - start + 1 <= size
+        covered.update(range(start, end + 1))
+    assert covered == set(range(1, lines + 1))
+    for (s1, e1), (s2, _) in zip(spans, spans[1:], strict=False):
+        assert s2 == s1 + size - overlap  # every neighbour shares exactly `overlap` lines
+        assert e1 - s2 + 1 == overlap
+
+
+@given(st.lists(st.sampled_from(["x = 1", "", "# Title", "## Sub", "```", "text", "### Deep"]),
+                min_size=1, max_size=300), st.integers(3, 40))
+def test_markdown_chunks_cover_every_line_and_respect_the_size(lines: list[str], size: int) -> None:
+    text = "\n".join(lines) + "\n"
+    chunks = chunk_text("doc.md", text, "markdown", size=size, overlap=1)
+    covered = set()
+    for chunk in chunks:
+        assert chunk.end_line - chunk.start_line + 1 <= size
+        covered.update(range(chunk.start_line, chunk.end_line + 1))
+        assert chunk.text == "".join(split_lines(text)[chunk.start_line - 1:chunk.end_line])
+    assert covered == set(range(1, len(lines) + 1))
+
+
+def test_markdown_windows_start_at_headings_and_carry_the_breadcrumb() -> None:
+    text = "# Guide\nintro\n## Install\nstep\n### Linux\napt\n```\n# not a heading\n```\n## Use\nrun\n"
+    sections = markdown_sections(split_lines(text))
+    assert [(s.start, s.breadcrumb) for s in sections] == [
+        (1, "Guide"), (3, "Guide > Install"), (5, "Guide > Install > Linux"), (10, "Guide > Use")]
+    chunks = chunk_text("guide.md", text, "markdown", size=4, overlap=1)
+    assert [(c.start_line, c.end_line, c.heading) for c in chunks] == [
+        (1, 4, "Guide"), (5, 8, "Guide > Install > Linux"), (8, 9, "Guide > Install > Linux"),
+        (10, 11, "Guide > Use")]
+    assert all(c.kind == "doc" for c in chunks)
+
+
+def test_ids_are_stable_and_change_with_content_or_window() -> None:
+    first = chunk_text("a.py", "x = 1\ny = 2\n", "python", size=60, overlap=12)
+    again = chunk_text("a.py", "x = 1\ny = 2\n", "python", size=60, overlap=12)
+    edited = chunk_text("a.py", "x = 1\ny = 3\n", "python", size=60, overlap=12)
+    moved = chunk_text("b.py", "x = 1\ny = 2\n", "python", size=60, overlap=12)
+    assert first[0].id == again[0].id
+    assert len({first[0].id, edited[0].id, moved[0].id}) == 3
+
+
+def test_chunks_know_their_symbols_module_and_test_status() -> None:
+    text = "".join(f"line {i}\n" for i in range(1, 101))
+    chunks = chunk_text("tests/test_a.py", text, "python", size=60, overlap=12, module="tests.test_a",
+                        symbols=[("tests.test_a.f", 5, 9), ("tests.test_a.g", 55, 70)])
+    assert [(c.start_line, c.end_line, c.symbols) for c in chunks] == [
+        (1, 60, ("tests.test_a.f", "tests.test_a.g")), (49, 100, ("tests.test_a.g",))]
+    assert all(c.is_test and c.module == "tests.test_a" for c in chunks)
+    assert not is_test_path("src/latest.py") and is_test_path("pkg/conftest.py")
+
+
+def test_lines_split_on_newlines_only() -> None:
+    assert split_lines("a\x0cb\nc\r\nd") == ["a\x0cb\n", "c\r\n", "d"]
+    assert chunk_text("e.py", "", "python", size=60, overlap=12) == []
