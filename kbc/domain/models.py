@@ -219,7 +219,7 @@ class Chunk:
     heading: str = ""  # Markdown: the heading breadcrumb of the window's first line
     module: str = ""
     symbols: tuple[str, ...] = ()  # qualified names defined in the window
-    is_test: bool = False
+    role: str = "source"  # source | test | doc | config | example | vendored (see kbc.index.chunks)
 
 
 @dataclass(frozen=True, slots=True)

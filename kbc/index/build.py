@@ -25,7 +25,7 @@ from kbc.index.lexical import FileRecord, LexicalIndex
 from kbc.index.units import unit_metadata, units_of
 from kbc.index.vectors import VectorStore
 
-CHUNKER_VERSION = "1"
+CHUNKER_VERSION = "2"
 POOL_MIN_FILES = 64
 EMBED_BATCH = 256  # units handed to the embedder per call (it batches 32 inside)
 

@@ -19,6 +19,11 @@ DOC_LANGUAGES = frozenset({"markdown", "rst", "text"})
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _TEST_PARTS = frozenset({"test", "tests", "testing"})
+_VENDOR_PARTS = frozenset({"vendor", "vendored", "_vendor", "third_party", "thirdparty", "extern",
+                           "externals"})
+_EXAMPLE_TOPS = frozenset({"examples", "example", "demo", "demos", "samples", "doc", "docs"})
+CONFIG_LANGUAGES = frozenset({"toml", "yaml", "ini", "json"})
+ROLES = ("source", "test", "doc", "config", "example", "vendored")
 
 
 def chunk_id(path: str, start: int, end: int, text: str) -> str:
@@ -36,6 +41,24 @@ def is_test_path(path: str) -> bool:
     name = posixpath.splitext(parts[-1])[0]
     return (bool(_TEST_PARTS & set(parts[:-1])) or name.startswith("test_")
             or name.endswith("_test") or name == "conftest")
+
+
+def role_of(path: str, language: str) -> str:
+    """What a file is to a developer: the code to change, or its tests, docs, config,
+    examples, or third-party code vendored into the repository."""
+    parts = path.split("/")
+    directories = parts[:-1]
+    if _VENDOR_PARTS & set(directories) or "packages" in directories[1:]:
+        return "vendored"
+    if is_test_path(path):
+        return "test"
+    if language in DOC_LANGUAGES:
+        return "doc"
+    if language in CONFIG_LANGUAGES or (directories and directories[0] == ".github"):
+        return "config"
+    if directories and directories[0] in _EXAMPLE_TOPS:
+        return "example"
+    return "source"
 
 
 def windows(first: int, last: int, size: int, overlap: int) -> Iterator[tuple[int, int]]:
@@ -124,11 +147,11 @@ def chunk_text(path: str, text: str, language: str, *, size: int, overlap: int,
     else:
         spans = [(s, e, "") for s, e in windows(1, len(lines), size, overlap)]
     kind = kind_of(language)
-    test = is_test_path(path)
+    role = role_of(path, language)
     chunks = []
     for start, end, heading in spans:
         body = "".join(lines[start - 1:end])
         defined = tuple(q for q, s, _ in symbols if start <= s <= end)
         chunks.append(Chunk(chunk_id(path, start, end, body), path, start, end, kind, language,
-                            body, heading, module, defined, test))
+                            body, heading, module, defined, role))
     return chunks

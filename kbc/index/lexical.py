@@ -22,7 +22,7 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS chunks (
     rid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, path TEXT NOT NULL,
     start_line INTEGER, end_line INTEGER,
-    kind TEXT, language TEXT, heading TEXT, module TEXT, symbols TEXT, is_test INTEGER,
+    kind TEXT, language TEXT, heading TEXT, module TEXT, symbols TEXT, role TEXT,
     text TEXT);
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
@@ -32,7 +32,7 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 """
 # bm25() column weights: path, symbols, body.
 WEIGHTS = (2.0, 3.0, 1.0)
-COLUMNS = "id, path, start_line, end_line, kind, language, heading, module, symbols, is_test, text"
+COLUMNS = "id, path, start_line, end_line, kind, language, heading, module, symbols, role, text"
 MAX_QUERY_TERMS = 256
 
 
@@ -46,14 +46,14 @@ class FileRecord:
 
 def _row(chunk: Chunk) -> tuple[object, ...]:
     return (chunk.id, chunk.path, chunk.start_line, chunk.end_line, chunk.kind, chunk.language,
-            chunk.heading, chunk.module, json.dumps(list(chunk.symbols)), int(chunk.is_test),
+            chunk.heading, chunk.module, json.dumps(list(chunk.symbols)), chunk.role,
             chunk.text)
 
 
 def _chunk(row: Sequence[Any]) -> Chunk:
-    (cid, path, start, end, kind, language, heading, module, symbols, is_test, text) = row
+    (cid, path, start, end, kind, language, heading, module, symbols, role, text) = row
     return Chunk(cid, path, start, end, kind, language, text, heading, module,
-                 tuple(json.loads(symbols)), bool(is_test))
+                 tuple(json.loads(symbols)), role)
 
 
 def match_expression(query: str) -> str:

@@ -60,7 +60,7 @@ def unit_metadata(unit: EmbedUnit, chunk: Chunk) -> dict[str, str | int | bool]:
     return {
         "chunk_id": chunk.id, "path": chunk.path, "start_line": unit.start_line,
         "end_line": unit.end_line, "kind": chunk.kind, "module": chunk.module,
-        "symbols": " ".join(chunk.symbols), "is_test": chunk.is_test,
+        "symbols": " ".join(chunk.symbols), "role": chunk.role,
     }
 
 

@@ -106,7 +106,7 @@ def _register() -> None:
     if not _registered:
         from chromadb.utils.embedding_functions import register_embedding_function
 
-        register_embedding_function(KbcEmbeddingFunction)
+        register_embedding_function(KbcEmbeddingFunction)  # type: ignore[no-untyped-call]
         _registered = True
 
 

@@ -21,14 +21,17 @@ class Profile:
     tests: float
     docs: float
     views: float
+    config: float
+    examples: float
+    vendored: float
     graph: float
 
-    def weight(self, kind: str, is_test: bool) -> float:
-        if kind == "doc":
-            return self.docs
+    def weight(self, kind: str, role: str) -> float:
+        """How much a chunk of this kind and role weighs (see kbc.index.chunks.role_of)."""
         if kind == "view":
             return self.views
-        return self.tests if is_test else self.code
+        return {"test": self.tests, "doc": self.docs, "config": self.config,
+                "example": self.examples, "vendored": self.vendored}.get(role, self.code)
 
 
 _NUMBERS = {f.name for f in fields(Profile)} - {"name", "description"}

@@ -6,7 +6,6 @@ import hashlib
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from kbc.domain.models import Chunk, GraphFacts
@@ -26,11 +25,28 @@ def rrf(rankings: Iterable[Sequence[str]], k: int = RRF_K) -> dict[str, float]:
     return dict(fused)
 
 
-@dataclass(frozen=True, slots=True)
 class FileGraph:
-    """Files linked by imports and calls, for query-personalised PageRank."""
+    """Files linked by imports and calls, for query-personalised PageRank.
 
-    graph: Any  # networkx.Graph
+    The graph is built with networkx once; its transition matrix is kept as a
+    scipy sparse matrix so each query's personalised PageRank is a few sparse
+    products, not a rebuild of the graph.
+    """
+
+    def __init__(self, graph: Any) -> None:
+        import networkx as nx
+
+        self.graph = graph
+        self.nodes: list[str] = sorted(graph)
+        self.index = {node: i for i, node in enumerate(self.nodes)}
+        matrix = nx.to_scipy_sparse_array(graph, nodelist=self.nodes, weight="weight", format="csr")
+        out_weight = matrix.sum(axis=1)
+        self.dangling = out_weight == 0
+        scale = [1.0 / w if w else 0.0 for w in out_weight]
+        import scipy.sparse
+
+        # column-stochastic: transition[j, i] = weight(i -> j) / out_weight(i)
+        self.transition = (scipy.sparse.diags(scale) @ matrix).T.tocsr()
 
     @classmethod
     def from_facts(cls, graph: GraphFacts, module_paths: Mapping[str, str],
@@ -41,26 +57,40 @@ class FileGraph:
         for edge in graph.import_edges:
             a, b = module_paths.get(edge.source), module_paths.get(edge.target)
             if a and b and a != b:
-                weights[tuple(sorted((a, b)))] += 1.0  # type: ignore[index]
+                weights[(min(a, b), max(a, b))] += 1.0
         for edge in graph.call_edges:
             a, b = edge.path, symbol_paths.get(edge.target)
             if a and b and a != b:
-                weights[tuple(sorted((a, b)))] += 0.5 * len(edge.lines)  # type: ignore[index]
+                weights[(min(a, b), max(a, b))] += 0.5 * len(edge.lines)
         files = nx.Graph()
         files.add_nodes_from(sorted(set(module_paths.values())))
         files.add_weighted_edges_from((a, b, w) for (a, b), w in sorted(weights.items()))
         return cls(files)
 
-    def personalised(self, seeds: Mapping[str, float]) -> dict[str, float]:
+    def personalised(self, seeds: Mapping[str, float], alpha: float = 0.85,
+                     tolerance: float = 1e-8, max_iterations: int = 100) -> dict[str, float]:
         """PageRank personalised on ``seeds`` (path -> weight), scaled so the top is 1."""
-        import networkx as nx
+        import numpy as np
 
-        present = {p: w for p, w in seeds.items() if p in self.graph and w > 0}
+        present = {self.index[p]: w for p, w in seeds.items() if p in self.index and w > 0}
         if not present or self.graph.number_of_edges() == 0:
             return {}
-        ranks = nx.pagerank(self.graph, alpha=0.85, personalization=present, weight="weight")
-        top = max(ranks.values())
-        return {p: r / top for p, r in ranks.items() if r > 0} if top > 0 else {}
+        teleport = np.zeros(len(self.nodes))
+        for i, weight in present.items():
+            teleport[i] = weight
+        teleport /= teleport.sum()
+        rank = teleport.copy()
+        for _ in range(max_iterations):
+            dangling_mass = rank[self.dangling].sum()
+            updated = alpha * (self.transition @ rank + dangling_mass * teleport) + (1 - alpha) * teleport
+            converged = np.abs(updated - rank).sum() < tolerance
+            rank = updated
+            if converged:
+                break
+        top = rank.max()
+        if top <= 0:
+            return {}
+        return {self.nodes[i]: float(r / top) for i, r in enumerate(rank) if r > 0}
 
 
 def fingerprint_text(text: str) -> str:
@@ -76,7 +106,7 @@ def rank(
 ) -> list[tuple[str, float]]:
     """Chunk ids with final scores, best first; deterministic (ties by id)."""
     fused = rrf([list(lexical), list(vector)])
-    scored = {cid: score * profile.weight(chunks[cid].kind, chunks[cid].is_test)
+    scored = {cid: score * profile.weight(chunks[cid].kind, chunks[cid].role)
               for cid, score in fused.items() if cid in chunks}
     if files is not None and profile.graph > 0 and scored:
         seeds: dict[str, float] = defaultdict(float)

@@ -3,7 +3,14 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kbc.index.chunks import chunk_text, is_test_path, markdown_sections, split_lines, windows
+from kbc.index.chunks import (
+    chunk_text,
+    is_test_path,
+    markdown_sections,
+    role_of,
+    split_lines,
+    windows,
+)
 
 
 @given(st.integers(1, 2000), st.integers(2, 120), st.data())
@@ -62,8 +69,18 @@ def test_chunks_know_their_symbols_module_and_test_status() -> None:
                         symbols=[("tests.test_a.f", 5, 9), ("tests.test_a.g", 55, 70)])
     assert [(c.start_line, c.end_line, c.symbols) for c in chunks] == [
         (1, 60, ("tests.test_a.f", "tests.test_a.g")), (49, 100, ("tests.test_a.g",))]
-    assert all(c.is_test and c.module == "tests.test_a" for c in chunks)
+    assert all(c.role == "test" and c.module == "tests.test_a" for c in chunks)
     assert not is_test_path("src/latest.py") and is_test_path("pkg/conftest.py")
+
+
+def test_roles_tell_code_to_change_from_tests_docs_config_examples_and_vendored_code() -> None:
+    assert [role_of(p, lang) for p, lang in [
+        ("src/app/core.py", "python"), ("tests/test_core.py", "python"), ("README.md", "markdown"),
+        ("pyproject.toml", "toml"), (".github/workflows/ci.yml", "yaml"), ("docs/conf.py", "python"),
+        ("examples/demo.py", "python"), ("requests/packages/urllib3/util.py", "python"),
+        ("pip/_vendor/rich/text.py", "python"), ("packages/web/app.py", "python"),
+    ]] == ["source", "test", "doc", "config", "config", "example", "example", "vendored", "vendored",
+           "source"]
 
 
 def test_lines_split_on_newlines_only() -> None:

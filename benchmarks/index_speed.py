@@ -1,0 +1,149 @@
+"""The embedding pass against raw fastembed, and retrieve latency, in one run.
+
+    python benchmarks/index_speed.py --repo PATH [--store DIR] [--units 600] [--queries 40]
+        [--update-results]
+
+1. Embedding pass: kbc's vector sync (units from the chunk table, embedding,
+   Chroma upserts with metadata) into a fresh collection, against fastembed's
+   ``TextEmbedding.embed`` alone on the very same unit texts with the same
+   batch size. Interleaved, best of ``--repeat``.
+2. ``kbc retrieve`` latency: warm (one process, the retriever opened once)
+   p50 and p95 over queries made from the repository's own docstrings, and
+   cold (a new ``kbc retrieve`` process each time) median.
+
+The repository must have been built (``kbc build``) with embeddings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import date
+from pathlib import Path
+
+from kbc.domain.settings import Settings
+from kbc.index.build import _sync_vectors
+from kbc.index.embed import BATCH_SIZE, load_embedder, model_name
+from kbc.index.lexical import LexicalIndex
+from kbc.index.units import units_of
+from kbc.index.vectors import open_vector_store
+from kbc.services.analyze import store_path
+from kbc.services.retrieve import open_retriever, profile_named
+
+RESULTS = Path(__file__).with_name("RESULTS.md")
+START, END = "<!-- index-speed:start -->", "<!-- index-speed:end -->"
+
+
+class _Subset(LexicalIndex):
+    """The chunk table limited to the chunks whose units are measured."""
+
+    def __init__(self, path: Path, keep: set[str]) -> None:
+        super().__init__(path)
+        self._keep = keep
+
+    def all_chunks(self):  # type: ignore[no-untyped-def]
+        return [c for c in super().all_chunks() if c.id in self._keep]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repo", type=Path, required=True)
+    parser.add_argument("--store", type=Path)
+    parser.add_argument("--units", type=int, default=600)
+    parser.add_argument("--queries", type=int, default=40)
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--update-results", action="store_true")
+    args = parser.parse_args()
+    repo = args.repo.resolve()
+    store = store_path(repo, Settings(), args.store)
+    embedder = load_embedder(model_name())
+    lexical = LexicalIndex(store / "index" / "lexical.sqlite")
+    chunks = lexical.all_chunks()
+    lexical.close()
+    rng = random.Random(7)
+    rng.shuffle(chunks)
+    picked, count = [], 0
+    for chunk in chunks:
+        units = units_of([chunk], embedder.model_id)
+        picked.append(chunk)
+        count += len(units)
+        if count >= args.units:
+            break
+    keep = {c.id for c in picked}
+    texts = [u.text for u in units_of(picked, embedder.model_id)]
+    raw_model = embedder.model  # type: ignore[attr-defined]
+
+    kbc_times, raw_times = [], []
+    for _ in range(args.repeat):
+        start = time.perf_counter()
+        list(raw_model.embed(texts, batch_size=BATCH_SIZE))
+        raw_times.append(time.perf_counter() - start)
+        with tempfile.TemporaryDirectory() as tmp:
+            vectors = open_vector_store(Path(tmp), f"bench-{time.monotonic_ns()}", embedder)
+            subset = _Subset(store / "index" / "lexical.sqlite", keep)
+            start = time.perf_counter()
+            _sync_vectors(subset, embedder, vectors, None)
+            kbc_times.append(time.perf_counter() - start)
+            subset.close()
+    ratio = min(kbc_times) / min(raw_times)
+
+    retriever = open_retriever(repo, Settings(), args.store)
+    profile = profile_named(repo, "implementation")
+    docs = [re.sub(r"\s+", " ", c.text)[:200] for c in chunks if '"""' in c.text][: args.queries * 3]
+    rng.shuffle(docs)
+    queries = docs[: args.queries] or ["where is the configuration loaded"]
+    retriever.retrieve(queries[0], profile)  # load the model and caches
+    warm = []
+    for query in queries:
+        start = time.perf_counter()
+        retriever.retrieve(query, profile)
+        warm.append((time.perf_counter() - start) * 1000)
+    retriever.close()
+    warm.sort()
+    p50, p95 = statistics.median(warm), warm[int(0.95 * (len(warm) - 1))]
+    kbc = shutil.which("kbc") or "kbc"
+    cold = []
+    for query in queries[:5]:
+        command = [kbc, "retrieve", "--repo", str(repo), query]
+        if args.store:
+            command[3:3] = ["--store", str(args.store)]
+        start = time.perf_counter()
+        subprocess.run(command, check=True, capture_output=True)
+        cold.append(time.perf_counter() - start)
+
+    text = "\n".join([
+        f"Repository: {repo.name}, {len(chunks)} chunks; {len(texts)} units embedded per run; "
+        f"batch {BATCH_SIZE}; best of {args.repeat}, interleaved. Date: {date.today().isoformat()}.",
+        "",
+        "| measure | value |",
+        "| --- | ---: |",
+        f"| raw fastembed `embed` on the units | {min(raw_times):.2f} s ({len(texts) / min(raw_times):.1f} units/s) |",
+        f"| kbc embedding pass (units, embed, Chroma upsert) | {min(kbc_times):.2f} s |",
+        f"| **ratio kbc / raw** | **{ratio:.3f}×** (target ≤ 1.1×) |",
+        f"| warm `retrieve` p50 / p95 ({len(warm)} queries, implementation profile) | "
+        f"{p50:.1f} ms / {p95:.1f} ms |",
+        f"| cold `kbc retrieve` process, median of {len(cold)} | {statistics.median(cold):.2f} s |",
+    ])
+    print(text)
+    if args.update_results:
+        block = f"{START}\n{text}\n\nCommand: `python benchmarks/index_speed.py --repo PATH --update-results`\n{END}"
+        current = RESULTS.read_text()
+        if START in current:
+            current = re.sub(re.escape(START) + ".*?" + re.escape(END), lambda _m: block, current,
+                             flags=re.DOTALL)
+        else:
+            current = (current.rstrip("\n") + "\n\n## Embedding pass and retrieve latency "
+                       "(`benchmarks/index_speed.py`)\n\n" + block + "\n")
+        RESULTS.write_text(current)
+        print(f"wrote {RESULTS}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

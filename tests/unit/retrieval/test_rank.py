@@ -1,0 +1,51 @@
+"""Ranking: profile weights, the graph lift, duplicates dropped, determinism."""
+
+import networkx as nx
+import pytest
+
+from kbc.domain.models import Chunk
+from kbc.retrieval.profiles import load_profiles
+from kbc.retrieval.rank import FileGraph, rank
+
+PROFILE = load_profiles()["implementation"]
+
+
+def chunk(cid: str, path: str, text: str, kind: str = "code", role: str = "source") -> Chunk:
+    return Chunk(cid, path, 1, 10, kind, "python", text, role=role)  # type: ignore[arg-type]
+
+
+def test_personalised_pagerank_matches_networkx() -> None:
+    graph = nx.Graph()
+    graph.add_weighted_edges_from([("a", "b", 1.0), ("b", "c", 2.0), ("c", "d", 1.0), ("e", "f", 1.0)])
+    graph.add_node("lonely")
+    ours = FileGraph(graph).personalised({"a": 2.0, "d": 1.0})
+    reference = nx.pagerank(graph, personalization={"a": 2.0, "d": 1.0}, weight="weight")
+    top = max(reference.values())
+    for node, value in reference.items():
+        assert ours.get(node, 0.0) == pytest.approx(value / top, abs=1e-4)  # networkx stops at tol 1e-6 per node
+
+
+def test_tests_and_docs_weigh_less_than_code_for_implementation() -> None:
+    chunks = {"t": chunk("t", "tests/test_x.py", "a", role="test"),
+              "d": chunk("d", "x.md", "b", "doc", role="doc"),
+              "c": chunk("c", "x.py", "c")}
+    ranked = rank(["t", "d", "c"], ["t", "d", "c"], chunks, PROFILE, None)
+    assert [cid for cid, _ in ranked] == ["c", "t", "d"]
+
+
+def test_the_graph_lifts_neighbours_of_the_best_hits() -> None:
+    graph = nx.Graph()
+    graph.add_weighted_edges_from([("core.py", "helper.py", 3.0)])
+    graph.add_nodes_from(["other.py"])
+    chunks = {"core": chunk("core", "core.py", "x"), "other": chunk("other", "other.py", "y"),
+              "helper": chunk("helper", "helper.py", "z")}
+    without = [cid for cid, _ in rank(["core", "other", "helper"], [], chunks, PROFILE, None)]
+    lifted = [cid for cid, _ in rank(["core", "other", "helper"], [], chunks, PROFILE, FileGraph(graph))]
+    assert without == ["core", "other", "helper"]
+    assert lifted == ["core", "helper", "other"]
+
+
+def test_duplicate_text_keeps_only_the_better_chunk() -> None:
+    chunks = {"a": chunk("a", "vendor/x.py", "def f():\n    return 1\n"),
+              "b": chunk("b", "x.py", "def f():  \n    return 1")}
+    assert [cid for cid, _ in rank(["a", "b"], [], chunks, PROFILE, None)] == ["a"]
