@@ -172,7 +172,8 @@ def _sync_vectors(lexical: LexicalIndex, embedder: Embedder, vectors: VectorStor
     extra = sorted(present - wanted)
     if extra:
         vectors.delete(extra)
-    missing = [u for u in units if u.id not in present]
+    # Similar lengths batched together pad less: the model's cost follows the longest input.
+    missing = sorted((u for u in units if u.id not in present), key=lambda u: (len(u.text), u.id))
     for start in range(0, len(missing), EMBED_BATCH):
         batch = missing[start:start + EMBED_BATCH]
         vectors.add([u.id for u in batch], embedder.embed([u.text for u in batch]),
