@@ -22,10 +22,8 @@ import argparse
 import ast
 import os
 import platform
-import re
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 from datetime import date
@@ -33,12 +31,10 @@ from importlib.metadata import version
 from pathlib import Path
 
 import libcst
+from results_file import update_section
 
 from kbc.domain.settings import Settings
 from kbc.services.analyze import analyze_repository
-
-RESULTS = Path(__file__).with_name("RESULTS.md")
-START, END = "<!-- analyze:start -->", "<!-- analyze:end -->"
 
 
 def default_corpus(work: Path) -> Path:
@@ -62,7 +58,7 @@ def main() -> None:
     parser.add_argument("--source", type=Path, help="a repository or folder of Python code")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--update-results", action="store_true",
-                        help=f"write the table into {RESULTS.name}")
+                        help="write the table into RESULTS.md")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="kbc-bench-") as tmp:
@@ -126,15 +122,8 @@ def main() -> None:
     text = "\n".join(table)
     print(text)
     if args.update_results:
-        block = f"{START}\n{text}\n\nCommand: `python benchmarks/analyze.py --update-results`\n{END}"
-        current = RESULTS.read_text() if RESULTS.exists() else "# Benchmark results\n"
-        if START in current:
-            current = re.sub(re.escape(START) + ".*?" + re.escape(END), lambda _m: block, current,
-                             flags=re.DOTALL)
-        else:
-            current = current.rstrip("\n") + "\n\n## Facts pass (`benchmarks/analyze.py`)\n\n" + block + "\n"
-        RESULTS.write_text(current)
-        print(f"\nwrote {RESULTS}", file=sys.stderr)
+        update_section("analyze", "Facts pass (`benchmarks/analyze.py`)", text,
+                       "python benchmarks/analyze.py --update-results")
 
 
 if __name__ == "__main__":

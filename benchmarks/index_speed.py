@@ -22,11 +22,12 @@ import re
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from datetime import date
 from pathlib import Path
+
+from results_file import update_section
 
 from kbc.domain.settings import Settings
 from kbc.index.build import _sync_vectors
@@ -36,9 +37,6 @@ from kbc.index.units import units_of
 from kbc.index.vectors import open_vector_store
 from kbc.services.analyze import store_path
 from kbc.services.retrieve import open_retriever, profile_named
-
-RESULTS = Path(__file__).with_name("RESULTS.md")
-START, END = "<!-- index-speed:start -->", "<!-- index-speed:end -->"
 
 
 class _Subset(LexicalIndex):
@@ -124,7 +122,8 @@ def main() -> None:
         "",
         "| measure | value |",
         "| --- | ---: |",
-        f"| raw fastembed `embed` on the units | {min(raw_times):.2f} s ({len(texts) / min(raw_times):.1f} units/s) |",
+        f"| raw fastembed `embed` on the units | {min(raw_times):.2f} s "
+        f"({len(texts) / min(raw_times):.1f} units/s) |",
         f"| kbc embedding pass (units, embed, Chroma upsert) | {min(kbc_times):.2f} s |",
         f"| **ratio kbc / raw** | **{ratio:.3f}×** (target ≤ 1.1×) |",
         f"| warm `retrieve` p50 / p95 ({len(warm)} queries, implementation profile) | "
@@ -133,16 +132,8 @@ def main() -> None:
     ])
     print(text)
     if args.update_results:
-        block = f"{START}\n{text}\n\nCommand: `python benchmarks/index_speed.py --repo PATH --update-results`\n{END}"
-        current = RESULTS.read_text()
-        if START in current:
-            current = re.sub(re.escape(START) + ".*?" + re.escape(END), lambda _m: block, current,
-                             flags=re.DOTALL)
-        else:
-            current = (current.rstrip("\n") + "\n\n## Embedding pass and retrieve latency "
-                       "(`benchmarks/index_speed.py`)\n\n" + block + "\n")
-        RESULTS.write_text(current)
-        print(f"wrote {RESULTS}", file=sys.stderr)
+        update_section("index-speed", "Embedding pass and retrieve latency (`benchmarks/index_speed.py`)",
+                       text, "python benchmarks/index_speed.py --repo PATH --update-results")
 
 
 if __name__ == "__main__":

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sqlite3
 import statistics
 import subprocess
@@ -32,6 +31,8 @@ import sys
 import time
 from datetime import date
 from pathlib import Path
+
+from results_file import update_section
 
 from kbc.domain.settings import Settings
 from kbc.index.chunks import split_lines
@@ -43,8 +44,6 @@ from kbc.services.retrieve import open_retriever, profile_named
 
 BUDGETS = (13_000, 27_000)
 KS = (1, 5, 10)
-RESULTS = Path(__file__).with_name("RESULTS.md")
-START, END = "<!-- localization:start -->", "<!-- localization:end -->"
 
 
 def git(*args: str, cwd: Path | None = None) -> str:
@@ -162,7 +161,8 @@ def table(results: list[dict]) -> str:  # type: ignore[type-arg]
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--eval", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "eval" / "swebench-dev")
+    parser.add_argument("--eval", type=Path,
+                        default=Path(__file__).resolve().parents[2] / "shared" / "eval" / "swebench-dev")
     parser.add_argument("--work", type=Path, default=Path("/tmp/kbc-localization"))
     parser.add_argument("--repos", default="", help="comma-separated repository names to run")
     parser.add_argument("--limit", type=int, default=0, help="at most this many instances")
@@ -202,16 +202,9 @@ def main() -> None:
     text = table(results)
     print(text)
     if args.update_results:
-        block = (f"{START}\n{text}\n\nCommand: `MIRROR_ROOT=... python benchmarks/localization.py "
-                 f"--update-results`\n{END}")
-        current = RESULTS.read_text()
-        if START in current:
-            current = re.sub(re.escape(START) + ".*?" + re.escape(END), lambda _m: block, current,
-                             flags=re.DOTALL)
-        else:
-            current = (current.rstrip("\n") + "\n\n## File localization on the SWE-bench development "
-                       "split (`benchmarks/localization.py`)\n\n" + block + "\n")
-        RESULTS.write_text(current)
+        update_section("localization", "File localization on the SWE-bench development split "
+                       "(`benchmarks/localization.py`)", text,
+                       "MIRROR_ROOT=... python benchmarks/localization.py --update-results")
 
 
 if __name__ == "__main__":
