@@ -81,6 +81,20 @@ def _render_summary(summary: AnalyzeSummary) -> str:
     return "\n".join(lines)
 
 
+def _build_options(command: F) -> F:
+    """PATH, --store, --format and --workers: shared by the commands that build."""
+    for option in reversed([
+        click.argument("path", type=click.Path(file_okay=False, path_type=Path), default="."),
+        click.option("--store", "store", type=click.Path(file_okay=False, path_type=Path),
+                     help="Store folder (default: <PATH>/.kbc)."),
+        click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+                     show_default=True, help="Summary format."),
+        click.option("--workers", type=int, help="Worker processes (default: one per CPU)."),
+    ]):
+        command = option(command)
+    return command
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="kbc")
 @click.option("--debug", is_flag=True, help="Show tracebacks instead of short error messages.")
@@ -91,12 +105,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 
 @cli.command()
-@click.argument("path", type=click.Path(file_okay=False, path_type=Path), default=".")
-@click.option("--store", "store", type=click.Path(file_okay=False, path_type=Path),
-              help="Store folder (default: <PATH>/.kbc).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-              show_default=True, help="Summary format.")
-@click.option("--workers", type=int, help="Analysis processes (default: one per CPU).")
+@_build_options
 @click.option("--max-file-bytes", type=int, help="Skip files larger than this.")
 @click.pass_context
 def analyze(ctx: click.Context, path: Path, store: Path | None, fmt: str,
@@ -180,12 +189,7 @@ def _embed_progress(stage: str, done: int, total: int) -> None:
 
 
 @cli.command()
-@click.argument("path", type=click.Path(file_okay=False, path_type=Path), default=".")
-@click.option("--store", "store", type=click.Path(file_okay=False, path_type=Path),
-              help="Store folder (default: <PATH>/.kbc).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-              show_default=True, help="Summary format.")
-@click.option("--workers", type=int, help="Worker processes (default: one per CPU).")
+@_build_options
 @click.option("--no-llm", is_flag=True, help="Never call an LLM (the passes that would, skip it).")
 @click.pass_context
 def build(ctx: click.Context, path: Path, store: Path | None, fmt: str, workers: int | None,
