@@ -57,8 +57,8 @@ def _configure() -> None:
     from detect_secrets.settings import cache_bust, configure_settings_from_baseline, get_settings
 
     cache_bust()
-    plugins: list[dict[str, str]] = [
-        {"name": str(plugin.__name__)} for plugin in get_mapping_from_secret_type_to_class().values()]
+    classes: list[type] = list(get_mapping_from_secret_type_to_class().values())
+    plugins = [{"name": cls.__name__} for cls in classes]
     configure_settings_from_baseline({"plugins_used": plugins})
     get_settings().disable_filters("detect_secrets.filters.common.is_invalid_file")
     _configured = True
