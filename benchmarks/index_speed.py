@@ -109,9 +109,8 @@ def main() -> None:
     kbc = shutil.which("kbc") or "kbc"
     cold = []
     for query in queries[:5]:
-        command = [kbc, "retrieve", "--repo", str(repo), query]
-        if args.store:
-            command[3:3] = ["--store", str(args.store)]
+        store_args = ["--store", str(args.store)] if args.store else []
+        command = [kbc, "retrieve", "--repo", str(repo), *store_args, "--", query]
         start = time.perf_counter()
         subprocess.run(command, check=True, capture_output=True)
         cold.append(time.perf_counter() - start)

@@ -22,6 +22,7 @@ run resumes where it stopped. ``MIRROR_ROOT`` holds bare mirrors named
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sqlite3
@@ -96,7 +97,8 @@ def recall(found: set[str], gold: set[str]) -> tuple[bool, float]:
     return gold <= found, len(gold & found) / len(gold)
 
 
-def run_instance(row: dict, mirror_root: Path, work: Path) -> dict:  # type: ignore[type-arg]
+def run_instance(row: dict, mirror_root: Path, work: Path,  # type: ignore[type-arg]
+                 overrides: dict[str, float]) -> dict:  # type: ignore[type-arg]
     owner, name = row["repo"].split("/")
     tree = work / name / "tree"
     store = work / name / "store"
@@ -107,7 +109,7 @@ def run_instance(row: dict, mirror_root: Path, work: Path) -> dict:  # type: ign
     build_seconds = time.perf_counter() - started
     gold = set(row["gold_files"])
     query = row["problem_statement"]
-    profile = profile_named(tree, "implementation")
+    profile = dataclasses.replace(profile_named(tree, "implementation"), **overrides)
     retriever = open_retriever(tree, Settings(), store)
     try:
         ranked, chunks = retriever.ranked(query, profile)
@@ -166,8 +168,11 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=Path("/tmp/kbc-localization"))
     parser.add_argument("--repos", default="", help="comma-separated repository names to run")
     parser.add_argument("--limit", type=int, default=0, help="at most this many instances")
+    parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                        help="override a field of the implementation profile (an ablation)")
     parser.add_argument("--update-results", action="store_true")
     args = parser.parse_args()
+    overrides = {k: float(v) for k, v in (item.split("=", 1) for item in args.set)}
     mirror_root = Path(os.environ.get("MIRROR_ROOT", ""))
     if not mirror_root.is_dir():
         sys.exit("set MIRROR_ROOT to the folder holding owner+name/repo mirrors")
@@ -191,7 +196,7 @@ def main() -> None:
     for index, row in enumerate(rows, start=1):
         if row["instance_id"] in done:
             continue
-        result = run_instance(row, mirror_root, args.work)
+        result = run_instance(row, mirror_root, args.work, overrides)
         done[row["instance_id"]] = result
         with log.open("a") as fh:
             fh.write(json.dumps(result) + "\n")

@@ -122,6 +122,7 @@ class ChromaStore:
             embedding_function=KbcEmbeddingFunction(embedder_name, embedder),
             metadata={"hnsw:space": "cosine"},
         )
+        self._count: int | None = None  # cached for queries; writes reset it
 
     def ids(self) -> set[str]:
         found: set[str] = set()
@@ -135,6 +136,7 @@ class ChromaStore:
 
     def add(self, ids: Sequence[str], vectors: Sequence[Sequence[float]],
             metadatas: Sequence[dict[str, Any]], documents: Sequence[str]) -> None:
+        self._count = None
         for start in range(0, len(ids), ADD_BATCH):
             end = start + ADD_BATCH
             self._collection.upsert(ids=list(ids[start:end]),
@@ -143,14 +145,16 @@ class ChromaStore:
                                     documents=list(documents[start:end]))
 
     def delete(self, ids: Sequence[str]) -> None:
+        self._count = None
         for start in range(0, len(ids), ADD_BATCH):
             self._collection.delete(ids=list(ids[start:start + ADD_BATCH]))
 
     def query(self, vector: Sequence[float], limit: int) -> list[VectorHit]:
-        count = self._collection.count()
-        if count == 0:
+        if self._count is None:
+            self._count = self._collection.count()
+        if self._count == 0:
             return []
-        result = self._collection.query(query_embeddings=[list(vector)], n_results=min(limit, count),
+        result = self._collection.query(query_embeddings=[list(vector)], n_results=min(limit, self._count),
                                         include=["metadatas", "distances"])
         return [VectorHit(i, 1.0 - float(d), dict(m or {}))
                 for i, d, m in zip(result["ids"][0], result["distances"][0], result["metadatas"][0],

@@ -9,13 +9,15 @@ not fit, it is cut to fit and marked as truncated.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from kbc.domain.models import Chunk
 from kbc.index.chunks import split_lines
 from kbc.retrieval.tokencount import TokenCounter
 
+MIN_BLOCK_TOKENS = 12  # an attribution line and two fences, with a line of code
+JOIN_SLACK = 2  # tokens a join may add beyond the parts' own counts
 FENCE_LANGUAGES = {"python-stub": "python", "text": "", "ini": "ini"}
 
 
@@ -70,56 +72,64 @@ def _text(header: str, blocks: Sequence[Block]) -> str:
 
 
 def pack(ranked: Sequence[Chunk], dates: Mapping[str, str], budget: int, counter: TokenCounter,
-         header: str) -> Packed:
-    """The best chunks that fit in ``budget`` tokens under ``header``."""
+         header: str, text_tokens: Callable[[Chunk], int] | None = None) -> Packed:
+    """The best chunks that fit in ``budget`` tokens under ``header``.
+
+    Costs are the parts' token counts (``text_tokens`` gives a chunk's own, and
+    a caller may cache it); the whole text is then counted once, and should the
+    joins have cost more than the slack allowed, blocks are dropped from the end
+    until it fits.
+    """
+    size_of = text_tokens or (lambda c: counter.count(c.text))
     if counter.count(header) > budget:
         header = header.splitlines()[0][: max(0, budget)] + "\n"
         while header and counter.count(header) > budget:
             header = header[:-2] + "\n" if len(header) > 1 else ""
     blocks: list[Block] = []
-    taken: list[Chunk] = []
-    costs: list[int] = []
+    taken: list[tuple[Chunk, int, int]] = []  # chunk, its block's index, tokens it added
     used = counter.count(header)
     for chunk in ranked:
-        target = next((b for b in blocks if _touches(b, chunk)), None)
-        if target is not None:
-            before = counter.count(target.render())
-            trial = Block(target.path, target.start, target.end, target.kind, target.language,
-                          target.date, dict(target.lines))
-            trial.add(chunk)
-            cost = counter.count(trial.render()) - before
+        if budget - used < MIN_BLOCK_TOKENS:
+            break
+        index = next((i for i, b in enumerate(blocks) if _touches(b, chunk)), None)
+        if index is not None:
+            target = blocks[index]
+            added = "".join(line for offset, line in enumerate(split_lines(chunk.text))
+                            if chunk.start_line + offset not in target.lines)
+            cost = counter.count(added) + JOIN_SLACK if added else 0
             if used + cost <= budget:
                 target.add(chunk)
                 used += cost
-                taken.append(chunk)
-                costs.append(cost)
+                taken.append((chunk, index, cost))
             continue
         block = Block(chunk.path, chunk.start_line, chunk.end_line, chunk.kind, chunk.language,
                       dates.get(chunk.path, ""))
-        block.add(chunk)
-        cost = counter.count("\n" + block.render())
-        if used + cost <= budget:
-            blocks.append(block)
-            used += cost
-            taken.append(chunk)
-            costs.append(cost)
-        elif not blocks:
+        # The block's cost: its attribution line and fences, plus the chunk's own text
+        # (counted once and cached by the caller), plus slack for merges at the joins.
+        frame = counter.count("\n" + block.render())
+        cost = frame + size_of(chunk) + JOIN_SLACK
+        if used + cost > budget:
+            if blocks:
+                continue
+            block.add(chunk)
             cut = _truncate(block, budget - used, counter)
-            if cut is not None:
-                blocks.append(cut)
-                cost = counter.count("\n" + cut.render())
-                used += cost
-                taken.append(chunk)
-                costs.append(cost)
+            if cut is None:
+                continue
+            block, cost = cut, counter.count("\n" + cut.render())
+        else:
+            block.add(chunk)
+        blocks.append(block)
+        used += cost
+        taken.append((chunk, len(blocks) - 1, cost))
     text = _text(header, blocks)
     tokens = counter.count(text)
     while tokens > budget and blocks:  # counts of parts can differ from the whole's by a merge
         blocks.pop()
-        taken.pop()
-        costs.pop()
+        taken = [t for t in taken if t[1] < len(blocks)]
         text = _text(header, blocks)
         tokens = counter.count(text)
-    return Packed(tuple(taken), tuple(blocks), text, tokens, tuple(costs))
+    return Packed(tuple(c for c, _, _ in taken), tuple(blocks), text, tokens,
+                  tuple(cost for _, _, cost in taken))
 
 
 def _truncate(block: Block, room: int, counter: TokenCounter) -> Block | None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -13,7 +12,6 @@ from kbc.retrieval.profiles import Profile
 
 RRF_K = 60
 SEEDS = 10  # the best fused hits whose graph neighbourhood is lifted
-_SPACE = re.compile(r"\s+")
 
 
 def rrf(rankings: Iterable[Sequence[str]], k: int = RRF_K) -> dict[str, float]:
@@ -68,7 +66,7 @@ class FileGraph:
         return cls(files)
 
     def personalised(self, seeds: Mapping[str, float], alpha: float = 0.85,
-                     tolerance: float = 1e-8, max_iterations: int = 100) -> dict[str, float]:
+                     tolerance: float = 1e-6, max_iterations: int = 100) -> dict[str, float]:
         """PageRank personalised on ``seeds`` (path -> weight), scaled so the top is 1."""
         import numpy as np
 
@@ -94,7 +92,7 @@ class FileGraph:
 
 
 def fingerprint_text(text: str) -> str:
-    return hashlib.sha256(_SPACE.sub(" ", text).strip().encode()).hexdigest()
+    return hashlib.sha256(" ".join(text.split()).encode()).hexdigest()
 
 
 def rank(
