@@ -54,14 +54,37 @@ def _configure() -> None:
     if _configured:
         return
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
-    from detect_secrets.settings import cache_bust, configure_settings_from_baseline, get_settings
+    from detect_secrets.settings import (
+        cache_bust,
+        configure_settings_from_baseline,
+        get_filters,
+        get_settings,
+    )
 
     cache_bust()
     classes: list[type] = list(get_mapping_from_secret_type_to_class().values())
     plugins = [{"name": cls.__name__} for cls in classes]
     configure_settings_from_baseline({"plugins_used": plugins})
-    get_settings().disable_filters("detect_secrets.filters.common.is_invalid_file")
+    settings = get_settings()
+    settings.disable_filters("detect_secrets.filters.common.is_invalid_file",
+                             "detect_secrets.filters.heuristic.is_indirect_reference")
+    settings.filters[f"{__name__}.is_indirect_reference"] = {}
+    get_filters.cache_clear()
     _configured = True
+
+
+# detect-secrets' own is_indirect_reference starts its pattern with ``([^\v=!:]*)\s*``,
+# which may match empty and so changes no answer, but makes each search quadratic in
+# the line's length (milliseconds on a long line, minutes on a changelog). The same
+# test without that prefix:
+_INDIRECT_REFERENCE = re.compile(r"(:=?|[!=]{1,3})\s*([\w.-]+[\[\(][^\v]*[\]\)])")
+
+
+def is_indirect_reference(line: str) -> bool:
+    """``secret = get_secret_key()`` or ``key = request.headers['apikey']``: not a secret."""
+    if len(line) > 1000:
+        return False
+    return bool(_INDIRECT_REFERENCE.search(line))
 
 
 def _scan(path: str, lines: list[tuple[int, str]]) -> list[tuple[int, str, str]]:

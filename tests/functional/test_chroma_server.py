@@ -49,9 +49,23 @@ def chroma_url(tmp_path: Path) -> Iterator[str]:
                 time.sleep(0.3)
         yield url
     finally:
+        _release_chroma_clients()
         server.terminate()
         server.wait(timeout=30)
         log.close()
+
+
+def _release_chroma_clients() -> None:
+    """Drop Chroma's cached clients and collect their pooled sockets now, inside this test."""
+    import gc
+    import warnings
+
+    from chromadb.api.client import SharedSystemClient
+
+    SharedSystemClient.clear_system_cache()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        gc.collect()
 
 
 def test_build_and_retrieve_through_a_chroma_server(tmp_path: Path, chroma_url: str,
@@ -89,9 +103,3 @@ def test_build_and_retrieve_through_a_chroma_server(tmp_path: Path, chroma_url: 
     assert data["retrieval"] == "hybrid"
     assert data["items"][0]["path"] == "calc/ops.py"
     del client, collection
-    import gc
-
-    from chromadb.api.client import SharedSystemClient
-
-    SharedSystemClient.clear_system_cache()
-    gc.collect()

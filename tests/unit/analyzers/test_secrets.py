@@ -3,8 +3,10 @@
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from kbc.analyzers.secrets import MARK, redact
+from kbc.analyzers.secrets import MARK, is_indirect_reference, redact
 
 FAKES = {
     "aws_key": 'AWS_ACCESS_KEY_ID = "AKIAIOSFODNN7EXAMPLE"\n',
@@ -50,3 +52,11 @@ def test_dotenv_lines_are_redacted_through_the_config_reader(tmp_path: Path) -> 
 def test_ordinary_code_is_left_alone() -> None:
     source = "def add(first_number, second_number):\n    return first_number + second_number\n"
     assert redact("m.py", source).text == source
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="ab=:!()[] _.-x1\t\\v", max_size=80))
+def test_the_linear_indirect_reference_filter_answers_as_detect_secrets_does(line: str) -> None:
+    from detect_secrets.filters.heuristic import is_indirect_reference as reference
+
+    assert is_indirect_reference(line) == reference(line)
