@@ -95,6 +95,14 @@ def _build_options(command: F) -> F:
     return command
 
 
+def _reading_options(command: F) -> F:
+    """--repo and --store: shared by the commands that read a built store."""
+    command = click.option("--store", "store", type=click.Path(file_okay=False, path_type=Path),
+                           help="Store folder (default: <repo>/.kbc).")(command)
+    return click.option("--repo", "repo", type=click.Path(file_okay=False, path_type=Path),
+                        default=".", show_default=True, help="The repository.")(command)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="kbc")
 @click.option("--debug", is_flag=True, help="Show tracebacks instead of short error messages.")
@@ -134,10 +142,7 @@ def analyze(ctx: click.Context, path: Path, store: Path | None, fmt: str,
 
 @cli.command()
 @click.argument("name")
-@click.option("--repo", "repo", type=click.Path(file_okay=False, path_type=Path), default=".",
-              show_default=True, help="The repository.")
-@click.option("--store", "store", type=click.Path(file_okay=False, path_type=Path),
-              help="Store folder (default: <repo>/.kbc).")
+@_reading_options
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True)
 @click.pass_context
@@ -231,10 +236,7 @@ def build(ctx: click.Context, path: Path, store: Path | None, fmt: str, workers:
 
 @cli.command()
 @click.argument("text")
-@click.option("--repo", "repo", type=click.Path(file_okay=False, path_type=Path), default=".",
-              show_default=True, help="The repository.")
-@click.option("--store", "store", type=click.Path(file_okay=False, path_type=Path),
-              help="Store folder (default: <repo>/.kbc).")
+@_reading_options
 @click.option("--use-case", "use_case", default="implementation", show_default=True,
               help="Profile: implementation, task-breakdown, story-breakdown, architecture, review, qa.")
 @click.option("--budget", type=int, help="Token budget (default: the profile's).")
