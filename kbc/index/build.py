@@ -121,11 +121,9 @@ def build_index(
     try:
         layout = f"{CHUNKER_VERSION}:{chunk_lines}:{overlap}"
         indexed = lexical.files()
+        indexed_paths = set(indexed)
         if lexical.meta("layout") != layout:
-            indexed_paths = set(indexed)
-            indexed = {}
-        else:
-            indexed_paths = set(indexed)
+            indexed = {}  # another chunk layout: every file is chunked again
         current = {f.path: f for f in files}
         changed = [f for f in files if f.path not in indexed or indexed[f.path].blob != f.blob]
         removed = sorted(indexed_paths - set(current))
