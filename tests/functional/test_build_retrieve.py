@@ -263,3 +263,19 @@ def test_retrieve_before_build_says_what_to_do(tmp_path: Path) -> None:
     assert result.exit_code != 0
     assert "kbc analyze" in result.output or "kbc build" in result.output
     assert os.environ.get("KBC_CHROMA_URL", "") == ""
+
+
+def test_a_new_chunk_layout_rechunks_every_file_without_leftovers(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KBC_EMBED_MODEL", "none")
+    root = make_shop(tmp_path / "repo")
+    first = json.loads(invoke("build", str(root), "--format", "json", "--workers", "1"))["index"]
+    monkeypatch.setenv("KBC_CHUNK_LINES", "4")
+    monkeypatch.setenv("KBC_CHUNK_OVERLAP", "1")
+    second = json.loads(invoke("build", str(root), "--format", "json", "--workers", "1"))["index"]
+    assert second["changed_files"] == second["files"] == first["files"]
+    lexical = sqlite3.connect(root / ".kbc" / "index" / "lexical.sqlite")
+    spans = lexical.execute("SELECT end_line - start_line + 1 FROM chunks").fetchall()
+    fts_rows = lexical.execute("SELECT COUNT(*) FROM fts").fetchone()[0]
+    lexical.close()
+    assert max(n for (n,) in spans) <= 4 and len(spans) == second["chunks"] == fts_rows > first["chunks"]
