@@ -16,6 +16,9 @@ from kbc.store.facts_store import FactsStore
 
 def open_retriever(root: Path, settings: Settings, store_dir: Path | None = None) -> Retriever:
     store_root = store_path(root, settings, store_dir)
+    if not (index_dir(store_root) / "lexical.sqlite").is_file():
+        raise KbcError(f"no index for {root.resolve()} in {store_root}",
+                       hint="run `kbc build` on the repository first")
     store = FactsStore(store_root)
     module_paths: dict[str, str] = {}
     symbol_paths: dict[str, str] = {}

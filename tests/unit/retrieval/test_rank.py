@@ -22,7 +22,8 @@ def test_personalised_pagerank_matches_networkx() -> None:
     reference = nx.pagerank(graph, personalization={"a": 2.0, "d": 1.0}, weight="weight")
     top = max(reference.values())
     for node, value in reference.items():
-        assert ours.get(node, 0.0) == pytest.approx(value / top, abs=1e-4)  # networkx stops at tol 1e-6 per node
+        # networkx stops at a tolerance of 1e-6 per node
+        assert ours.get(node, 0.0) == pytest.approx(value / top, abs=1e-4)
 
 
 def test_tests_and_docs_weigh_less_than_code_for_implementation() -> None:
