@@ -38,8 +38,8 @@ from results_file import update_section
 from kbc.domain.settings import Settings
 from kbc.index.chunks import split_lines
 from kbc.index.lexical import match_expression
+from kbc.index.tokencount import default_counter
 from kbc.index.tokens import path_tokens, tokens
-from kbc.retrieval.tokencount import default_counter
 from kbc.services.build import build_repository
 from kbc.services.retrieve import open_retriever, profile_named
 

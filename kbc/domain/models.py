@@ -220,6 +220,7 @@ class Chunk:
     module: str = ""
     symbols: tuple[str, ...] = ()  # qualified names defined in the window
     role: str = "source"  # source | test | doc | config | example | vendored (see kbc.index.chunks)
+    tokens: int = 0  # cl100k_base tokens of ``text``, counted when indexed (0: not counted)
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,7 @@ so a run killed half-way is completed by the next.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -22,10 +23,11 @@ from kbc.index.chunks import chunk_text
 from kbc.index.embed import Embedder
 from kbc.index.history import last_commit_dates
 from kbc.index.lexical import FileRecord, LexicalIndex
+from kbc.index.tokencount import default_counter
 from kbc.index.units import unit_metadata, units_of
 from kbc.index.vectors import VectorStore
 
-CHUNKER_VERSION = "2"
+CHUNKER_VERSION = "3"
 POOL_MIN_FILES = 64
 EMBED_BATCH = 256  # units handed to the embedder per call (it batches 32 inside)
 
@@ -75,7 +77,9 @@ def prepare(task: ChunkTask) -> tuple[str, list[Chunk], int]:
         text, secrets = redaction.text, len(redaction.findings)
     chunks = chunk_text(task.path, text, task.language, size=task.size, overlap=task.overlap,
                         module=task.module, symbols=task.symbols)
-    return task.path, chunks, secrets
+    counter = default_counter()
+    counted = [dataclasses.replace(c, tokens=counter.count(c.text)) for c in chunks]
+    return task.path, counted, secrets
 
 
 def _tasks(root: Path, files: Sequence[SourceFile], facts: Mapping[str, FileFacts],

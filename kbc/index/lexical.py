@@ -22,7 +22,7 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS chunks (
     rid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, path TEXT NOT NULL,
     start_line INTEGER, end_line INTEGER,
-    kind TEXT, language TEXT, heading TEXT, module TEXT, symbols TEXT, role TEXT,
+    kind TEXT, language TEXT, heading TEXT, module TEXT, symbols TEXT, role TEXT, tokens INTEGER,
     text TEXT);
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
@@ -32,7 +32,7 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 """
 # bm25() column weights: path, symbols, body.
 WEIGHTS = (2.0, 3.0, 1.0)
-COLUMNS = "id, path, start_line, end_line, kind, language, heading, module, symbols, role, text"
+COLUMNS = "id, path, start_line, end_line, kind, language, heading, module, symbols, role, tokens, text"
 MAX_QUERY_TERMS = 256
 
 
@@ -46,14 +46,14 @@ class FileRecord:
 
 def _row(chunk: Chunk) -> tuple[object, ...]:
     return (chunk.id, chunk.path, chunk.start_line, chunk.end_line, chunk.kind, chunk.language,
-            chunk.heading, chunk.module, json.dumps(list(chunk.symbols)), chunk.role,
+            chunk.heading, chunk.module, json.dumps(list(chunk.symbols)), chunk.role, chunk.tokens,
             chunk.text)
 
 
 def _chunk(row: Sequence[Any]) -> Chunk:
-    (cid, path, start, end, kind, language, heading, module, symbols, role, text) = row
+    (cid, path, start, end, kind, language, heading, module, symbols, role, tokens, text) = row
     return Chunk(cid, path, start, end, kind, language, text, heading, module,
-                 tuple(json.loads(symbols)), role)
+                 tuple(json.loads(symbols)), role, tokens)
 
 
 def match_expression(query: str) -> str:
@@ -133,7 +133,7 @@ class LexicalIndex:
             self.db.execute("DELETE FROM chunks WHERE path = ?", (path,))
             self.db.execute("DELETE FROM files WHERE path = ?", (path,))
         for chunk in chunks:
-            cursor = self.db.execute(f"INSERT INTO chunks ({COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            cursor = self.db.execute(f"INSERT INTO chunks ({COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                                      _row(chunk))
             self.db.execute("INSERT INTO fts (rowid, path, symbols, body) VALUES (?, ?, ?, ?)", (
                 cursor.lastrowid, " ".join(path_tokens(chunk.path)),

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from kbc.domain.models import Chunk
 from kbc.index.chunks import split_lines
-from kbc.retrieval.tokencount import TokenCounter
+from kbc.index.tokencount import TokenCounter
 
 MIN_BLOCK_TOKENS = 12  # an attribution line and two fences, with a line of code
 JOIN_SLACK = 2  # tokens a join may add beyond the parts' own counts
@@ -38,8 +38,9 @@ class Block:
         self.start = min(self.start, chunk.start_line)
         self.end = max(self.end, chunk.end_line)
 
-    def render(self) -> str:
-        body = "".join(self.lines.get(n, "\n") for n in range(self.start, self.end + 1))
+    def render(self, body_too: bool = True) -> str:
+        """The block as Markdown; without its body it is the frame: attribution and fences."""
+        body = "".join(self.lines.get(n, "\n") for n in range(self.start, self.end + 1)) if body_too else ""
         if body and not body.endswith("\n"):
             body += "\n"
         fence = "```"
@@ -106,7 +107,7 @@ def pack(ranked: Sequence[Chunk], dates: Mapping[str, str], budget: int, counter
                       dates.get(chunk.path, ""))
         # The block's cost: its attribution line and fences, plus the chunk's own text
         # (counted once and cached by the caller), plus slack for merges at the joins.
-        frame = counter.count("\n" + block.render())
+        frame = counter.count("\n" + block.render(body_too=False))
         cost = frame + size_of(chunk) + JOIN_SLACK
         if used + cost > budget:
             if blocks:

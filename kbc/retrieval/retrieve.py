@@ -17,12 +17,12 @@ from kbc.domain.errors import KbcError
 from kbc.domain.models import Chunk, GraphFacts
 from kbc.index.embed import Embedder
 from kbc.index.lexical import LexicalIndex
+from kbc.index.tokencount import TokenCounter
 from kbc.index.units import best_by_chunk
 from kbc.index.vectors import VectorStore
 from kbc.retrieval.pack import pack
 from kbc.retrieval.profiles import Profile
 from kbc.retrieval.rank import FileGraph, rank
-from kbc.retrieval.tokencount import TokenCounter
 
 CANDIDATES = 200  # hits taken from each search before fusion
 VECTOR_UNITS = 300  # unit hits asked of the vector store (several per chunk)
@@ -109,6 +109,8 @@ class Retriever:
         return rank(lexical, vector, chunks, profile, self.graph), chunks
 
     def _count_text(self, chunk: Chunk) -> int:
+        if chunk.tokens:
+            return chunk.tokens
         count = self._text_tokens.get(chunk.id)
         if count is None:
             if len(self._text_tokens) > 50_000:

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from kbc.domain.errors import KbcError
 from kbc.domain.settings import Settings
+from kbc.index.tokencount import default_counter
 from kbc.retrieval.profiles import Profile, load_profiles
 from kbc.retrieval.retrieve import Retriever
-from kbc.retrieval.tokencount import default_counter
 from kbc.services.analyze import store_path
 from kbc.services.build import index_dir, open_embedding
 from kbc.store.facts_store import FactsStore

@@ -277,3 +277,13 @@ def test_a_new_chunk_layout_rechunks_every_file_without_leftovers(tmp_path: Path
     fts_rows = lexical.execute("SELECT COUNT(*) FROM fts").fetchone()[0]
     lexical.close()
     assert max(n for (n,) in spans) <= 4 and len(spans) == second["chunks"] == fts_rows > first["chunks"]
+
+
+def test_chunks_carry_their_token_counts_from_the_build(shop: Path) -> None:
+    from kbc.index.tokencount import default_counter
+
+    lexical = sqlite3.connect(shop / ".kbc" / "index" / "lexical.sqlite")
+    rows = lexical.execute("SELECT tokens, text FROM chunks").fetchall()
+    lexical.close()
+    counter = default_counter()
+    assert rows and all(tokens == counter.count(text) > 0 for tokens, text in rows)

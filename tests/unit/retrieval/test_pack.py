@@ -4,9 +4,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kbc.domain.models import Chunk
+from kbc.index.tokencount import default_counter
 from kbc.retrieval.pack import pack
 from kbc.retrieval.rank import rrf
-from kbc.retrieval.tokencount import default_counter
 
 COUNTER = default_counter()
 
