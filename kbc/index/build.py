@@ -122,6 +122,8 @@ def build_index(
 ) -> IndexSummary:
     started = time.perf_counter()
     lexical = LexicalIndex(index_dir / "lexical.sqlite")
+    if lexical.stale:
+        lexical.reset()
     try:
         layout = f"{CHUNKER_VERSION}:{chunk_lines}:{overlap}"
         indexed = lexical.files()

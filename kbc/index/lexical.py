@@ -30,6 +30,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
 CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, blob TEXT, date TEXT, secrets INTEGER);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 """
+SCHEMA_VERSION = 3  # PRAGMA user_version; another value means another kbc wrote the file
 # bm25() column weights: path, symbols, body.
 WEIGHTS = (2.0, 3.0, 1.0)
 COLUMNS = "id, path, start_line, end_line, kind, language, heading, module, symbols, role, tokens, text"
@@ -72,7 +73,23 @@ class LexicalIndex:
         self.path = path
         self.db = sqlite3.connect(path)
         self.db.execute("PRAGMA journal_mode=WAL")
+        (version,) = self.db.execute("PRAGMA user_version").fetchone()
+        (tables,) = self.db.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'chunks'").fetchone()
+        self.stale = bool(tables) and version != SCHEMA_VERSION
+        if not self.stale:
+            self._create()
+
+    def _create(self) -> None:
         self.db.executescript(SCHEMA)
+        self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        self.db.commit()
+
+    def reset(self) -> None:
+        """Drop everything (an index written by another kbc version) and start empty."""
+        for table in ("fts", "chunks", "files", "meta"):
+            self.db.execute(f"DROP TABLE IF EXISTS {table}")
+        self._create()
+        self.stale = False
 
     def close(self) -> None:
         self.db.close()

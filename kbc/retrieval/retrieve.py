@@ -71,6 +71,10 @@ class Retriever:
         if not path.is_file():
             raise KbcError(f"no index at {index_dir}", hint="run `kbc build` on the repository first")
         self.lexical = LexicalIndex(path)
+        if self.lexical.stale:
+            self.lexical.close()
+            raise KbcError(f"the index at {index_dir} was written by another kbc version",
+                           hint="run `kbc build` to bring it up to date")
         self.dates = {p: r.date for p, r in self.lexical.files().items()}
         self.state = self.lexical.meta("state")
         indexed_model = self.lexical.meta("model")

@@ -287,3 +287,19 @@ def test_chunks_carry_their_token_counts_from_the_build(shop: Path) -> None:
     lexical.close()
     counter = default_counter()
     assert rows and all(tokens == counter.count(text) > 0 for tokens, text in rows)
+
+
+def test_an_index_from_another_kbc_version_is_rebuilt_not_misread(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KBC_EMBED_MODEL", "none")
+    root = make_shop(tmp_path / "repo")
+    invoke("build", str(root), "--workers", "1")
+    lexical = sqlite3.connect(root / ".kbc" / "index" / "lexical.sqlite")
+    lexical.execute("PRAGMA user_version = 1")
+    lexical.commit()
+    lexical.close()
+    refused = CliRunner().invoke(cli, ["retrieve", "--repo", str(root), "refunds"])
+    assert refused.exit_code == 1 and "written by another kbc version" in refused.output
+    rebuilt = json.loads(invoke("build", str(root), "--format", "json", "--workers", "1"))["index"]
+    assert rebuilt["changed_files"] == rebuilt["files"]
+    assert retrieve_json(root, "refund window")["items"]
