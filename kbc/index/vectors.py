@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -199,6 +199,3 @@ def open_vector_store(store_dir: Path, repo_root: str, embedder: Embedder,
         raise VectorStoreError(f"the Chroma store at {where} cannot be used: {exc}",
                                hint="check KBC_CHROMA_URL, or unset it for the local store") from exc
 
-
-def stale(current: Iterable[str], wanted: set[str]) -> list[str]:
-    return sorted(set(current) - wanted)

@@ -87,7 +87,6 @@ class Retriever:
             self.embedder = self.vectors = None
         self.graph = FileGraph.from_facts(graph, module_paths, symbol_paths) if graph else None
         self.counter = counter
-        self._text_tokens: dict[str, int] = {}  # chunk id -> tokens of its text
 
     def close(self) -> None:
         self.lexical.close()
@@ -112,16 +111,6 @@ class Retriever:
         chunks = self.lexical.chunks(sorted(set(lexical) | set(vector)))
         return rank(lexical, vector, chunks, profile, self.graph), chunks
 
-    def _count_text(self, chunk: Chunk) -> int:
-        if chunk.tokens:
-            return chunk.tokens
-        count = self._text_tokens.get(chunk.id)
-        if count is None:
-            if len(self._text_tokens) > 50_000:
-                self._text_tokens.clear()
-            count = self._text_tokens[chunk.id] = self.counter.count(chunk.text)
-        return count
-
     def retrieve(self, query: str, profile: Profile, budget: int | None = None) -> Slice:
         budget = profile.budget if budget is None else budget
         if budget < 1:
@@ -131,8 +120,9 @@ class Retriever:
         note = f" ({self.note})" if self.note and mode == "lexical" else ""
         header = (f"# kbc slice · {profile.name} · budget {budget} tokens · retrieval: {mode}"
                   f"{note}\n")
+        # Chunks carry the token counts taken when they were indexed.
         packed = pack([chunks[cid] for cid, _ in ranked], self.dates, budget, self.counter, header,
-                      self._count_text)
+                      lambda chunk: chunk.tokens)
         scores = dict(ranked)
         items = tuple(SliceItem(c.id, c.path, c.start_line, c.end_line, c.kind, scores[c.id], t)
                       for c, t in zip(packed.chunks, packed.item_tokens, strict=True))

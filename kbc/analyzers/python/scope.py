@@ -55,9 +55,6 @@ class Scope:
             scope = scope.parent
         return scope
 
-    def caller(self) -> str:
-        return self.qname
-
 
 @dataclass(frozen=True, slots=True)
 class Resolved:
