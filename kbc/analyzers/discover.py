@@ -58,27 +58,28 @@ def _git_candidates(root: Path) -> tuple[list[tuple[str, str]], int, str] | None
         repo = git.Repo(root, search_parent_directories=True)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         return None
-    if repo.bare:
-        return None
-    cmd = repo.git
-    out = cmd.execute(["git", "-C", str(root), "ls-files", "-s", "-z"], strip_newline_in_stdout=False)
-    entries: dict[str, str] = {}
-    for record in str(out).split("\0"):
-        if not record:
-            continue
-        meta, path = record.split("\t", 1)
-        entries.setdefault(path, meta.split(" ", 1)[0])
-    ignored_out = cmd.execute(
-        ["git", "-C", str(root), "ls-files", "-z", "--others", "--ignored",
-         "--exclude-standard", "--directory"],
-        strip_newline_in_stdout=False,
-    )
-    ignored = sum(1 for p in str(ignored_out).split("\0") if p)
-    try:
-        commit = repo.head.commit.hexsha
-    except ValueError:  # a repository with no commit yet
-        commit = ""
-    return sorted((mode, path) for path, mode in entries.items()), ignored, commit
+    with repo:  # closes the git processes GitPython keeps open (cat-file) when done
+        if repo.bare:
+            return None
+        cmd = repo.git
+        out = cmd.execute(["git", "-C", str(root), "ls-files", "-s", "-z"], strip_newline_in_stdout=False)
+        entries: dict[str, str] = {}
+        for record in str(out).split("\0"):
+            if not record:
+                continue
+            meta, path = record.split("\t", 1)
+            entries.setdefault(path, meta.split(" ", 1)[0])
+        ignored_out = cmd.execute(
+            ["git", "-C", str(root), "ls-files", "-z", "--others", "--ignored",
+             "--exclude-standard", "--directory"],
+            strip_newline_in_stdout=False,
+        )
+        ignored = sum(1 for p in str(ignored_out).split("\0") if p)
+        try:
+            commit = repo.head.commit.hexsha
+        except ValueError:  # a repository with no commit yet
+            commit = ""
+        return sorted((mode, path) for path, mode in entries.items()), ignored, commit
 
 
 def _walk_candidates(root: Path) -> tuple[list[tuple[str, str]], int]:
