@@ -105,6 +105,31 @@ class Integration:
 
 
 @dataclass(frozen=True, slots=True)
+class Guard:
+    """A rule the code enforces, recorded where it is enforced (the business-rules view reads these)."""
+
+    kind: str  # raise | assert | reject | limit
+    condition: str  # the test as written (shortened past 200 characters)
+    symbol: str  # enclosing symbol's qname, or the module
+    line: int
+    end_line: int
+    outcome: str = ""  # what happens when it trips, as written: "raise ValueError(...)", "return None"
+    message: str = ""  # the literal message of the raise or assert, if any
+    limits: tuple[str, ...] = ()  # constants the condition compares against: UPPER_CASE names, numbers
+
+
+@dataclass(frozen=True, slots=True)
+class ClassField:
+    """A declared field of a class: annotated class attribute, enum member or ``self.x`` set in __init__."""
+
+    owner: str  # the class's qname
+    name: str
+    line: int
+    annotation: str = ""
+    default: str = ""  # the value as written (shortened past 80 characters)
+
+
+@dataclass(frozen=True, slots=True)
 class FileFacts:
     path: str
     module: str
@@ -118,6 +143,8 @@ class FileFacts:
     calls: tuple[Call, ...] = ()
     entry_points: tuple[EntryPoint, ...] = ()
     integrations: tuple[Integration, ...] = ()
+    guards: tuple[Guard, ...] = ()
+    fields: tuple[ClassField, ...] = ()
     warnings: tuple[str, ...] = ()
     secrets: tuple[tuple[int, str], ...] = ()  # (line, detector) of redacted credentials
 
