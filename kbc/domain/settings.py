@@ -28,6 +28,13 @@ class Settings:
     store: str = ""
     chunk_lines: int = 60
     chunk_overlap: int = 12
+    llm_model: str = ""
+    llm_api_base: str = ""
+    llm_timeout: int = 60
+    llm_retries: int = 2
+    llm_concurrency: int = 4
+    workflow_depth: int = 4
+    max_workflows: int = 50
 
     def worker_count(self) -> int:
         return self.workers if self.workers > 0 else (os.cpu_count() or 1)
@@ -67,6 +74,22 @@ FIELDS: tuple[FieldSpec, ...] = (
               "lines in a chunk (the unit retrieval ranks and packs)"),
     FieldSpec("chunk_overlap", "index", "chunk_overlap", int, "KBC_CHUNK_OVERLAP", 0,
               "lines neighbouring chunks share; less than chunk_lines"),
+    FieldSpec("llm_model", "llm", "model", str, "KBC_LLM_MODEL", None,
+              "litellm model that writes the views' prose, e.g. openai/gpt-4o-mini or "
+              "ollama/llama3; empty means no LLM (prose from docstrings)"),
+    FieldSpec("llm_api_base", "llm", "api_base", str, "KBC_LLM_API_BASE", None,
+              "base URL of an OpenAI-compatible server; empty means the provider's default "
+              "(the key comes from the provider's variable or KBC_LLM_API_KEY)"),
+    FieldSpec("llm_timeout", "llm", "timeout", int, "KBC_LLM_TIMEOUT", 1,
+              "seconds one LLM call may take"),
+    FieldSpec("llm_retries", "llm", "retries", int, "KBC_LLM_RETRIES", 0,
+              "retries of a failed LLM call, with exponential backoff"),
+    FieldSpec("llm_concurrency", "llm", "concurrency", int, "KBC_LLM_CONCURRENCY", 1,
+              "LLM calls in flight at once"),
+    FieldSpec("workflow_depth", "views", "workflow_depth", int, "KBC_WORKFLOW_DEPTH", 1,
+              "how deep a workflow view follows calls from its entry point"),
+    FieldSpec("max_workflows", "views", "max_workflows", int, "KBC_MAX_WORKFLOWS", 0,
+              "the most workflow views (one per entry point, most central first)"),
 )
 
 _BY_NAME = {f.name: f for f in FIELDS}

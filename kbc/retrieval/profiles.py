@@ -27,7 +27,7 @@ class Profile:
     graph: float
 
     def weight(self, kind: str, role: str) -> float:
-        """How much a chunk of this kind and role weighs (see kbc.index.chunks.role_of)."""
+        """How much a chunk of this kind and role weighs (see kbc.analyzers.roles.role_of)."""
         if kind == "view":
             return self.views
         return {"test": self.tests, "doc": self.docs, "config": self.config,

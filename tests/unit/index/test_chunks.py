@@ -3,14 +3,8 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kbc.index.chunks import (
-    chunk_text,
-    is_test_path,
-    markdown_sections,
-    role_of,
-    split_lines,
-    windows,
-)
+from kbc.analyzers.roles import is_test_path, role_of
+from kbc.index.chunks import chunk_text, markdown_sections, split_lines, windows
 
 
 @given(st.integers(1, 2000), st.integers(2, 120), st.data())
