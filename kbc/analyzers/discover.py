@@ -50,7 +50,7 @@ def language_of(path: str, head: bytes) -> str:
     return "text"
 
 
-def _git_candidates(root: Path) -> tuple[list[tuple[str, str]], int, str] | None:
+def _git_candidates(root: Path, store_prefix: str = "") -> tuple[list[tuple[str, str]], int, str] | None:
     """(mode, path) of tracked files, the ignored count and HEAD; None if not a work tree."""
     import git  # GitPython, imported only when a repository is read
 
@@ -74,7 +74,9 @@ def _git_candidates(root: Path) -> tuple[list[tuple[str, str]], int, str] | None
              "--exclude-standard", "--directory"],
             strip_newline_in_stdout=False,
         )
-        ignored = sum(1 for p in str(ignored_out).split("\0") if p)
+        # kbc's own store is not the repository's: whether it exists yet must not change the count.
+        ignored = sum(1 for p in str(ignored_out).split("\0")
+                      if p and not (store_prefix and (p + "/").startswith(store_prefix)))
         try:
             commit = repo.head.commit.hexsha
         except ValueError:  # a repository with no commit yet
@@ -82,7 +84,7 @@ def _git_candidates(root: Path) -> tuple[list[tuple[str, str]], int, str] | None
         return sorted((mode, path) for path, mode in entries.items()), ignored, commit
 
 
-def _walk_candidates(root: Path) -> tuple[list[tuple[str, str]], int]:
+def _walk_candidates(root: Path, store_prefix: str = "") -> tuple[list[tuple[str, str]], int]:
     import pathspec
 
     spec = None
@@ -98,6 +100,8 @@ def _walk_candidates(root: Path) -> tuple[list[tuple[str, str]], int]:
         keep = []
         for name in sorted(dirnames):
             rel = rel_dir + name
+            if store_prefix and rel + "/" == store_prefix:
+                continue  # kbc's own store: neither listed nor counted
             if name in WALK_SKIP_DIRS or name.endswith(".egg-info"):
                 ignored += 1
             elif spec is not None and spec.match_file(rel + "/"):
@@ -178,16 +182,16 @@ def discover(
     root = root.resolve()
     if not root.is_dir():
         raise TargetError(f"{root} is not a directory", hint="pass the path of a repository")
-    git_view = _git_candidates(root)
+    store_prefix = ""
+    if store_dir is not None and _inside(store_dir.resolve(), root):
+        store_prefix = store_dir.resolve().relative_to(root).as_posix() + "/"
+    git_view = _git_candidates(root, store_prefix)
     if git_view is not None:
         candidates, ignored, commit = git_view
         vcs = "git"
     else:
-        candidates, ignored = _walk_candidates(root)
+        candidates, ignored = _walk_candidates(root, store_prefix)
         vcs, commit = "none", ""
-    store_prefix = ""
-    if store_dir is not None and _inside(store_dir.resolve(), root):
-        store_prefix = store_dir.resolve().relative_to(root).as_posix() + "/"
     excluded = _excluded((p for _, p in candidates), exclude)
     files: list[SourceFile] = []
     skipped: list[SkippedPath] = []

@@ -8,6 +8,7 @@ pool, and the file that kills a worker again is reported as failed.
 from __future__ import annotations
 
 import multiprocessing
+import os
 import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -15,12 +16,30 @@ from concurrent.futures.process import BrokenProcessPool
 
 from kbc.analyzers.python.analyze import analyze_file
 from kbc.domain.models import AnalysisFailed, AnalysisResult, AnalysisTask
+from kbc.store.lock import forget_inherited_locks
 
 # Below this many files a pool costs more to start than it saves.
 POOL_MIN_FILES = 24
 
 Analyzer = Callable[[AnalysisTask], AnalysisResult]
 Progress = Callable[[AnalysisResult], None]
+
+
+def worker_init() -> None:
+    """Every pool worker: die with the parent (a killed kbc leaves no orphans behind) and
+    never keep the parent's store lock."""
+    forget_inherited_locks()
+    if sys.platform.startswith("linux"):
+        import ctypes
+        import signal
+
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+        if os.getppid() == 1:  # the parent died before the line above took effect
+            os._exit(1)
 
 
 def _context() -> multiprocessing.context.BaseContext:
@@ -46,7 +65,8 @@ def run_analysis(
     done: dict[int, AnalysisResult] = {}
     chunksize = max(1, min(32, len(tasks) // (workers * 8)))
     try:
-        with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=_context()) as pool:
+        with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=_context(),
+                                 initializer=worker_init) as pool:
             for index, result in enumerate(pool.map(analyzer, tasks, chunksize=chunksize)):
                 done[index] = result
                 report(result)
@@ -67,7 +87,7 @@ def _isolate(
     while remaining:
         futures: list[tuple[int, Future[AnalysisResult]]] = []
         try:
-            with ProcessPoolExecutor(max_workers=1, mp_context=_context()) as pool:
+            with ProcessPoolExecutor(max_workers=1, mp_context=_context(), initializer=worker_init) as pool:
                 futures = [(i, pool.submit(analyzer, tasks[i])) for i in remaining]
                 for index, future in futures:
                     done[index] = future.result()

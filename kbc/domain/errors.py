@@ -52,9 +52,9 @@ class ConfigError(KbcError):
 
 
 class TargetError(KbcError):
-    """The repository to work on cannot be used."""
+    """The repository to work on cannot be used (a missing path, an unreachable URL)."""
 
-    exit_code = 2
+    exit_code = 5
 
 
 class StoreError(KbcError):

@@ -35,9 +35,22 @@ class Settings:
     llm_concurrency: int = 4
     workflow_depth: int = 4
     max_workflows: int = 50
+    full_rebuild_fraction: float = 0.3
+    full_rebuild_files: int = 2000
+    auto_refresh: bool = False
+    lock_timeout: int = 600
 
     def worker_count(self) -> int:
         return self.workers if self.workers > 0 else (os.cpu_count() or 1)
+
+    def shape(self) -> str:
+        """A hash of the settings that decide the store's content (not how fast it is built)."""
+        import hashlib
+
+        shaping = (self.max_file_bytes, self.exclude, self.source_roots, self.module_split_files,
+                   self.max_modules, self.chunk_lines, self.chunk_overlap, self.workflow_depth,
+                   self.max_workflows)
+        return hashlib.sha256(repr(shaping).encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +58,7 @@ class FieldSpec:
     name: str  # attribute of Settings
     section: str  # table in kbc.toml
     key: str  # key in that table
-    kind: type  # int, str or tuple (of strings)
+    kind: type  # int, float, bool, str or tuple (of strings)
     env: str
     minimum: int | None = None
     help: str = ""
@@ -86,6 +99,16 @@ FIELDS: tuple[FieldSpec, ...] = (
               "retries of a failed LLM call, with exponential backoff"),
     FieldSpec("llm_concurrency", "llm", "concurrency", int, "KBC_LLM_CONCURRENCY", 1,
               "LLM calls in flight at once"),
+    FieldSpec("full_rebuild_fraction", "refresh", "full_rebuild_fraction", float,
+              "KB_FULL_REBUILD_FRACTION", 0,
+              "a refresh rebuilds from scratch when this fraction of tracked files changed"),
+    FieldSpec("full_rebuild_files", "refresh", "full_rebuild_files", int, "KB_FULL_REBUILD_FILES", 1,
+              "a refresh rebuilds from scratch when this many files changed (or the fraction "
+              "above did, whichever comes first)"),
+    FieldSpec("auto_refresh", "refresh", "auto", bool, "KB_AUTO_REFRESH", None,
+              "retrieve and ask refresh the store first when the repository moved"),
+    FieldSpec("lock_timeout", "refresh", "lock_timeout", int, "KBC_LOCK_TIMEOUT", 0,
+              "seconds a build or refresh waits for another writer of the same store"),
     FieldSpec("workflow_depth", "views", "workflow_depth", int, "KBC_WORKFLOW_DEPTH", 1,
               "how deep a workflow view follows calls from its entry point"),
     FieldSpec("max_workflows", "views", "max_workflows", int, "KBC_MAX_WORKFLOWS", 0,
@@ -102,20 +125,31 @@ def _coerce(spec: FieldSpec, value: Any, source: str, errors: list[FieldError]) 
     def bad(problem: str, fix: str) -> None:
         errors.append(FieldError(source, spec.dotted, problem, fix))
 
-    if spec.kind is int:
+    if spec.kind is bool:
+        if isinstance(value, str) and value.strip().lower() in ("1", "true", "yes", "on", "0", "false",
+                                                                "no", "off", ""):
+            return value.strip().lower() in ("1", "true", "yes", "on")
+        if isinstance(value, bool):
+            return value
+        bad(f"{value!r} is not true or false", f"write true or false ({spec.help})")
+        return None
+    if spec.kind in (int, float):
+        whole = spec.kind is int
+        noun, convert = ("a whole number", int) if whole else ("a number", float)
         if isinstance(value, str):
             try:
-                value = int(value.strip().replace("_", ""))
+                value = convert(value.strip().replace("_", "") if whole else value.strip())
             except ValueError:
-                bad(f"{value!r} is not a whole number", f"set it to a whole number ({spec.help})")
+                bad(f"{value!r} is not {noun}", f"set it to {noun} ({spec.help})")
                 return None
-        if isinstance(value, bool) or not isinstance(value, int):
-            bad(f"{value!r} is not a whole number", f"set it to a whole number ({spec.help})")
+        allowed = (int,) if whole else (int, float)
+        if isinstance(value, bool) or not isinstance(value, allowed):
+            bad(f"{value!r} is not {noun}", f"set it to {noun} ({spec.help})")
             return None
         if spec.minimum is not None and value < spec.minimum:
             bad(f"{value} is below the minimum {spec.minimum}", f"use {spec.minimum} or more")
             return None
-        return value
+        return convert(value)
     if spec.kind is tuple:
         if isinstance(value, str):
             return tuple(p.strip() for p in value.split(",") if p.strip())
@@ -223,6 +257,8 @@ def defaults_as_toml() -> str:
             value = getattr(defaults, spec.name)
             if spec.kind is tuple:
                 rendered = "[" + ", ".join(f'"{v}"' for v in value) + "]"
+            elif spec.kind is bool:
+                rendered = "true" if value else "false"
             elif spec.kind is str:
                 rendered = f'"{value}"'
             else:

@@ -16,6 +16,8 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from kbc.analyzers.discover import git_blob_id
+from kbc.analyzers.pool import worker_init
 from kbc.analyzers.python.analyze import decode_source
 from kbc.analyzers.secrets import redact
 from kbc.domain.models import Chunk, FileFacts, SourceFile
@@ -28,6 +30,7 @@ from kbc.index.units import unit_metadata, units_of
 from kbc.index.vectors import VectorStore
 
 CHUNKER_VERSION = "3"
+VIEW_PREFIX = "@views/"  # paths of view documents: never a path in the repository
 POOL_MIN_FILES = 64
 EMBED_BATCH = 256  # units handed to the embedder per call (it batches 32 inside)
 
@@ -99,10 +102,17 @@ def _tasks(root: Path, files: Sequence[SourceFile], facts: Mapping[str, FileFact
     return tasks
 
 
+def document_chunks(path: str, text: str, size: int, overlap: int) -> list[Chunk]:
+    """A view's Markdown cut at its headings, kind ``view`` (already redacted when built)."""
+    counter = default_counter()
+    return [dataclasses.replace(c, kind="view", role="view", tokens=counter.count(c.text))
+            for c in chunk_text(path, text, "markdown", size=size, overlap=overlap)]
+
+
 def _run(tasks: list[ChunkTask], workers: int) -> list[tuple[str, list[Chunk], int]]:
     if workers <= 1 or len(tasks) < POOL_MIN_FILES:
         return [prepare(t) for t in tasks]
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    with ProcessPoolExecutor(max_workers=workers, initializer=worker_init) as pool:
         return list(pool.map(prepare, tasks, chunksize=8))
 
 
@@ -119,7 +129,12 @@ def build_index(
     vectors: VectorStore | None,
     note: str = "",
     progress: Progress | None = None,
+    documents: Mapping[str, str] | None = None,
+    fresh: bool = False,
 ) -> IndexSummary:
+    """Bring the index in line with ``files`` and the view ``documents`` (path under
+    ``VIEW_PREFIX`` -> Markdown). ``fresh`` chunks everything again; vectors are kept
+    wherever their unit is unchanged (they are addressed by content and model)."""
     started = time.perf_counter()
     lexical = LexicalIndex(index_dir / "lexical.sqlite")
     if lexical.stale:
@@ -128,13 +143,20 @@ def build_index(
         layout = f"{CHUNKER_VERSION}:{chunk_lines}:{overlap}"
         indexed = lexical.files()
         indexed_paths = set(indexed)
-        if lexical.meta("layout") != layout:
-            indexed = {}  # another chunk layout: every file is chunked again
-        current = {f.path: f for f in files}
-        changed = [f for f in files if f.path not in indexed or indexed[f.path].blob != f.blob]
+        if fresh or lexical.meta("layout") != layout:
+            indexed = {}  # every file is chunked again, replaced in one transaction
+        texts = dict(documents or {})
+        documented = [SourceFile(path, len(text.encode()), git_blob_id(text.encode()), "markdown",
+                                 text.count("\n") + 1) for path, text in sorted(texts.items())]
+        everything = [*files, *documented]
+        current = {f.path: f for f in everything}
+        changed = [f for f in everything if f.path not in indexed or indexed[f.path].blob != f.blob]
         removed = sorted(indexed_paths - set(current))
-        results = _run(_tasks(root, changed, facts, chunk_lines, overlap), workers)
-        dates = last_commit_dates(root, [f.path for f in changed])
+        changed_files = [f for f in changed if f.path not in texts]
+        results = _run(_tasks(root, changed_files, facts, chunk_lines, overlap), workers)
+        results += [(f.path, document_chunks(f.path, texts[f.path], chunk_lines, overlap), 0)
+                    for f in changed if f.path in texts]
+        dates = last_commit_dates(root, [f.path for f in changed_files])
         new_chunks = [c for _, chunks, _ in results for c in chunks]
         secrets = {path: count for path, _, count in results}
         records = [FileRecord(f.path, f.blob, dates.get(f.path, ""), secrets.get(f.path, 0))
@@ -161,7 +183,8 @@ def build_index(
         lexical.commit()
     finally:
         lexical.close()
-    return IndexSummary(len(files), chunk_count, len(changed), len(removed), units_total, embedded,
+    removed_files = sum(1 for path in removed if not path.startswith(VIEW_PREFIX))
+    return IndexSummary(len(files), chunk_count, len(changed_files), removed_files, units_total, embedded,
                         removed_units, total_secrets, retrieval, note,
                         time.perf_counter() - started)
 

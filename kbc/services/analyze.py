@@ -73,8 +73,10 @@ def analyze_repository(
     settings: Settings,
     store_dir: Path | None = None,
     progress: ProgressFactory | None = None,
+    *,
+    fresh: bool = False,
 ) -> AnalyzeSummary:
-    """Build the facts store for the repository at ``root``."""
+    """Build the facts store for the repository at ``root``; ``fresh`` parses every file again."""
     started = time.perf_counter()
     root = root.resolve()
     store_root = store_path(root, settings, store_dir)
@@ -98,15 +100,15 @@ def analyze_repository(
     version_key = analyzer_version()
     keys = [cache_key(task, blob, version_key) for task, blob in tasks]
     with AnalysisCache(store_root / "cache" / "analysis.sqlite") as cache:
-        cached = cache.get_many(keys)
+        cached = {} if fresh else cache.get_many(keys)
         misses = [task for (task, _), key in zip(tasks, keys, strict=True) if key not in cached]
         report = progress(len(misses)) if progress is not None and misses else None
-        fresh = run_analysis(misses, settings.worker_count(), report)
+        parsed_now = run_analysis(misses, settings.worker_count(), report)
         fresh_keys = [cache_key(task, _blob_of(result), version_key)
-                      for task, result in zip(misses, fresh, strict=True)]
-        cache.put_many(zip(fresh_keys, fresh, strict=True))
+                      for task, result in zip(misses, parsed_now, strict=True)]
+        cache.put_many(zip(fresh_keys, parsed_now, strict=True))
         cache.retain([*fresh_keys, *(k for k in keys if k in cached)])
-    by_path = {r.path: r for r in (*cached.values(), *fresh)}
+    by_path = {r.path: r for r in (*cached.values(), *parsed_now)}
     results = [by_path[task.path] for task, _ in tasks]
 
     facts: list[FileFacts] = [r.facts for r in results if isinstance(r, AnalysisOk)]

@@ -1,22 +1,33 @@
-"""`kbc build`: every pass that exists, in order: facts, then the index."""
+"""`kbc build`: every pass in order: facts, views, then the index."""
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from kbc import __version__
 from kbc.domain.settings import Settings
 from kbc.index.build import IndexSummary, Progress, build_index
 from kbc.index.embed import Embedder, EmbedderUnavailable, load_embedder, model_name
 from kbc.index.vectors import VectorStore, VectorStoreError, open_vector_store
 from kbc.services.analyze import AnalyzeSummary, ProgressFactory, analyze_repository
+from kbc.services.views import build_views_pass, view_documents
 from kbc.store.facts_store import FactsStore
+from kbc.store.lock import writer_lock
+from kbc.store.state import BuildState, write_state
+from kbc.views.build import Progress as ViewsProgress
+from kbc.views.build import ViewsSummary
+from kbc.views.llm import Interpreter
 
 
 @dataclass(frozen=True, slots=True)
 class BuildSummary:
     analyze: AnalyzeSummary
+    views: ViewsSummary
     index: IndexSummary
+    waited: float = 0.0  # seconds spent waiting for another writer of the store
 
 
 def index_dir(store_root: Path) -> Path:
@@ -40,9 +51,27 @@ def open_embedding(store_root: Path, repo_root: Path) -> tuple[Embedder | None, 
 
 def build_repository(root: Path, settings: Settings, store_dir: Path | None = None,
                      progress: ProgressFactory | None = None,
-                     embed_progress: Progress | None = None) -> BuildSummary:
-    analyzed = analyze_repository(root, settings, store_dir, progress)
+                     embed_progress: Progress | None = None, *, no_llm: bool = False,
+                     interpreter: Interpreter | None = None,
+                     views_progress: ViewsProgress | None = None, fresh: bool = False,
+                     on_wait: Callable[[str], None] | None = None) -> BuildSummary:
+    """Every pass, holding the store's writer lock; ``fresh`` re-does the work its caches
+    would skip (parsing, chunking). The build state is written last."""
+    from kbc.services.analyze import store_path
+
+    with writer_lock(store_path(root, settings, store_dir), settings.lock_timeout, on_wait) as waited:
+        summary = _build(root, settings, store_dir, progress, embed_progress, no_llm, interpreter,
+                         views_progress, fresh)
+    return dataclasses.replace(summary, waited=waited)
+
+
+def _build(root: Path, settings: Settings, store_dir: Path | None, progress: ProgressFactory | None,
+           embed_progress: Progress | None, no_llm: bool, interpreter: Interpreter | None,
+           views_progress: ViewsProgress | None, fresh: bool) -> BuildSummary:
+    analyzed = analyze_repository(root, settings, store_dir, progress, fresh=fresh)
     store_root = Path(analyzed.store)
+    views, viewed = build_views_pass(store_root, root, settings, no_llm=no_llm, interpreter=interpreter,
+                                     progress=views_progress)
     store = FactsStore(store_root)
     facts = {f.path: f for f in store.facts()}
     inventory = store.inventory()
@@ -51,6 +80,7 @@ def build_repository(root: Path, settings: Settings, store_dir: Path | None = No
         root.resolve(), inventory.files, facts, index_dir(store_root),
         chunk_lines=settings.chunk_lines, overlap=settings.chunk_overlap,
         workers=settings.worker_count(), embedder=embedder, vectors=vectors, note=note,
-        progress=embed_progress,
+        progress=embed_progress, documents=view_documents(views), fresh=fresh,
     )
-    return BuildSummary(analyzed, indexed)
+    write_state(store_root, BuildState(inventory.commit, len(inventory.files), settings.shape(), __version__))
+    return BuildSummary(analyzed, viewed, indexed)

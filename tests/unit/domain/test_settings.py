@@ -62,3 +62,16 @@ def test_every_setting_is_declared_once() -> None:
 
 def test_shipped_example_lists_the_defaults() -> None:
     assert (ROOT / "config" / "kbc.example.toml").read_text() == defaults_as_toml()
+
+
+def test_numbers_and_switches_from_every_source(tmp_path: Path) -> None:
+    (tmp_path / "kbc.toml").write_text("[refresh]\nfull_rebuild_fraction = 0.5\nauto = true\n")
+    settings = load_settings(tmp_path, env={"KB_FULL_REBUILD_FILES": "40"})
+    assert (settings.full_rebuild_fraction, settings.full_rebuild_files,
+            settings.auto_refresh) == (0.5, 40, True)
+    settings = load_settings(tmp_path, env={"KB_FULL_REBUILD_FRACTION": "1", "KB_AUTO_REFRESH": "off"})
+    assert (settings.full_rebuild_fraction, settings.auto_refresh) == (1.0, False)
+    with pytest.raises(ConfigError) as caught:
+        load_settings(tmp_path, env={"KB_FULL_REBUILD_FRACTION": "a third", "KB_AUTO_REFRESH": "maybe"})
+    assert "'a third' is not a number" in str(caught.value)
+    assert "'maybe' is not true or false" in str(caught.value)

@@ -45,3 +45,20 @@ def test_a_store_from_another_format_is_refused(make_repo: RepoFactory) -> None:
     manifest.write_text(manifest.read_text().replace('"format": 1', '"format": 99'))
     with pytest.raises(StoreError, match="format 99"):
         store.manifest()
+
+
+def test_views_round_trip_sorted_and_replaced_whole(tmp_path: Path) -> None:
+    from kbc.domain.views import Grounding, Provenance, View
+    from kbc.store.views_store import ViewsStore
+
+    store = ViewsStore(tmp_path)
+    assert not store.exists() and store.read() == []
+    module = View("module:a", "module", "Module a", {"name": "a", "files": ["a.py"]},
+                  {"purpose": "Holds a."}, Provenance("llm", "m", "1", "f" * 64), Grounding(3, 1, ("x.y",)))
+    architecture = View("architecture", "architecture", "Architecture", {}, {"overview": ""},
+                        Provenance("none"))
+    store.write([module, architecture])
+    assert store.read() == [architecture, module]
+    store.write([module])
+    assert store.read() == [module]
+    assert [p.name for p in (tmp_path / "views").iterdir()] == ["views.jsonl"]

@@ -1,0 +1,133 @@
+"""`kbc refresh`: bring the store up to the repository's current commit, doing work in
+proportion to what changed, and rebuilding from scratch only past the drift threshold.
+
+What "proportionate" means here: files are compared by content (git blob ids), so
+only changed files are parsed, chunked and embedded again; the link step and the
+graphs (the symbol map) are always recomputed from the cached per-file facts; view
+prose is asked for again only where a view's facts changed (the interpretation
+cache is keyed by them).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kbc.analyzers.gitrepo import Changes, changes_since, follow, head_commit, is_url
+from kbc.domain.codec import to_data
+from kbc.domain.drift import DriftReport
+from kbc.domain.errors import TargetError
+from kbc.domain.settings import Settings
+from kbc.services.analyze import store_path
+from kbc.services.build import BuildSummary, build_repository
+from kbc.services.drift import find_drift
+from kbc.store.state import read_state
+from kbc.views.llm import Interpreter
+
+
+@dataclass(slots=True)
+class RefreshSummary:
+    root: str
+    store: str
+    before: str  # the commit of the last completed build ("" if none)
+    after: str  # the commit now
+    path: str  # "up-to-date" | "incremental" | "full"
+    reason: str
+    changes: Changes = field(default_factory=Changes)
+    build: BuildSummary | None = None
+    url: str = ""
+    branch: str = ""
+    seconds: float = 0.0
+    drift: list[DriftReport] = field(default_factory=list)  # documents behind the code
+
+    def as_data(self) -> dict[str, Any]:
+        build = self.build
+        data: dict[str, Any] = {
+            "root": self.root, "store": self.store, "url": self.url, "branch": self.branch,
+            "before": self.before, "after": self.after, "path": self.path, "reason": self.reason,
+            "changed": {"added": list(self.changes.added), "modified": list(self.changes.modified),
+                        "deleted": list(self.changes.deleted),
+                        "renamed": [list(pair) for pair in self.changes.renamed]},
+            "seconds": round(self.seconds, 3),
+            "drift": [to_data(report) for report in self.drift],
+        }
+        if build is not None:
+            data["build"] = {
+                "parsed": build.analyze.parsed, "from_cache": build.analyze.cached,
+                "failed": build.analyze.failed, "files": build.analyze.files,
+                "views": build.views.views, "llm_calls": build.views.llm_calls,
+                "views_failed": build.views.failed,
+                "chunks": build.index.chunks, "files_rechunked": build.index.changed_files,
+                "files_removed": build.index.removed_files, "embedded": build.index.embedded,
+                "vectors_removed": build.index.removed_units, "retrieval": build.index.retrieval,
+                "waited_for_lock": round(build.waited, 3),
+            }
+        return data
+
+
+def decide(changes: Changes | None, tracked: int, settings: Settings, shape_changed: bool,
+           have_state: bool) -> tuple[str, str]:
+    """The path a refresh takes and why, from what changed and the drift threshold."""
+    if not have_state:
+        return "full", "no completed build in the store yet"
+    if shape_changed:
+        return "full", "the settings that shape the store changed"
+    if changes is None:
+        return "full", "the last build's commit is not in this repository's history"
+    if changes.count == 0:
+        return "up-to-date", "nothing changed since the last build"
+    fraction = changes.count / max(tracked, 1)
+    if changes.count >= settings.full_rebuild_files:
+        return "full", (f"{changes.count} files changed, at or past KB_FULL_REBUILD_FILES="
+                        f"{settings.full_rebuild_files}")
+    if fraction >= settings.full_rebuild_fraction:
+        return "full", (f"{changes.count} of {tracked} files changed ({fraction:.0%}), at or past "
+                        f"KB_FULL_REBUILD_FRACTION={settings.full_rebuild_fraction:g}")
+    return "incremental", f"{changes.count} of {tracked} files changed ({fraction:.1%})"
+
+
+def resolve_target(target: str, branch: str = "") -> tuple[Path, str, str]:
+    """A local work tree for ``target``: the path itself, or kbc's followed clone of a URL."""
+    if is_url(target):
+        root, followed = follow(target, branch)
+        return root, target, followed
+    root = Path(target)
+    if not root.is_dir():
+        raise TargetError(f"{target} is not a directory or a repository URL",
+                          hint="give the path of a work tree, or a URL to clone")
+    return root, "", ""
+
+
+def refresh(target: str, settings: Settings, store_dir: Path | None = None, *, branch: str = "",
+            no_llm: bool = False, interpreter: Interpreter | None = None, force_full: bool = False,
+            on_wait: Callable[[str], None] | None = None) -> RefreshSummary:
+    started = time.perf_counter()
+    root, url, followed = resolve_target(target, branch)
+    store_root = store_path(root, settings, store_dir)
+    state = read_state(store_root)
+    after = head_commit(root)
+    before = state.commit if state is not None else ""
+    changes = changes_since(root, before) if before else None
+    if state is not None and not before and not after:
+        changes = None  # outside git: every run compares contents, which the caches do anyway
+    tracked = state.tracked if state is not None else 0
+    shape_changed = state is not None and state.settings != settings.shape()
+    path, reason = decide(changes, tracked, settings, shape_changed, state is not None)
+    if force_full:
+        path, reason = "full", "asked for with --full"
+    if path == "up-to-date" and before == after:
+        summary = RefreshSummary(str(root.resolve()), str(store_root), before, after, path, reason,
+                                 changes or Changes(), url=url, branch=followed,
+                                 drift=find_drift(root, store_root))
+        summary.seconds = time.perf_counter() - started
+        return summary
+    build = build_repository(root, settings, store_dir, no_llm=no_llm, interpreter=interpreter,
+                             fresh=path == "full", on_wait=on_wait)
+    summary = RefreshSummary(str(root.resolve()), str(store_root), before, after,
+                             path if path != "up-to-date" else "incremental", reason, changes or Changes(),
+                             build, url, followed, drift=find_drift(root, store_root))
+    summary.seconds = time.perf_counter() - started
+    return summary

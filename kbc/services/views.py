@@ -1,0 +1,88 @@
+"""The views pass over a built facts store, and reading the views back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kbc.domain.errors import KbcError
+from kbc.domain.settings import Settings
+from kbc.domain.views import View
+from kbc.index.build import VIEW_PREFIX
+from kbc.store.facts_store import FactsStore
+from kbc.store.prose_cache import ProseCache
+from kbc.store.views_store import ViewsStore
+from kbc.views.build import Progress, ViewsSummary, build_views
+from kbc.views.context import Context, build_context
+from kbc.views.llm import Interpreter, interpreter_from
+from kbc.views.render import render_all, render_view, view_file
+
+
+def load_context(store_root: Path, repo_root: Path, settings: Settings) -> Context:
+    store = FactsStore(store_root)
+    return build_context(store.inventory(str(repo_root.resolve())), store.facts(), store.graph(),
+                         store.entry_points(), workflow_depth=settings.workflow_depth,
+                         max_workflows=settings.max_workflows)
+
+
+def configured_interpreter(settings: Settings, no_llm: bool) -> Interpreter | None:
+    if no_llm:
+        return None
+    return interpreter_from(settings.llm_model, settings.llm_api_base, settings.llm_timeout,
+                            settings.llm_retries)
+
+
+def build_views_pass(store_root: Path, repo_root: Path, settings: Settings, *, no_llm: bool = False,
+                     interpreter: Interpreter | None = None,
+                     progress: Progress | None = None) -> tuple[list[View], ViewsSummary]:
+    """Write the views of the store's current facts; ``interpreter`` overrides the configured one."""
+    context = load_context(store_root, repo_root, settings)
+    chosen = interpreter if interpreter is not None else configured_interpreter(settings, no_llm)
+    if no_llm:
+        chosen = None
+    with ProseCache(store_root / "cache" / "prose.sqlite") as cache:
+        views, summary = build_views(context, chosen, cache, concurrency=settings.llm_concurrency,
+                                     progress=progress, cached_model=settings.llm_model)
+    ViewsStore(store_root).write(views)
+    return views, summary
+
+
+def read_views(store_root: Path) -> list[View]:
+    store = ViewsStore(store_root)
+    if not store.exists():
+        raise KbcError(f"no views in {store_root}", hint="run `kbc build` on the repository first")
+    return store.read()
+
+
+def view_documents(views: list[View]) -> dict[str, str]:
+    """Each view's Markdown under its index path (what retrieval cites)."""
+    ids = {v.id for v in views}
+    return {VIEW_PREFIX + view_file(v.id): render_view(v, ids) for v in views}
+
+
+def render_folder(store_root: Path, repo_root: Path, out: Path) -> list[Path]:
+    """Write every view and an index page as a browsable Markdown folder; stale pages removed."""
+    views = read_views(store_root)
+    inventory = FactsStore(store_root).inventory()
+    architecture = next((v for v in views if v.kind == "architecture"), None)
+    repository = str(architecture.facts["repository"]) if architecture else repo_root.resolve().name
+    files = render_all(views, repository, inventory.commit)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for relative, text in files.items():
+        target = out / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        written.append(target)
+    wanted = {p.resolve() for p in written}
+    for stale in sorted(out.rglob("*.md")):
+        if stale.resolve() not in wanted and _rendered_by_kbc(stale, out):
+            stale.unlink()
+    return written
+
+
+def _rendered_by_kbc(path: Path, out: Path) -> bool:
+    """Only pages in the folders kbc writes are removed, never a user's own files elsewhere."""
+    relative = path.relative_to(out).parts
+    from kbc.domain.views import VIEW_KINDS
+
+    return len(relative) == 2 and relative[0] in VIEW_KINDS

@@ -1,0 +1,82 @@
+"""One writer per store: an advisory lock on ``<store>/lock`` (flock), released when the
+process exits, so a killed writer never leaves a stale lock behind."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from kbc.domain.errors import KbcError
+
+POLL_SECONDS = 0.2
+_HELD: set[int] = set()  # lock descriptors this process holds (a forked worker inherits them)
+
+
+def forget_inherited_locks() -> None:
+    """In a forked worker: drop the parent's lock descriptors, so that a parent killed
+    mid-build releases the store at once instead of when its last worker exits."""
+    for handle in list(_HELD):
+        try:
+            os.close(handle)
+        except OSError:
+            pass
+    _HELD.clear()
+
+
+class LockTimeout(KbcError):
+    exit_code = 4
+
+
+def _holder(path: Path) -> str:
+    try:
+        text = path.read_text(encoding="utf-8").strip()
+    except OSError:
+        return ""
+    return f" (pid {text})" if text else ""
+
+
+@contextmanager
+def writer_lock(store_root: Path, timeout: float,
+                on_wait: Callable[[str], None] | None = None) -> Iterator[float]:
+    """Hold the store's writer lock; yields the seconds spent waiting for it.
+
+    Waits up to ``timeout`` seconds for another writer, telling ``on_wait`` once that
+    it waits; past the timeout raises :class:`LockTimeout` saying who holds it.
+    """
+    store_root.mkdir(parents=True, exist_ok=True)
+    path = store_root / "lock"
+    handle = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    started = time.monotonic()
+    told = False
+    try:
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                waited = time.monotonic() - started
+                if waited >= timeout:
+                    raise LockTimeout(
+                        f"gave up after {waited:.0f} s waiting for another kbc writer{_holder(path)} "
+                        f"on {store_root}",
+                        hint="let it finish, or raise --lock-timeout (KBC_LOCK_TIMEOUT)") from None
+                if not told and on_wait is not None:
+                    on_wait(f"waiting for another kbc writer{_holder(path)} on {store_root}")
+                    told = True
+                time.sleep(POLL_SECONDS)
+        waited = time.monotonic() - started
+        os.ftruncate(handle, 0)
+        os.write(handle, str(os.getpid()).encode())
+        _HELD.add(handle)
+        try:
+            yield waited
+        finally:
+            _HELD.discard(handle)
+            os.ftruncate(handle, 0)
+            fcntl.flock(handle, fcntl.LOCK_UN)
+    finally:
+        os.close(handle)

@@ -1,0 +1,36 @@
+"""What the last completed build was made from: ``<store>/state.json``, written last and
+atomically, so a build killed before the end leaves the previous record and the next
+run knows it must do the work again."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True, slots=True)
+class BuildState:
+    commit: str  # HEAD when the build ran ("" outside git)
+    tracked: int  # text files the build saw
+    settings: str  # hash of the settings that shape the store (a change forces a full rebuild)
+    kbc: str  # kbc version
+
+
+def read_state(store_root: Path) -> BuildState | None:
+    try:
+        data = json.loads((store_root / "state.json").read_text(encoding="utf-8"))
+        return BuildState(**data)
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def write_state(store_root: Path, state: BuildState) -> None:
+    path = store_root / "state.json"
+    temporary = path.with_name(f"state.json.tmp-{os.getpid()}")
+    with temporary.open("w", encoding="utf-8") as handle:
+        json.dump(asdict(state), handle, sort_keys=True)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temporary, path)

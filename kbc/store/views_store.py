@@ -1,0 +1,43 @@
+"""Views on disk: ``views/views.jsonl`` (one view per line, sorted by id), replaced atomically."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from kbc.domain.codec import dumps, load_as
+from kbc.domain.errors import StoreError
+from kbc.domain.views import View
+
+
+class ViewsStore:
+    def __init__(self, root: Path) -> None:
+        self.path = root / "views" / "views.jsonl"
+
+    def exists(self) -> bool:
+        return self.path.is_file()
+
+    def write(self, views: Iterable[View]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        text = "".join(dumps(v) + "\n" for v in sorted(views, key=lambda v: v.id))
+        temporary = self.path.with_suffix(f".tmp-{os.getpid()}")
+        with temporary.open("w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, self.path)
+
+    def read(self) -> list[View]:
+        if not self.path.is_file():
+            return []
+        views = []
+        with self.path.open(encoding="utf-8") as handle:
+            for number, line in enumerate(handle, 1):
+                try:
+                    views.append(load_as(View, json.loads(line)))
+                except (ValueError, TypeError) as exc:
+                    raise StoreError(f"{self.path}:{number}: unreadable view ({exc})",
+                                     hint="run `kbc build` to write the views again") from None
+        return views

@@ -1,0 +1,107 @@
+"""What every view builder reads: the facts store's content, indexed once."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from kbc.analyzers.roles import role_of
+from kbc.domain.models import EntryPoint, FileFacts, GraphFacts, Inventory, ModuleGroup, Symbol
+
+# Lists inside one view stay readable and fit a prompt.
+MAX_LIST = 60
+
+
+def location(path: str, start: int, end: int = 0) -> str:
+    """``path:start-end`` (or ``path:line``), the form every view and citation uses."""
+    return f"{path}:{start}-{end}" if end and end != start else f"{path}:{start}"
+
+
+@dataclass(slots=True)
+class Context:
+    inventory: Inventory
+    files: dict[str, FileFacts]  # by path
+    graph: GraphFacts
+    declared_entry_points: tuple[EntryPoint, ...]
+    workflow_depth: int = 4
+    max_workflows: int = 50
+    # Derived indexes (filled by ``build_context``):
+    module_path: dict[str, str] = field(default_factory=dict)
+    group_of: dict[str, str] = field(default_factory=dict)  # module -> group name
+    groups: dict[str, ModuleGroup] = field(default_factory=dict)
+    symbols: dict[str, tuple[Symbol, str]] = field(default_factory=dict)  # qname -> (symbol, path)
+    symbol_rank: dict[str, float] = field(default_factory=dict)
+    module_rank: dict[str, float] = field(default_factory=dict)
+    # caller -> [(callee, line, path)] in call order
+    callees: dict[str, list[tuple[str, int, str]]] = field(default_factory=dict)
+    callers: dict[str, set[str]] = field(default_factory=dict)
+    group_edges: Counter[tuple[str, str]] = field(default_factory=Counter)
+
+    def source_files(self) -> list[FileFacts]:
+        """Python files that are the product's code (not tests, examples or vendored code)."""
+        return [f for path, f in sorted(self.files.items()) if role_of(path, "python") == "source"]
+
+    def repository(self) -> str:
+        """The repository's name: its main package (the same wherever it is checked out),
+        else its folder's name."""
+        packages = Counter(f.module.split(".")[0] for f in self.source_files() if f.module)
+        if packages:
+            return sorted(packages.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
+        return self.inventory.root.rstrip("/").rsplit("/", 1)[-1]
+
+    def entry_points(self) -> list[EntryPoint]:
+        found = list(self.declared_entry_points)
+        for facts in self.files.values():
+            found.extend(facts.entry_points)
+        unique = {(e.kind, e.name, e.target, e.path, e.line): e for e in found}
+        return sorted(unique.values(), key=lambda e: (e.kind, e.name, e.path, e.line))
+
+    def group_of_symbol(self, qname: str) -> str:
+        found = self.symbols.get(qname)
+        if found is None:
+            return ""
+        return self.group_of.get(self.files[found[1]].module, "")
+
+    def symbol_location(self, qname: str) -> str:
+        found = self.symbols.get(qname)
+        if found is None:
+            return ""
+        symbol, path = found
+        return location(path, symbol.start_line, symbol.end_line)
+
+    def group_files(self, group: str) -> list[FileFacts]:
+        found = self.groups.get(group)
+        if found is None:
+            return []
+        return [self.files[p] for p in found.files if p in self.files]
+
+
+def build_context(inventory: Inventory, files: Iterable[FileFacts], graph: GraphFacts,
+                  declared_entry_points: Iterable[EntryPoint], *, workflow_depth: int = 4,
+                  max_workflows: int = 50) -> Context:
+    by_path = {f.path: f for f in files}
+    context = Context(inventory, by_path, graph, tuple(declared_entry_points),
+                      workflow_depth=workflow_depth, max_workflows=max_workflows)
+    for path, facts in sorted(by_path.items()):
+        context.module_path[facts.module] = path
+        for symbol in facts.symbols:
+            context.symbols[symbol.qname] = (symbol, path)
+    for group in graph.groups:
+        context.groups[group.name] = group
+        for module in group.modules:
+            context.group_of[module] = group.name
+    context.symbol_rank = {m.id: m.pagerank for m in graph.symbols}
+    context.module_rank = {m.id: m.pagerank for m in graph.modules}
+    callees: dict[str, list[tuple[str, int, str]]] = defaultdict(list)
+    callers: dict[str, set[str]] = defaultdict(set)
+    for edge in graph.call_edges:
+        callees[edge.source].append((edge.target, min(edge.lines) if edge.lines else 0, edge.path))
+        callers[edge.target].add(edge.source)
+    context.callees = {k: sorted(v, key=lambda c: (c[1], c[0])) for k, v in callees.items()}
+    context.callers = dict(callers)
+    for edge in graph.import_edges:
+        source, target = context.group_of.get(edge.source, ""), context.group_of.get(edge.target, "")
+        if source and target and source != target:
+            context.group_edges[(source, target)] += 1
+    return context

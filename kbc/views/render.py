@@ -1,0 +1,123 @@
+"""Views to Markdown with jinja2 templates shipped in the package; Mermaid for the graphs."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterable, Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from kbc.domain.codec import to_data
+from kbc.domain.views import VIEW_KINDS, View
+
+HEADINGS = {
+    "architecture": "Architecture", "module": "Modules", "feature": "Features", "workflow": "Workflows",
+    "entry_points": "Entry points", "domain_concepts": "Domain concepts",
+    "business_rules": "Business rules", "integrations": "Integrations",
+}
+MERMAID_MAX_NODES = 40
+_UNSAFE = re.compile(r"[^\w.-]+")
+
+
+def view_file(view_id: str) -> str:
+    """Where a view's Markdown lives in a rendered folder: ``module/pkg.sub.md``."""
+    kind, _, rest = view_id.partition(":")
+    if not rest:
+        return f"{kind}.md"
+    return f"{kind}/{_UNSAFE.sub('_', rest).strip('_') or '_'}.md"
+
+
+@cache
+def _environment() -> Any:
+    import jinja2
+
+    templates = Path(__file__).with_name("templates")
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates)), autoescape=False,
+                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+                             undefined=jinja2.Undefined)  # optional fact fields render empty
+    env.filters["code"] = lambda value: f"`{value}`"
+    env.filters["cell"] = lambda value: str(value).replace("|", "\\|").replace("\n", " ")
+    return env
+
+
+def _label(text: str) -> str:
+    return '"' + text.replace('"', "#quot;") + '"'
+
+
+def _graph(direction: str, nodes: Sequence[str], edges: Iterable[tuple[str, str, str]]) -> str:
+    ids = {name: f"n{i}" for i, name in enumerate(nodes[:MERMAID_MAX_NODES])}
+    lines = [f"graph {direction}"]
+    lines.extend(f"  {ids[name]}[{_label(name)}]" for name in ids)
+    for source, target, label in edges:
+        if source in ids and target in ids:
+            arrow = f" -->|{_label(label)}| " if label else " --> "
+            lines.append(f"  {ids[source]}{arrow}{ids[target]}")
+    if len(nodes) > MERMAID_MAX_NODES:
+        lines.append(f"  more[{_label(f'{len(nodes) - MERMAID_MAX_NODES} more not drawn')}]")
+    return "\n".join(lines)
+
+
+def mermaid(view: View) -> str:
+    facts = view.facts
+    if view.kind == "architecture":
+        ranked = sorted(facts["modules"], key=lambda m: (-m["centrality"], m["name"]))
+        nodes = sorted(m["name"] for m in ranked[:MERMAID_MAX_NODES])
+        if len(facts["modules"]) > MERMAID_MAX_NODES:
+            nodes += [m["name"] for m in ranked[MERMAID_MAX_NODES:]]
+        return _graph("LR", nodes, ((d["source"], d["target"], "") for d in facts["dependencies"]))
+    if view.kind == "module":
+        name = facts["name"]
+        outgoing = [d["module"] for d in facts["imports_out"]]
+        incoming = [d["module"] for d in facts["imports_in"]]
+        nodes = [name, *sorted(set(outgoing) | set(incoming))]
+        edges = [(name, t, "") for t in outgoing] + [(s, name, "") for s in incoming]
+        return _graph("LR", nodes, edges)
+    if view.kind == "workflow":
+        steps = facts["steps"]
+        nodes = [s["symbol"] for s in steps]
+        parents: list[str] = []
+        edges = []
+        for step in steps:
+            del parents[step["depth"]:]
+            if parents:
+                edges.append((parents[-1], step["symbol"], str(step["n"])))
+            parents.append(step["symbol"])
+        return _graph("TD", nodes, edges)
+    return ""
+
+
+def _links(view: View, ids: set[str]) -> dict[str, str]:
+    here = posixpath.dirname(view_file(view.id)) or "."
+    return {i: posixpath.relpath(view_file(i), here) for i in ids}
+
+
+def render_view(view: View, ids: set[str] | None = None) -> str:
+    """The view as Markdown; ``ids`` are the other views it may link to."""
+    data = to_data(view)
+    template = _environment().get_template(f"{view.kind}.md.j2")
+    text: str = template.render(view=data, f=data["facts"], i=data["interpretation"], mermaid=mermaid(view),
+                                links=_links(view, ids if ids is not None else set()))
+    return re.sub(r"\n{3,}", "\n\n", text).rstrip("\n") + "\n"
+
+
+def render_index(views: Sequence[View], repository: str, commit: str) -> str:
+    by_kind = []
+    for kind in VIEW_KINDS:
+        items = [{"title": v.title, "link": view_file(v.id), "source": v.provenance.source}
+                 for v in views if v.kind == kind]
+        if items:
+            by_kind.append((kind, items))
+    text: str = _environment().get_template("index.md.j2").render(
+        repository=repository, commit=commit, views=views, by_kind=by_kind, headings=HEADINGS)
+    return re.sub(r"\n{3,}", "\n\n", text).rstrip("\n") + "\n"
+
+
+def render_all(views: Sequence[View], repository: str, commit: str) -> dict[str, str]:
+    """Every rendered file of the browsable folder, by relative path (``index.md`` first)."""
+    ids = {v.id for v in views}
+    files = {"index.md": render_index(views, repository, commit)}
+    for view in sorted(views, key=lambda v: v.id):
+        files[view_file(view.id)] = render_view(view, ids)
+    return files

@@ -1,0 +1,138 @@
+"""Facts of the structural views: architecture, one module view per group, entry points."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import networkx as nx
+
+from kbc.domain.models import EntryPoint, FileFacts
+from kbc.views.context import MAX_LIST, Context, location
+
+
+def entry_point_data(context: Context, entry: EntryPoint) -> dict[str, Any]:
+    data: dict[str, Any] = {"kind": entry.kind, "name": entry.name, "target": entry.target,
+                            "location": location(entry.path, entry.line)}
+    if entry.detail:
+        data["detail"] = entry.detail
+    runs_at = context.symbol_location(entry.target)
+    if runs_at:
+        data["runs"] = runs_at
+    return data
+
+
+def _layers(context: Context) -> list[list[str]]:
+    """Groups by layer: layer 0 depends on no other group; each layer only on those below.
+
+    Groups in an import cycle share a layer.
+    """
+    graph = nx.DiGraph()
+    graph.add_nodes_from(sorted(context.groups))
+    graph.add_edges_from(sorted(context.group_edges))
+    condensed = nx.condensation(graph)
+    level: dict[int, int] = {}
+    for node in reversed(list(nx.topological_sort(condensed))):
+        below = [level[s] for s in condensed.successors(node)]
+        level[node] = 1 + max(below) if below else 0
+    layers: dict[int, list[str]] = {}
+    for node, depth in level.items():
+        layers.setdefault(depth, []).extend(condensed.nodes[node]["members"])
+    return [sorted(layers[d]) for d in sorted(layers)]
+
+
+def _integration_counts(files: list[FileFacts]) -> list[dict[str, Any]]:
+    counts: Counter[tuple[str, str]] = Counter()
+    for facts in files:
+        for item in facts.integrations:
+            counts[(item.kind, item.name)] += 1
+    ranked = sorted(counts.items(), key=lambda kv: (kv[0][0] != "package", kv[0][0], -kv[1], kv[0][1]))
+    return [{"kind": kind, "name": name, "uses": n} for (kind, name), n in ranked[:MAX_LIST]]
+
+
+def architecture_facts(context: Context) -> dict[str, Any]:
+    source = context.source_files()
+    group_rank: dict[str, float] = {}
+    for module, rank in context.module_rank.items():
+        group = context.group_of.get(module)
+        if group:
+            group_rank[group] = group_rank.get(group, 0.0) + rank
+    packages = Counter(f.module.split(".")[0] for f in source if f.module)
+    root = context.repository()
+    return {
+        "repository": root,
+        "commit": context.inventory.commit,
+        "files": len(context.inventory.files),
+        "python_files": len(context.files),
+        "packages": [{"name": name, "files": n} for name, n in sorted(packages.items())],
+        "layers": _layers(context),
+        "modules": [
+            {"name": name, "files": len(group.files), "centrality": round(group_rank.get(name, 0.0), 4)}
+            for name, group in sorted(context.groups.items())
+        ],
+        "dependencies": [
+            {"source": s, "target": t, "imports": n}
+            for (s, t), n in sorted(context.group_edges.items())
+        ],
+        "import_cycles": [list(cycle) for cycle in context.graph.import_cycles[:20]],
+        "entry_points": [entry_point_data(context, e) for e in context.entry_points()[:MAX_LIST]],
+        "integrations": _integration_counts(source),
+        "external": [{"distribution": d, "modules": n} for d, n in context.graph.external[:MAX_LIST]],
+    }
+
+
+def _public_symbols(context: Context, files: list[FileFacts]) -> list[dict[str, Any]]:
+    found = []
+    for facts in files:
+        top = {s.qname for s in facts.symbols if not s.parent}
+        for symbol in facts.symbols:
+            if not symbol.public or (symbol.parent and symbol.parent not in top):
+                continue
+            if symbol.kind == "method" and symbol.name.startswith("_"):
+                continue
+            found.append((symbol, facts.path))
+    ranked = sorted(found, key=lambda sp: (-context.symbol_rank.get(sp[0].qname, 0.0), sp[0].qname))
+    chosen = sorted(ranked[:MAX_LIST], key=lambda sp: (sp[1], sp[0].start_line))
+    return [
+        {"qname": s.qname, "kind": s.kind, "signature": s.signature,
+         "location": location(path, s.start_line, s.end_line), **({"doc": s.doc} if s.doc else {})}
+        for s, path in chosen
+    ]
+
+
+def module_facts(context: Context, name: str) -> dict[str, Any]:
+    group = context.groups[name]
+    files = context.group_files(name)
+    outgoing = sorted(((t, n) for (s, t), n in context.group_edges.items() if s == name),
+                      key=lambda tn: (-tn[1], tn[0]))
+    incoming = sorted(((s, n) for (s, t), n in context.group_edges.items() if t == name),
+                      key=lambda sn: (-sn[1], sn[0]))
+    external = sorted({i.distribution for f in files for i in f.imports
+                       if i.kind == "external" and i.distribution})
+    members = set(group.modules)
+    metrics = [m for m in context.graph.modules if m.id in members]
+    entry_points = [e for e in context.entry_points() if context.group_of_symbol(e.target) == name
+                    or e.path in group.files]
+    docs = [f.doc for f in files if f.is_package and f.doc] + [f.doc for f in files if f.doc]
+    data: dict[str, Any] = {
+        "name": name,
+        "files": list(group.files),
+        "modules": list(group.modules),
+        "symbols": _public_symbols(context, files),
+        "imports_out": [{"module": t, "imports": n} for t, n in outgoing],
+        "imports_in": [{"module": s, "imports": n} for s, n in incoming],
+        "external": external[:MAX_LIST],
+        "centrality": {
+            "pagerank": round(sum(m.pagerank for m in metrics), 4),
+            "fan_in": sum(m.fan_in for m in metrics),
+            "fan_out": sum(m.fan_out for m in metrics),
+        },
+        "entry_points": [entry_point_data(context, e) for e in entry_points[:MAX_LIST]],
+    }
+    if docs:
+        data["doc"] = docs[0]
+    return data
+
+
+def entry_points_facts(context: Context) -> dict[str, Any]:
+    return {"entry_points": [entry_point_data(context, e) for e in context.entry_points()]}

@@ -1,0 +1,276 @@
+"""`kbc refresh`: proportionate, exact against a cold build, safe to kill, one writer at a time."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from helpers import git, write_tree
+
+from kbc.cli.main import cli
+from kbc.domain.settings import Settings
+from kbc.index.lexical import LexicalIndex
+from kbc.services.build import build_repository
+from kbc.services.refresh import refresh
+from kbc.store.facts_store import FactsStore
+from kbc.store.lock import writer_lock
+from kbc.store.views_store import ViewsStore
+
+BASE = {
+    "shop/__init__.py": '"""Shop."""\n',
+    "shop/orders.py": '''
+        """Orders."""
+        from shop.payments import charge
+
+        LIMIT = 100
+
+
+        def place(amount):
+            """Place an order."""
+            if amount > LIMIT:
+                raise ValueError("over the limit")
+            return charge(amount)
+    ''',
+    "shop/payments.py": '''
+        """Payments."""
+
+
+        def charge(amount):
+            """Charge an amount."""
+            return {"charged": amount}
+    ''',
+    "shop/cli.py": '''
+        """Command line."""
+        from shop.orders import place
+
+
+        def main():
+            place(1)
+
+
+        if __name__ == "__main__":
+            main()
+    ''',
+    "docs/shop.md": "# Shop\n\nHow orders work.\n",
+}
+
+
+@pytest.fixture(autouse=True)
+def lexical_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Vectors are tested elsewhere; here the store's exactness is about facts, chunks and views."""
+    monkeypatch.setenv("KBC_EMBED_MODEL", "none")
+
+
+def settings() -> Settings:
+    """Small fixtures change a large fraction of their files; only the file count may force a rebuild."""
+    return Settings(workers=1, full_rebuild_fraction=1.0)
+
+
+def commit(root: Path, files: dict[str, str], message: str, remove: tuple[str, ...] = (),
+           rename: tuple[tuple[str, str], ...] = ()) -> str:
+    for old, new in rename:
+        git(root, "mv", old, new)
+    for path in remove:
+        git(root, "rm", "-q", path)
+    write_tree(root, files)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", message)
+    return git(root, "rev-parse", "HEAD").strip()
+
+
+def snapshot(store_root: Path) -> dict[str, Any]:
+    """What must equal between a refreshed store and a cold build of the same commit."""
+    store = FactsStore(store_root)
+    generation = store.generation()
+    files = {name: (generation / name).read_text(encoding="utf-8")
+             for name in ("facts.jsonl", "graph.json", "entry_points.json", "problems.json")}
+    inventory = json.loads((generation / "inventory.json").read_text(encoding="utf-8"))
+    lexical = LexicalIndex(store_root / "index" / "lexical.sqlite")
+    try:
+        chunks = sorted(lexical.chunk_ids())
+    finally:
+        lexical.close()
+    views = {v.id: v.facts for v in ViewsStore(store_root).read()}
+    return {"files": files, "inventory": inventory, "chunks": chunks, "views": views}
+
+
+def cold(source: Path, commit_id: str, tmp_path: Path) -> dict[str, Any]:
+    """A cold build of ``commit_id`` in a fresh clone whose folder has the same name."""
+    clone = tmp_path / f"cold-{commit_id[:8]}" / source.name
+    clone.parent.mkdir()
+    subprocess.run(["git", "clone", "-q", str(source), str(clone)], check=True)
+    git(clone, "checkout", "-q", commit_id)
+    build_repository(clone, settings(), no_llm=True)
+    return snapshot(clone / ".kbc")
+
+
+def test_refresh_follows_a_history_and_equals_a_cold_build(make_repo: Any, tmp_path: Path) -> None:
+    root = make_repo(BASE)
+    first = refresh(str(root), settings(), no_llm=True)
+    assert (first.path, first.reason) == ("full", "no completed build in the store yet")
+
+    second_commit = commit(root, {
+        "shop/orders.py": BASE["shop/orders.py"] + '''
+
+def cancel(order_id):
+    """Cancel an order."""
+    return order_id
+''',
+        "shop/refunds.py": '"""Refunds."""\n\n\ndef refund(amount):\n    return -amount\n',
+    }, "orders can be cancelled; refunds", rename=(("shop/payments.py", "shop/billing.py"),))
+    write_tree(root, {"shop/orders.py": (root / "shop/orders.py").read_text().replace(
+        "shop.payments", "shop.billing")})
+    second_commit = commit(root, {}, "import billing")
+    second = refresh(str(root), settings(), no_llm=True)
+    assert second.path == "incremental" and second.after == second_commit
+    assert second.changes.renamed == (("shop/payments.py", "shop/billing.py"),)
+    assert second.changes.added == ("shop/refunds.py",) and second.changes.modified == ("shop/orders.py",)
+    assert second.build is not None
+    assert (second.build.analyze.parsed, second.build.index.changed_files) == (3, 3)
+    assert snapshot(root / ".kbc") == cold(root, second_commit, tmp_path)
+
+    third_commit = commit(root, {"docs/shop.md": "# Shop\n\nOrders and refunds.\n"}, "docs",
+                          remove=("shop/cli.py",))
+    third = refresh(str(root), settings(), no_llm=True)
+    assert third.path == "incremental" and third.build is not None
+    assert (third.build.analyze.parsed, third.build.index.changed_files,
+            third.build.index.removed_files) == (0, 1, 1)
+    refreshed = snapshot(root / ".kbc")
+    assert not any(v.startswith("workflow:") for v in refreshed["views"])  # the entry point is gone
+    assert refreshed == cold(root, third_commit, tmp_path)
+
+    again = refresh(str(root), settings(), no_llm=True)
+    assert (again.path, again.build) == ("up-to-date", None)
+
+
+def test_past_the_drift_threshold_the_store_is_rebuilt_from_scratch(make_repo: Any) -> None:
+    root = make_repo(BASE)
+    refresh(str(root), settings(), no_llm=True)
+    commit(root, {"shop/payments.py": BASE["shop/payments.py"] + "\n\nRATE = 2\n",
+                  "shop/orders.py": BASE["shop/orders.py"] + "\n\nMAX = 3\n"}, "two files")
+    by_fraction = refresh(str(root), Settings(workers=1, full_rebuild_fraction=0.3), no_llm=True)
+    assert by_fraction.path == "full"
+    assert by_fraction.reason == "2 of 5 files changed (40%), at or past KB_FULL_REBUILD_FRACTION=0.3"
+    assert by_fraction.build is not None and by_fraction.build.analyze.parsed == 4  # everything again
+    commit(root, {"docs/shop.md": "# Shop\n"}, "one doc")
+    by_count = refresh(str(root), Settings(workers=1, full_rebuild_files=1), no_llm=True)
+    assert by_count.path == "full"
+    assert by_count.reason == "1 files changed, at or past KB_FULL_REBUILD_FILES=1"
+
+
+def _many_modules(count: int) -> dict[str, str]:
+    files = dict(BASE)
+    for number in range(count):
+        body = "\n\n".join(
+            f'def step_{number}_{k}(value):\n    """Step {k} of part {number}."""\n'
+            f"    if value > {k + 2}:\n        raise ValueError('too big')\n    return value + {k}\n"
+            for k in range(8))
+        files[f"shop/parts/part_{number}.py"] = f'"""Part {number}."""\n\n\n{body}\n'
+    files["shop/parts/__init__.py"] = ""
+    return files
+
+
+def _usable(store_root: Path) -> None:
+    """The store reads back whole: facts, the lexical index, the views."""
+    assert sum(1 for _ in FactsStore(store_root).facts()) > 0
+    lexical = LexicalIndex(store_root / "index" / "lexical.sqlite")
+    try:
+        assert not lexical.stale and lexical.chunk_ids()
+    finally:
+        lexical.close()
+    ViewsStore(store_root).read()
+
+
+def test_a_refresh_killed_at_any_moment_leaves_a_usable_store_and_completes_later(
+        make_repo: Any, tmp_path: Path) -> None:
+    root = make_repo(_many_modules(60))
+    build_repository(root, settings(), no_llm=True)
+    env = {**os.environ, "KBC_EMBED_MODEL": "none", "KBC_WORKERS": "2"}
+    rng = random.Random(20261129)
+    for round_number in range(8):
+        if round_number % 2 == 0:
+            commit(root, {f"shop/parts/part_{round_number}.py": f'"""Part {round_number}, changed."""\n',
+                          f"shop/extra_{round_number}.py": "X = 1\n"}, f"change {round_number}")
+        process = subprocess.Popen([sys.executable, "-m", "kbc", "refresh", str(root), "--no-llm", "--full"],
+                                   env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0.5, 4.0))
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        _usable(root / ".kbc")
+    final = subprocess.run([sys.executable, "-m", "kbc", "refresh", str(root), "--no-llm", "--ci"],
+                           env=env, capture_output=True, text=True, timeout=300)
+    assert final.returncode == 0, final.stderr
+    assert json.loads(final.stdout)["ok"] is True
+    head = git(root, "rev-parse", "HEAD").strip()
+    assert snapshot(root / ".kbc") == cold(root, head, tmp_path)
+
+
+def test_a_second_writer_waits_or_gives_up_and_says_so(make_repo: Any) -> None:
+    root = make_repo(BASE)
+    store_root = root / ".kbc"
+    runner = CliRunner()
+    with writer_lock(store_root, timeout=1):
+        result = runner.invoke(cli, ["refresh", str(root), "--no-llm", "--lock-timeout", "1"])
+    assert result.exit_code == 4
+    assert f"gave up after 1 s waiting for another kbc writer (pid {os.getpid()})" in result.output
+
+    released = threading.Event()
+
+    def hold() -> None:
+        with writer_lock(store_root, timeout=1):
+            released.wait(1.5)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    time.sleep(0.3)
+    threading.Timer(1.0, released.set).start()
+    result = runner.invoke(cli, ["refresh", str(root), "--no-llm", "--lock-timeout", "60"])
+    holder.join()
+    assert result.exit_code == 0, result.output
+    assert "waiting for another kbc writer" in result.output
+    assert "lock          waited" in result.output
+
+
+def test_a_url_is_cloned_then_followed(make_repo: Any, tmp_path: Path,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    origin = make_repo(BASE)
+    monkeypatch.setenv("KBC_DATA_DIR", str(tmp_path / "data"))
+    url = origin.as_uri()
+    first = refresh(url, settings(), no_llm=True)
+    assert first.path == "full" and Path(first.root).is_relative_to(tmp_path / "data" / "repos")
+    assert first.branch == "main"
+    moved = commit(origin, {"shop/payments.py": BASE["shop/payments.py"] + "\n\nRATE = 2\n"}, "rate")
+    second = refresh(url, settings(), no_llm=True)
+    assert (second.path, second.after, second.changes.modified) == ("incremental", moved,
+                                                                    ("shop/payments.py",))
+    result = CliRunner().invoke(cli, ["refresh", "file:///nonexistent/repo.git", "--ci"])
+    assert result.exit_code == 5
+    assert json.loads(result.output)["error"].startswith("cannot follow file:///nonexistent/repo.git")
+
+
+def test_auto_refresh_brings_the_store_up_to_date_before_retrieving(make_repo: Any,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    root = make_repo(BASE)
+    runner = CliRunner()
+    assert runner.invoke(cli, ["build", str(root), "--no-llm"]).exit_code == 0
+    commit(root, {"shop/discounts.py": '"""Discounts."""\n\n\ndef seasonal_discount(amount):\n'
+                                       '    return amount * 0.9\n'}, "discounts")
+    question = ["retrieve", "--repo", str(root), "--format", "json", "seasonal discount"]
+    stale = json.loads(runner.invoke(cli, question).output)
+    assert "shop/discounts.py" not in {item["path"] for item in stale["items"]}
+    monkeypatch.setenv("KB_AUTO_REFRESH", "1")
+    result = runner.invoke(cli, question)
+    assert result.exit_code == 0, result.output
+    assert "kbc: refreshed the store first (incremental: 1 of 5 files changed" in result.output
+    fresh = json.loads(result.output[result.output.index("{"):])
+    assert fresh["items"][0]["path"] == "shop/discounts.py"

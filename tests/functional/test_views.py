@@ -1,0 +1,340 @@
+"""The views pass: facts from the code, prose through litellm's real HTTP path to a loopback
+server (or from docstrings), grounding, the interpretation cache, rendering and retrieval."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from helpers import RepoFactory
+from llm_server import Reply, chat_server, grounded_answer, view_kind
+
+from kbc.cli.main import cli
+from kbc.domain.settings import Settings
+from kbc.domain.views import VIEW_KINDS, View
+from kbc.services.analyze import analyze_repository
+from kbc.services.views import build_views_pass, read_views
+from kbc.views.build import ViewsSummary, view_problems
+from kbc.views.llm import LiteLLMInterpreter
+from kbc.views.render import render_all
+
+GOLDEN = Path(__file__).parent / "golden" / "shop-views"
+
+SHOP = {
+    "pyproject.toml": """
+        [project]
+        name = "shop"
+        version = "1.0"
+
+        [project.scripts]
+        shop = "shop.cli:main"
+    """,
+    "shop/__init__.py": '"""Shop: orders, their states and payments."""\n',
+    "shop/models.py": '''
+        """Orders and their states."""
+        from dataclasses import dataclass
+        from enum import Enum
+
+
+        class Status(Enum):
+            """Where an order is in its life."""
+
+            NEW = "new"
+            PAID = "paid"
+
+
+        @dataclass
+        class Order:
+            """A customer's order."""
+
+            id: int
+            amount: float
+            status: Status = Status.NEW
+    ''',
+    "shop/orders.py": '''
+        """Placing orders."""
+        from shop.models import Order
+        from shop.payments import charge
+
+        MAX_ORDER = 1000
+
+
+        def place_order(order_id, amount):
+            """Create an order and charge it."""
+            if amount <= 0:
+                raise ValueError("amount must be positive")
+            if amount > MAX_ORDER:
+                raise ValueError("amount over the order limit")
+            order = Order(order_id, amount)
+            charge(order)
+            return order
+    ''',
+    "shop/payments.py": '''
+        """Payment provider calls."""
+        import os
+
+        import requests
+
+
+        def charge(order):
+            """Charge the order's amount with the payment provider."""
+            url = os.environ["PAYMENTS_URL"]
+            return requests.post(url, json={"amount": order.amount})
+    ''',
+    "shop/cli.py": '''
+        """The shop's command line."""
+        import argparse
+
+        from shop.orders import place_order
+
+
+        def main():
+            """Place an order from the command line."""
+            parser = argparse.ArgumentParser(prog="shop")
+            parser.add_argument("amount", type=float)
+            args = parser.parse_args()
+            place_order(1, args.amount)
+
+
+        if __name__ == "__main__":
+            main()
+    ''',
+    "docs/orders.md": "# Orders\n\nOrders are placed from the command line.\n",
+}
+
+Script = Callable[[dict[str, Any]], Reply]
+
+
+@pytest.fixture
+def shop(make_repo: RepoFactory) -> Path:
+    root = make_repo(SHOP)
+    analyze_repository(root, Settings(workers=1))
+    return root
+
+
+def interpreter(url: str, *, timeout: int = 20, retries: int = 0) -> LiteLLMInterpreter:
+    return LiteLLMInterpreter("openai/test-model", api_base=url, api_key="test-key", timeout=timeout,
+                              retries=retries, backoff=0.05)
+
+
+def build(root: Path, script: Script | None = None, **options: Any) -> tuple[list[View], ViewsSummary, int]:
+    """The views pass over ``root``'s store; with a script, through the loopback LLM server."""
+    settings = Settings(workers=1, llm_concurrency=2)
+    if script is None:
+        views, summary = build_views_pass(root / ".kbc", root, settings, no_llm=True)
+        return views, summary, 0
+    with chat_server(script) as server:
+        views, summary = build_views_pass(root / ".kbc", root, settings,
+                                          interpreter=interpreter(server.url, **options))
+        return views, summary, server.calls()
+
+
+def by_id(views: list[View]) -> dict[str, View]:
+    return {v.id: v for v in views}
+
+
+def test_every_kind_is_written_from_the_facts_and_valid(shop: Path) -> None:
+    views, summary, _ = build(shop)
+    assert {v.kind for v in views} == set(VIEW_KINDS)
+    assert all(view_problems(v) == [] for v in views)
+    found = by_id(views)
+    architecture = found["architecture"].facts
+    assert architecture["repository"] == "shop"  # its main package, wherever it is checked out
+    assert [e["name"] for e in architecture["entry_points"] if e["kind"] == "console_script"] == ["shop"]
+    workflow = found["workflow:console_script:shop"].facts
+    assert [(e["kind"], e["name"]) for e in workflow["also_via"]] == [("argparse", "shop"),
+                                                                      ("main_guard", "shop.cli")]
+    assert [s["symbol"] for s in workflow["steps"]] == [
+        "shop.cli.main", "shop.orders.place_order", "shop.models.Order", "shop.payments.charge"]
+    assert workflow["steps"][1]["location"].startswith("shop/orders.py:")
+    rules = found["business_rules:shop"].facts["rules"]
+    assert [(r["kind"], r.get("message")) for r in rules[:2]] == [
+        ("raise", "amount must be positive"), ("raise", "amount over the order limit")]
+    assert rules[1]["limits"] == ["MAX_ORDER"]
+    concepts = {c["name"]: c for c in found["domain_concepts:shop"].facts["concepts"]}
+    assert concepts["shop.models.Order"]["kind"] == "dataclass"
+    assert [f["name"] for f in concepts["shop.models.Order"]["fields"]] == ["id", "amount", "status"]
+    assert concepts["shop.models.Status"]["kind"] == "enum"
+    integrations = {(i["kind"], i["name"]) for i in found["integrations"].facts["integrations"]}
+    assert ("env_var", "PAYMENTS_URL") in integrations
+    assert summary.model == "" and summary.llm_calls == 0
+
+
+def test_without_an_llm_prose_comes_from_docstrings_or_stays_empty(shop: Path) -> None:
+    views, summary, _ = build(shop)
+    found = by_id(views)
+    architecture = found["architecture"]
+    assert architecture.provenance.source == "docstring"
+    assert architecture.interpretation["overview"] == "Shop: orders, their states and payments."
+    assert architecture.interpretation["design_decisions"] == []
+    rules = found["business_rules:shop"].interpretation["rules"]
+    assert rules[0] == {"n": 1, "rule": "amount must be positive"}
+    integrations = found["integrations"]
+    assert integrations.provenance.source == "none" and integrations.interpretation == {"integrations": []}
+    assert summary.by_source == {"docstring": sum(1 for v in views if v.provenance.source == "docstring"),
+                                 "none": sum(1 for v in views if v.provenance.source == "none")}
+
+
+def test_rendered_views_match_the_golden_files(shop: Path) -> None:
+    views, _, _ = build(shop)
+    files = render_all(views, "shop", "0" * 40)
+    if os.environ.get("KBC_UPDATE_GOLDEN"):
+        for relative, text in files.items():
+            (GOLDEN / relative).parent.mkdir(parents=True, exist_ok=True)
+            (GOLDEN / relative).write_text(text, encoding="utf-8")
+    expected = {p.relative_to(GOLDEN).as_posix(): p.read_text(encoding="utf-8")
+                for p in GOLDEN.rglob("*.md")}
+    assert files == expected
+    assert "```mermaid\ngraph TD" in files["workflow/console_script_shop.md"]
+
+
+def test_llm_prose_is_validated_grounded_and_marked(shop: Path) -> None:
+    views, summary, calls = build(shop, lambda request: Reply(grounded_answer(request)))
+    assert calls == summary.llm_calls == len(views)
+    assert summary.failed == 0 and summary.ungrounded == 0
+    assert summary.prompt_tokens == 100 * calls and summary.completion_tokens == 20 * calls
+    architecture = by_id(views)["architecture"]
+    assert architecture.provenance.source == "llm" and architecture.provenance.model == "openai/test-model"
+    assert architecture.interpretation["overview"].startswith("The repository is organised around")
+    assert all(view_problems(v) == [] for v in views)
+
+
+def test_a_second_build_over_unchanged_code_makes_no_llm_call(shop: Path) -> None:
+    first, _, calls = build(shop, lambda request: Reply(grounded_answer(request)))
+    assert calls == len(first)
+    second, summary, calls = build(shop, lambda request: Reply(grounded_answer(request)))
+    assert calls == 0 and summary.cached == len(second) and summary.llm_calls == 0
+    assert [v.interpretation for v in second] == [v.interpretation for v in first]
+
+
+def test_prose_naming_code_that_does_not_exist_is_removed_and_counted(shop: Path) -> None:
+    def script(request: dict[str, Any]) -> Reply:
+        if view_kind(request) == "architecture":
+            return Reply(json.dumps({
+                "overview": "Orders start in `shop.orders.place_order`. "
+                            "Refunds go through `shop.refunds.issue_refund()` first.",
+                "design_decisions": ["Payments are isolated in shop/payments.py.",
+                                     "Prices come from `shop.pricing.PriceBook`."]}))
+        return Reply(grounded_answer(request))
+
+    views, summary, _ = build(shop, script)
+    architecture = by_id(views)["architecture"]
+    assert architecture.interpretation["overview"] == "Orders start in `shop.orders.place_order`."
+    assert architecture.interpretation["design_decisions"] == ["Payments are isolated in shop/payments.py."]
+    assert architecture.grounding.removed == 2
+    assert architecture.grounding.ungrounded == ("shop.pricing.PriceBook", "shop.refunds.issue_refund()")
+    assert summary.ungrounded == 2
+
+
+def test_invalid_json_gets_one_repair_attempt(shop: Path) -> None:
+    seen: dict[str, int] = {}
+
+    def script(request: dict[str, Any]) -> Reply:
+        kind = view_kind(request)
+        seen[kind] = seen.get(kind, 0) + 1
+        if kind == "module" and len(request["messages"]) == 2:
+            return Reply("Here is the JSON: {purpose: oops")
+        if kind == "feature":
+            return Reply('{"summary": 42}')  # wrong type, and again on repair
+        return Reply(grounded_answer(request))
+
+    views, summary, _ = build(shop, script)
+    found = by_id(views)
+    assert found["module:shop"].provenance.source == "llm"
+    assert summary.repaired == 1
+    feature = next(v for v in views if v.kind == "feature")
+    assert feature.provenance.source == "docstring"  # the fallback, never the invalid reply
+    assert seen["feature"] == 2 and summary.failed == 1
+    assert any("did not match the schema, twice" in e for e in summary.errors)
+
+
+def test_server_errors_and_timeouts_cost_only_their_view(shop: Path) -> None:
+    def script(request: dict[str, Any]) -> Reply:
+        kind = view_kind(request)
+        if kind == "integrations":
+            return Reply(status=500)
+        if kind == "entry_points":
+            return Reply(grounded_answer(request), delay=4)
+        return Reply(grounded_answer(request))
+
+    views, summary, calls = build(shop, script, timeout=1, retries=1)
+    found = by_id(views)
+    assert found["integrations"].provenance.source == "none"
+    assert found["entry_points"].provenance.source == "none"
+    assert summary.failed == 2 and summary.cached == 0
+    assert sum(v.provenance.source == "llm" for v in views) == len(views) - 2
+    assert calls == len(views) - 2 + 2 * 2  # each failing view tried twice (one retry)
+    errors = " ".join(summary.errors)
+    assert "integrations: the LLM call failed: InternalServerError after 2 attempts" in errors
+    assert "entry_points: the LLM call failed: Timeout after 2 attempts" in errors
+    # Failures are not cached: the next build asks again, and only for those two.
+    _, again, calls = build(shop, lambda request: Reply(grounded_answer(request)))
+    assert calls == 2 and again.cached == len(views) - 2 and again.failed == 0
+
+
+def test_secrets_are_redacted_from_prompts(make_repo: RepoFactory) -> None:
+    files = dict(SHOP)
+    files["shop/payments.py"] = '''
+        """Payment provider calls."""
+        from dataclasses import dataclass
+
+
+        @dataclass
+        class Gateway:
+            """The provider, reached with key AKIAIOSFODNN7EXAMPLE."""
+
+            url: str = "https://pay.example.com"
+            secret: str = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+
+
+        def charge(order):
+            return order
+    '''
+    root = make_repo(files)
+    analyze_repository(root, Settings(workers=1))
+    with chat_server(lambda request: Reply(grounded_answer(request))) as server:
+        build_views_pass(root / ".kbc", root, Settings(workers=1), interpreter=interpreter(server.url))
+        sent = json.dumps(server.requests)
+    assert "Gateway" in sent  # the concept and its fields were sent, their values redacted
+    assert "AKIAIOSFODNN7EXAMPLE" not in sent and "wJalrXUtnFEMI" not in sent
+
+
+def test_cli_build_views_render_and_architecture_retrieval(shop: Path, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KBC_EMBED_MODEL", "none")  # lexical retrieval keeps this test quick
+    runner = CliRunner()
+    result = runner.invoke(cli, ["build", str(shop), "--no-llm"])
+    assert result.exit_code == 0, result.output
+    assert "kbc views:" in result.output and "llm           none" in result.output
+    listing = runner.invoke(cli, ["views", "--repo", str(shop), "--kind", "workflow"])
+    assert listing.output.splitlines() == [
+        "workflow:console_script:shop\tdocstring\tWorkflow: console_script shop"]
+    shown = runner.invoke(cli, ["views", "--repo", str(shop), "--id", "architecture", "--format", "json"])
+    assert json.loads(shown.output)[0]["facts"]["repository"] == "shop"
+    out = tmp_path / "site"
+    rendered = runner.invoke(cli, ["render", "--repo", str(shop), "--out", str(out)])
+    assert rendered.exit_code == 0, rendered.output
+    assert (out / "index.md").read_text().count("](") == len(read_views(shop / ".kbc"))
+    assert "```mermaid" in (out / "architecture.md").read_text()
+    question = "how is the shop organised: modules, layers, entry points"
+    sliced = runner.invoke(cli, ["retrieve", "--repo", str(shop), "--use-case", "architecture",
+                                 "--format", "json", question])
+    assert sliced.exit_code == 0, sliced.output
+    kinds = [item["kind"] for item in json.loads(sliced.output)["items"]]
+    assert kinds[0] == "view"
+    assert any(item["path"] == "@views/architecture.md" for item in json.loads(sliced.output)["items"])
+
+
+def test_no_llm_keeps_the_prose_already_paid_for(shop: Path) -> None:
+    first, _, calls = build(shop, lambda request: Reply(grounded_answer(request)))
+    assert calls == len(first)
+    configured = Settings(workers=1, llm_model="openai/test-model")
+    again, summary = build_views_pass(shop / ".kbc", shop, configured, no_llm=True)
+    assert summary.llm_calls == 0 and summary.cached == len(first)
+    assert {v.provenance.source for v in again} == {"llm"}
+    assert [v.interpretation for v in again] == [v.interpretation for v in first]
