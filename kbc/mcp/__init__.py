@@ -1,0 +1,1 @@
+"""The MCP server: kbc's knowledge base as tools for coding agents."""

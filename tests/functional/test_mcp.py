@@ -1,0 +1,344 @@
+"""The MCP server through the official client: over stdio and over streamable HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from helpers import repo_factory
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+from mcp.types import CallToolResult, TextContent
+
+from kbc.domain.errors import ConfigError, KbcError
+from kbc.mcp.server import is_loopback, serve
+from kbc.services.knowledge import KnowledgeBase
+
+TOOLS = {"retrieve_slice", "ask", "search", "get_view", "list_views", "get_symbol", "get_file",
+         "list_use_cases", "report_usage"}
+
+SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+SHOP = {
+    "shop/__init__.py": '"""A small shop: orders, payments and refunds."""\n',
+    "shop/payments.py": '''
+        """Payments and refunds."""
+
+
+        def validate_refund(amount: int, paid: int) -> bool:
+            """A refund is valid when it is positive and not more than what was paid."""
+            return 0 < amount <= paid
+
+
+        def refund(order_id: str, amount: int, paid: int) -> str:
+            """Refund part of an order after validating the amount."""
+            if not validate_refund(amount, paid):
+                raise ValueError("invalid refund")
+            return f"refunded {amount} on {order_id}"
+    ''',
+    "shop/orders.py": '''
+        """Orders placed by customers."""
+        from shop.payments import refund
+
+
+        def cancel(order_id: str, paid: int) -> str:
+            """Cancel an order and refund everything that was paid."""
+            return refund(order_id, paid, paid)
+    ''',
+    "shop/settings.py": f'''
+        """Deployment settings."""
+        AWS_ACCESS_KEY_ID = "AKIAIOSFODNN7EXAMPLE"
+        AWS_SECRET_ACCESS_KEY = "{SECRET}"
+    ''',
+    ".gitignore": "local.env\n",
+    "local.env": "DEBUG=1\n",
+}
+
+PRELUDE = "import sys\nfrom kbc.services.knowledge import KnowledgeBase\nfrom kbc.mcp.server import serve\n"
+SERVE_STDIO = PRELUDE + "serve(KnowledgeBase(sys.argv[1]), 'stdio')\n"
+SERVE_HTTP = PRELUDE + ("serve(KnowledgeBase(sys.argv[1]), 'http', '127.0.0.1', int(sys.argv[2]),"
+                        " sys.argv[3] or None)\n")
+TOKEN = "s3cret-token-for-tests"
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A built knowledge base (lexical retrieval, no LLM) with an untracked and an ignored file."""
+    with pytest.MonkeyPatch.context() as mp:
+        for key in [k for k in os.environ if k.startswith("KBC_")]:
+            mp.delenv(key)
+        mp.setenv("KBC_EMBED_MODEL", "none")
+        root = repo_factory(tmp_path_factory.mktemp("mcp"))(SHOP)
+        (root / "notes.txt").write_text("scratch notes, never committed\n", encoding="utf-8")
+        with KnowledgeBase(root) as kb:
+            kb.build(no_llm=True)
+        yield root
+
+
+def server_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KBC_")}
+    return {**env, "KBC_EMBED_MODEL": "none"}
+
+
+def data(result: CallToolResult) -> Any:
+    """The structured result of a successful call (a list tool's sits under "result"),
+    checked against the JSON in its text block."""
+    assert not result.is_error, result.content
+    assert isinstance(result.content[0], TextContent)
+    structured = result.structured_content
+    assert structured is not None
+    plain = structured["result"] if set(structured) == {"result"} else structured
+    assert json.loads(result.content[0].text) == plain
+    return plain
+
+
+def error_text(result: CallToolResult) -> str:
+    assert result.is_error
+    assert isinstance(result.content[0], TextContent)
+    return result.content[0].text
+
+
+async def exercise(session: ClientSession) -> None:
+    """List the tools and call each one, asserting real content."""
+    listed = await session.list_tools()
+    assert {t.name for t in listed.tools} == TOOLS and len(listed.tools) == len(TOOLS)
+    assert all(t.description and t.output_schema for t in listed.tools)
+
+    found = data(await session.call_tool("retrieve_slice", {"task": "validate the refund amount"}))
+    assert found["use_case"] == "implementation" and found["retrieval"] == "lexical"
+    assert found["tokens"] <= found["budget"]
+    paths = [item["path"] for item in found["items"]]
+    assert "shop/payments.py" in paths
+    assert all(1 <= item["start_line"] <= item["end_line"] for item in found["items"])
+    assert "def validate_refund" in found["text"]
+    used = [item["id"] for item in found["items"] if item["path"] == "shop/payments.py"]
+    recorded = await session.call_tool("report_usage", {"query_id": found["query_id"], "helpful_ids": used})
+    assert data(recorded) == {"recorded": True}
+    unknown = await session.call_tool("report_usage", {"query_id": "no-such-query", "helpful_ids": []})
+    assert data(unknown) == {"recorded": False}
+
+    small = data(await session.call_tool("retrieve_slice", {"task": "refunds", "use_case": "review",
+                                                            "budget": 300}))
+    assert small["use_case"] == "review" and small["budget"] == 300 and small["tokens"] <= 300
+
+    answer = data(await session.call_tool("ask", {"question": "how are refunds validated?"}))
+    assert answer["mode"] == "extractive" and answer["query_id"]
+    assert "shop/payments.py" in {c["path"] for c in answer["citations"]}
+
+    hits = data(await session.call_tool("search", {"query": "validate_refund", "k": 2}))
+    assert 1 <= len(hits) <= 2
+    assert hits[0]["path"] == "shop/payments.py" and "def validate_refund" in hits[0]["text"]
+
+    views = data(await session.call_tool("list_views", {}))
+    assert "architecture" in {v["id"] for v in views}
+    assert all(set(v) == {"id", "kind", "title", "source"} for v in views)
+    modules = data(await session.call_tool("list_views", {"kind": "module"}))
+    assert modules and {v["kind"] for v in modules} == {"module"}
+
+    architecture = data(await session.call_tool("get_view", {"id": "architecture"}))
+    assert architecture["kind"] == "architecture"
+    assert architecture["facts"]["python_files"] == 4
+    assert "shop" in {m["name"] for m in architecture["facts"]["modules"]}
+    assert architecture["interpretation"]["overview"]
+
+    symbols = data(await session.call_tool("get_symbol", {"name": "validate_refund"}))
+    assert [s["location"] for s in symbols] == ["shop/payments.py:4-6"]
+    assert symbols[0]["symbol"]["qname"] == "shop.payments.validate_refund"
+    assert "shop.payments.refund" in {c["qname"] for c in symbols[0]["callers"]}
+
+    lines = data(await session.call_tool("get_file", {"path": "shop/payments.py", "start": 4, "end": 6}))
+    assert (lines["start_line"], lines["end_line"]) == (4, 6)
+    assert lines["text"].splitlines() == [
+        "def validate_refund(amount: int, paid: int) -> bool:",
+        '    """A refund is valid when it is positive and not more than what was paid."""',
+        "    return 0 < amount <= paid"]
+
+    cases = data(await session.call_tool("list_use_cases", {}))
+    names = {c["name"] for c in cases}
+    assert {"implementation", "qa", "review"} <= names
+    assert all(isinstance(c["budget"], int) and c["description"] for c in cases)
+
+    # A KbcError comes back as a tool error carrying its message and hint.
+    missing = error_text(await session.call_tool("get_view", {"id": "nowhere"}))
+    assert missing == str(KbcError("no view 'nowhere'", hint="list_views / `kbc views` lists them"))
+    bad_case = error_text(await session.call_tool("retrieve_slice", {"task": "x", "use_case": "nope"}))
+    assert bad_case.startswith("no use case named 'nope'") and "implementation" in bad_case
+
+
+async def refusals(session: ClientSession) -> None:
+    """get_file serves tracked files only, never one where credentials were found."""
+    expected = {
+        "../etc/passwd": "paths that climb out with '..' are refused",
+        "/etc/passwd": "absolute paths are refused",
+        "notes.txt": "not a tracked text file",
+        "local.env": "not a tracked text file",
+        "shop/settings.py": "credentials were found in this file",
+    }
+    for path, reason in expected.items():
+        text = error_text(await session.call_tool("get_file", {"path": path}))
+        assert reason in text, (path, text)
+        assert "→" in text  # the hint says what to do instead
+        assert SECRET not in text and "root:" not in text
+    # ... and still answers afterwards.
+    assert data(await session.call_tool("get_file", {"path": "shop/__init__.py"}))["lines"] == 1
+
+
+async def concurrently(session: ClientSession) -> None:
+    """Calls in flight together all succeed (the store's connections stay on one thread)."""
+    results: list[CallToolResult] = []
+
+    async def one(query: str) -> None:
+        results.append(await session.call_tool("search", {"query": query, "k": 1}))
+
+    async with anyio.create_task_group() as group:
+        for query in ("refund", "cancel order", "validate amount", "payments") * 2:
+            group.start_soon(one, query)
+    assert len(results) == 8 and all(len(data(r)) == 1 for r in results)
+
+
+def run(main: Callable[[], Awaitable[None]]) -> None:
+    anyio.run(main)
+
+
+# -- stdio ------------------------------------------------------------------
+
+
+def test_tools_over_stdio(repo: Path) -> None:
+    params = StdioServerParameters(command=sys.executable, args=["-c", SERVE_STDIO, str(repo)],
+                                   env={"KBC_EMBED_MODEL": "none"})
+
+    async def main() -> None:
+        with (repo.parent / "stdio-server.log").open("w") as log:
+            async with (stdio_client(params, errlog=log) as (read, write),
+                        ClientSession(read, write) as session):
+                info = await session.initialize()
+                assert info.server_info.name == "kbc" and info.instructions
+                await exercise(session)
+                await refusals(session)
+
+    run(main)
+
+
+# -- streamable HTTP -----------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def http_server(repo: Path, tmp_path: Path) -> Iterator[str]:
+    """The server on a free loopback port with a bearer token; yields its URL."""
+    port = free_port()
+    log_path = tmp_path / "http-server.log"
+    with log_path.open("w") as log:
+        server = subprocess.Popen([sys.executable, "-c", SERVE_HTTP, str(repo), str(port), TOKEN],
+                                  env=server_env(), stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(log_path.read_text()) from None
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        server.terminate()
+        try:
+            code = server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+            raise
+    assert code == 0, log_path.read_text()
+    assert "kbc MCP server on http://127.0.0.1:" in log_path.read_text()
+
+
+def raw_post(url: str, token: str | None) -> tuple[int, dict[str, Any], str]:
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode()
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, {}, response.headers.get("WWW-Authenticate", "")
+    except urllib.error.HTTPError as error:
+        with error:
+            return error.code, json.loads(error.read()), error.headers.get("WWW-Authenticate", "")
+
+
+async def connect(url: str, token: str | None, work: Callable[[ClientSession], Awaitable[None]]) -> None:
+    headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
+    async with (httpx2.AsyncClient(headers=headers, timeout=30) as client,
+                streamable_http_client(url, http_client=client) as (read, write),
+                ClientSession(read, write) as session):
+        await session.initialize()
+        await work(session)
+
+
+def test_tools_over_http_with_a_bearer_token(http_server: str) -> None:
+    async def main() -> None:
+        await connect(http_server, TOKEN, exercise)
+        await connect(http_server, TOKEN, refusals)
+        await connect(http_server, TOKEN, concurrently)
+
+    run(main)
+
+
+def test_http_refuses_a_missing_or_wrong_token(http_server: str) -> None:
+    for token in (None, "wrong-token", TOKEN + "x", ""):
+        status, body, challenge = raw_post(http_server, token)
+        assert status == 401, token
+        assert challenge.startswith("Bearer")
+        assert "bearer token" in body["error"]["message"]
+
+    async def nothing(session: ClientSession) -> None:
+        raise AssertionError("the session should not have started")
+
+    for token in (None, "wrong-token"):
+        with pytest.raises(ExceptionGroup) as refused:  # the client's task groups wrap the error
+            run(lambda token=token: connect(http_server, token, nothing))
+        assert refused.group_contains(MCPError, match="unauthorized: missing or wrong bearer token")
+
+    async def ping(session: ClientSession) -> None:
+        await session.send_ping()
+
+    run(lambda: connect(http_server, TOKEN, ping))
+
+
+# -- exposure ----------------------------------------------------------------
+
+
+def test_binding_beyond_loopback_needs_a_token(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KBC_EMBED_MODEL", "none")
+    kb = KnowledgeBase(repo)
+    for host in ("0.0.0.0", "::", "192.0.2.10", "kbc.example.com"):
+        for token in (None, ""):
+            with pytest.raises(ConfigError) as refused:
+                serve(kb, "http", host, free_port(), token)
+            message = str(refused.value)
+            assert f"binding {host}" in message and "bearer token is required" in message
+            assert "KBC_TOKEN" in message and "127.0.0.1" in message
+    with pytest.raises(KbcError, match="unknown transport 'carrier-pigeon'"):
+        serve(kb, "carrier-pigeon")
+    assert all(is_loopback(h) for h in ("127.0.0.1", "127.8.9.10", "::1", "[::1]", "localhost", "LOCALHOST"))
+    assert not any(is_loopback(h) for h in ("0.0.0.0", "::", "10.0.0.1", "example.com", ""))
