@@ -12,31 +12,17 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from kbc import __version__
+from kbc.cli.common import build_options, fail, reading_options, settings_for
 from kbc.domain.errors import KbcError
 
 if TYPE_CHECKING:
     from kbc.domain.models import AnalysisResult
-    from kbc.domain.settings import Settings
     from kbc.services.analyze import AnalyzeSummary
-    from kbc.services.refresh import RefreshSummary
     from kbc.views.build import ViewsSummary
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 PROGRESS_MIN_FILES = 50
-
-
-def _fail(error: KbcError, debug: bool) -> None:
-    if debug:
-        raise error
-    click.echo(f"error: {error}", err=True)
-    sys.exit(error.exit_code)
-
-
-def _settings(root: Path, **overrides: Any) -> Settings:
-    from kbc.domain.settings import load_settings
-
-    return load_settings(root, overrides=overrides)
 
 
 def _progress(total: int) -> Callable[[AnalysisResult], None]:
@@ -83,28 +69,6 @@ def _render_summary(summary: AnalyzeSummary) -> str:
     return "\n".join(lines)
 
 
-def _build_options(command: F) -> F:
-    """PATH, --store, --format and --workers: shared by the commands that build."""
-    for option in reversed([
-        click.argument("path", type=click.Path(file_okay=False, path_type=Path), default="."),
-        click.option("--store", "store", type=click.Path(file_okay=False, path_type=Path),
-                     help="Store folder (default: <PATH>/.kbc)."),
-        click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-                     show_default=True, help="Summary format."),
-        click.option("--workers", type=int, help="Worker processes (default: one per CPU)."),
-    ]):
-        command = option(command)
-    return command
-
-
-def _reading_options(command: F) -> F:
-    """--repo and --store: shared by the commands that read a built store."""
-    command = click.option("--store", "store", type=click.Path(file_okay=False, path_type=Path),
-                           help="Store folder (default: <repo>/.kbc).")(command)
-    return click.option("--repo", "repo", type=click.Path(file_okay=False, path_type=Path),
-                        default=".", show_default=True, help="The repository.")(command)
-
-
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="kbc")
 @click.option("--debug", is_flag=True, help="Show tracebacks instead of short error messages.")
@@ -115,7 +79,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 
 @cli.command()
-@_build_options
+@build_options
 @click.option("--max-file-bytes", type=int, help="Skip files larger than this.")
 @click.pass_context
 def analyze(ctx: click.Context, path: Path, store: Path | None, fmt: str,
@@ -131,10 +95,10 @@ def analyze(ctx: click.Context, path: Path, store: Path | None, fmt: str,
     from kbc.services.analyze import analyze_repository
 
     try:
-        settings = _settings(path, workers=workers, max_file_bytes=max_file_bytes)
+        settings = settings_for(path, workers=workers, max_file_bytes=max_file_bytes)
         summary = analyze_repository(path, settings, store, progress=_progress)
     except KbcError as error:
-        _fail(error, ctx.obj["debug"])
+        fail(error, ctx.obj["debug"])
         return
     if fmt == "json":
         click.echo(json.dumps(asdict(summary), indent=1, sort_keys=True))
@@ -144,7 +108,7 @@ def analyze(ctx: click.Context, path: Path, store: Path | None, fmt: str,
 
 @cli.command()
 @click.argument("name")
-@_reading_options
+@reading_options
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True)
 @click.pass_context
@@ -160,10 +124,10 @@ def symbols(ctx: click.Context, name: str, repo: Path, store: Path | None, fmt: 
     from kbc.store.facts_store import FactsStore
 
     try:
-        settings = _settings(repo)
+        settings = settings_for(repo)
         reports = find_symbols(FactsStore(store_path(repo, settings, store)), name)
     except KbcError as error:
-        _fail(error, ctx.obj["debug"])
+        fail(error, ctx.obj["debug"])
         return
     if not reports:
         click.echo(f"no symbol named {name!r}; try a shorter or a qualified name", err=True)
@@ -226,7 +190,7 @@ def _embed_progress(stage: str, done: int, total: int) -> None:
 
 
 @cli.command()
-@_build_options
+@build_options
 @click.option("--no-llm", is_flag=True,
               help="Never call an LLM: the views' prose comes from docstrings only.")
 @click.pass_context
@@ -247,12 +211,12 @@ def build(ctx: click.Context, path: Path, store: Path | None, fmt: str, workers:
     from kbc.services.build import build_repository
 
     try:
-        settings = _settings(path, workers=workers)
+        settings = settings_for(path, workers=workers)
         summary = build_repository(path, settings, store, progress=_progress,
                                    embed_progress=_embed_progress, no_llm=no_llm,
                                    views_progress=_views_progress)
     except KbcError as error:
-        _fail(error, ctx.obj["debug"])
+        fail(error, ctx.obj["debug"])
         return
     if fmt == "json":
         click.echo(json.dumps(asdict(summary), indent=1, sort_keys=True))
@@ -273,107 +237,9 @@ def build(ctx: click.Context, path: Path, store: Path | None, fmt: str, workers:
     ]))
 
 
-def _render_refresh(summary: RefreshSummary) -> str:
-    changes = summary.changes
-    lines = [f"kbc refresh: {summary.root}" + (f" (following {summary.url} {summary.branch})"
-                                                if summary.url else ""),
-             f"  path          {summary.path}: {summary.reason}",
-             f"  commits       {summary.before[:10] or '(none)'} → {summary.after[:10] or '(none)'}",
-             f"  changed       {len(changes.added)} added, {len(changes.modified)} modified, "
-             f"{len(changes.deleted)} deleted, {len(changes.renamed)} renamed"]
-    build = summary.build
-    if build is not None:
-        lines.append(f"  work          parsed {build.analyze.parsed} ({build.analyze.cached} from cache), "
-                     f"re-chunked {build.index.changed_files} files, removed {build.index.removed_files}, "
-                     f"embedded {build.index.embedded} units, dropped {build.index.removed_units}")
-        lines.append(f"  views         {build.views.views}; llm calls {build.views.llm_calls}, "
-                     f"failed {build.views.failed}")
-        if build.waited >= 0.5:
-            lines.append(f"  lock          waited {build.waited:.1f} s for another writer")
-    behind = ", ".join(report.path for report in summary.drift[:5])
-    more = f", … {len(summary.drift) - 5} more" if len(summary.drift) > 5 else ""
-    lines.append(f"  drift         {len(summary.drift)} documents behind the code"
-                 + (f" ({behind}{more}; see `kbc drift`)" if summary.drift else ""))
-    lines.append(f"  time          {summary.seconds:.2f} s")
-    return "\n".join(lines)
-
-
-@cli.command()
-@click.argument("target", default=".")
-@click.option("--store", "store", type=click.Path(file_okay=False, path_type=Path),
-              help="Store folder (default: <work tree>/.kbc).")
-@click.option("--branch", default="", help="Branch to follow when TARGET is a URL (default: the remote's).")
-@click.option("--full", is_flag=True, help="Rebuild from scratch whatever changed.")
-@click.option("--no-llm", is_flag=True, help="Never call an LLM: view prose from docstrings only.")
-@click.option("--lock-timeout", type=int, help="Seconds to wait for another writer (default 600).")
-@click.option("--ci", is_flag=True, help="Print a JSON summary for CI; exit codes below.")
-@click.pass_context
-def refresh(ctx: click.Context, target: str, store: Path | None, branch: str, full: bool, no_llm: bool,
-            lock_timeout: int | None, ci: bool) -> None:
-    """Bring the knowledge base of TARGET (a path or a git URL) up to its current commit.
-
-    Only changed files are parsed, chunked and embedded again, and view prose is
-    asked for again only where a view's facts changed; past the drift threshold
-    (KB_FULL_REBUILD_FRACTION of tracked files or KB_FULL_REBUILD_FILES files)
-    the store is rebuilt from scratch. A URL is cloned into kbc's data folder
-    (KBC_DATA_DIR) and its branch followed by fetch and hard reset.
-
-    Exit codes: 0 done (or already up to date), 1 failure, 2 configuration
-    error, 3 unreadable store, 4 another writer held the store too long,
-    5 the target cannot be used.
-    """
-    from kbc.analyzers.gitrepo import is_url
-    from kbc.services.refresh import refresh as run_refresh
-
-    try:
-        local = Path(".") if is_url(target) else Path(target)
-        settings = _settings(local, lock_timeout=lock_timeout)
-        summary = run_refresh(target, settings, store, branch=branch, no_llm=no_llm, force_full=full,
-                              on_wait=lambda message: click.echo(message, err=True))
-    except KbcError as error:
-        if ci:
-            click.echo(json.dumps({"ok": False, "error": error.message, "hint": error.hint,
-                                   "exit_code": error.exit_code}, indent=1))
-            sys.exit(error.exit_code)
-        _fail(error, ctx.obj["debug"])
-        return
-    if ci:
-        click.echo(json.dumps({"ok": True, **summary.as_data()}, indent=1, sort_keys=True))
-    else:
-        click.echo(_render_refresh(summary))
-
-
-@cli.command()
-@_reading_options
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.pass_context
-def drift(ctx: click.Context, repo: Path, store: Path | None, fmt: str) -> None:
-    """List the Markdown documents that are behind the code.
-
-    A document names the code it governs with a front-matter `refs:` list of
-    globs; it is behind when governed files changed after its last commit, when
-    it mentions symbols that no longer exist, or when a ref matches no file.
-    Reads the store written by `kbc build` (or `kbc analyze`).
-    """
-    from kbc.domain.codec import to_data
-    from kbc.services.analyze import store_path
-    from kbc.services.drift import find_drift, render_drift
-
-    try:
-        settings = _settings(repo)
-        reports = find_drift(repo, store_path(repo, settings, store))
-    except KbcError as error:
-        _fail(error, ctx.obj["debug"])
-        return
-    if fmt == "json":
-        click.echo(json.dumps([to_data(r) for r in reports], indent=1, sort_keys=True))
-    else:
-        click.echo(render_drift(reports), nl=False)
-
-
 @cli.command()
 @click.argument("text")
-@_reading_options
+@reading_options
 @click.option("--use-case", "use_case", default="implementation", show_default=True,
               help="Profile: implementation, task-breakdown, story-breakdown, architecture, review, qa.")
 @click.option("--budget", type=int, help="Token budget (default: the profile's).")
@@ -390,7 +256,7 @@ def retrieve(ctx: click.Context, text: str, repo: Path, store: Path | None, use_
     from kbc.services.retrieve import open_retriever, profile_named
 
     try:
-        settings = _settings(repo)
+        settings = settings_for(repo)
         profile = profile_named(repo, use_case)
         if settings.auto_refresh:
             from kbc.services.refresh import refresh as run_refresh
@@ -405,65 +271,20 @@ def retrieve(ctx: click.Context, text: str, repo: Path, store: Path | None, use_
         finally:
             retriever.close()
     except KbcError as error:
-        _fail(error, ctx.obj["debug"])
+        fail(error, ctx.obj["debug"])
         return
     click.echo(result.to_json() if fmt == "json" else result.text, nl=fmt == "json")
 
 
-@cli.command()
-@_reading_options
-@click.option("--kind", type=click.Choice(["architecture", "module", "feature", "workflow", "entry_points",
-                                           "domain_concepts", "business_rules", "integrations"]),
-              help="Only views of this kind.")
-@click.option("--id", "view_id", help="Only the view with this id (e.g. module:pkg.sub).")
-@click.option("--format", "fmt", type=click.Choice(["md", "json", "list"]), default="list",
-              show_default=True, help="list: one line per view; md: rendered; json: the documents.")
-@click.pass_context
-def views(ctx: click.Context, repo: Path, store: Path | None, kind: str | None, view_id: str | None,
-          fmt: str) -> None:
-    """Show the views written by `kbc build`."""
-    from kbc.domain.codec import to_data
-    from kbc.services.analyze import store_path
-    from kbc.services.views import read_views
-    from kbc.views.render import render_view
+def _register() -> None:
+    from kbc.cli.maintain import drift, refresh, render, views
+    from kbc.cli.serve import ask, gaps, serve
 
-    try:
-        settings = _settings(repo)
-        found = read_views(store_path(repo, settings, store))
-    except KbcError as error:
-        _fail(error, ctx.obj["debug"])
-        return
-    ids = {v.id for v in found}
-    chosen = [v for v in found if (kind is None or v.kind == kind) and (view_id is None or v.id == view_id)]
-    if view_id is not None and not chosen:
-        click.echo(f"error: no view {view_id!r}; `kbc views` lists them", err=True)
-        sys.exit(1)
-    if fmt == "json":
-        click.echo(json.dumps([to_data(v) for v in chosen], indent=1, sort_keys=True, ensure_ascii=False))
-    elif fmt == "md":
-        click.echo("\n".join(render_view(v, ids) for v in chosen), nl=False)
-    else:
-        for v in chosen:
-            click.echo(f"{v.id}\t{v.provenance.source}\t{v.title}")
+    for command in (refresh, drift, views, render, ask, gaps, serve):
+        cli.add_command(command)
 
 
-@cli.command()
-@_reading_options
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="Folder to write the Markdown into.")
-@click.pass_context
-def render(ctx: click.Context, repo: Path, store: Path | None, out: Path) -> None:
-    """Write every view as Markdown (Mermaid diagrams included) with an index page."""
-    from kbc.services.analyze import store_path
-    from kbc.services.views import render_folder
-
-    try:
-        settings = _settings(repo)
-        written = render_folder(store_path(repo, settings, store), repo, out)
-    except KbcError as error:
-        _fail(error, ctx.obj["debug"])
-        return
-    click.echo(f"wrote {len(written)} pages to {out} (start at {out / 'index.md'})")
+_register()
 
 
 def main() -> None:

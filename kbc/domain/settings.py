@@ -39,6 +39,7 @@ class Settings:
     full_rebuild_files: int = 2000
     auto_refresh: bool = False
     lock_timeout: int = 600
+    gap_retention_days: int = 90
 
     def worker_count(self) -> int:
         return self.workers if self.workers > 0 else (os.cpu_count() or 1)
@@ -109,6 +110,8 @@ FIELDS: tuple[FieldSpec, ...] = (
               "retrieve and ask refresh the store first when the repository moved"),
     FieldSpec("lock_timeout", "refresh", "lock_timeout", int, "KBC_LOCK_TIMEOUT", 0,
               "seconds a build or refresh waits for another writer of the same store"),
+    FieldSpec("gap_retention_days", "gaps", "retention_days", int, "KBC_GAP_RETENTION_DAYS", 1,
+              "days the knowledge-gap log keeps a query"),
     FieldSpec("workflow_depth", "views", "workflow_depth", int, "KBC_WORKFLOW_DEPTH", 1,
               "how deep a workflow view follows calls from its entry point"),
     FieldSpec("max_workflows", "views", "max_workflows", int, "KBC_MAX_WORKFLOWS", 0,

@@ -62,6 +62,8 @@ class IndexSummary:
     retrieval: str  # "hybrid" or "lexical"
     note: str
     seconds: float
+    embedded_views: int = 0  # of ``embedded``: units of view documents
+
 
 
 def prepare(task: ChunkTask) -> tuple[str, list[Chunk], int]:
@@ -167,10 +169,11 @@ def build_index(
         lexical.commit()
         total_secrets = sum(r.secrets for r in lexical.files().values())
         chunk_count = len(lexical.chunk_ids())
-        units_total = embedded = removed_units = 0
+        units_total = embedded = removed_units = embedded_views = 0
         retrieval = "lexical"
         if embedder is not None and vectors is not None:
-            units_total, embedded, removed_units = _sync_vectors(lexical, embedder, vectors, progress)
+            units_total, embedded, removed_units, embedded_views = _sync_vectors(lexical, embedder, vectors,
+                                                                                 progress)
             retrieval = "hybrid"
             lexical.set_meta("model", embedder.model_id)
         else:
@@ -186,11 +189,11 @@ def build_index(
     removed_files = sum(1 for path in removed if not path.startswith(VIEW_PREFIX))
     return IndexSummary(len(files), chunk_count, len(changed_files), removed_files, units_total, embedded,
                         removed_units, total_secrets, retrieval, note,
-                        time.perf_counter() - started)
+                        time.perf_counter() - started, embedded_views)
 
 
 def _sync_vectors(lexical: LexicalIndex, embedder: Embedder, vectors: VectorStore,
-                  progress: Progress | None) -> tuple[int, int, int]:
+                  progress: Progress | None) -> tuple[int, int, int, int]:
     """Make the vector store hold exactly the units of the chunk table."""
     chunks = {c.id: c for c in lexical.all_chunks()}
     units = units_of(chunks.values(), embedder.model_id)
@@ -207,4 +210,5 @@ def _sync_vectors(lexical: LexicalIndex, embedder: Embedder, vectors: VectorStor
                     [unit_metadata(u, chunks[u.chunk_id]) for u in batch], [u.text for u in batch])
         if progress is not None:
             progress("embedding", min(start + EMBED_BATCH, len(missing)), len(missing))
-    return len(units), len(missing), len(extra)
+    views = sum(1 for u in missing if chunks[u.chunk_id].kind == "view")
+    return len(units), len(missing), len(extra), views

@@ -71,7 +71,8 @@ class LexicalIndex:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self.db = sqlite3.connect(path)
+        # One index may serve several threads (an MCP server); callers serialise access.
+        self.db = sqlite3.connect(path, check_same_thread=False)
         self.db.execute("PRAGMA journal_mode=WAL")
         (version,) = self.db.execute("PRAGMA user_version").fetchone()
         (tables,) = self.db.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'chunks'").fetchone()

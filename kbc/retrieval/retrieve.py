@@ -29,6 +29,22 @@ VECTOR_UNITS = 300  # unit hits asked of the vector store (several per chunk)
 
 
 @dataclass(frozen=True, slots=True)
+class Evidence:
+    """How strongly the indexes answered a query, for the knowledge-gap log."""
+
+    lexical_hits: int  # chunks that matched a query term
+    best_similarity: float  # cosine similarity of the best embedded unit (-1 when lexical only)
+    scores: tuple[float, ...]  # fused scores of the top ten, best first
+
+
+@dataclass(frozen=True, slots=True)
+class Ranking:
+    ranked: list[tuple[str, float]]  # (chunk id, fused score), best first
+    chunks: dict[str, Chunk]
+    evidence: Evidence
+
+
+@dataclass(frozen=True, slots=True)
 class SliceItem:
     id: str
     path: str
@@ -87,6 +103,7 @@ class Retriever:
             self.embedder = self.vectors = None
         self.graph = FileGraph.from_facts(graph, module_paths, symbol_paths) if graph else None
         self.counter = counter
+        self.last_evidence = Evidence(0, -1.0, ())  # of the last retrieve, for the gap log
 
     def close(self) -> None:
         self.lexical.close()
@@ -101,21 +118,31 @@ class Retriever:
         return hashlib.sha256(key.encode()).hexdigest()[:16]
 
     def ranked(self, query: str, profile: Profile) -> tuple[list[tuple[str, float]], dict[str, Chunk]]:
+        found = self.search(query, profile)
+        return found.ranked, found.chunks
+
+    def search(self, query: str, profile: Profile) -> Ranking:
         lexical = [cid for cid, _ in self.lexical.search(query, CANDIDATES)]
         vector: list[str] = []
+        best_similarity = -1.0
         if self.embedder is not None and self.vectors is not None:
             (embedding,) = self.embedder.embed([query])
             hits = self.vectors.query(embedding, VECTOR_UNITS)
             best = best_by_chunk([(str(h.metadata.get("chunk_id", "")), h.similarity) for h in hits])
             vector = [cid for cid, _ in sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))][:CANDIDATES]
+            best_similarity = max(best.values(), default=-1.0)
         chunks = self.lexical.chunks(sorted(set(lexical) | set(vector)))
-        return rank(lexical, vector, chunks, profile, self.graph), chunks
+        ranked = rank(lexical, vector, chunks, profile, self.graph)
+        evidence = Evidence(len(lexical), best_similarity, tuple(score for _, score in ranked[:10]))
+        return Ranking(ranked, chunks, evidence)
 
     def retrieve(self, query: str, profile: Profile, budget: int | None = None) -> Slice:
         budget = profile.budget if budget is None else budget
         if budget < 1:
             raise KbcError(f"budget {budget} is too small", hint="give a budget of 1 token or more")
-        ranked, chunks = self.ranked(query, profile)
+        found = self.search(query, profile)
+        ranked, chunks = found.ranked, found.chunks
+        self.last_evidence = found.evidence
         mode = self.mode
         note = f" ({self.note})" if self.note and mode == "lexical" else ""
         header = (f"# kbc slice · {profile.name} · budget {budget} tokens · retrieval: {mode}"

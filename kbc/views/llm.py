@@ -37,7 +37,7 @@ class Interpreter(Protocol):
     @property
     def model(self) -> str: ...
 
-    def complete(self, messages: list[dict[str, str]]) -> Completion: ...
+    def complete(self, messages: list[dict[str, str]], json_output: bool = True) -> Completion: ...
 
 
 def _import_litellm() -> Any:
@@ -64,10 +64,12 @@ class LiteLLMInterpreter:
     def model(self) -> str:
         return self._model
 
-    def complete(self, messages: list[dict[str, str]]) -> Completion:
+    def complete(self, messages: list[dict[str, str]], json_output: bool = True) -> Completion:
+        """One completion; ``json_output`` asks the provider for a JSON object."""
         litellm = _import_litellm()
-        options: dict[str, Any] = {"timeout": self._timeout, "temperature": 0, "num_retries": 0,
-                                   "response_format": {"type": "json_object"}}
+        options: dict[str, Any] = {"timeout": self._timeout, "temperature": 0, "num_retries": 0}
+        if json_output:
+            options["response_format"] = {"type": "json_object"}
         if self._api_base:
             options["api_base"] = self._api_base
         if self._api_key:

@@ -151,3 +151,10 @@ def test_help_is_instant_because_nothing_heavy_is_imported() -> None:
     help_out = subprocess.run([sys.executable, "-m", "kbc", "--help"], capture_output=True,
                               text=True, check=True)
     assert "analyze" in help_out.stdout and "symbols" in help_out.stdout
+
+
+def test_the_cli_reference_is_current() -> None:
+    from kbc.cli.docs import cli_reference
+
+    reference = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text(encoding="utf-8")
+    assert reference == cli_reference(), "regenerate it: python -m kbc.cli.docs > docs/cli.md"

@@ -1,0 +1,52 @@
+"""What the command modules share: options, settings, error reporting."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from kbc.domain.errors import KbcError
+
+if TYPE_CHECKING:
+    from kbc.domain.settings import Settings
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def fail(error: KbcError, debug: bool) -> None:
+    if debug:
+        raise error
+    click.echo(f"error: {error}", err=True)
+    sys.exit(error.exit_code)
+
+
+def settings_for(root: Path, **overrides: Any) -> Settings:
+    from kbc.domain.settings import load_settings
+
+    return load_settings(root, overrides=overrides)
+
+
+def build_options(command: F) -> F:
+    """PATH, --store, --format and --workers: shared by the commands that build."""
+    for option in reversed([
+        click.argument("path", type=click.Path(file_okay=False, path_type=Path), default="."),
+        click.option("--store", "store", type=click.Path(file_okay=False, path_type=Path),
+                     help="Store folder (default: <PATH>/.kbc)."),
+        click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+                     show_default=True, help="Summary format."),
+        click.option("--workers", type=int, help="Worker processes (default: one per CPU)."),
+    ]):
+        command = option(command)
+    return command
+
+
+def reading_options(command: F) -> F:
+    """--repo and --store: shared by the commands that read a built store."""
+    command = click.option("--store", "store", type=click.Path(file_okay=False, path_type=Path),
+                           help="Store folder (default: <repo>/.kbc).")(command)
+    return click.option("--repo", "repo", type=click.Path(file_okay=False, path_type=Path),
+                        default=".", show_default=True, help="The repository.")(command)

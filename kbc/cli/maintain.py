@@ -1,0 +1,171 @@
+"""Commands that keep a knowledge base current and show what it holds: refresh, drift,
+views, render."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from kbc.cli.common import fail, reading_options, settings_for
+from kbc.domain.errors import KbcError
+
+if TYPE_CHECKING:
+    from kbc.services.refresh import RefreshSummary
+
+
+def _render_refresh(summary: RefreshSummary) -> str:
+    changes = summary.changes
+    lines = [f"kbc refresh: {summary.root}" + (f" (following {summary.url} {summary.branch})"
+                                                if summary.url else ""),
+             f"  path          {summary.path}: {summary.reason}",
+             f"  commits       {summary.before[:10] or '(none)'} → {summary.after[:10] or '(none)'}",
+             f"  changed       {len(changes.added)} added, {len(changes.modified)} modified, "
+             f"{len(changes.deleted)} deleted, {len(changes.renamed)} renamed"]
+    build = summary.build
+    if build is not None:
+        lines.append(f"  work          parsed {build.analyze.parsed} ({build.analyze.cached} from cache), "
+                     f"re-chunked {build.index.changed_files} files, removed {build.index.removed_files}, "
+                     f"embedded {build.index.embedded} units, dropped {build.index.removed_units}")
+        lines.append(f"  views         {build.views.views}; llm calls {build.views.llm_calls}, "
+                     f"failed {build.views.failed}")
+        if build.waited >= 0.5:
+            lines.append(f"  lock          waited {build.waited:.1f} s for another writer")
+    behind = ", ".join(report.path for report in summary.drift[:5])
+    more = f", … {len(summary.drift) - 5} more" if len(summary.drift) > 5 else ""
+    lines.append(f"  drift         {len(summary.drift)} documents behind the code"
+                 + (f" ({behind}{more}; see `kbc drift`)" if summary.drift else ""))
+    lines.append(f"  time          {summary.seconds:.2f} s")
+    return "\n".join(lines)
+
+
+@click.command()
+@click.argument("target", default=".")
+@click.option("--store", "store", type=click.Path(file_okay=False, path_type=Path),
+              help="Store folder (default: <work tree>/.kbc).")
+@click.option("--branch", default="", help="Branch to follow when TARGET is a URL (default: the remote's).")
+@click.option("--full", is_flag=True, help="Rebuild from scratch whatever changed.")
+@click.option("--no-llm", is_flag=True, help="Never call an LLM: view prose from docstrings only.")
+@click.option("--lock-timeout", type=int, help="Seconds to wait for another writer (default 600).")
+@click.option("--ci", is_flag=True, help="Print a JSON summary for CI; exit codes below.")
+@click.pass_context
+def refresh(ctx: click.Context, target: str, store: Path | None, branch: str, full: bool, no_llm: bool,
+            lock_timeout: int | None, ci: bool) -> None:
+    """Bring the knowledge base of TARGET (a path or a git URL) up to its current commit.
+
+    Only changed files are parsed, chunked and embedded again, and view prose is
+    asked for again only where a view's facts changed; past the drift threshold
+    (KB_FULL_REBUILD_FRACTION of tracked files or KB_FULL_REBUILD_FILES files)
+    the store is rebuilt from scratch. A URL is cloned into kbc's data folder
+    (KBC_DATA_DIR) and its branch followed by fetch and hard reset.
+
+    Exit codes: 0 done (or already up to date), 1 failure, 2 configuration
+    error, 3 unreadable store, 4 another writer held the store too long,
+    5 the target cannot be used.
+    """
+    from kbc.analyzers.gitrepo import is_url
+    from kbc.services.refresh import refresh as run_refresh
+
+    try:
+        local = Path(".") if is_url(target) else Path(target)
+        settings = settings_for(local, lock_timeout=lock_timeout)
+        summary = run_refresh(target, settings, store, branch=branch, no_llm=no_llm, force_full=full,
+                              on_wait=lambda message: click.echo(message, err=True))
+    except KbcError as error:
+        if ci:
+            click.echo(json.dumps({"ok": False, "error": error.message, "hint": error.hint,
+                                   "exit_code": error.exit_code}, indent=1))
+            sys.exit(error.exit_code)
+        fail(error, ctx.obj["debug"])
+        return
+    if ci:
+        click.echo(json.dumps({"ok": True, **summary.as_data()}, indent=1, sort_keys=True))
+    else:
+        click.echo(_render_refresh(summary))
+
+
+@click.command()
+@reading_options
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.pass_context
+def drift(ctx: click.Context, repo: Path, store: Path | None, fmt: str) -> None:
+    """List the Markdown documents that are behind the code.
+
+    A document names the code it governs with a front-matter `refs:` list of
+    globs; it is behind when governed files changed after its last commit, when
+    it mentions symbols that no longer exist, or when a ref matches no file.
+    Reads the store written by `kbc build` (or `kbc analyze`).
+    """
+    from kbc.domain.codec import to_data
+    from kbc.services.analyze import store_path
+    from kbc.services.drift import find_drift, render_drift
+
+    try:
+        settings = settings_for(repo)
+        reports = find_drift(repo, store_path(repo, settings, store))
+    except KbcError as error:
+        fail(error, ctx.obj["debug"])
+        return
+    if fmt == "json":
+        click.echo(json.dumps([to_data(r) for r in reports], indent=1, sort_keys=True))
+    else:
+        click.echo(render_drift(reports), nl=False)
+
+
+@click.command()
+@reading_options
+@click.option("--kind", type=click.Choice(["architecture", "module", "feature", "workflow", "entry_points",
+                                           "domain_concepts", "business_rules", "integrations"]),
+              help="Only views of this kind.")
+@click.option("--id", "view_id", help="Only the view with this id (e.g. module:pkg.sub).")
+@click.option("--format", "fmt", type=click.Choice(["md", "json", "list"]), default="list",
+              show_default=True, help="list: one line per view; md: rendered; json: the documents.")
+@click.pass_context
+def views(ctx: click.Context, repo: Path, store: Path | None, kind: str | None, view_id: str | None,
+          fmt: str) -> None:
+    """Show the views written by `kbc build`."""
+    from kbc.domain.codec import to_data
+    from kbc.services.analyze import store_path
+    from kbc.services.views import read_views
+    from kbc.views.render import render_view
+
+    try:
+        settings = settings_for(repo)
+        found = read_views(store_path(repo, settings, store))
+    except KbcError as error:
+        fail(error, ctx.obj["debug"])
+        return
+    ids = {v.id for v in found}
+    chosen = [v for v in found if (kind is None or v.kind == kind) and (view_id is None or v.id == view_id)]
+    if view_id is not None and not chosen:
+        click.echo(f"error: no view {view_id!r}; `kbc views` lists them", err=True)
+        sys.exit(1)
+    if fmt == "json":
+        click.echo(json.dumps([to_data(v) for v in chosen], indent=1, sort_keys=True, ensure_ascii=False))
+    elif fmt == "md":
+        click.echo("\n".join(render_view(v, ids) for v in chosen), nl=False)
+    else:
+        for v in chosen:
+            click.echo(f"{v.id}\t{v.provenance.source}\t{v.title}")
+
+
+@click.command()
+@reading_options
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Folder to write the Markdown into.")
+@click.pass_context
+def render(ctx: click.Context, repo: Path, store: Path | None, out: Path) -> None:
+    """Write every view as Markdown (Mermaid diagrams included) with an index page."""
+    from kbc.services.analyze import store_path
+    from kbc.services.views import render_folder
+
+    try:
+        settings = settings_for(repo)
+        written = render_folder(store_path(repo, settings, store), repo, out)
+    except KbcError as error:
+        fail(error, ctx.obj["debug"])
+        return
+    click.echo(f"wrote {len(written)} pages to {out} (start at {out / 'index.md'})")

@@ -1,0 +1,108 @@
+"""Commands for people and agents that consume a knowledge base: ask, gaps, serve."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import click
+
+from kbc.cli.common import fail, reading_options, settings_for
+from kbc.domain.errors import KbcError
+
+
+@click.command()
+@click.argument("question")
+@reading_options
+@click.option("--budget", type=int, help="Tokens of sources to answer from (default: the qa profile's).")
+@click.option("--no-llm", is_flag=True, help="Never call an LLM: quote the best passages instead.")
+@click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True)
+@click.pass_context
+def ask(ctx: click.Context, question: str, repo: Path, store: Path | None, budget: int | None, no_llm: bool,
+        fmt: str) -> None:
+    """Answer QUESTION from the repository, citing [path:start-end] for every claim.
+
+    Sources come from the `qa` use case; the LLM named by KBC_LLM_MODEL writes
+    the answer and every citation is checked against the retrieved sources (one
+    that points elsewhere is dropped and counted). Without an LLM the answer
+    quotes the best passages and says so.
+    """
+    from kbc.services.knowledge import KnowledgeBase
+
+    try:
+        with KnowledgeBase(repo, store=store, settings=settings_for(repo)) as kb:
+            answer, query_id = kb.ask(question, no_llm=no_llm, budget=budget)
+    except KbcError as error:
+        fail(error, ctx.obj["debug"])
+        return
+    if fmt == "json":
+        click.echo(json.dumps({**answer.as_data(), "query_id": query_id}, indent=1, ensure_ascii=False))
+        return
+    click.echo(answer.text, nl=False)
+    footer = [f"\n_Sources ({answer.retrieval} retrieval): "
+              + ", ".join(f"{s.path}:{s.start_line}-{s.end_line}" for s in answer.sources) + "._"]
+    if answer.dropped:
+        footer.append(f"_{len(answer.dropped)} citation{'s' if len(answer.dropped) != 1 else ''} "
+                      f"pointing outside the sources removed: {', '.join(answer.dropped)}._")
+    click.echo("\n".join(footer))
+
+
+@click.command()
+@reading_options
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.pass_context
+def gaps(ctx: click.Context, repo: Path, store: Path | None, fmt: str) -> None:
+    """List the questions the knowledge base could not answer, most frequent first.
+
+    A retrieve or ask is a gap when nothing it found passed the relevance floor,
+    or when a caller reported (report_usage) that none of its results helped.
+    Entries older than gaps.retention_days (KBC_GAP_RETENTION_DAYS) are pruned.
+    """
+    from dataclasses import asdict
+
+    from kbc.services.knowledge import KnowledgeBase
+
+    try:
+        with KnowledgeBase(repo, store=store, settings=settings_for(repo)) as kb:
+            found = kb.gaps()
+    except KbcError as error:
+        fail(error, ctx.obj["debug"])
+        return
+    if fmt == "json":
+        click.echo(json.dumps([asdict(g) for g in found], indent=1, ensure_ascii=False))
+        return
+    if not found:
+        click.echo("No knowledge gaps logged.")
+        return
+    for gap in found:
+        click.echo(f"{gap.count}×  {gap.question}")
+        click.echo(f"    gap {gap.count} of {gap.asked} times asked, last {gap.last}: "
+                   f"{'; '.join(gap.reasons)}")
+
+
+@click.command()
+@click.option("--repo", type=click.Path(file_okay=False, path_type=Path), default=".", show_default=True,
+              help="The repository.")
+@click.option("--store", type=click.Path(file_okay=False, path_type=Path), help="Store folder.")
+@click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True)
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="HTTP: address to bind; anything but loopback requires KBC_TOKEN.")
+@click.option("--port", type=int, default=8765, show_default=True, help="HTTP: port.")
+@click.pass_context
+def serve(ctx: click.Context, repo: Path, store: Path | None, transport: str, host: str, port: int) -> None:
+    """Serve the knowledge base to agents over MCP (stdio, or streamable HTTP).
+
+    Tools: retrieve_slice, ask, search, get_view, list_views, get_symbol,
+    get_file, list_use_cases, report_usage. Over HTTP every request must carry
+    `Authorization: Bearer $KBC_TOKEN` when KBC_TOKEN is set, and it must be set
+    to bind an address other than loopback.
+    """
+    from kbc.mcp.server import serve as run_server
+    from kbc.services.knowledge import KnowledgeBase
+
+    try:
+        kb = KnowledgeBase(repo, store=store, settings=settings_for(repo))
+        run_server(kb, transport, host, port, os.environ.get("KBC_TOKEN") or None)
+    except KbcError as error:
+        fail(error, ctx.obj["debug"])

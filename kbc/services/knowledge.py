@@ -1,0 +1,217 @@
+"""One repository's knowledge base, opened once: what the Python API, the CLI and the MCP
+server call. Every path argument is confined to the repository's tracked files."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from kbc.domain.errors import KbcError
+from kbc.domain.settings import Settings, load_settings
+from kbc.domain.views import View
+from kbc.retrieval.answer import Answer, extractive, llm_answer
+from kbc.retrieval.profiles import Profile, load_profiles
+from kbc.retrieval.retrieve import Evidence, Retriever, Slice
+from kbc.services.analyze import store_path
+from kbc.services.build import BuildSummary, build_repository, index_dir
+from kbc.services.refresh import RefreshSummary, refresh
+from kbc.services.retrieve import open_retriever
+from kbc.services.symbols import SymbolReport, find_symbols
+from kbc.services.views import configured_interpreter, read_views
+from kbc.store.facts_store import FactsStore
+from kbc.store.gaps import Gap, GapLog
+from kbc.views.llm import Interpreter
+
+# The shipped model's relevance floor: a query whose best embedded unit is less similar than
+# this found nothing relevant (measured on the development split: benchmarks/relevance_floor.py).
+RELEVANCE_FLOOR = 0.30
+MAX_FILE_LINES = 2000
+
+
+class PathRefused(KbcError):
+    exit_code = 6
+
+
+def below_floor(evidence: Evidence) -> bool:
+    if evidence.best_similarity > -1.0:
+        return evidence.best_similarity < RELEVANCE_FLOOR
+    return evidence.lexical_hits == 0
+
+
+class KnowledgeBase:
+    """The knowledge base of the repository at ``path`` (built with :meth:`build`)."""
+
+    def __init__(self, path: str | Path = ".", *, store: str | Path | None = None,
+                 settings: Settings | None = None) -> None:
+        self.root = Path(path).resolve()
+        self.settings = settings if settings is not None else load_settings(self.root)
+        self.store = store_path(self.root, self.settings, Path(store) if store is not None else None)
+        self._retriever: Retriever | None = None
+        self._lock = threading.RLock()
+        self._tracked: dict[str, int] | None = None  # path -> secrets found
+
+    # -- writing -------------------------------------------------------------
+
+    def build(self, *, no_llm: bool = False, interpreter: Interpreter | None = None) -> BuildSummary:
+        with self._lock:
+            self._reset()
+            return build_repository(self.root, self.settings, self.store, no_llm=no_llm,
+                                    interpreter=interpreter)
+
+    def refresh(self, *, no_llm: bool = False, full: bool = False) -> RefreshSummary:
+        with self._lock:
+            self._reset()
+            return refresh(str(self.root), self.settings, self.store, no_llm=no_llm, force_full=full)
+
+    def _reset(self) -> None:
+        if self._retriever is not None:
+            self._retriever.close()
+        self._retriever = None
+        self._tracked = None
+
+    def close(self) -> None:
+        with self._lock:
+            self._reset()
+
+    def __enter__(self) -> KnowledgeBase:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- reading -------------------------------------------------------------
+
+    def retriever(self) -> Retriever:
+        with self._lock:
+            if self._retriever is None:
+                self._retriever = open_retriever(self.root, self.settings, self.store)
+            return self._retriever
+
+    def use_cases(self) -> dict[str, Profile]:
+        return load_profiles(self.root)
+
+    def profile(self, name: str) -> Profile:
+        profiles = self.use_cases()
+        if name not in profiles:
+            raise KbcError(f"no use case named {name!r}", hint=f"use one of: {', '.join(sorted(profiles))}")
+        return profiles[name]
+
+    def retrieve(self, task: str, use_case: str = "implementation", budget: int | None = None) -> Slice:
+        return self.retrieve_logged(task, use_case, budget)[0]
+
+    def retrieve_logged(self, task: str, use_case: str = "implementation",
+                        budget: int | None = None, kind: str = "retrieve") -> tuple[Slice, str]:
+        """The slice and the id under which the query was logged (for :meth:`report_usage`)."""
+        profile = self.profile(use_case)
+        with self._lock:
+            found = self.retriever().retrieve(task, profile, budget)
+            evidence = self.retriever().last_evidence
+        query_id = self._log(kind, task, use_case, evidence)
+        return found, query_id
+
+    def ask(self, question: str, *, no_llm: bool = False, budget: int | None = None,
+            interpreter: Interpreter | None = None) -> tuple[Answer, str]:
+        """An answer whose citations all point inside the retrieved sources, and its query id."""
+        found, query_id = self.retrieve_logged(question, "qa", budget, kind="ask")
+        chosen = None if no_llm else (interpreter or configured_interpreter(self.settings, no_llm))
+        if chosen is None:
+            why = "--no-llm" if no_llm else "no LLM configured (set KBC_LLM_MODEL)"
+            return extractive(question, found, why), query_id
+        return llm_answer(question, found, chosen), query_id
+
+    def search(self, query: str, k: int = 10, use_case: str = "implementation") -> list[dict[str, Any]]:
+        profile = self.profile(use_case)
+        with self._lock:
+            ranking = self.retriever().search(query, profile)
+        out = []
+        for chunk_id, score in ranking.ranked[: max(1, k)]:
+            chunk = ranking.chunks[chunk_id]
+            out.append({"id": chunk.id, "path": chunk.path, "start_line": chunk.start_line,
+                        "end_line": chunk.end_line, "kind": chunk.kind, "score": round(score, 8),
+                        "heading": chunk.heading, "symbols": list(chunk.symbols), "text": chunk.text})
+        self._log("search", query, use_case, ranking.evidence)
+        return out
+
+    def views(self, kind: str | None = None) -> list[View]:
+        return [v for v in read_views(self.store) if kind is None or v.kind == kind]
+
+    def view(self, view_id: str) -> View:
+        for found in read_views(self.store):
+            if found.id == view_id:
+                return found
+        raise KbcError(f"no view {view_id!r}", hint="list_views / `kbc views` lists them")
+
+    def symbol(self, name: str) -> list[SymbolReport]:
+        return find_symbols(FactsStore(self.store), name)
+
+    def file(self, path: str, start: int | None = None, end: int | None = None) -> dict[str, Any]:
+        """Lines of a tracked file; anything else (traversal, absolute, untracked or ignored
+        paths, files where credentials were found) is refused."""
+        clean = self._confine(path)
+        lines = (self.root / clean).read_text(encoding="utf-8", errors="replace").split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        first = max(1, start or 1)
+        last = min(len(lines), end or len(lines), first + MAX_FILE_LINES - 1)
+        if first > max(len(lines), 1):
+            raise KbcError(f"{clean} has {len(lines)} lines; line {first} is past its end")
+        return {"path": clean, "start_line": first, "end_line": last, "lines": len(lines),
+                "text": "\n".join(lines[first - 1:last]) + ("\n" if last >= first else "")}
+
+    def _confine(self, path: str) -> str:
+        if not path or "\0" in path:
+            raise PathRefused("an empty path is not a file of the repository")
+        pure = PurePosixPath(path.replace("\\", "/"))
+        if pure.is_absolute() or path.startswith("~"):
+            raise PathRefused(f"{path}: absolute paths are refused",
+                              hint="give a path relative to the repository")
+        if ".." in pure.parts:
+            raise PathRefused(f"{path}: paths that climb out with '..' are refused",
+                              hint="give a path inside the repository")
+        clean = pure.as_posix().removeprefix("./")
+        tracked = self._tracked_files()
+        if clean not in tracked:
+            raise PathRefused(f"{clean}: not a tracked text file of the repository (untracked, ignored, "
+                              "binary or missing)", hint="search or list_views shows the paths it knows")
+        if tracked[clean]:
+            raise PathRefused(f"{clean}: credentials were found in this file, so it is not served",
+                              hint="read it in the repository itself")
+        return clean
+
+    def _tracked_files(self) -> dict[str, int]:
+        with self._lock:
+            if self._tracked is None:
+                from kbc.index.lexical import LexicalIndex
+
+                store = FactsStore(self.store)
+                secrets = {f.path: len(f.secrets) for f in store.facts()}
+                lexical_path = index_dir(self.store) / "lexical.sqlite"
+                if lexical_path.is_file():
+                    lexical = LexicalIndex(lexical_path)
+                    try:
+                        for record_path, record in lexical.files().items():
+                            secrets[record_path] = max(secrets.get(record_path, 0), record.secrets)
+                    finally:
+                        lexical.close()
+                self._tracked = {f.path: secrets.get(f.path, 0)
+                                 for f in store.inventory(str(self.root)).files}
+            return self._tracked
+
+    # -- the gap log ---------------------------------------------------------
+
+    def _gap_log(self) -> GapLog:
+        return GapLog(self.store / "gaps.sqlite", self.settings.gap_retention_days)
+
+    def _log(self, kind: str, question: str, use_case: str, evidence: Evidence) -> str:
+        with self._gap_log() as log:
+            return log.record(kind, question, use_case, evidence.scores, evidence.best_similarity,
+                              below_floor(evidence))
+
+    def report_usage(self, query_id: str, helpful_ids: list[str]) -> bool:
+        with self._gap_log() as log:
+            return log.report_usage(query_id, helpful_ids)
+
+    def gaps(self) -> list[Gap]:
+        with self._gap_log() as log:
+            return log.gaps()

@@ -1,0 +1,132 @@
+"""`kbc ask` with validated citations (through litellm to a loopback server, or extractive),
+the knowledge-gap log, and the Python API."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from helpers import RepoFactory
+from llm_server import Reply, chat_server
+
+import kbc
+from kbc.cli.main import cli
+from kbc.services.knowledge import KnowledgeBase
+from kbc.store.gaps import GapLog
+from kbc.views.llm import LiteLLMInterpreter
+
+REPO = {
+    "shop/__init__.py": '"""Shop."""\n',
+    "shop/refunds.py": '''
+        """Refunds are validated before money goes back."""
+
+        MAX_REFUND_DAYS = 30
+
+
+        def validate_refund(order, days_since_purchase):
+            """A refund is allowed within MAX_REFUND_DAYS of purchase, once."""
+            if days_since_purchase > MAX_REFUND_DAYS:
+                raise ValueError("refund window closed")
+            if order.refunded:
+                raise ValueError("already refunded")
+            return True
+    ''',
+    "shop/orders.py": '''
+        """Orders."""
+
+
+        def place_order(amount):
+            """Place an order for an amount."""
+            return {"amount": amount}
+    ''',
+    "docs/refunds.md": "# Refunds\n\nA refund must be asked for within thirty days.\n",
+}
+
+
+@pytest.fixture
+def shop(make_repo: RepoFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("KBC_EMBED_MODEL", "none")  # lexical retrieval keeps these tests quick
+    root = make_repo(REPO)
+    KnowledgeBase(root).build(no_llm=True)
+    return root
+
+
+def test_the_public_api_is_exactly_these_names() -> None:
+    assert kbc.__all__ == ["Answer", "KbcError", "KnowledgeBase", "Slice", "__version__"]
+    for name in kbc.__all__:
+        assert getattr(kbc, name) is not None
+    with pytest.raises(AttributeError):
+        kbc.Retriever  # noqa: B018 - private names stay private
+
+
+def test_without_an_llm_the_answer_quotes_the_best_passages_and_says_so(shop: Path) -> None:
+    result = CliRunner().invoke(cli, ["ask", "how are refunds validated?", "--repo", str(shop)])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("_No LLM answer (no LLM configured (set KBC_LLM_MODEL))")
+    assert "- [shop/refunds.py:1-12] (code)" in result.output
+    assert 'raise ValueError("refund window closed")' in result.output
+    data = json.loads(CliRunner().invoke(cli, ["ask", "how are refunds validated?", "--repo", str(shop),
+                                               "--no-llm", "--format", "json"]).output)
+    assert data["mode"] == "extractive" and data["dropped_citations"] == []
+    sources = {(s["path"], s["start_line"], s["end_line"]) for s in data["sources"]}
+    assert {(c["path"], c["start_line"], c["end_line"]) for c in data["citations"]} <= sources
+
+
+def _cite(request: dict[str, Any]) -> Reply:
+    """An answer that cites a retrieved source, a file never retrieved and lines out of range."""
+    prompt = request["messages"][-1]["content"]
+    found = re.search(r"^### (shop/refunds\.py):(\d+)-(\d+)", prompt, re.MULTILINE)
+    assert found is not None
+    path, start, end = found.group(1), int(found.group(2)), int(found.group(3))
+    return Reply(f"Refunds are refused after `MAX_REFUND_DAYS` days [{path}:{start + 6}-{start + 7}]. "
+                 f"They are also logged [shop/audit.py:1-9]. And emailed [{path}:{end + 50}-{end + 60}].")
+
+
+def test_an_llm_answer_keeps_only_citations_inside_the_retrieved_sources(shop: Path) -> None:
+    with chat_server(_cite) as server:
+        interpreter = LiteLLMInterpreter("openai/test-model", api_base=server.url, api_key="k", timeout=20,
+                                         retries=0)
+        with KnowledgeBase(shop) as kb:
+            answer, query_id = kb.ask("how are refunds validated?", interpreter=interpreter)
+        request = server.requests[0]
+    assert "response_format" not in request  # prose, not a JSON object
+    assert answer.mode == "llm" and answer.model == "openai/test-model"
+    assert [str(c) for c in answer.citations] == ["[shop/refunds.py:7-8]"]
+    assert answer.dropped == ("[shop/audit.py:1-9]", "[shop/refunds.py:62-72]")
+    assert answer.text == ("Refunds are refused after `MAX_REFUND_DAYS` days [shop/refunds.py:7-8]. "
+                           "They are also logged. And emailed.\n")
+    assert answer.usage["prompt_tokens"] == 100 and len(query_id) == 16
+
+
+def test_gaps_are_logged_on_evidence_only(shop: Path) -> None:
+    runner = CliRunner()
+    with KnowledgeBase(shop) as kb:
+        kb.retrieve("validate refund window")  # found: not a gap
+        for _ in range(2):
+            kb.retrieve("kubernetes helm chart deployment")  # nothing matches: below the floor
+        _, unhelpful = kb.retrieve_logged("place an order")
+        assert kb.report_usage(unhelpful, []) is True
+        _, helpful = kb.retrieve_logged("refund days")
+        assert kb.report_usage(helpful, ["some-chunk-id"]) is True
+        assert kb.report_usage("no-such-query", []) is False
+    listed = runner.invoke(cli, ["gaps", "--repo", str(shop), "--format", "json"])
+    gaps = json.loads(listed.output)
+    assert [(g["question"], g["count"], g["asked"], g["reasons"]) for g in gaps] == [
+        ("kubernetes helm chart deployment", 2, 2, ["below the relevance floor"]),
+        ("place an order", 1, 1, ["reported unhelpful"]),
+    ]
+    text = runner.invoke(cli, ["gaps", "--repo", str(shop)]).output
+    assert text.startswith("2×  kubernetes helm chart deployment\n")
+
+
+def test_old_entries_are_pruned_after_the_retention(tmp_path: Path) -> None:
+    day = 86400.0
+    with GapLog(tmp_path / "gaps.sqlite", retention_days=30) as log:
+        log.record("retrieve", "an old question", "qa", [], -1.0, True, now=1000 * day)
+        log.record("retrieve", "a recent question", "qa", [], -1.0, True, now=1025 * day)
+        assert [g.question for g in log.gaps(now=1026 * day)] == ["a recent question", "an old question"]
+        assert [g.question for g in log.gaps(now=1031 * day)] == ["a recent question"]
