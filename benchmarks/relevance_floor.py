@@ -5,9 +5,10 @@ for a real question about a repository, and for a question about something else?
 
 WORK holds the built stores of the localization benchmark (``WORK/<name>/tree`` and
 ``WORK/<name>/store``, built with embeddings). On-topic questions are the development
-split's issues of each repository; off-topic ones are a fixed list about other
-subjects. The floor is the similarity that best separates the two (balanced accuracy);
-a query whose best unit scores below it logs a knowledge gap.
+split's issues of each repository, whole and as their title (first line: short, like a
+question); off-topic ones are a fixed list about other subjects. The floor is the middle
+of the similarity range that best separates the two (balanced accuracy); a query whose
+best unit scores below it logs a knowledge gap.
 """
 
 from __future__ import annotations
@@ -72,19 +73,24 @@ def main() -> None:
     parser.add_argument("--update-results", action="store_true")
     args = parser.parse_args()
     rows = [json.loads(line) for line in (args.eval / "instances.jsonl").read_text().splitlines() if line]
-    on: list[float] = []
+    whole: list[float] = []
+    titles: list[float] = []
     off: list[float] = []
     for name in args.repos.split(","):
-        questions = [r["problem_statement"] for r in rows if r["repo"].split("/")[1] == name]
+        statements = [r["problem_statement"] for r in rows if r["repo"].split("/")[1] == name]
         tree, store = args.stores / name / "tree", args.stores / name / "store"
-        on += best_similarities(tree, store, questions)
+        whole += best_similarities(tree, store, statements)
+        titles += best_similarities(tree, store, [s.strip().split("\n", 1)[0] for s in statements])
         off += best_similarities(tree, store, OFF_TOPIC)
-    candidates = sorted(set(round(v, 2) for v in on + off))
+    on = whole + titles
 
     def balanced(floor: float) -> float:
         return (sum(v >= floor for v in on) / len(on) + sum(v < floor for v in off) / len(off)) / 2
 
-    floor = max(candidates, key=lambda f: (balanced(f), -f))
+    grid = [n / 100 for n in range(101)]
+    best = max(balanced(f) for f in grid)
+    tied = [f for f in grid if balanced(f) == best]
+    floor = round((tied[0] + tied[-1]) / 2, 2)
 
     def spread(values: list[float]) -> str:
         q = statistics.quantiles(values, n=20)
@@ -95,13 +101,14 @@ def main() -> None:
     rejected = sum(v < floor for v in off) / len(off)
     text = "\n".join([
         f"{date.today().isoformat()}, repositories {args.repos} (stores of the localization run), "
-        f"{len(on)} development-split issues against {len(off)} off-topic questions "
-        f"({len(OFF_TOPIC)} per repository).",
+        f"{len(whole)} development-split issues (whole, and their titles) against {len(off)} off-topic "
+        f"questions ({len(OFF_TOPIC)} per repository).",
         "",
-        f"- best-unit cosine similarity, issues: {spread(on)}",
+        f"- best-unit cosine similarity, issues: {spread(whole)}",
+        f"- best-unit cosine similarity, issue titles: {spread(titles)}",
         f"- best-unit cosine similarity, off-topic: {spread(off)}",
-        f"- floor with the best balanced accuracy: **{floor:.2f}** — issues at or above it "
-        f"{kept:.1%}, off-topic below it {rejected:.1%}",
+        f"- floor: **{floor:.2f}**, the middle of the range {tied[0]:.2f}–{tied[-1]:.2f} with the best "
+        f"balanced accuracy — issues and titles at or above it {kept:.1%}, off-topic below it {rejected:.1%}",
     ])
     print(text)
     if args.update_results:
