@@ -8,6 +8,7 @@ from typing import Any
 
 import networkx as nx
 
+from kbc.analyzers.roles import role_of
 from kbc.domain.models import EntryPoint
 from kbc.views.context import MAX_LIST, Context, location
 from kbc.views.structure import entry_point_data
@@ -71,12 +72,17 @@ def _kind_rank(kind: str) -> int:
     return _KIND_ORDER.index(kind) if kind in _KIND_ORDER else len(_KIND_ORDER)
 
 
+def _serves_users(entry: EntryPoint) -> bool:
+    """Entry points of the product and its examples; not those defined inside tests."""
+    return role_of(entry.path, "python") not in ("test", "vendored")
+
+
 def workflow_entries(context: Context) -> list[tuple[EntryPoint, list[EntryPoint]]]:
     """One entry point per code path that runs (with the others that run it too), most central
-    first, capped."""
+    first, capped. Entry points defined in tests are left out."""
     by_target: dict[str, list[EntryPoint]] = {}
     for entry in context.entry_points():
-        if entry.target in context.symbols:
+        if entry.target in context.symbols and _serves_users(entry):
             by_target.setdefault(entry.target, []).append(entry)
     chosen = []
     for entries in by_target.values():
@@ -88,7 +94,8 @@ def workflow_entries(context: Context) -> list[tuple[EntryPoint, list[EntryPoint
 
 
 def workflow_id(entry: EntryPoint) -> str:
-    return f"workflow:{entry.kind}:{entry.name}"
+    """Unique: one workflow per code path that runs (entry point names repeat across commands)."""
+    return f"workflow:{entry.target}"
 
 
 def workflow_facts(context: Context, entry: EntryPoint, also: list[EntryPoint]) -> dict[str, Any]:
@@ -107,6 +114,8 @@ def feature_groups(context: Context) -> dict[str, list[EntryPoint]]:
     """Entry points gathered by the module group of the code they run (the feature's name)."""
     features: dict[str, list[EntryPoint]] = {}
     for entry in context.entry_points():
+        if not _serves_users(entry):
+            continue
         group = context.group_of_symbol(entry.target) or context.group_of.get(
             context.files[entry.path].module if entry.path in context.files else "", "")
         if group:

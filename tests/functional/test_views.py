@@ -141,12 +141,13 @@ def by_id(views: list[View]) -> dict[str, View]:
 def test_every_kind_is_written_from_the_facts_and_valid(shop: Path) -> None:
     views, summary, _ = build(shop)
     assert {v.kind for v in views} == set(VIEW_KINDS)
+    assert len({v.id for v in views}) == len(views)
     assert all(view_problems(v) == [] for v in views)
     found = by_id(views)
     architecture = found["architecture"].facts
     assert architecture["repository"] == "shop"  # its main package, wherever it is checked out
     assert [e["name"] for e in architecture["entry_points"] if e["kind"] == "console_script"] == ["shop"]
-    workflow = found["workflow:console_script:shop"].facts
+    workflow = found["workflow:shop.cli.main"].facts
     assert [(e["kind"], e["name"]) for e in workflow["also_via"]] == [("argparse", "shop"),
                                                                       ("main_guard", "shop.cli")]
     assert [s["symbol"] for s in workflow["steps"]] == [
@@ -190,7 +191,7 @@ def test_rendered_views_match_the_golden_files(shop: Path) -> None:
     expected = {p.relative_to(GOLDEN).as_posix(): p.read_text(encoding="utf-8")
                 for p in GOLDEN.rglob("*.md")}
     assert files == expected
-    assert "```mermaid\ngraph TD" in files["workflow/console_script_shop.md"]
+    assert "```mermaid\ngraph TD" in files["workflow/shop.cli.main.md"]
 
 
 def test_llm_prose_is_validated_grounded_and_marked(shop: Path) -> None:
@@ -313,7 +314,7 @@ def test_cli_build_views_render_and_architecture_retrieval(shop: Path, tmp_path:
     assert "kbc views:" in result.output and "llm           none" in result.output
     listing = runner.invoke(cli, ["views", "--repo", str(shop), "--kind", "workflow"])
     assert listing.output.splitlines() == [
-        "workflow:console_script:shop\tdocstring\tWorkflow: console_script shop"]
+        "workflow:shop.cli.main\tdocstring\tWorkflow: console_script shop"]
     shown = runner.invoke(cli, ["views", "--repo", str(shop), "--id", "architecture", "--format", "json"])
     assert json.loads(shown.output)[0]["facts"]["repository"] == "shop"
     out = tmp_path / "site"
