@@ -45,7 +45,7 @@ _NAMED_COUNT = {"type": "array", "items": _object({"module": _TEXT, "imports": _
 
 FACTS: dict[ViewKind, dict[str, Any]] = {
     "architecture": _object({
-        "repository": _TEXT, "commit": _TEXT, "files": _COUNT, "python_files": _COUNT,
+        "repository": _TEXT, "files": _COUNT, "python_files": _COUNT,
         "packages": {"type": "array", "items": _object({"name": _TEXT, "files": _COUNT})},
         "layers": {"type": "array", "items": _TEXTS},
         "modules": {"type": "array", "items": _object({"name": _TEXT, "files": _COUNT,

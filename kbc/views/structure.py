@@ -61,7 +61,6 @@ def architecture_facts(context: Context) -> dict[str, Any]:
     root = context.repository()
     return {
         "repository": root,
-        "commit": context.inventory.commit,
         "files": len(context.inventory.files),
         "python_files": len(context.files),
         "packages": [{"name": name, "files": n} for name, n in sorted(packages.items())],

@@ -339,3 +339,14 @@ def test_no_llm_keeps_the_prose_already_paid_for(shop: Path) -> None:
     assert summary.llm_calls == 0 and summary.cached == len(first)
     assert {v.provenance.source for v in again} == {"llm"}
     assert [v.interpretation for v in again] == [v.interpretation for v in first]
+
+
+def test_a_commit_that_changes_no_fact_changes_no_view(shop: Path) -> None:
+    from helpers import git
+
+    before, _, _ = build(shop)
+    (shop / "docs" / "orders.md").write_text("# Orders\n\nPlaced from the command line, paid at once.\n")
+    git(shop, "commit", "-qam", "docs only")
+    analyze_repository(shop, Settings(workers=1))
+    after, _, _ = build(shop)
+    assert [(v.id, v.provenance.facts_hash) for v in after] == [(v.id, v.provenance.facts_hash) for v in before]
