@@ -349,4 +349,5 @@ def test_a_commit_that_changes_no_fact_changes_no_view(shop: Path) -> None:
     git(shop, "commit", "-qam", "docs only")
     analyze_repository(shop, Settings(workers=1))
     after, _, _ = build(shop)
-    assert [(v.id, v.provenance.facts_hash) for v in after] == [(v.id, v.provenance.facts_hash) for v in before]
+    hashes = [(v.id, v.provenance.facts_hash) for v in before]
+    assert [(v.id, v.provenance.facts_hash) for v in after] == hashes
