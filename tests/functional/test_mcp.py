@@ -342,3 +342,15 @@ def test_binding_beyond_loopback_needs_a_token(repo: Path, monkeypatch: pytest.M
         serve(kb, "carrier-pigeon")
     assert all(is_loopback(h) for h in ("127.0.0.1", "127.8.9.10", "::1", "[::1]", "localhost", "LOCALHOST"))
     assert not any(is_loopback(h) for h in ("0.0.0.0", "::", "10.0.0.1", "example.com", ""))
+
+
+def test_kbc_serve_refuses_an_open_bind_without_a_token(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from kbc.cli.main import cli
+
+    monkeypatch.delenv("KBC_TOKEN", raising=False)
+    arguments = ["serve", "--repo", str(repo), "--transport", "http", "--host", "0.0.0.0"]
+    result = CliRunner().invoke(cli, arguments)
+    assert result.exit_code == 2
+    assert "bearer token is required" in result.output and "KBC_TOKEN" in result.output
