@@ -103,6 +103,8 @@ def pack(ranked: Sequence[Chunk], dates: Mapping[str, str], budget: int, counter
                 used += cost
                 taken.append((chunk, index, cost))
             continue
+        if blocks and used + size_of(chunk) + JOIN_SLACK > budget:
+            continue  # cannot fit even before its frame is counted
         block = Block(chunk.path, chunk.start_line, chunk.end_line, chunk.kind, chunk.language,
                       dates.get(chunk.path, ""))
         # The block's cost: its attribution line and fences, plus the chunk's own text

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -91,10 +90,6 @@ class FileGraph:
         return {self.nodes[i]: float(r / top) for i, r in enumerate(rank) if r > 0}
 
 
-def fingerprint_text(text: str) -> str:
-    return hashlib.sha256(" ".join(text.split()).encode()).hexdigest()
-
-
 def rank(
     lexical: Sequence[str],
     vector: Sequence[str],
@@ -125,7 +120,7 @@ def _drop_duplicates(ordered: list[tuple[str, float]],
     seen: set[str] = set()
     kept = []
     for cid, score in ordered:
-        key = fingerprint_text(chunks[cid].text)
+        key = " ".join(chunks[cid].text.split())  # compared within one call: no hash needed
         if key in seen:
             continue
         seen.add(key)
