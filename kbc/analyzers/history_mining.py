@@ -1,0 +1,221 @@
+"""Questions mined from a repository's own history, for ``kbc eval --history``.
+
+A commit is a question with a known answer: its message says what had to be
+done, and the source files it changed are where it had to be done. Walking
+back from HEAD, a commit qualifies unless it is
+
+- ``root``: it has no parent to evaluate against;
+- ``merge``: it has more than one parent, or its subject starts with "merge";
+- ``release``: a version bump, release or dependency update (``bump``,
+  ``release``, a bare ``v1.2.3``, ``version 1.2.3``, ``update dependencies`` in
+  the subject);
+- ``formatting``: formatting, lint or typo work (``format``, ``lint``,
+  ``black``, ``ruff``, ``isort``, ``flake8``, ``pre-commit``, ``codespell``,
+  ``typo``, ``whitespace`` in the subject, or a ``style:`` prefix);
+- ``non-source``: it changed no source file (only tests, docs, config, examples
+  or vendored code; see :func:`kbc.analyzers.roles.role_of`);
+- ``huge``: it changed more than ``max_files`` source files;
+- ``new-files-only``: every source file it changed is new, so the store built
+  at its parent holds none of them.
+
+The answer is the set of non-test source files it changed that existed in its
+parent (modified, deleted, or the old path of a rename), as the parent names them.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kbc.analyzers.discover import language_of
+from kbc.analyzers.roles import role_of
+from kbc.domain.errors import TargetError
+
+MAX_FILES = 20
+
+_RELEASE = re.compile(
+    r"^\s*v?\d+(\.\d+)+\S*\s*$"  # the subject is just a version
+    r"|\b(bump(s|ed|ing)?|release[sd]?|releasing)\b"
+    r"|\bversion\s+v?\d+(\.\d+)+"
+    r"|\b(update|upgrade|pin)s?\s+(\w+\s+)?(dependencies|deps|requirements)\b", re.IGNORECASE)
+_FORMATTING = re.compile(
+    r"\b(re)?format(s|ted|ting|ter)?\b|\blint(s|ing|er)?\b|\b(black|ruff|isort|flake8|codespell)\b"
+    r"|\bpre-commit\b|\btypos?\b|\bwhitespace\b|^\s*style(\(.*?\))?!?:", re.IGNORECASE)
+_MERGE = re.compile(r"^\s*merge\b", re.IGNORECASE)
+_TRAILER = re.compile(r"^\s*(signed-off-by|co-authored-by|reviewed-by|acked-by|tested-by|reported-by|"
+                      r"change-id|cc):", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class MinedCommit:
+    sha: str
+    parent: str
+    parent_time: int  # the parent's committer time (seconds since the epoch)
+    subject: str
+    query: str  # subject and body, trailers dropped
+    answer: tuple[str, ...]  # source files changed that existed in the parent (parent's paths)
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedCommit:
+    sha: str
+    subject: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Mined:
+    commits: tuple[MinedCommit, ...]  # newest first
+    skipped: tuple[SkippedCommit, ...] = ()
+    scanned: int = 0
+    reasons: dict[str, int] = field(default_factory=dict)  # skipped commits by reason
+
+
+def message_reason(subject: str) -> str | None:
+    """Why a commit with this subject line is not a question (None: it may be one)."""
+    if _MERGE.search(subject):
+        return "merge"
+    if _RELEASE.search(subject):
+        return "release"
+    if _FORMATTING.search(subject):
+        return "formatting"
+    return None
+
+
+def is_source(path: str) -> bool:
+    return role_of(path, language_of(path, b"")) == "source"
+
+
+def query_of(message: str) -> str:
+    """The commit message as a query: subject and body, without trailers like Signed-off-by."""
+    lines = [line.rstrip() for line in message.strip().splitlines() if not _TRAILER.match(line)]
+    return "\n".join(lines).strip()
+
+
+def _git(root: Path, *args: str) -> str:
+    try:
+        done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
+                              encoding="utf-8", errors="replace", check=False)
+    except OSError as exc:
+        raise TargetError(f"cannot run git: {exc}", hint="install git") from None
+    if done.returncode != 0:
+        detail = done.stderr.strip().splitlines()
+        raise TargetError(f"git {args[0]} failed in {root}: {detail[-1] if detail else done.returncode}",
+                          hint="give the path of a git work tree with at least one commit")
+    return done.stdout
+
+
+def repository_root(path: Path) -> Path:
+    """The top of the git work tree holding ``path``."""
+    if not path.is_dir():
+        raise TargetError(f"{path} is not a directory", hint="give the path of a git work tree")
+    return Path(_git(path, "rev-parse", "--show-toplevel").strip())
+
+
+def _log(root: Path) -> Iterator[tuple[str, list[str], str]]:
+    """(sha, parents, message) from HEAD back, newest first."""
+    command = ["git", "-C", str(root), "log", "--format=%x1e%H%x1f%P%x1f%B", "HEAD"]
+    try:
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                   encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise TargetError(f"cannot run git: {exc}", hint="install git") from None
+    assert process.stdout is not None
+    with process:
+        pending = ""
+        try:
+            for line in process.stdout:
+                if line.startswith("\x1e") and pending:
+                    yield _record(pending)
+                    pending = ""
+                pending += line
+            if pending:
+                yield _record(pending)
+        finally:
+            process.kill()
+
+
+def _record(text: str) -> tuple[str, list[str], str]:
+    sha, parents, message = text.lstrip("\x1e").split("\x1f", 2)
+    return sha.strip(), parents.split(), message
+
+
+def changed_paths(root: Path, parent: str, sha: str) -> list[tuple[str, str, str]]:
+    """(status letter, path in the parent or "", path in the commit or "") per changed file."""
+    out = _git(root, "diff-tree", "-r", "-M", "--no-commit-id", "--name-status", "-z", parent, sha)
+    parts = out.split("\0")
+    changes: list[tuple[str, str, str]] = []
+    index = 0
+    while index < len(parts) and parts[index]:
+        status = parts[index][0]
+        if status in "RC":
+            changes.append((status, parts[index + 1], parts[index + 2]))
+            index += 3
+            continue
+        path = parts[index + 1]
+        changes.append((status, "" if status == "A" else path, "" if status == "D" else path))
+        index += 2
+    return changes
+
+
+def classify(root: Path, sha: str, parents: list[str], message: str,
+             max_files: int = MAX_FILES) -> MinedCommit | SkippedCommit:
+    subject = message.strip().splitlines()[0].strip() if message.strip() else ""
+    if len(parents) > 1:
+        return SkippedCommit(sha, subject, "merge")
+    if not parents:
+        return SkippedCommit(sha, subject, "root")
+    reason = message_reason(subject)
+    if reason is not None:
+        return SkippedCommit(sha, subject, reason)
+    changes = changed_paths(root, parents[0], sha)
+    source = [(status, old, new) for status, old, new in changes
+              if (old and is_source(old)) or (new and is_source(new))]
+    if not source:
+        return SkippedCommit(sha, subject, "non-source")
+    if len(source) > max_files:
+        return SkippedCommit(sha, subject, "huge")
+    # A copy leaves its source untouched; every other status changed the parent's file.
+    answer = sorted({old for status, old, _new in source if old and status != "C" and is_source(old)})
+    if not answer:
+        return SkippedCommit(sha, subject, "new-files-only")
+    return MinedCommit(sha, parents[0], 0, subject, query_of(message), tuple(answer))
+
+
+def mine_commits(path: Path, count: int, max_files: int = MAX_FILES) -> Mined:
+    """The newest ``count`` qualifying commits reachable from HEAD, and what was skipped."""
+    root = repository_root(path)
+    found: list[MinedCommit] = []
+    skipped: list[SkippedCommit] = []
+    scanned = 0
+    if count > 0:
+        for sha, parents, message in _log(root):
+            scanned += 1
+            result = classify(root, sha, parents, message, max_files)
+            if isinstance(result, SkippedCommit):
+                skipped.append(result)
+                continue
+            found.append(result)
+            if len(found) >= count:
+                break
+    times = _commit_times(root, sorted({c.parent for c in found}))
+    commits = tuple(MinedCommit(c.sha, c.parent, times.get(c.parent, 0), c.subject, c.query, c.answer)
+                    for c in found)
+    reasons = dict(sorted(Counter(s.reason for s in skipped).items()))
+    return Mined(commits, tuple(skipped), scanned, reasons)
+
+
+def _commit_times(root: Path, shas: list[str]) -> dict[str, int]:
+    if not shas:
+        return {}
+    out = _git(root, "show", "-s", "--format=%H %ct", *shas)
+    times: dict[str, int] = {}
+    for line in out.splitlines():
+        sha, _, stamp = line.partition(" ")
+        if stamp.strip().isdigit():
+            times[sha] = int(stamp)
+    return times

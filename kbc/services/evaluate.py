@@ -1,0 +1,337 @@
+"""`kbc eval`: measure retrieval against known answers, beside a BM25 whole-file baseline.
+
+Two sources of questions:
+
+- a golden file (:mod:`kbc.retrieval.golden`) evaluated against the store already
+  built for the repository;
+- the repository's own history (:mod:`kbc.analyzers.history_mining`): each
+  qualifying commit's message asked of a store built at its parent. One clone
+  (sharing the repository's objects, in a temporary folder) is checked out at the
+  parents in chronological order and refreshed incrementally between them, so
+  successive builds reuse the caches; the user's work tree is never touched.
+
+For every question both systems are scored the same way (:mod:`kbc.retrieval.metrics`):
+kbc's ranked chunks reduced to distinct files and its packed slice at the use
+case's default budget, and BM25 over whole files with the same budget filled by
+whole files in rank order.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kbc.analyzers.history_mining import MAX_FILES, MinedCommit, mine_commits, repository_root
+from kbc.domain.errors import KbcError, TargetError
+from kbc.domain.settings import Settings
+from kbc.index.tokencount import TokenCounter, default_counter
+from kbc.retrieval.baseline import WholeFileBM25
+from kbc.retrieval.golden import GoldenError, GoldenQuestion, read_golden
+from kbc.retrieval.metrics import Gold, Passage, Scores, Summary, distinct_files, score, summarize
+from kbc.retrieval.profiles import Profile, load_profiles
+from kbc.retrieval.retrieve import Retriever
+from kbc.services.analyze import store_path
+from kbc.services.refresh import refresh
+from kbc.services.retrieve import open_retriever
+from kbc.store.facts_store import FactsStore
+
+SYSTEMS = ("kbc", "bm25")
+TITLES = {"kbc": "kbc", "bm25": "BM25 whole files"}
+HISTORY_USE_CASE = "implementation"
+TOP = 10  # files kept per question in the report
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionResult:
+    label: str  # the golden question's label, or the commit's short sha and subject
+    question: str
+    use_case: str
+    gold: tuple[str, ...]
+    top: dict[str, tuple[str, ...]]  # system -> its best files
+    scores: dict[str, Scores]  # system -> scores
+
+    def as_data(self) -> dict[str, Any]:
+        return {"label": self.label, "question": self.question, "use_case": self.use_case,
+                "gold": list(self.gold),
+                **{system: {**self.scores[system].as_data(), "top": list(self.top[system])}
+                   for system in SYSTEMS}}
+
+
+@dataclass(frozen=True, slots=True)
+class EvalReport:
+    mode: str  # "golden" | "history"
+    source: str  # the golden file, or the repository whose history was mined
+    retrieval: str  # "lexical", "hybrid" (or both, comma-separated, when it changed)
+    results: tuple[QuestionResult, ...]
+    seconds: float = 0.0
+    history: dict[str, Any] = field(default_factory=dict)  # scanned, skipped by reason, refresh paths
+
+    def summaries(self, system: str) -> dict[str, Summary]:
+        """Scores by use case, then ``overall``."""
+        by_case: dict[str, list[Scores]] = {}
+        for result in self.results:
+            by_case.setdefault(result.use_case, []).append(result.scores[system])
+        out = {case: summarize(scores) for case, scores in sorted(by_case.items())}
+        out["overall"] = summarize([r.scores[system] for r in self.results])
+        return out
+
+    def as_data(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "mode": self.mode, "source": self.source, "retrieval": self.retrieval,
+            "questions": len(self.results), "seconds": round(self.seconds, 2),
+            "systems": {system: {case: s.as_data() for case, s in self.summaries(system).items()}
+                        for system in SYSTEMS},
+            "results": [r.as_data() for r in self.results],
+        }
+        if self.history:
+            data["history"] = self.history
+        return data
+
+
+# -- one question ---------------------------------------------------------------
+
+
+def _ask(retriever: Retriever, baseline: WholeFileBM25, counter: TokenCounter, profile: Profile,
+         query: str, gold: Gold) -> tuple[dict[str, tuple[str, ...]], dict[str, Scores]]:
+    ranking = retriever.search(query, profile)
+    files = distinct_files(ranking.chunks[cid].path for cid, _ in ranking.ranked
+                           if ranking.chunks[cid].kind != "view")
+    packed = retriever.retrieve(query, profile)
+    passages = [Passage(i.path, i.start_line, i.end_line) for i in packed.items if i.kind != "view"]
+    ranked = baseline.rank(query)
+    filled = baseline.fill(ranked, profile.budget, counter)
+    whole = [Passage(path, 1, sys.maxsize) for path in filled]
+    return ({"kbc": tuple(files[:TOP]), "bm25": tuple(ranked[:TOP])},
+            {"kbc": score(files, passages, gold), "bm25": score(ranked, whole, gold)})
+
+
+# -- golden files ---------------------------------------------------------------
+
+
+def _symbol_spans(store: FactsStore) -> dict[str, tuple[str, int, int]]:
+    spans: dict[str, tuple[str, int, int]] = {}
+    for facts in store.facts():
+        for symbol in facts.symbols:
+            spans.setdefault(symbol.qname, (facts.path, symbol.start_line, symbol.end_line))
+    return spans
+
+
+def gold_of(question: GoldenQuestion, tracked: set[str], spans: dict[str, tuple[str, int, int]],
+            problems: list[str]) -> Gold:
+    """The question's answer checked against the repository; problems are appended."""
+    for path in question.paths:
+        if path not in tracked:
+            problems.append(f"{question.label}: {path} is not a tracked text file of the repository")
+    ranges = {path: list(found) for path, found in question.lines.items()}
+    for name in question.symbols:
+        span = spans.get(name)
+        if span is None:
+            problems.append(f"{question.label}: no symbol {name!r} in the repository's facts "
+                            "(give a qualified name, e.g. pkg.module.function)")
+        elif span[0] not in question.paths:
+            problems.append(f"{question.label}: symbol {name!r} is defined in {span[0]}, which is not "
+                            "one of its `paths`")
+        else:
+            ranges.setdefault(span[0], []).append((span[1], span[2]))
+    return Gold(question.paths, {path: tuple(sorted(set(r))) for path, r in sorted(ranges.items())})
+
+
+def select(questions: Sequence[GoldenQuestion], use_cases: Sequence[str],
+           profiles: dict[str, Profile], source: str) -> list[GoldenQuestion]:
+    """The questions of the chosen use cases; unknown use cases are errors."""
+    unknown = sorted(set(use_cases) - set(profiles))
+    if unknown:
+        raise KbcError(f"no use case named {', '.join(repr(u) for u in unknown)}",
+                       hint=f"use one of: {', '.join(sorted(profiles))}")
+    problems = [f"{q.label}: no use case named {q.use_case!r} (use one of: {', '.join(sorted(profiles))})"
+                for q in questions if q.use_case not in profiles]
+    if problems:
+        raise GoldenError(source, problems)
+    chosen = [q for q in questions if not use_cases or q.use_case in use_cases]
+    if not chosen:
+        present = sorted({q.use_case for q in questions})
+        raise KbcError(f"{source} has no questions for the use case{'s' if len(use_cases) > 1 else ''} "
+                       f"{', '.join(use_cases)}", hint=f"its questions are for: {', '.join(present)}")
+    return chosen
+
+
+def evaluate_golden(root: Path, settings: Settings, golden: Path, store_dir: Path | None = None,
+                    use_cases: Sequence[str] = ()) -> EvalReport:
+    """Every question of ``golden`` asked of the store built for ``root``."""
+    started = time.perf_counter()
+    profiles = load_profiles(root)
+    questions = select(read_golden(golden), use_cases, profiles, str(golden))
+    retriever = open_retriever(root, settings, store_dir)
+    try:
+        store = FactsStore(store_path(root, settings, store_dir))
+        tracked = {f.path for f in store.inventory().files}
+        spans = _symbol_spans(store)
+        problems: list[str] = []
+        golds = [gold_of(q, tracked, spans, problems) for q in questions]
+        if problems:
+            raise GoldenError(str(golden), problems,
+                              hint="fix the golden file, or rebuild the store if the repository moved "
+                                   "(`kbc refresh`)")
+        counter = default_counter()
+        results = []
+        with WholeFileBM25(root, tracked) as baseline:
+            for question, gold in zip(questions, golds, strict=True):
+                top, scores = _ask(retriever, baseline, counter, profiles[question.use_case],
+                                   question.question, gold)
+                results.append(QuestionResult(question.label, question.question, question.use_case,
+                                              gold.paths, top, scores))
+        mode = retriever.mode
+    finally:
+        retriever.close()
+    return EvalReport("golden", str(golden), mode, tuple(results), time.perf_counter() - started)
+
+
+# -- history --------------------------------------------------------------------
+
+
+def _git(tree: Path, *args: str) -> None:
+    done = subprocess.run(["git", "-C", str(tree), *args], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        detail = done.stderr.strip().splitlines()
+        raise TargetError(f"git {args[0]} failed: {detail[-1] if detail else done.returncode}",
+                          hint="check that the repository is readable and git works")
+
+
+def _clone(root: Path, tree: Path) -> None:
+    """A clone borrowing ``root``'s objects, so any commit of it can be checked out."""
+    done = subprocess.run(["git", "clone", "-q", "--no-checkout", "--shared", str(root), str(tree)],
+                          capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        detail = done.stderr.strip().splitlines()
+        raise TargetError(f"cannot clone {root}: {detail[-1] if detail else done.returncode}",
+                          hint="check that the repository is readable")
+
+
+def history_settings(settings: Settings) -> Settings:
+    """Settings for the history's builds: always incremental (the caches carry over between
+    parents), never refreshing on their own."""
+    return dataclasses.replace(settings, full_rebuild_fraction=math.inf, full_rebuild_files=sys.maxsize,
+                               auto_refresh=False, store="")
+
+
+def evaluate_history(path: Path, count: int, settings: Settings, *, max_files: int = MAX_FILES,
+                     progress: Progress | None = None) -> EvalReport:
+    """The newest ``count`` qualifying commits of the repository at ``path``, each asked of a
+    store built at its parent, in the implementation use case."""
+    started = time.perf_counter()
+    if count < 1:
+        raise KbcError(f"--history {count}: ask for at least one commit")
+    root = repository_root(path)
+    mined = mine_commits(root, count, max_files)
+    if not mined.commits:
+        skipped = ", ".join(f"{reason} {n}" for reason, n in mined.reasons.items())
+        raise KbcError(f"no qualifying commit among the {mined.scanned} commits of {root}"
+                       + (f" (skipped: {skipped})" if skipped else ""),
+                       hint="commits that change existing source files are needed; see docs/eval.md")
+    profile = load_profiles(root).get(HISTORY_USE_CASE)
+    if profile is None:
+        raise KbcError(f"no use case named {HISTORY_USE_CASE!r}")
+    ordered = sorted(mined.commits, key=lambda c: (c.parent_time, c.sha))
+    chosen = history_settings(settings)
+    counter = default_counter()
+    results: list[QuestionResult] = []
+    paths: Counter[str] = Counter()
+    modes: set[str] = set()
+    unindexed: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="kbc-eval-", ignore_cleanup_errors=True) as work:
+        tree, store = Path(work) / root.name, Path(work) / "store"
+        _clone(root, tree)
+        for number, commit in enumerate(ordered, start=1):
+            result, refresh_path, mode = _history_question(tree, store, chosen, profile, counter, commit)
+            paths[refresh_path] += 1
+            modes.add(mode)
+            if result is None:
+                unindexed.append(commit.sha)
+            else:
+                results.append(result)
+            if progress is not None:
+                line = f"[{number}/{len(ordered)}] {commit.sha[:10]} ({refresh_path})"
+                if result is not None:
+                    line += (f" kbc R@10 {result.scores['kbc'].recall_at_10:.2f}, "
+                             f"bm25 R@10 {result.scores['bm25'].recall_at_10:.2f}")
+                progress(f"{line}: {commit.subject[:60]}")
+    history = {"repository": str(root), "asked": count, "commits": len(results),
+               "scanned": mined.scanned, "skipped": mined.reasons, "max_files": max_files,
+               "refresh": dict(sorted(paths.items())), "not_indexed": unindexed}
+    return EvalReport("history", str(root), ", ".join(sorted(modes)), tuple(results),
+                      time.perf_counter() - started, history)
+
+
+def _history_question(tree: Path, store: Path, settings: Settings, profile: Profile,
+                      counter: TokenCounter, commit: MinedCommit) -> tuple[QuestionResult | None, str, str]:
+    _git(tree, "checkout", "-q", "-f", "--detach", commit.parent)
+    _git(tree, "clean", "-q", "-f", "-d", "-x")
+    refreshed = refresh(str(tree), settings, store, no_llm=True)
+    tracked = {f.path for f in FactsStore(store).inventory().files}
+    answer = tuple(p for p in commit.answer if p in tracked)
+    retriever = open_retriever(tree, settings, store)
+    try:
+        mode = retriever.mode
+        if not answer:  # the changed files were skipped at the parent (binary, oversized, excluded)
+            return None, refreshed.path, mode
+        gold = Gold(answer)
+        with WholeFileBM25(tree, tracked) as baseline:
+            top, scores = _ask(retriever, baseline, counter, profile, commit.query, gold)
+    finally:
+        retriever.close()
+    label = f"{commit.sha[:10]} {commit.subject}"
+    return QuestionResult(label, commit.query, profile.name, answer, top, scores), refreshed.path, mode
+
+
+# -- rendering ------------------------------------------------------------------
+
+
+def render_report(report: EvalReport, misses: int = 10) -> str:
+    """The report as a table, with the questions kbc missed in its top ten."""
+    if report.mode == "golden":
+        head = f"kbc eval: {len(report.results)} questions from {report.source}"
+    else:
+        history = report.history
+        skipped = ", ".join(f"{reason} {n}" for reason, n in history.get("skipped", {}).items())
+        head = (f"kbc eval: the last {len(report.results)} qualifying commits of {report.source} "
+                f"({history.get('scanned', 0)} scanned" + (f"; skipped {skipped}" if skipped else "") + ")")
+    lines = [head, f"retrieval: {report.retrieval or 'none'} · {report.seconds:.1f} s"]
+    if report.mode == "history":
+        refreshes = ", ".join(f"{n} {p}" for p, n in report.history.get("refresh", {}).items())
+        lines.append(f"stores built at each commit's parent: {refreshes}")
+    lines.append("")
+    header = ("use case", "system", "questions", "Recall@5", "Recall@10", "MRR", "Budget recall")
+    rows: list[tuple[str, ...]] = [header]
+    cases = list(report.summaries("kbc"))
+    for case in cases:
+        for system in SYSTEMS:
+            s = report.summaries(system)[case]
+            rows.append((case, TITLES[system], str(s.questions), f"{s.recall_at_5:.3f}",
+                         f"{s.recall_at_10:.3f}", f"{s.mrr:.3f}", f"{s.budget_recall:.3f}"))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    for index, row in enumerate(rows):
+        cells = [cell.ljust(widths[i]) if i < 2 else cell.rjust(widths[i]) for i, cell in enumerate(row)]
+        lines.append("  ".join(cells).rstrip())
+        if index == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    missed = [r for r in report.results if r.scores["kbc"].recall_at_10 < 1.0]
+    if missed and misses > 0:
+        lines += ["", f"gold files kbc did not rank in its top 10 ({len(missed)} "
+                  f"question{'s' if len(missed) != 1 else ''}):"]
+        for result in missed[:misses]:
+            wanted = ", ".join(p for p in result.gold if p not in result.top["kbc"])
+            got = ", ".join(result.top["kbc"][:3]) or "nothing"
+            lines.append(f"  {result.label[:80]}: wanted {wanted}; ranked first {got}")
+        if len(missed) > misses:
+            lines.append(f"  … and {len(missed) - misses} more (--format json lists every question)")
+    return "\n".join(lines) + "\n"
