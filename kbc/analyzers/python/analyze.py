@@ -15,6 +15,7 @@ import libcst as cst
 
 from kbc.analyzers.discover import git_blob_id
 from kbc.analyzers.python.detect import Detector, ResolvedCall
+from kbc.analyzers.python.rules import to_field, to_guard
 from kbc.analyzers.python.scope import Resolver
 from kbc.analyzers.python.syntax import doc_summary, dotted, squash
 from kbc.analyzers.python.walker import DefRecord, WalkResult, walk
@@ -30,7 +31,7 @@ from kbc.domain.models import (
 )
 
 # Bump when the facts a file yields change shape or meaning: it keys the cache.
-ANALYZER_VERSION = "2"
+ANALYZER_VERSION = "3"
 
 
 def decode_source(data: bytes) -> tuple[str, tuple[str, ...]]:
@@ -149,6 +150,8 @@ class _Extractor:
                                       key=lambda e: (e.line, e.kind, e.name, e.target))),
             integrations=tuple(sorted(detector.integrations,
                                       key=lambda i: (i.line, i.kind, i.name, i.symbol))),
+            guards=tuple(to_guard(r, self.code) for r in self.walk.guards),
+            fields=tuple(to_field(f, self.code) for f in self.walk.fields),
             warnings=warnings,
         )
 

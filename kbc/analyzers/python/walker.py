@@ -1,4 +1,5 @@
-"""One pass over a parsed module that records definitions, bindings and calls.
+"""One pass over a parsed module that records definitions, bindings, calls, guards
+and class fields.
 
 The walk rides on libcst's code generator: ``Module._codegen`` visits every
 node in source order and hands each token to the state object. Counting the
@@ -18,6 +19,7 @@ import libcst as cst
 from libcst._nodes.internal import CodegenState
 
 from kbc.analyzers.modules import resolve_relative
+from kbc.analyzers.python import rules
 from kbc.analyzers.python.scope import (
     ALIAS,
     GLOBAL,
@@ -28,7 +30,7 @@ from kbc.analyzers.python.scope import (
     Binding,
     Scope,
 )
-from kbc.analyzers.python.syntax import annotation_parts, dotted, literal_strings, string_value
+from kbc.analyzers.python.syntax import annotation_parts, dotted, literal_strings
 from kbc.domain.models import Import
 
 
@@ -78,18 +80,8 @@ class WalkResult:
     main_guards: list[GuardRecord] = field(default_factory=list)
     classes: dict[str, Scope] = field(default_factory=dict)
     exports: tuple[str, ...] | None = None
-
-
-def _is_main_guard(test: cst.BaseExpression) -> bool:
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
-        return False
-    target = test.comparisons[0]
-    if not isinstance(target.operator, cst.Equal):
-        return False
-    sides = (test.left, target.comparator)
-    names = [s for s in sides if isinstance(s, cst.Name) and s.value == "__name__"]
-    strings = [s for s in sides if string_value(s) == "__main__"]
-    return len(names) == 1 and len(strings) == 1
+    guards: list[rules.RuleRecord] = field(default_factory=list)
+    fields: list[rules.FieldRecord] = field(default_factory=list)
 
 
 class FactsWalker(CodegenState):
@@ -105,7 +97,10 @@ class FactsWalker(CodegenState):
         self.result = WalkResult(self.scope)
         self._bodies: dict[int, DefRecord] = {}
         self._open_defs: dict[int, DefRecord] = {}
-        self._guards: dict[int, GuardRecord] = {}
+        self._main_guards: dict[int, GuardRecord] = {}
+        self._rule_bodies: dict[int, rules.RuleRecord] = {}
+        self._capture: list[str] | None = None  # tokens of the newest guard's test, while written
+        self._field_keys: set[tuple[str, str]] = set()
         self._before: dict[type[cst.CSTNode], Callable[[Any], None]] = {
             cst.FunctionDef: self._enter_def,
             cst.ClassDef: self._enter_def,
@@ -125,6 +120,8 @@ class FactsWalker(CodegenState):
             cst.Call: self._call,
             cst.Subscript: self._subscript,
             cst.If: self._if,
+            cst.While: self._branch,
+            cst.Assert: self._assert,
         }
         self._after: dict[type[cst.CSTNode], Callable[[Any], None]] = {
             cst.FunctionDef: self._leave_def,
@@ -132,6 +129,7 @@ class FactsWalker(CodegenState):
             cst.IndentedBlock: self._leave_body,
             cst.SimpleStatementSuite: self._leave_body,
             cst.If: self._leave_if,
+            cst.Assert: self._leave_assert,
         }
 
     # -- codegen hooks -------------------------------------------------------
@@ -140,6 +138,8 @@ class FactsWalker(CodegenState):
         pass
 
     def add_token(self, value: str) -> None:
+        if self._capture is not None:
+            self._capture.append(value)
         newlines = value.count("\n")
         if newlines:
             self.line += newlines
@@ -196,6 +196,9 @@ class FactsWalker(CodegenState):
         record.end = max(self.last_line, record.start)
 
     def _enter_body(self, node: cst.BaseSuite) -> None:
+        if self._capture is not None:  # the header of the newest guard is written
+            self.result.guards[-1].written = rules.header_test(self._capture)
+            self._capture = None
         record = self._bodies.get(id(node))
         if record is None:
             return
@@ -212,6 +215,10 @@ class FactsWalker(CodegenState):
         record = self._bodies.pop(id(node), None)
         if record is not None and record.inner is not None and record.inner.parent is not None:
             self.scope = record.inner.parent
+        if self._rule_bodies:
+            rule = self._rule_bodies.pop(id(node), None)
+            if rule is not None:
+                rule.end = self.last_line
 
     def _bind_params(self, record: DefRecord, node: cst.FunctionDef, inner: Scope) -> None:
         params = node.params
@@ -275,6 +282,7 @@ class FactsWalker(CodegenState):
         for target in node.targets:
             self._bind_target(target.target, binding)
             self._note_exports(target.target, node.value, extend=False)
+            self._field(target.target, None, node.value)
 
     def _ann_assign(self, node: cst.AnnAssign) -> None:
         parts = annotation_parts(node.annotation.annotation)
@@ -285,6 +293,14 @@ class FactsWalker(CodegenState):
         self._bind_target(node.target, binding)
         if node.value is not None:
             self._note_exports(node.target, node.value, extend=False)
+        self._field(node.target, node.annotation.annotation, node.value)
+
+    def _field(self, target: cst.BaseExpression, annotation: cst.BaseExpression | None,
+               value: cst.BaseExpression | None) -> None:
+        key = rules.field_key(self.scope, target)
+        if key is not None and key not in self._field_keys:
+            self._field_keys.add(key)
+            self.result.fields.append(rules.FieldRecord(*key, self.line, annotation, value))
 
     def _aug_assign(self, node: cst.AugAssign) -> None:
         if isinstance(node.target, cst.Name) and node.target.value not in self.scope.bindings:
@@ -376,13 +392,34 @@ class FactsWalker(CodegenState):
                 self.result.env_subscripts.append(EnvRecord(parts, key, self.scope, self.line))
 
     def _if(self, node: cst.If) -> None:
-        if self.scope.kind == "module" and _is_main_guard(node.test):
+        if self.scope.kind == "module" and rules.is_main_guard(node.test):
             guard = GuardRecord(self.line + len(node.leading_lines))
-            self._guards[id(node)] = guard
+            self._main_guards[id(node)] = guard
             self.result.main_guards.append(guard)
+        self._branch(node)
+
+    def _branch(self, node: cst.If | cst.While) -> None:
+        rule = rules.branch_rule(node.test, node.body, self.scope.qname,
+                                 self.line + len(node.leading_lines), conditional=isinstance(node, cst.If))
+        if rule is not None:
+            self.result.guards.append(rule)
+            self._rule_bodies[id(node.body)] = rule
+            self._capture = []
+
+    def _assert(self, node: cst.Assert) -> None:
+        self.result.guards.append(rules.assert_rule(node, self.scope.qname, self.line))
+        if node.msg is None:
+            self._capture = []
+
+    def _leave_assert(self, node: cst.Assert) -> None:
+        rule = self.result.guards[-1]  # an assert holds no statement: it is the newest guard
+        rule.end = self.last_line
+        if self._capture is not None:
+            rule.written = rules.assert_test(self._capture)
+            self._capture = None
 
     def _leave_if(self, node: cst.If) -> None:
-        guard = self._guards.pop(id(node), None)
+        guard = self._main_guards.pop(id(node), None)
         if guard is not None:
             guard.end = self.last_line
 
