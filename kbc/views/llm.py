@@ -40,6 +40,40 @@ class Interpreter(Protocol):
     def complete(self, messages: list[dict[str, str]], json_output: bool = True) -> Completion: ...
 
 
+_OWNED_LOOPS: list[Any] = []
+
+
+def _close_owned_loops() -> None:
+    for loop in _OWNED_LOOPS:
+        if not loop.is_closed():
+            loop.close()
+
+
+def _give_main_thread_a_loop() -> None:
+    """litellm's blocking calls report their timing on the thread's current event loop and,
+    in the main thread, create one that nobody closes when there is none. Hand it a loop
+    that kbc owns and closes at exit instead."""
+    import asyncio
+    import atexit
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return  # elsewhere litellm finds no loop and runs its own, closed, with asyncio.run
+    try:
+        asyncio.get_running_loop()
+        return
+    except RuntimeError:
+        pass
+    current = getattr(getattr(asyncio.get_event_loop_policy(), "_local", None), "_loop", None)
+    if current is not None and not current.is_closed():
+        return
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    if not _OWNED_LOOPS:
+        atexit.register(_close_owned_loops)
+    _OWNED_LOOPS.append(loop)
+
+
 def _import_litellm() -> Any:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     os.environ.setdefault("LITELLM_TELEMETRY", "False")
@@ -75,6 +109,7 @@ class LiteLLMInterpreter:
         if self._api_key:
             options["api_key"] = self._api_key
         attempt = 0
+        _give_main_thread_a_loop()
         while True:
             try:
                 response = litellm.completion(model=self._model, messages=messages, **options)

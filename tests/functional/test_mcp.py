@@ -250,7 +250,7 @@ def http_server(repo: Path, tmp_path: Path) -> Iterator[str]:
         server = subprocess.Popen([sys.executable, "-c", SERVE_HTTP, str(repo), str(port), TOKEN],
                                   env=server_env(), stdin=subprocess.DEVNULL, stdout=log, stderr=log)
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 90  # a loaded machine starts the server slowly
         while True:
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
