@@ -111,11 +111,12 @@ def refresh(target: str, settings: Settings, store_dir: Path | None = None, *, b
     after = head_commit(root)
     before = state.commit if state is not None else ""
     changes = changes_since(root, before) if before else None
-    if state is not None and not before and not after:
-        changes = None  # outside git: every run compares contents, which the caches do anyway
     tracked = state.tracked if state is not None else 0
     shape_changed = state is not None and state.settings != settings.shape()
     path, reason = decide(changes, tracked, settings, shape_changed, state is not None)
+    if state is not None and not before and not after and not shape_changed:
+        # Not a git repository: no diff to read, so files are compared by content (the caches do).
+        path, reason = "incremental", "not a git repository: files compared by content"
     if force_full:
         path, reason = "full", "asked for with --full"
     if path == "up-to-date" and before == after:

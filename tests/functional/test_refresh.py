@@ -274,3 +274,13 @@ def test_auto_refresh_brings_the_store_up_to_date_before_retrieving(make_repo: A
     assert "kbc: refreshed the store first (incremental: 1 of 5 files changed" in result.output
     fresh = json.loads(result.output[result.output.index("{"):])
     assert fresh["items"][0]["path"] == "shop/discounts.py"
+
+
+def test_a_plain_directory_is_refreshed_by_content(make_repo: Any) -> None:
+    root = make_repo(BASE, use_git=False)
+    assert refresh(str(root), settings(), no_llm=True).path == "full"
+    changed = '"""Payments."""\n\n\ndef charge(amount):\n    return amount\n'
+    (root / "shop" / "payments.py").write_text(changed)
+    second = refresh(str(root), settings(), no_llm=True)
+    assert (second.path, second.reason) == ("incremental", "not a git repository: files compared by content")
+    assert second.build is not None and second.build.analyze.parsed == 1
