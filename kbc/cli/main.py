@@ -261,7 +261,7 @@ def retrieve(ctx: click.Context, text: str, repo: Path, store: Path | None, use_
         if settings.auto_refresh:
             from kbc.services.refresh import refresh as run_refresh
 
-            refreshed = run_refresh(str(repo), settings, store, no_llm=False,
+            refreshed = run_refresh(str(repo), settings, store, no_llm=False, with_drift=False,
                                     on_wait=lambda message: click.echo(message, err=True))
             if refreshed.path != "up-to-date":
                 click.echo(f"kbc: refreshed the store first ({refreshed.path}: {refreshed.reason})", err=True)

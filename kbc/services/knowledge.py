@@ -64,6 +64,12 @@ class KnowledgeBase:
             self._reset()
             return refresh(str(self.root), self.settings, self.store, no_llm=no_llm, force_full=full)
 
+    def _refresh_if_moved(self) -> None:
+        """KB_AUTO_REFRESH: bring the store up to the repository's HEAD before answering."""
+        done = refresh(str(self.root), self.settings, self.store, with_drift=False)
+        if done.path != "up-to-date":
+            self._reset()
+
     def _reset(self) -> None:
         if self._retriever is not None:
             self._retriever.close()
@@ -105,6 +111,8 @@ class KnowledgeBase:
         """The slice and the id under which the query was logged (for :meth:`report_usage`)."""
         profile = self.profile(use_case)
         with self._lock:
+            if self.settings.auto_refresh:
+                self._refresh_if_moved()
             found = self.retriever().retrieve(task, profile, budget)
             evidence = self.retriever().last_evidence
         query_id = self._log(kind, task, use_case, evidence)

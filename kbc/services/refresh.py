@@ -103,7 +103,7 @@ def resolve_target(target: str, branch: str = "") -> tuple[Path, str, str]:
 
 def refresh(target: str, settings: Settings, store_dir: Path | None = None, *, branch: str = "",
             no_llm: bool = False, interpreter: Interpreter | None = None, force_full: bool = False,
-            on_wait: Callable[[str], None] | None = None) -> RefreshSummary:
+            on_wait: Callable[[str], None] | None = None, with_drift: bool = True) -> RefreshSummary:
     started = time.perf_counter()
     root, url, followed = resolve_target(target, branch)
     store_root = store_path(root, settings, store_dir)
@@ -122,13 +122,14 @@ def refresh(target: str, settings: Settings, store_dir: Path | None = None, *, b
     if path == "up-to-date" and before == after:
         summary = RefreshSummary(str(root.resolve()), str(store_root), before, after, path, reason,
                                  changes or Changes(), url=url, branch=followed,
-                                 drift=find_drift(root, store_root))
+                                 drift=find_drift(root, store_root) if with_drift else [])
         summary.seconds = time.perf_counter() - started
         return summary
     build = build_repository(root, settings, store_dir, no_llm=no_llm, interpreter=interpreter,
                              fresh=path == "full", on_wait=on_wait)
     summary = RefreshSummary(str(root.resolve()), str(store_root), before, after,
                              path if path != "up-to-date" else "incremental", reason, changes or Changes(),
-                             build, url, followed, drift=find_drift(root, store_root))
+                             build, url, followed,
+                             drift=find_drift(root, store_root) if with_drift else [])
     summary.seconds = time.perf_counter() - started
     return summary

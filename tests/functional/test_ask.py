@@ -130,3 +130,15 @@ def test_old_entries_are_pruned_after_the_retention(tmp_path: Path) -> None:
         log.record("retrieve", "a recent question", "qa", [], -1.0, True, now=1025 * day)
         assert [g.question for g in log.gaps(now=1026 * day)] == ["a recent question", "an old question"]
         assert [g.question for g in log.gaps(now=1031 * day)] == ["a recent question"]
+
+
+def test_auto_refresh_applies_to_ask_and_the_api(shop: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from helpers import git, write_tree
+
+    write_tree(shop, {"shop/coupons.py": '"""Coupons."""\n\n\ndef redeem_coupon(code):\n    return code\n'})
+    git(shop, "add", "-A")
+    git(shop, "commit", "-qm", "coupons")
+    monkeypatch.setenv("KB_AUTO_REFRESH", "true")
+    with KnowledgeBase(shop) as kb:
+        answer, _ = kb.ask("redeem coupon code", no_llm=True)
+    assert answer.sources[0].path == "shop/coupons.py"
