@@ -156,8 +156,13 @@ class KnowledgeBase:
     def file(self, path: str, start: int | None = None, end: int | None = None) -> dict[str, Any]:
         """Lines of a tracked file; anything else (traversal, absolute, untracked or ignored
         paths, files where credentials were found) is refused."""
+        from kbc.analyzers.secrets import redact
+
         clean = self._confine(path)
-        lines = (self.root / clean).read_text(encoding="utf-8", errors="replace").split("\n")
+        text = (self.root / clean).read_text(encoding="utf-8", errors="replace")
+        # The file may have changed since it was indexed: redact what is served now, too.
+        text = redact(clean, text, "python" if clean.endswith(".py") else "markdown").text
+        lines = text.split("\n")
         if lines and lines[-1] == "":
             lines.pop()
         first = max(1, start or 1)

@@ -142,3 +142,11 @@ def test_auto_refresh_applies_to_ask_and_the_api(shop: Path, monkeypatch: pytest
     with KnowledgeBase(shop) as kb:
         answer, _ = kb.ask("redeem coupon code", no_llm=True)
     assert answer.sources[0].path == "shop/coupons.py"
+
+
+def test_a_file_changed_since_the_build_is_served_redacted(shop: Path) -> None:
+    (shop / "shop" / "orders.py").write_text('"""Orders."""\n\nKEY = "AKIAIOSFODNN7EXAMPLE"\n')
+    with KnowledgeBase(shop) as kb:
+        served = kb.file("shop/orders.py")
+    assert "AKIAIOSFODNN7EXAMPLE" not in served["text"] and "[REDACTED]" in served["text"]
+    assert (served["start_line"], served["end_line"], served["lines"]) == (1, 3, 3)
