@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from kbc.analyzers.drift import (
-    CodeIndex,
     Commit,
     check_document,
     commits_since,
     last_commits,
     parse_front_matter,
 )
+from kbc.analyzers.mentions import CodeIndex
 from kbc.domain.drift import DriftReport
 from kbc.store.facts_store import FactsStore
 

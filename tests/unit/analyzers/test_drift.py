@@ -6,21 +6,17 @@ import pytest
 from helpers import facts_of
 
 from kbc.analyzers.drift import (
-    CodeIndex,
     Commit,
     FrontMatter,
-    Mention,
     check_document,
-    code_spans,
     compile_glob,
     glob_matches,
     governed_paths,
-    missing_names,
     parse_front_matter,
-    scope_bindings,
     stale_refs,
 )
 from kbc.analyzers.link import link
+from kbc.analyzers.mentions import CodeIndex, Mention, code_spans, missing_names, scope_bindings
 from kbc.domain.codec import to_data
 from kbc.domain.drift import DriftReason, DriftReport
 
