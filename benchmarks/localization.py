@@ -25,7 +25,6 @@ import argparse
 import dataclasses
 import json
 import os
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -36,10 +35,8 @@ from pathlib import Path
 from results_file import update_section
 
 from kbc.domain.settings import Settings
-from kbc.index.chunks import split_lines
-from kbc.index.lexical import match_expression
 from kbc.index.tokencount import default_counter
-from kbc.index.tokens import path_tokens, tokens
+from kbc.retrieval.baseline import WholeFileBM25
 from kbc.services.build import build_repository
 from kbc.services.retrieve import open_retriever, profile_named
 
@@ -60,33 +57,10 @@ def checkout(mirror: Path, tree: Path, commit: str) -> None:
 
 def baseline(tree: Path, paths: list[str], query: str) -> tuple[list[str], dict[int, set[str]]]:
     """BM25 over whole files: the ranked paths, and the paths that fill each budget."""
-    db = sqlite3.connect(":memory:")
-    db.execute("CREATE VIRTUAL TABLE f USING fts5(path, body, tokenize = \"unicode61 tokenchars '_'\")")
-    texts: dict[str, str] = {}
-    for path in paths:
-        try:
-            text = (tree / path).read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        texts[path] = text
-        db.execute("INSERT INTO f VALUES (?, ?)", (" ".join(path_tokens(path)), " ".join(tokens(text))))
-    rowids = list(texts)
-    expression = match_expression(query)
-    ranked = [rowids[r - 1] for (r,) in db.execute(
-        "SELECT rowid FROM f WHERE f MATCH ? ORDER BY bm25(f, 2.0, 1.0), rowid LIMIT 200",
-        (expression,))] if expression else []
     counter = default_counter()
-    filled: dict[int, set[str]] = {}
-    for budget in BUDGETS:
-        used, taken = 0, set()
-        for path in ranked:
-            block = f"### {path}\n```\n{''.join(split_lines(texts[path]))}```\n"
-            cost = counter.count(block)
-            if used + cost <= budget:
-                used += cost
-                taken.add(path)
-        filled[budget] = taken
-    return ranked, filled
+    with WholeFileBM25(tree, paths) as bm25:
+        ranked = bm25.rank(query)
+        return ranked, {budget: set(bm25.fill(ranked, budget, counter)) for budget in BUDGETS}
 
 
 def accuracy(ranked: list[str], gold: set[str]) -> dict[str, bool]:
