@@ -18,7 +18,7 @@ from kbc.analyzers.secrets import redact
 from kbc.domain.views import Provenance, View, ViewKind
 from kbc.store.prose_cache import ProseCache, prose_key
 from kbc.views.context import Context
-from kbc.views.domain import _calls_into, business_rules_facts, domain_concepts_facts, integrations_facts
+from kbc.views.domain import business_rules_facts, domain_concepts_facts, edges_into, integrations_facts
 from kbc.views.flows import (
     communities,
     feature_facts_for_community,
@@ -92,7 +92,7 @@ def plan_views(context: Context) -> list[Draft]:
                     (_package_doc(context),)),
               Draft("entry_points", "entry_points", "Entry points", entry_points_facts(context)),
               Draft("integrations", "integrations", "Integrations", integrations_facts(context))]
-    calls_into = _calls_into(context)
+    calls_into = edges_into(context)
     for name in sorted(context.groups):
         drafts.append(Draft(f"module:{name}", "module", f"Module {name}", module_facts(context, name)))
         concepts = domain_concepts_facts(context, name, calls_into)

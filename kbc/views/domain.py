@@ -49,7 +49,7 @@ def _fields(items: list[ClassField]) -> list[dict[str, Any]]:
     return out
 
 
-def _calls_into(context: Context) -> dict[str, list[Edge]]:
+def edges_into(context: Context) -> dict[str, list[Edge]]:
     into: dict[str, list[Edge]] = defaultdict(list)
     for edge in context.graph.call_edges:
         into[edge.target].append(edge)
@@ -63,7 +63,7 @@ def _source_group_files(context: Context, group: str) -> list[FileFacts]:
 
 def domain_concepts_facts(context: Context, group: str,
                           calls_into: dict[str, list[Edge]] | None = None) -> dict[str, Any]:
-    into = calls_into if calls_into is not None else _calls_into(context)
+    into = calls_into if calls_into is not None else edges_into(context)
     concepts = []
     for facts in _source_group_files(context, group):
         by_owner: dict[str, list[ClassField]] = defaultdict(list)
