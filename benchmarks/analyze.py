@@ -33,6 +33,7 @@ from pathlib import Path
 import libcst
 from results_file import update_section
 
+from kbc.analyzers.python.analyze import ANALYZER_VERSION
 from kbc.domain.settings import Settings
 from kbc.services.analyze import analyze_repository
 
@@ -105,7 +106,8 @@ def main() -> None:
     ]
     table = [
         f"Corpus: {name}, {len(files)} files, {lines:,} lines. Machine: {os.cpu_count()} CPUs, "
-        f"Python {platform.python_version()}, libcst {version('libcst')}. "
+        f"Python {platform.python_version()}, libcst {version('libcst')}, "
+        f"kbc analyzer version {ANALYZER_VERSION}. "
         f"Best of {args.repeat}, interleaved. Date: {date.today().isoformat()}.",
         "",
         "| run | seconds | files/s | lines/s | × libcst parse | × ast parse | spread |",
