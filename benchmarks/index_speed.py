@@ -4,7 +4,8 @@
         [--update-results]
 
 1. Embedding pass: kbc's vector sync (units from the chunk table, embedding,
-   Chroma upserts with metadata) into a fresh collection, against fastembed's
+   Chroma upserts with metadata, the exact-search snapshot read back and
+   written) into a fresh collection, against fastembed's
    ``TextEmbedding.embed`` alone on the very same unit texts with the same
    batch size. Interleaved, best of ``--repeat``.
 2. ``kbc retrieve`` latency: warm (one process, the retriever opened once)
@@ -87,7 +88,7 @@ def main() -> None:
             vectors = open_vector_store(Path(tmp), f"bench-{time.monotonic_ns()}", embedder)
             subset = _Subset(store / "index" / "lexical.sqlite", keep)
             start = time.perf_counter()
-            _sync_vectors(subset, embedder, vectors, None)
+            _sync_vectors(subset, embedder, vectors, None, Path(tmp))
             kbc_times.append(time.perf_counter() - start)
             subset.close()
     ratio = min(kbc_times) / min(raw_times)

@@ -106,20 +106,65 @@ def _scan(path: str, lines: list[tuple[int, str]]) -> list[tuple[int, str, str]]
             if s.secret_value and s.line_number]
 
 
-def _redact_line(line: str, values: list[str]) -> str:
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+Spans = list[tuple[int, int]]  # (start, end) columns of one line
+
+
+def _replace(line: str, value: str, text_spans: Spans | None) -> str:
+    """``value`` replaced by the mark. In Python, a value that could be a name and is found
+    in the line's strings or comments is replaced there only: ``app.secret_key =
+    "secret_key"`` keeps its attribute, so the file still parses."""
+    if text_spans is None or not _IDENTIFIER.match(value):
+        return line.replace(value, MARK)
+    if not any(value in line[start:end] for start, end in text_spans):
+        return line.replace(value, MARK)
+    out, last = [], 0
+    for start, end in text_spans:
+        out += [line[last:start], line[start:end].replace(value, MARK)]
+        last = end
+    out.append(line[last:])
+    return "".join(out)
+
+
+def _redact_line(line: str, values: list[str], text_spans: Spans | None = None) -> str:
     for value in sorted(set(values), key=len, reverse=True):
         if len(value) >= 8:
-            line = line.replace(value, MARK)
+            line = _replace(line, value, text_spans)
             continue
         # A short match is part of a longer credential (e.g. the "ghp" of a GitHub
         # token): redact the whole token around it.
         for token in sorted(set(_TOKEN.findall(line)), key=len, reverse=True):
             if value in token and token != MARK:
-                line = line.replace(token, MARK)
+                line = _replace(line, token, text_spans)
                 break
     return line
 
 
+def python_text_spans(text: str, wanted: set[int]) -> dict[int, Spans] | None:
+    """Where strings and comments lie on the ``wanted`` lines (numbered from 1) of Python
+    source, from its tokens; None when the source does not tokenize."""
+    import io
+    import token
+    import tokenize
+
+    kinds = {token.STRING, token.COMMENT, getattr(token, "FSTRING_MIDDLE", token.STRING)}
+    spans: dict[int, Spans] = {number: [] for number in wanted}
+    lines = text.split("\n")
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type not in kinds:
+                continue
+            (first, start), (last, end) = tok.start, tok.end
+            for number in range(first, last + 1):
+                if number in spans:
+                    spans[number].append((start if number == first else 0,
+                                          end if number == last else len(lines[number - 1])))
+    except (tokenize.TokenError, SyntaxError, ValueError):
+        return None
+    return spans
+
+
+PYTHON_LANGUAGES = frozenset({"python", "python-stub"})
 # Languages whose lines detect-secrets reads as they are (no config transformers).
 LINE_LANGUAGES = frozenset({
     "python", "python-stub", "javascript", "typescript", "c", "rust", "go", "java", "shell",
@@ -155,12 +200,13 @@ def redact(path: str, text: str, language: str = "python") -> Redaction:
     for number, kind, value in found:
         by_line.setdefault(number, []).append(value)
         kinds.setdefault(number, kind)
+    spans = python_text_spans(text, set(by_line)) if language in PYTHON_LANGUAGES else None
     for number, values in by_line.items():
         index = number - 1
         if kinds[number] == "Private Key":
             _redact_block(lines, index)
         else:
-            lines[index] = _redact_line(lines[index], values)
+            lines[index] = _redact_line(lines[index], values, spans.get(number) if spans else None)
     findings = tuple(sorted(kinds.items()))
     return Redaction("\n".join(lines), findings)
 

@@ -20,16 +20,18 @@ from kbc.analyzers.discover import git_blob_id
 from kbc.analyzers.pool import worker_init
 from kbc.analyzers.python.analyze import decode_source
 from kbc.analyzers.secrets import redact
-from kbc.domain.models import Chunk, FileFacts, SourceFile
+from kbc.domain.errors import KbcError
+from kbc.domain.models import Chunk, EmbedUnit, FileFacts, SourceFile
 from kbc.index.chunks import chunk_text
 from kbc.index.embed import Embedder
+from kbc.index.exact import ExactVectors, digest_of, load_snapshot, write_snapshot
 from kbc.index.history import last_commit_dates
 from kbc.index.lexical import FileRecord, LexicalIndex
 from kbc.index.tokencount import default_counter
 from kbc.index.units import unit_metadata, units_of
 from kbc.index.vectors import VectorStore
 
-CHUNKER_VERSION = "3"
+CHUNKER_VERSION = "4"
 VIEW_PREFIX = "@views/"  # paths of view documents: never a path in the repository
 POOL_MIN_FILES = 64
 EMBED_BATCH = 256  # units handed to the embedder per call (it batches 32 inside)
@@ -172,12 +174,15 @@ def build_index(
         units_total = embedded = removed_units = embedded_views = 0
         retrieval = "lexical"
         if embedder is not None and vectors is not None:
-            units_total, embedded, removed_units, embedded_views = _sync_vectors(lexical, embedder, vectors,
-                                                                                 progress)
+            synced = _sync_vectors(lexical, embedder, vectors, progress, index_dir)
+            units_total, embedded, removed_units = synced.units, synced.embedded, synced.removed
+            embedded_views = synced.views
             retrieval = "hybrid"
             lexical.set_meta("model", embedder.model_id)
+            lexical.set_meta("vectors", synced.digest)
         else:
             lexical.set_meta("model", "")
+            lexical.set_meta("vectors", "")
         lexical.set_meta("retrieval", retrieval)
         lexical.set_meta("note", note)
         state = hashlib.sha256("\n".join(sorted(lexical.chunk_ids())).encode())
@@ -192,9 +197,19 @@ def build_index(
                         time.perf_counter() - started, embedded_views)
 
 
+@dataclass(frozen=True, slots=True)
+class VectorSync:
+    units: int
+    embedded: int
+    removed: int
+    views: int  # of ``embedded``: units of view documents
+    digest: str  # of the units held: names the exact-search snapshot written beside the index
+
+
 def _sync_vectors(lexical: LexicalIndex, embedder: Embedder, vectors: VectorStore,
-                  progress: Progress | None) -> tuple[int, int, int, int]:
-    """Make the vector store hold exactly the units of the chunk table."""
+                  progress: Progress | None, index_dir: Path) -> VectorSync:
+    """Make the vector store hold exactly the units of the chunk table, and write the
+    snapshot of its vectors that retrieval searches exactly."""
     chunks = {c.id: c for c in lexical.all_chunks()}
     units = units_of(chunks.values(), embedder.model_id)
     wanted = {u.id for u in units}
@@ -210,5 +225,30 @@ def _sync_vectors(lexical: LexicalIndex, embedder: Embedder, vectors: VectorStor
                     [unit_metadata(u, chunks[u.chunk_id]) for u in batch], [u.text for u in batch])
         if progress is not None:
             progress("embedding", min(start + EMBED_BATCH, len(missing)), len(missing))
+    digest = _write_snapshot(index_dir, embedder.model_id, lexical.meta("vectors"), units, vectors)
     views = sum(1 for u in missing if chunks[u.chunk_id].kind == "view")
-    return len(units), len(missing), len(extra), views
+    return VectorSync(len(units), len(missing), len(extra), views, digest)
+
+
+def _write_snapshot(index_dir: Path, model_id: str, previous: str, units: Sequence[EmbedUnit],
+                    vectors: VectorStore) -> str:
+    """The snapshot of ``units``: rows of the last snapshot that still hold, the rest read back
+    from the store (not taken from the embedder: the store keeps its own rounding of a vector,
+    and a snapshot must equal what the store would give)."""
+    owners = {u.id: u.chunk_id for u in units}
+    old = load_snapshot(index_dir, previous)
+    if old is not None and old.digest == digest_of(model_id, owners):
+        return old.digest
+    rows: dict[str, tuple[str, Sequence[float]]] = {}
+    if old is not None and old.model_id == model_id:
+        rows = {unit: (owners[unit], old.matrix[i]) for i, unit in enumerate(old.units) if unit in owners}
+    lacking = sorted(set(owners) - set(rows))
+    if lacking:
+        rows.update((unit, (owners[unit], vector)) for unit, (_, vector) in vectors.vectors(lacking).items())
+    absent = set(owners) - set(rows)
+    if absent:
+        raise KbcError(f"the vector store lacks {len(absent)} of the units it was just given",
+                       hint="run `kbc build` again; if it persists, delete the store's index folder")
+    snapshot = ExactVectors.from_rows(model_id, rows)
+    write_snapshot(index_dir, snapshot)
+    return snapshot.digest

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlparse
@@ -20,17 +19,11 @@ from kbc.domain.errors import KbcError
 from kbc.index.embed import Embedder
 
 ADD_BATCH = 1000
+PAGE = 5000  # rows read from the store per request
 
 
 class VectorStoreError(KbcError):
     """The vector store cannot be reached or used."""
-
-
-@dataclass(frozen=True, slots=True)
-class VectorHit:
-    id: str
-    similarity: float  # cosine similarity, higher is closer
-    metadata: dict[str, Any]
 
 
 class VectorStore(Protocol):
@@ -41,7 +34,9 @@ class VectorStore(Protocol):
 
     def delete(self, ids: Sequence[str]) -> None: ...
 
-    def query(self, vector: Sequence[float], limit: int) -> list[VectorHit]: ...
+    def vectors(self, ids: Sequence[str] | None) -> dict[str, tuple[str, list[float]]]:
+        """Unit id -> (chunk id, vector) for ``ids`` (None: every unit) the store holds."""
+        ...
 
     def documents(self) -> list[str]: ...
 
@@ -122,21 +117,19 @@ class ChromaStore:
             embedding_function=KbcEmbeddingFunction(embedder_name, embedder),
             metadata={"hnsw:space": "cosine"},
         )
-        self._count: int | None = None  # cached for queries; writes reset it
 
     def ids(self) -> set[str]:
         found: set[str] = set()
         offset = 0
         while True:
-            page = self._collection.get(include=[], limit=5000, offset=offset)
+            page = self._collection.get(include=[], limit=PAGE, offset=offset)
             found.update(page["ids"])
-            if len(page["ids"]) < 5000:
+            if len(page["ids"]) < PAGE:
                 return found
-            offset += 5000
+            offset += PAGE
 
     def add(self, ids: Sequence[str], vectors: Sequence[Sequence[float]],
             metadatas: Sequence[dict[str, Any]], documents: Sequence[str]) -> None:
-        self._count = None
         for start in range(0, len(ids), ADD_BATCH):
             end = start + ADD_BATCH
             self._collection.upsert(ids=list(ids[start:end]),
@@ -145,20 +138,27 @@ class ChromaStore:
                                     documents=list(documents[start:end]))
 
     def delete(self, ids: Sequence[str]) -> None:
-        self._count = None
         for start in range(0, len(ids), ADD_BATCH):
             self._collection.delete(ids=list(ids[start:start + ADD_BATCH]))
 
-    def query(self, vector: Sequence[float], limit: int) -> list[VectorHit]:
-        if self._count is None:
-            self._count = self._collection.count()
-        if self._count == 0:
-            return []
-        result = self._collection.query(query_embeddings=[list(vector)], n_results=min(limit, self._count),
-                                        include=["metadatas", "distances"])
-        return [VectorHit(i, 1.0 - float(d), dict(m or {}))
-                for i, d, m in zip(result["ids"][0], result["distances"][0], result["metadatas"][0],
-                                   strict=True)]
+    def vectors(self, ids: Sequence[str] | None) -> dict[str, tuple[str, list[float]]]:
+        pages: list[Any] = []
+        if ids is None:
+            offset = 0
+            while not pages or len(pages[-1]["ids"]) == PAGE:
+                pages.append(self._collection.get(include=["embeddings", "metadatas"], limit=PAGE,
+                                                  offset=offset))
+                offset += PAGE
+        else:
+            pages = [self._collection.get(ids=list(ids[start:start + PAGE]),
+                                          include=["embeddings", "metadatas"])
+                     for start in range(0, len(ids), PAGE)]
+        found: dict[str, tuple[str, list[float]]] = {}
+        for page in pages:
+            for unit, vector, metadata in zip(page["ids"], page["embeddings"], page["metadatas"],
+                                              strict=True):
+                found[unit] = (str((metadata or {}).get("chunk_id", "")), [float(x) for x in vector])
+        return found
 
     def documents(self) -> list[str]:
         page = self._collection.get(include=["documents"])

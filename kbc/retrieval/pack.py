@@ -87,12 +87,13 @@ def pack(ranked: Sequence[Chunk], dates: Mapping[str, str], budget: int, counter
         while header and counter.count(header) > budget:
             header = header[:-2] + "\n" if len(header) > 1 else ""
     blocks: list[Block] = []
+    by_path: dict[str, list[int]] = {}  # a file's blocks, by index into ``blocks``
     taken: list[tuple[Chunk, int, int]] = []  # chunk, its block's index, tokens it added
     used = counter.count(header)
     for chunk in ranked:
         if budget - used < MIN_BLOCK_TOKENS:
             break
-        index = next((i for i, b in enumerate(blocks) if _touches(b, chunk)), None)
+        index = next((i for i in by_path.get(chunk.path, ()) if _touches(blocks[i], chunk)), None)
         if index is not None:
             target = blocks[index]
             added = "".join(line for offset, line in enumerate(split_lines(chunk.text))
@@ -121,6 +122,7 @@ def pack(ranked: Sequence[Chunk], dates: Mapping[str, str], budget: int, counter
             block, cost = cut, counter.count("\n" + cut.render())
         else:
             block.add(chunk)
+        by_path.setdefault(block.path, []).append(len(blocks))
         blocks.append(block)
         used += cost
         taken.append((chunk, len(blocks) - 1, cost))

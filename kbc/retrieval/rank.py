@@ -34,6 +34,7 @@ class FileGraph:
         import networkx as nx
 
         self.graph = graph
+        self.has_edges = graph.number_of_edges() > 0
         self.nodes: list[str] = sorted(graph)
         self.index = {node: i for i, node in enumerate(self.nodes)}
         matrix = nx.to_scipy_sparse_array(graph, nodelist=self.nodes, weight="weight", format="csr")
@@ -70,7 +71,7 @@ class FileGraph:
         import numpy as np
 
         present = {self.index[p]: w for p, w in seeds.items() if p in self.index and w > 0}
-        if not present or self.graph.number_of_edges() == 0:
+        if not present or not self.has_edges:
             return {}
         teleport = np.zeros(len(self.nodes))
         for i, weight in present.items():

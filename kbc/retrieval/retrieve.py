@@ -16,6 +16,7 @@ from typing import Any
 from kbc.domain.errors import KbcError
 from kbc.domain.models import Chunk, GraphFacts
 from kbc.index.embed import Embedder
+from kbc.index.exact import ExactVectors, load_snapshot, read_store
 from kbc.index.lexical import LexicalIndex
 from kbc.index.tokencount import TokenCounter
 from kbc.index.units import best_by_chunk
@@ -83,6 +84,7 @@ class Retriever:
                  symbol_paths: dict[str, str], counter: TokenCounter,
                  embedder: Embedder | None = None, vectors: VectorStore | None = None,
                  note: str = "") -> None:
+        self.index_dir = index_dir
         path = index_dir / "lexical.sqlite"
         if not path.is_file():
             raise KbcError(f"no index at {index_dir}", hint="run `kbc build` on the repository first")
@@ -104,6 +106,18 @@ class Retriever:
         self.graph = FileGraph.from_facts(graph, module_paths, symbol_paths) if graph else None
         self.counter = counter
         self.last_evidence = Evidence(0, -1.0, ())  # of the last retrieve, for the gap log
+        self._exact: tuple[str, ExactVectors] | None = None  # (the digest the index named, vectors)
+
+    def _exact_vectors(self) -> ExactVectors:
+        """The snapshot the index names, read once; the store's vectors when it is missing."""
+        assert self.embedder is not None and self.vectors is not None
+        digest = self.lexical.meta("vectors")
+        if self._exact is None or self._exact[0] != digest:
+            found = load_snapshot(self.index_dir, digest)
+            if found is None:
+                found = read_store(self.vectors, self.embedder.model_id)
+            self._exact = (digest, found)
+        return self._exact[1]
 
     def close(self) -> None:
         self.lexical.close()
@@ -127,8 +141,8 @@ class Retriever:
         best_similarity = -1.0
         if self.embedder is not None and self.vectors is not None:
             (embedding,) = self.embedder.embed([query])
-            hits = self.vectors.query(embedding, VECTOR_UNITS)
-            best = best_by_chunk([(str(h.metadata.get("chunk_id", "")), h.similarity) for h in hits])
+            hits = self._exact_vectors().search(embedding, VECTOR_UNITS)
+            best = best_by_chunk([(h.chunk, h.similarity) for h in hits])
             vector = [cid for cid, _ in sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))][:CANDIDATES]
             best_similarity = max(best.values(), default=-1.0)
         chunks = self.lexical.chunks(sorted(set(lexical) | set(vector)))

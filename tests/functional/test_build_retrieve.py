@@ -236,6 +236,33 @@ def test_changed_and_deleted_files_leave_no_stale_chunks(tmp_path: Path) -> None
     assert (again["changed_files"], again["embedded"], again["removed_units"]) == (0, 0, 0)
 
 
+def test_vector_search_reads_a_snapshot_equal_to_the_store_or_else_the_store(tmp_path: Path) -> None:
+    from kbc.index.embed import load_embedder, model_name
+    from kbc.index.exact import SNAPSHOT, load_snapshot, read_store
+
+    root = make_shop(tmp_path / "repo")
+    invoke("build", str(root), "--workers", "1")
+    (root / "shop" / "pricing.py").write_text('"""Prices."""\nTAX_RATE = 0.25\n')
+    git(root, "commit", "-qam", "tax")
+    invoke("build", str(root), "--workers", "1")
+    index = root / ".kbc" / "index"
+    lexical = sqlite3.connect(index / "lexical.sqlite")
+    (digest,) = lexical.execute("SELECT value FROM meta WHERE key = 'vectors'").fetchone()
+    lexical.close()
+    snapshot = load_snapshot(index, digest)
+    embedder = load_embedder(model_name())
+    store = read_store(open_vector_store(index, str(root.resolve()), embedder, embedder_name=model_name()),
+                       embedder.model_id)
+    assert snapshot is not None and snapshot.digest == store.digest == digest
+    assert (snapshot.units, snapshot.chunks) == (store.units, store.chunks)
+    assert snapshot.matrix.tobytes() == store.matrix.tobytes()
+    args = ("retrieve", "--repo", str(root), "--format", "json", "how is tax applied to the total?")
+    with_snapshot = invoke(*args)
+    (index / SNAPSHOT).unlink()
+    assert invoke(*args) == with_snapshot
+    assert json.loads(with_snapshot)["retrieval"] == "hybrid"
+
+
 def test_without_the_embedding_model_retrieval_is_lexical_and_says_so(tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     root = make_shop(tmp_path / "repo")

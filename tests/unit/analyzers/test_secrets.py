@@ -49,6 +49,23 @@ def test_dotenv_lines_are_redacted_through_the_config_reader(tmp_path: Path) -> 
     assert result.text == f"DATABASE_PASSWORD={MARK}\nDEBUG=true\n"
 
 
+def test_a_value_that_is_also_a_name_is_redacted_in_the_string_and_the_code_still_parses() -> None:
+    import ast
+
+    source = 'app.secret_key = "secret_key"  # secret_key\n'
+    result = redact("app.py", source)
+    assert result.text == f'app.secret_key = "{MARK}"  # {MARK}\n'
+    ast.parse(result.text)
+
+
+def test_a_name_like_credential_in_a_docstring_or_broken_code_is_still_redacted() -> None:
+    token = "ghp_R8vKq2LmZt5Yx9Wn3Hb7Jc1Pd4Fs6Ga0Eu2Q"
+    docstring = f'def f():\n    """Call it with\n    GITHUB_TOKEN = {token}\n    """\n'
+    assert token not in redact("doc.py", docstring).text
+    broken = f"GITHUB_TOKEN = {token} (\n"
+    assert token not in redact("broken.py", broken).text
+
+
 def test_ordinary_code_is_left_alone() -> None:
     source = "def add(first_number, second_number):\n    return first_number + second_number\n"
     assert redact("m.py", source).text == source

@@ -1,0 +1,142 @@
+"""Exact vector search against Chroma's HNSW query, on a built store, in one run.
+
+    python benchmarks/vector_search.py --repo PATH [--store DIR] [--queries 40] [--limit 300]
+        [--processes 8] [--update-results]
+
+For queries made from the repository's own docstrings (embedded with the
+store's model):
+
+- latency: kbc's exact search over the snapshot against ``collection.query``
+  for the same ``limit`` neighbours, ids and distances only (the cheapest
+  query Chroma offers), p50 of each and their ratio;
+- recall of HNSW: the share of the exact top ``limit`` that HNSW returns;
+- stability: every query run again in ``--processes`` fresh processes, and
+  how many queries got more than one answer, and the most answers one query
+  got (exact search gives one by construction; it is run the same way to
+  show it).
+
+The store must have been built with embeddings by this version of kbc (the
+snapshot is written by the index pass).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import statistics
+import subprocess
+import sys
+import time
+from datetime import date
+from pathlib import Path
+
+from results_file import update_section
+
+from kbc.domain.settings import Settings
+from kbc.index.exact import load_snapshot
+from kbc.index.lexical import LexicalIndex
+from kbc.services.analyze import store_path
+from kbc.services.build import open_embedding
+
+CHILD = """
+import json, sys
+from pathlib import Path
+from kbc.index.exact import load_snapshot
+from kbc.services.build import open_embedding
+store, repo, mode, digest = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], sys.argv[5]
+limit = int(sys.argv[4])
+queries = json.loads(sys.stdin.read())
+embedder, vectors, _ = open_embedding(store, repo)
+if mode == "hnsw":
+    result = vectors._collection.query(query_embeddings=queries, n_results=limit, include=["distances"])
+    print(json.dumps(result["ids"]))
+else:
+    snapshot = load_snapshot(store / "index", digest)
+    print(json.dumps([[h.unit for h in snapshot.search(v, limit)] for v in queries]))
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repo", type=Path, required=True)
+    parser.add_argument("--store", type=Path)
+    parser.add_argument("--name", help="the repository's name in the results (default: the folder's)")
+    parser.add_argument("--queries", type=int, default=40)
+    parser.add_argument("--limit", type=int, default=300)
+    parser.add_argument("--processes", type=int, default=8)
+    parser.add_argument("--update-results", action="store_true")
+    args = parser.parse_args()
+
+    store = store_path(args.repo, Settings(), args.store)
+    lexical = LexicalIndex(store / "index" / "lexical.sqlite")
+    digest = lexical.meta("vectors")
+    chunks = lexical.all_chunks()
+    lexical.close()
+    snapshot = load_snapshot(store / "index", digest)
+    if snapshot is None:
+        sys.exit("no vector snapshot in the store: build it with embeddings first")
+    embedder, vectors, note = open_embedding(store, args.repo)
+    if embedder is None or vectors is None:
+        sys.exit(f"no embeddings: {note}")
+    collection = vectors._collection  # type: ignore[attr-defined]
+    rng = random.Random(7)
+    docs = [re.sub(r"\s+", " ", c.text)[:200] for c in chunks if '"""' in c.text]
+    rng.shuffle(docs)
+    queries = docs[: args.queries]
+    embedded = embedder.embed(queries)
+    snapshot.search(embedded[0], args.limit)  # page the matrix in
+    collection.query(query_embeddings=[embedded[0]], n_results=args.limit, include=["distances"])
+
+    exact_ms, hnsw_ms, recalls = [], [], []
+    for vector in embedded:
+        start = time.perf_counter()
+        exact = [h.unit for h in snapshot.search(vector, args.limit)]
+        exact_ms.append((time.perf_counter() - start) * 1000)
+        start = time.perf_counter()
+        hnsw = collection.query(query_embeddings=[vector], n_results=args.limit,
+                                include=["distances"])["ids"][0]
+        hnsw_ms.append((time.perf_counter() - start) * 1000)
+        recalls.append(len(set(exact) & set(hnsw)) / len(exact))
+
+    answers: dict[str, list[set[str]]] = {"hnsw": [set() for _ in queries],
+                                           "exact": [set() for _ in queries]}
+    env = {**os.environ, "ANONYMIZED_TELEMETRY": "False"}
+    for mode, seen in answers.items():
+        for _ in range(args.processes):
+            run = subprocess.run([sys.executable, "-c", CHILD, str(store), str(args.repo), mode,
+                                  str(args.limit), digest], input=json.dumps(embedded),
+                                 capture_output=True, text=True, check=True, env=env)
+            for index, ids in enumerate(json.loads(run.stdout)):
+                seen[index].add(json.dumps(ids))
+    unstable = {mode: sum(1 for s in seen if len(s) > 1) for mode, seen in answers.items()}
+    most = {mode: max(len(s) for s in seen) for mode, seen in answers.items()}
+
+    exact_p50, hnsw_p50 = statistics.median(exact_ms), statistics.median(hnsw_ms)
+    text = "\n".join([
+        f"Repository: {args.name or args.repo.name}, {len(snapshot.units)} embedded units; "
+        f"{len(queries)} queries from its docstrings; {args.limit} neighbours each. "
+        f"Date: {date.today().isoformat()}.",
+        "",
+        "| measure | exact (kbc) | Chroma HNSW |",
+        "| --- | ---: | ---: |",
+        f"| query p50 | {exact_p50:.2f} ms | {hnsw_p50:.2f} ms |",
+        f"| ratio exact / HNSW | {exact_p50 / hnsw_p50:.2f}× | |",
+        f"| recall of the exact top {args.limit}, mean / worst | 1.000 / 1.000 | "
+        f"{statistics.mean(recalls):.4f} / {min(recalls):.4f} |",
+        f"| queries answered differently across {args.processes} fresh processes | "
+        f"{unstable['exact']} of {len(queries)} | {unstable['hnsw']} of {len(queries)} |",
+        f"| most different answers to one query | {most['exact']} | {most['hnsw']} |",
+    ])
+    print(text)
+    if args.update_results:
+        update_section("vector-search", "Exact vector search against Chroma's HNSW "
+                       "(`benchmarks/vector_search.py`)", text,
+                       "python benchmarks/vector_search.py --repo PATH [--store DIR] [--name NAME] "
+                       "--update-results")
+
+
+if __name__ == "__main__":
+    main()

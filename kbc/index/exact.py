@@ -1,0 +1,143 @@
+"""Exact vector search over a snapshot of the vector store.
+
+Chroma's HNSW search is approximate, and which neighbours it returns varies
+between processes that open the same collection: the same query gave four
+different top-300 lists in eight processes on an 11k-unit collection. Slices
+built from it would not be byte-identical for the same inputs. So retrieval
+scores every unit exactly: each index run keeps the vectors the store holds
+beside the lexical index as one matrix (``vectors-<digest>.npy``)
+named by a small JSON file (``vectors.json``) that lists the rows' unit and
+chunk ids. A query is one matrix-vector product (well under a millisecond for
+ten thousand units), and ties are broken by unit id.
+
+The JSON file is replaced last and names its matrix by digest, so a run killed
+while writing leaves either the old snapshot or the new one, never a mix. When
+the snapshot is missing or does not match the index, the vectors are read back
+from the store instead (slower to open, same answers).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kbc.index.vectors import VectorStore
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    Matrix = npt.NDArray[np.float32]
+else:
+    Matrix = Any
+
+SNAPSHOT = "vectors.json"
+
+
+def digest_of(model_id: str, ids: Iterable[str]) -> str:
+    """What a set of units embedded by ``model_id`` is called: it changes when they do."""
+    return hashlib.sha256("\n".join([model_id, *sorted(ids)]).encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True, slots=True)
+class ExactHit:
+    unit: str
+    chunk: str
+    similarity: float  # cosine similarity, higher is closer
+
+
+class ExactVectors:
+    """Unit vectors (rows in unit-id order) with their unit and chunk ids."""
+
+    def __init__(self, model_id: str, units: Sequence[str], chunks: Sequence[str],
+                 matrix: Matrix) -> None:
+        if len(units) != len(chunks) or matrix.shape[0] != len(units):
+            raise ValueError("a vector snapshot needs one unit id and one chunk id per row")
+        self.model_id = model_id
+        self.units = list(units)
+        self.chunks = list(chunks)
+        self.matrix = matrix
+        self.digest = digest_of(model_id, self.units)
+        self._norms: Matrix | None = None
+
+    @classmethod
+    def from_rows(cls, model_id: str, rows: Mapping[str, tuple[str, Sequence[float]]]) -> ExactVectors:
+        """From unit id -> (chunk id, vector), the vectors kept as the store holds them."""
+        import numpy as np
+
+        units = sorted(rows)
+        dim = len(rows[units[0]][1]) if units else 0
+        matrix = np.zeros((len(units), dim), dtype=np.float32)
+        for i, unit in enumerate(units):
+            matrix[i] = rows[unit][1]
+        return cls(model_id, units, [rows[u][0] for u in units], matrix)
+
+    def search(self, vector: Sequence[float], limit: int) -> list[ExactHit]:
+        """The ``limit`` units closest to ``vector``, closest first, ties by unit id."""
+        import numpy as np
+
+        count = len(self.units)
+        if count == 0 or limit < 1:
+            return []
+        query = np.asarray(vector, dtype=np.float32)
+        norm = float(np.linalg.norm(query))
+        if norm > 0:
+            query = query / norm
+        if self._norms is None:
+            norms = np.linalg.norm(self.matrix, axis=1)
+            norms[norms == 0] = 1.0
+            self._norms = norms
+        scores = (self.matrix @ query) / self._norms
+        if limit < count:
+            cut = scores[np.argpartition(-scores, limit - 1)[limit - 1]]
+            candidates = np.flatnonzero(scores >= cut)  # every unit tied at the cut, too
+        else:
+            candidates = np.arange(count)
+        best = sorted(candidates.tolist(), key=lambda i: (-float(scores[i]), self.units[i]))[:limit]
+        return [ExactHit(self.units[i], self.chunks[i], float(scores[i])) for i in best]
+
+
+def load_snapshot(index_dir: Path, digest: str) -> ExactVectors | None:
+    """The snapshot in ``index_dir`` when it is whole and is the one called ``digest``."""
+    import numpy as np
+
+    try:
+        meta = json.loads((index_dir / SNAPSHOT).read_text())
+        if not digest or meta.get("digest") != digest:
+            return None
+        matrix = np.load(index_dir / str(meta["matrix"]), mmap_mode="r")
+        snapshot = ExactVectors(str(meta["model"]), meta["units"], meta["chunks"], matrix)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return snapshot if snapshot.digest == digest else None
+
+
+def write_snapshot(index_dir: Path, snapshot: ExactVectors) -> None:
+    """Write the matrix under its digest, then point ``vectors.json`` at it; drop old matrices."""
+    import numpy as np
+
+    name = f"vectors-{snapshot.digest}.npy"
+    partial = index_dir / f".{name}.partial"
+    with partial.open("wb") as handle:
+        np.save(handle, np.ascontiguousarray(snapshot.matrix, dtype=np.float32))
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(partial, index_dir / name)
+    meta = {"digest": snapshot.digest, "model": snapshot.model_id, "matrix": name,
+            "units": snapshot.units, "chunks": snapshot.chunks}
+    pointer = index_dir / f".{SNAPSHOT}.partial"
+    pointer.write_text(json.dumps(meta, separators=(",", ":")))
+    os.replace(pointer, index_dir / SNAPSHOT)
+    for old in index_dir.glob("vectors-*.npy"):
+        if old.name != name:
+            old.unlink(missing_ok=True)
+
+
+def read_store(store: VectorStore, model_id: str) -> ExactVectors:
+    """Every vector the store holds, with its chunk id (the slow way to a snapshot)."""
+    return ExactVectors.from_rows(model_id, store.vectors(None))
