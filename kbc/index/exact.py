@@ -92,7 +92,9 @@ class ExactVectors:
             norms = np.linalg.norm(self.matrix, axis=1)
             norms[norms == 0] = 1.0
             self._norms = norms
-        scores = (self.matrix @ query) / self._norms
+        # einsum's own loop, not BLAS: the same sums in the same order whatever the thread
+        # settings, and no BLAS threads left spinning against the embedding model's.
+        scores = np.einsum("ij,j->i", self.matrix, query) / self._norms
         if limit < count:
             cut = scores[np.argpartition(-scores, limit - 1)[limit - 1]]
             candidates = np.flatnonzero(scores >= cut)  # every unit tied at the cut, too

@@ -35,6 +35,7 @@ SCHEMA_VERSION = 3  # PRAGMA user_version; another value means another kbc wrote
 WEIGHTS = (2.0, 3.0, 1.0)
 COLUMNS = "id, path, start_line, end_line, kind, language, heading, module, symbols, role, tokens, text"
 MAX_QUERY_TERMS = 256
+TIE_MARGIN = 64  # rows fetched past a search's limit, to see every row tied at the cut
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,15 +131,34 @@ class LexicalIndex:
             f"SELECT {COLUMNS} FROM chunks ORDER BY path, start_line")]
 
     def search(self, query: str, limit: int) -> list[tuple[str, float]]:
-        """(chunk id, BM25 score: higher is better), best first; ties broken by id."""
+        """(chunk id, BM25 score: higher is better), best first; ties broken by id.
+
+        FTS5 ranks alone and only the best rows are joined to their ids (joining every
+        match first costs as much as the ranking). Rows tied with the last one kept are
+        all fetched, so which of them make the cut is decided by id, not by FTS5.
+        """
         expression = match_expression(query)
-        if not expression:
+        if not expression or limit < 1:
             return []
         weights = ", ".join(str(w) for w in WEIGHTS)
-        rows = self.db.execute(
-            f"SELECT c.id, bm25(fts, {weights}) AS rank FROM fts JOIN chunks c ON c.rid = fts.rowid "
-            "WHERE fts MATCH ? ORDER BY rank, c.id LIMIT ?", (expression, limit))
-        return [(str(i), -float(r)) for i, r in rows]
+        scored = f"SELECT rowid, bm25(fts, {weights}) AS score FROM fts WHERE fts MATCH ?"
+        fetch = limit + TIE_MARGIN
+        rows = self.db.execute(f"{scored} ORDER BY score LIMIT ?", (expression, fetch)).fetchall()
+        if len(rows) > limit:
+            cut = rows[limit - 1][1]
+            if rows[-1][1] == cut and len(rows) == fetch:  # the tie may run on past what was fetched
+                rows = [r for r in rows if r[1] < cut]
+                rows += self.db.execute(f"SELECT * FROM ({scored}) WHERE score = ?",
+                                        (expression, cut)).fetchall()
+            else:
+                rows = [r for r in rows if r[1] <= cut]
+        score = dict(rows)
+        if not score:
+            return []
+        marks = ",".join("?" * len(score))
+        ids = self.db.execute(f"SELECT id, rid FROM chunks WHERE rid IN ({marks})", list(score)).fetchall()
+        ranked = sorted(((score[rid], str(cid)) for cid, rid in ids))[:limit]
+        return [(cid, -float(value)) for value, cid in ranked]
 
     # -- writing (the caller commits) ---------------------------------------
 

@@ -1,0 +1,48 @@
+"""The lexical index's search: BM25 order, ties decided by chunk id."""
+
+import random
+from pathlib import Path
+
+import pytest
+
+from kbc.domain.models import Chunk
+from kbc.index.lexical import TIE_MARGIN, LexicalIndex, match_expression
+
+WORDS = ["refund", "order", "payment", "charge", "window", "customer", "money", "tax", "cart"]
+
+
+def index_of(tmp_path: Path, texts: list[str]) -> LexicalIndex:
+    index = LexicalIndex(tmp_path / "lexical.sqlite")
+    ids = list(range(len(texts)))
+    random.Random(5).shuffle(ids)  # insertion order unrelated to id order
+    chunks = [Chunk(f"c{ids[i]:04d}", f"f{i}.py", 1, 1, "code", "python", text)
+              for i, text in enumerate(texts)]
+    index.replace_files([], chunks, [])
+    index.commit()
+    return index
+
+
+def joined_search(index: LexicalIndex, query: str, limit: int) -> list[tuple[str, float]]:
+    """The plain form: every match joined to its id, ordered by score then id."""
+    rows = index.db.execute(
+        "SELECT c.id, bm25(fts, 2.0, 3.0, 1.0) AS rank FROM fts JOIN chunks c ON c.rid = fts.rowid "
+        "WHERE fts MATCH ? ORDER BY rank, c.id LIMIT ?", (match_expression(query), limit))
+    return [(str(i), -float(r)) for i, r in rows]
+
+
+@pytest.mark.parametrize("limit", [1, 5, 40, TIE_MARGIN + 10, 1000])
+def test_ties_at_the_cut_are_decided_by_id_as_a_full_sort_would(tmp_path: Path, limit: int) -> None:
+    rng = random.Random(limit)
+    # Many identical chunks (one tie group longer than the margin) among varied ones.
+    texts = ["refund order window"] * (TIE_MARGIN + 30)
+    texts += [" ".join(rng.choices(WORDS, k=rng.randint(2, 12))) for _ in range(300)]
+    index = index_of(tmp_path, texts)
+    for query in ("refund order window", "refund", "tax cart money", "customer charge payment"):
+        assert index.search(query, limit) == joined_search(index, query, limit)
+
+
+def test_no_match_and_no_terms_give_nothing(tmp_path: Path) -> None:
+    index = index_of(tmp_path, ["refund order"])
+    assert index.search("unrelated words", 10) == []
+    assert index.search("   ", 10) == []
+    assert index.search("refund", 0) == []
