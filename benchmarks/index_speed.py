@@ -55,6 +55,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repo", type=Path, required=True)
     parser.add_argument("--store", type=Path)
+    parser.add_argument("--name", help="the repository's name in the results (default: the folder's)")
     parser.add_argument("--units", type=int, default=600)
     parser.add_argument("--queries", type=int, default=40)
     parser.add_argument("--repeat", type=int, default=2)
@@ -117,14 +118,14 @@ def main() -> None:
         cold.append(time.perf_counter() - start)
 
     text = "\n".join([
-        f"Repository: {repo.name}, {len(chunks)} chunks; {len(texts)} units embedded per run; "
+        f"Repository: {args.name or repo.name}, {len(chunks)} chunks; {len(texts)} units embedded per run; "
         f"batch {BATCH_SIZE}; best of {args.repeat}, interleaved. Date: {date.today().isoformat()}.",
         "",
         "| measure | value |",
         "| --- | ---: |",
         f"| raw fastembed `embed` on the units | {min(raw_times):.2f} s "
         f"({len(texts) / min(raw_times):.1f} units/s) |",
-        f"| kbc embedding pass (units, embed, Chroma upsert) | {min(kbc_times):.2f} s |",
+        f"| kbc embedding pass (units, embed, Chroma upsert, snapshot) | {min(kbc_times):.2f} s |",
         f"| **ratio kbc / raw** | **{ratio:.3f}×** (target ≤ 1.1×) |",
         f"| warm `retrieve` p50 / p95 ({len(warm)} queries, implementation profile) | "
         f"{p50:.1f} ms / {p95:.1f} ms |",
