@@ -120,10 +120,13 @@ def load_snapshot(index_dir: Path, digest: str) -> ExactVectors | None:
 
 
 def write_snapshot(index_dir: Path, snapshot: ExactVectors) -> None:
-    """Write the matrix under its digest, then point ``vectors.json`` at it; drop old matrices."""
+    """Write the matrix under its digest, then point ``vectors.json`` at it; drop old matrices
+    and what a killed run left half-written."""
     import numpy as np
 
     name = f"vectors-{snapshot.digest}.npy"
+    for leftover in index_dir.glob(".vectors*.partial"):  # from a run that was killed
+        leftover.unlink(missing_ok=True)
     partial = index_dir / f".{name}.partial"
     with partial.open("wb") as handle:
         np.save(handle, np.ascontiguousarray(snapshot.matrix, dtype=np.float32))
