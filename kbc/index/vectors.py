@@ -165,6 +165,19 @@ class ChromaStore:
         return [d or "" for d in page["documents"] or []]
 
 
+def forget_local_store(path: Path) -> None:
+    """Drop the client Chroma keeps for the local store at ``path`` (it keeps one per path,
+    even one that failed to open), so the path can be opened afresh in this process."""
+    try:
+        from chromadb.api.shared_system_client import SharedSystemClient
+    except ImportError:
+        return
+    with SharedSystemClient._refcount_lock:
+        for key in {str(path), str(path.resolve())}:
+            SharedSystemClient._identifier_to_system.pop(key, None)
+            SharedSystemClient._identifier_to_refcount.pop(key, None)
+
+
 def _settings() -> Any:
     from chromadb.config import Settings
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,7 +13,7 @@ from kbc import __version__
 from kbc.domain.settings import Settings
 from kbc.index.build import IndexSummary, Progress, build_index
 from kbc.index.embed import Embedder, EmbedderUnavailable, load_embedder, model_name
-from kbc.index.vectors import VectorStore, VectorStoreError, open_vector_store
+from kbc.index.vectors import VectorStore, VectorStoreError, forget_local_store, open_vector_store
 from kbc.services.analyze import AnalyzeSummary, ProgressFactory, analyze_repository
 from kbc.services.views import build_views_pass, view_documents
 from kbc.store.facts_store import FactsStore
@@ -34,19 +36,38 @@ def index_dir(store_root: Path) -> Path:
     return store_root / "index"
 
 
-def open_embedding(store_root: Path, repo_root: Path) -> tuple[Embedder | None, VectorStore | None, str]:
-    """The embedder and vector store, or (None, None, why not): retrieval then is lexical."""
+def open_embedding(store_root: Path, repo_root: Path, *, recover: bool = False
+                   ) -> tuple[Embedder | None, VectorStore | None, str]:
+    """The embedder and vector store, or (None, None, why not): retrieval then is lexical.
+
+    With ``recover`` (a build, which holds the writer lock), a local Chroma store that
+    cannot be opened is moved aside, never deleted, and a new one is started: its
+    vectors are embedded again, and the note says where the old one went.
+    """
     name = model_name()
     try:
         embedder = load_embedder(name)
     except EmbedderUnavailable as exc:
         return None, None, exc.message
+    where = index_dir(store_root)
     try:
-        vectors = open_vector_store(index_dir(store_root), str(repo_root.resolve()), embedder,
-                                    embedder_name=name)
+        return embedder, open_vector_store(where, str(repo_root.resolve()), embedder,
+                                           embedder_name=name), ""
     except VectorStoreError as exc:
-        return None, None, exc.message
-    return embedder, vectors, ""
+        local = where / "chroma"
+        if os.environ.get("KBC_CHROMA_URL") or not local.exists():
+            return None, None, exc.message
+        if not recover:
+            return None, None, f"{exc.message}; `kbc build` moves it aside and embeds again"
+        aside = where / f"chroma.broken-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
+        forget_local_store(local)
+        local.rename(aside)
+        try:
+            vectors = open_vector_store(where, str(repo_root.resolve()), embedder, embedder_name=name)
+        except VectorStoreError as again:
+            return None, None, again.message
+        return embedder, vectors, (f"{exc.message}; it was moved to {aside} and the vectors are "
+                                   "embedded again (delete it once you no longer need it)")
 
 
 def build_repository(root: Path, settings: Settings, store_dir: Path | None = None,
@@ -75,7 +96,7 @@ def _build(root: Path, settings: Settings, store_dir: Path | None, progress: Pro
     store = FactsStore(store_root)
     facts = {f.path: f for f in store.facts()}
     inventory = store.inventory()
-    embedder, vectors, note = open_embedding(store_root, root)
+    embedder, vectors, note = open_embedding(store_root, root, recover=True)
     indexed = build_index(
         root.resolve(), inventory.files, facts, index_dir(store_root),
         chunk_lines=settings.chunk_lines, overlap=settings.chunk_overlap,

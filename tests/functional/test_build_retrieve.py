@@ -263,6 +263,27 @@ def test_vector_search_reads_a_snapshot_equal_to_the_store_or_else_the_store(tmp
     assert json.loads(with_snapshot)["retrieval"] == "hybrid"
 
 
+def test_a_broken_chroma_store_costs_only_its_vectors_and_build_moves_it_aside(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    write_tree(root, {"shop/__init__.py": "", "shop/refunds.py": SHOP["shop/refunds.py"]})
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "shop")
+    invoke("build", str(root), "--workers", "1")
+    index = root / ".kbc" / "index"
+    (index / "chroma" / "chroma.sqlite3").write_bytes(b"not a database")
+    degraded = retrieve_json(root, "refund window")
+    assert degraded["retrieval"] == "lexical" and degraded["items"][0]["path"] == "shop/refunds.py"
+    assert "`kbc build` moves it aside" in degraded["text"].splitlines()[0]
+    summary = json.loads(invoke("build", str(root), "--format", "json", "--workers", "1"))["index"]
+    (aside,) = index.glob("chroma.broken-*")
+    assert (aside / "chroma.sqlite3").read_bytes() == b"not a database"
+    assert summary["retrieval"] == "hybrid" and summary["embedded"] == summary["units"] > 0
+    assert str(aside) in summary["note"]
+    assert retrieve_json(root, "refund window")["retrieval"] == "hybrid"
+
+
 def test_without_the_embedding_model_retrieval_is_lexical_and_says_so(tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     root = make_shop(tmp_path / "repo")
