@@ -26,7 +26,7 @@ from kbc.index.chunks import chunk_text
 from kbc.index.embed import Embedder
 from kbc.index.exact import ExactVectors, digest_of, load_snapshot, write_snapshot
 from kbc.index.history import last_commit_dates
-from kbc.index.lexical import FileRecord, LexicalIndex
+from kbc.index.lexical import FileRecord, IndexDamaged, LexicalIndex, move_aside
 from kbc.index.tokencount import default_counter
 from kbc.index.units import unit_metadata, units_of
 from kbc.index.vectors import VectorStore
@@ -140,7 +140,13 @@ def build_index(
     ``VIEW_PREFIX`` -> Markdown). ``fresh`` chunks everything again; vectors are kept
     wherever their unit is unchanged (they are addressed by content and model)."""
     started = time.perf_counter()
-    lexical = LexicalIndex(index_dir / "lexical.sqlite")
+    try:
+        lexical = LexicalIndex(index_dir / "lexical.sqlite")
+    except IndexDamaged as exc:
+        aside = move_aside(index_dir / "lexical.sqlite")
+        lexical = LexicalIndex(index_dir / "lexical.sqlite")
+        note = f"{exc.message}; it was moved to {aside} and every file is indexed again" + (
+            f"; {note}" if note else "")
     if lexical.stale:
         lexical.reset()
     try:

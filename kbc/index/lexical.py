@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kbc.domain.errors import StoreError
 from kbc.domain.models import Chunk
 from kbc.index.tokens import path_tokens, tokens
 
@@ -36,6 +38,21 @@ WEIGHTS = (2.0, 3.0, 1.0)
 COLUMNS = "id, path, start_line, end_line, kind, language, heading, module, symbols, role, tokens, text"
 MAX_QUERY_TERMS = 256
 TIE_MARGIN = 64  # rows fetched past a search's limit, to see every row tied at the cut
+
+
+class IndexDamaged(StoreError):
+    """The lexical index file cannot be read as a database."""
+
+
+def move_aside(path: Path) -> Path:
+    """Move a damaged index (with its journal files) to ``<name>.broken-<time>``; never delete."""
+    aside = path.with_name(f"{path.name}.broken-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}")
+    for suffix in ("-wal", "-shm"):
+        journal = path.with_name(path.name + suffix)
+        if journal.exists():
+            journal.rename(aside.with_name(aside.name + suffix))
+    path.rename(aside)
+    return aside
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,9 +91,16 @@ class LexicalIndex:
         self.path = path
         # One index may serve several threads (an MCP server); callers serialise access.
         self.db = sqlite3.connect(path, check_same_thread=False)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        (version,) = self.db.execute("PRAGMA user_version").fetchone()
-        (tables,) = self.db.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'chunks'").fetchone()
+        try:
+            self.db.execute("PRAGMA journal_mode=WAL")
+            (version,) = self.db.execute("PRAGMA user_version").fetchone()
+            (tables,) = self.db.execute(
+                "SELECT COUNT(*) FROM sqlite_master WHERE name = 'chunks'").fetchone()
+        except sqlite3.DatabaseError as exc:
+            self.db.close()
+            raise IndexDamaged(f"the lexical index {path} is damaged ({exc})",
+                               hint="run `kbc build`: it moves a damaged index aside and indexes "
+                                    "again") from exc
         self.stale = bool(tables) and version != SCHEMA_VERSION
         if not self.stale:
             self._create()

@@ -111,6 +111,9 @@ class FactsStore:
         files["manifest.json"] = dumps(manifest, indent=1) + "\n"
         name = "gen-" + digest.hexdigest()[:16]
         target = self.root / name
+        if target.is_dir() and not _holds(target, files):
+            # Same content, damaged on disk: set it aside (swept below) and write it again.
+            os.replace(target, Path(tempfile.mkdtemp(prefix="tmp-", dir=self.root)) / name)
         if not target.is_dir():
             staging = Path(tempfile.mkdtemp(prefix="tmp-", dir=self.root))
             for filename, text in files.items():
@@ -190,3 +193,11 @@ class FactsStore:
 
     def entry_points(self) -> list[EntryPoint]:
         return [load_as(EntryPoint, e) for e in self._json("entry_points.json")]
+
+
+def _holds(folder: Path, files: dict[str, str]) -> bool:
+    """Whether ``folder`` holds exactly these files' texts (a generation written whole)."""
+    try:
+        return all((folder / name).read_bytes() == text.encode("utf-8") for name, text in files.items())
+    except OSError:
+        return False

@@ -296,6 +296,23 @@ def test_without_the_embedding_model_retrieval_is_lexical_and_says_so(tmp_path: 
     assert data["items"][0]["path"] in ("shop/refunds.py", "docs/refunds.md")
 
 
+def test_a_damaged_lexical_index_is_refused_clearly_and_rebuilt_beside_the_old_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = make_shop(tmp_path / "repo")
+    monkeypatch.setenv("KBC_EMBED_MODEL", "none")
+    invoke("build", str(root), "--workers", "1")
+    index = root / ".kbc" / "index"
+    (index / "lexical.sqlite").write_bytes(b"torn" * 100)
+    refused = CliRunner().invoke(cli, ["retrieve", "--repo", str(root), "refund window"])
+    assert refused.exit_code == 3
+    assert "is damaged" in refused.output and "run `kbc build`" in refused.output
+    summary = json.loads(invoke("build", str(root), "--format", "json", "--workers", "1"))["index"]
+    (aside,) = index.glob("lexical.sqlite.broken-*")
+    assert aside.read_bytes() == b"torn" * 100 and str(aside) in summary["note"]
+    assert summary["changed_files"] == summary["files"] > 0
+    assert retrieve_json(root, "refund window")["items"][0]["path"] in ("shop/refunds.py", "docs/refunds.md")
+
+
 def test_profiles_are_overridable_and_unknown_ones_refused(tmp_path: Path) -> None:
     root = make_shop(tmp_path / "repo", {"kbc.toml": "[profiles.qa]\nbudget = 321\n"})
     invoke("build", str(root), "--workers", "1")

@@ -38,6 +38,20 @@ def test_an_interrupted_write_leaves_the_previous_generation_live(make_repo: Rep
     assert not staging.exists()
 
 
+def test_a_damaged_generation_is_written_again_by_the_next_analysis(make_repo: RepoFactory) -> None:
+    root = make_repo({"m.py": "def f(): ...\n"})
+    store = analyze_repo(root)
+    live = store.generation()
+    intact = (live / "facts.jsonl").read_bytes()
+    (live / "facts.jsonl").write_text("garbage")
+    with pytest.raises(StoreError, match="cannot read"):
+        list(store.facts())
+    again = analyze_repo(root)  # nothing changed in the repository: same generation name
+    assert again.generation() == live
+    assert (live / "facts.jsonl").read_bytes() == intact
+    assert sorted(p.name for p in store.root.iterdir() if p.name.startswith(("gen-", "tmp-"))) == [live.name]
+
+
 def test_a_store_from_another_format_is_refused(make_repo: RepoFactory) -> None:
     root = make_repo({"m.py": ""})
     store = analyze_repo(root)
