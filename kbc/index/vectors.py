@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlparse
@@ -163,6 +163,35 @@ class ChromaStore:
     def documents(self) -> list[str]:
         page = self._collection.get(include=["documents"])
         return [d or "" for d in page["documents"] or []]
+
+
+class LazyVectorStore:
+    """A vector store opened on first use; opening raises VectorStoreError then."""
+
+    def __init__(self, opener: Callable[[], VectorStore]) -> None:
+        self._opener = opener
+        self._store: VectorStore | None = None
+
+    def _opened(self) -> VectorStore:
+        if self._store is None:
+            self._store = self._opener()
+        return self._store
+
+    def ids(self) -> set[str]:
+        return self._opened().ids()
+
+    def add(self, ids: Sequence[str], vectors: Sequence[Sequence[float]],
+            metadatas: Sequence[dict[str, Any]], documents: Sequence[str]) -> None:
+        self._opened().add(ids, vectors, metadatas, documents)
+
+    def delete(self, ids: Sequence[str]) -> None:
+        self._opened().delete(ids)
+
+    def vectors(self, ids: Sequence[str] | None) -> dict[str, tuple[str, list[float]]]:
+        return self._opened().vectors(ids)
+
+    def documents(self) -> list[str]:
+        return self._opened().documents()
 
 
 def forget_local_store(path: Path) -> None:

@@ -20,7 +20,7 @@ from kbc.index.exact import ExactVectors, load_snapshot, read_store
 from kbc.index.lexical import LexicalIndex
 from kbc.index.tokencount import TokenCounter
 from kbc.index.units import best_by_chunk
-from kbc.index.vectors import VectorStore
+from kbc.index.vectors import VectorStore, VectorStoreError
 from kbc.retrieval.pack import pack
 from kbc.retrieval.profiles import Profile
 from kbc.retrieval.rank import FileGraph, rank
@@ -108,14 +108,20 @@ class Retriever:
         self.last_evidence = Evidence(0, -1.0, ())  # of the last retrieve, for the gap log
         self._exact: tuple[str, ExactVectors] | None = None  # (the digest the index named, vectors)
 
-    def _exact_vectors(self) -> ExactVectors:
-        """The snapshot the index names, read once; the store's vectors when it is missing."""
+    def _exact_vectors(self) -> ExactVectors | None:
+        """The snapshot the index names, read once; else the store's vectors; else None,
+        and retrieval is lexical from then on, saying why."""
         assert self.embedder is not None and self.vectors is not None
         digest = self.lexical.meta("vectors")
         if self._exact is None or self._exact[0] != digest:
             found = load_snapshot(self.index_dir, digest)
             if found is None:
-                found = read_store(self.vectors, self.embedder.model_id)
+                try:
+                    found = read_store(self.vectors, self.embedder.model_id)
+                except VectorStoreError as exc:
+                    self.embedder = self.vectors = None
+                    self.note = exc.message
+                    return None
             self._exact = (digest, found)
         return self._exact[1]
 
@@ -140,11 +146,13 @@ class Retriever:
         vector: list[str] = []
         best_similarity = -1.0
         if self.embedder is not None and self.vectors is not None:
-            (embedding,) = self.embedder.embed([query])
-            hits = self._exact_vectors().search(embedding, VECTOR_UNITS)
-            best = best_by_chunk([(h.chunk, h.similarity) for h in hits])
-            vector = [cid for cid, _ in sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))][:CANDIDATES]
-            best_similarity = max(best.values(), default=-1.0)
+            exact = self._exact_vectors()
+            if exact is not None:
+                (embedding,) = self.embedder.embed([query])
+                hits = exact.search(embedding, VECTOR_UNITS)
+                best = best_by_chunk([(h.chunk, h.similarity) for h in hits])
+                vector = [cid for cid, _ in sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))][:CANDIDATES]
+                best_similarity = max(best.values(), default=-1.0)
         chunks = self.lexical.chunks(sorted(set(lexical) | set(vector)))
         ranked = rank(lexical, vector, chunks, profile, self.graph)
         evidence = Evidence(len(lexical), best_similarity, tuple(score for _, score in ranked[:10]))

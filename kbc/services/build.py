@@ -13,7 +13,13 @@ from kbc import __version__
 from kbc.domain.settings import Settings
 from kbc.index.build import IndexSummary, Progress, build_index
 from kbc.index.embed import Embedder, EmbedderUnavailable, load_embedder, model_name
-from kbc.index.vectors import VectorStore, VectorStoreError, forget_local_store, open_vector_store
+from kbc.index.vectors import (
+    LazyVectorStore,
+    VectorStore,
+    VectorStoreError,
+    forget_local_store,
+    open_vector_store,
+)
 from kbc.services.analyze import AnalyzeSummary, ProgressFactory, analyze_repository
 from kbc.services.views import build_views_pass, view_documents
 from kbc.store.facts_store import FactsStore
@@ -36,13 +42,15 @@ def index_dir(store_root: Path) -> Path:
     return store_root / "index"
 
 
-def open_embedding(store_root: Path, repo_root: Path, *, recover: bool = False
+def open_embedding(store_root: Path, repo_root: Path, *, recover: bool = False, lazy: bool = False
                    ) -> tuple[Embedder | None, VectorStore | None, str]:
     """The embedder and vector store, or (None, None, why not): retrieval then is lexical.
 
     With ``recover`` (a build, which holds the writer lock), a local Chroma store that
     cannot be opened is moved aside, never deleted, and a new one is started: its
-    vectors are embedded again, and the note says where the old one went.
+    vectors are embedded again, and the note says where the old one went. With
+    ``lazy`` (retrieval, which mostly reads the exact-search snapshot), the store is
+    opened, and Chroma imported, only when it is first used.
     """
     name = model_name()
     try:
@@ -50,24 +58,33 @@ def open_embedding(store_root: Path, repo_root: Path, *, recover: bool = False
     except EmbedderUnavailable as exc:
         return None, None, exc.message
     where = index_dir(store_root)
+    if lazy:
+        return embedder, LazyVectorStore(lambda: _open_store(where, repo_root, embedder, name)), ""
     try:
-        return embedder, open_vector_store(where, str(repo_root.resolve()), embedder,
-                                           embedder_name=name), ""
+        return embedder, _open_store(where, repo_root, embedder, name), ""
     except VectorStoreError as exc:
         local = where / "chroma"
-        if os.environ.get("KBC_CHROMA_URL") or not local.exists():
+        if not recover or os.environ.get("KBC_CHROMA_URL") or not local.exists():
             return None, None, exc.message
-        if not recover:
-            return None, None, f"{exc.message}; `kbc build` moves it aside and embeds again"
         aside = where / f"chroma.broken-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
         forget_local_store(local)
         local.rename(aside)
         try:
-            vectors = open_vector_store(where, str(repo_root.resolve()), embedder, embedder_name=name)
+            vectors = _open_store(where, repo_root, embedder, name)
         except VectorStoreError as again:
             return None, None, again.message
         return embedder, vectors, (f"{exc.message}; it was moved to {aside} and the vectors are "
                                    "embedded again (delete it once you no longer need it)")
+
+
+def _open_store(where: Path, repo_root: Path, embedder: Embedder, name: str) -> VectorStore:
+    try:
+        return open_vector_store(where, str(repo_root.resolve()), embedder, embedder_name=name)
+    except VectorStoreError as exc:
+        if os.environ.get("KBC_CHROMA_URL") or not (where / "chroma").exists():
+            raise
+        raise VectorStoreError(f"{exc.message}; `kbc build` moves it aside and embeds again",
+                               hint=exc.hint) from exc
 
 
 def build_repository(root: Path, settings: Settings, store_dir: Path | None = None,

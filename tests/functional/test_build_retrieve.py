@@ -272,7 +272,12 @@ def test_a_broken_chroma_store_costs_only_its_vectors_and_build_moves_it_aside(t
     git(root, "commit", "-q", "-m", "shop")
     invoke("build", str(root), "--workers", "1")
     index = root / ".kbc" / "index"
+    before = retrieve_json(root, "refund window")
     (index / "chroma" / "chroma.sqlite3").write_bytes(b"not a database")
+    assert retrieve_json(root, "refund window") == before  # the snapshot alone serves vector search
+    from kbc.index.exact import SNAPSHOT
+
+    (index / SNAPSHOT).unlink()
     degraded = retrieve_json(root, "refund window")
     assert degraded["retrieval"] == "lexical" and degraded["items"][0]["path"] == "shop/refunds.py"
     assert "`kbc build` moves it aside" in degraded["text"].splitlines()[0]
