@@ -61,7 +61,7 @@ def open_embedding(store_root: Path, repo_root: Path, *, recover: bool = False, 
     if lazy:
         return embedder, LazyVectorStore(lambda: _open_store(where, repo_root, embedder, name)), ""
     try:
-        return embedder, _open_store(where, repo_root, embedder, name), ""
+        return embedder, _open_store(where, repo_root, embedder, name, advise=not recover), ""
     except VectorStoreError as exc:
         local = where / "chroma"
         if not recover or os.environ.get("KBC_CHROMA_URL") or not local.exists():
@@ -77,11 +77,13 @@ def open_embedding(store_root: Path, repo_root: Path, *, recover: bool = False, 
                                    "embedded again (delete it once you no longer need it)")
 
 
-def _open_store(where: Path, repo_root: Path, embedder: Embedder, name: str) -> VectorStore:
+def _open_store(where: Path, repo_root: Path, embedder: Embedder, name: str,
+                advise: bool = True) -> VectorStore:
+    """The store; when a local one cannot be opened, ``advise`` adds what fixes it."""
     try:
         return open_vector_store(where, str(repo_root.resolve()), embedder, embedder_name=name)
     except VectorStoreError as exc:
-        if os.environ.get("KBC_CHROMA_URL") or not (where / "chroma").exists():
+        if not advise or os.environ.get("KBC_CHROMA_URL") or not (where / "chroma").exists():
             raise
         raise VectorStoreError(f"{exc.message}; `kbc build` moves it aside and embeds again",
                                hint=exc.hint) from exc
