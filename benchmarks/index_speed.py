@@ -17,7 +17,6 @@ The repository must have been built (``kbc build``) with embeddings.
 
 from __future__ import annotations
 
-import argparse
 import random
 import re
 import shutil
@@ -28,6 +27,7 @@ import time
 from datetime import date
 from pathlib import Path
 
+from common import store_parser
 from results_file import update_section
 
 from kbc.domain.settings import Settings
@@ -52,14 +52,9 @@ class _Subset(LexicalIndex):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repo", type=Path, required=True)
-    parser.add_argument("--store", type=Path)
-    parser.add_argument("--name", help="the repository's name in the results (default: the folder's)")
+    parser = store_parser(__doc__)
     parser.add_argument("--units", type=int, default=600)
-    parser.add_argument("--queries", type=int, default=40)
     parser.add_argument("--repeat", type=int, default=2)
-    parser.add_argument("--update-results", action="store_true")
     args = parser.parse_args()
     repo = args.repo.resolve()
     store = store_path(repo, Settings(), args.store)

@@ -21,7 +21,6 @@ snapshot is written by the index pass).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
@@ -31,8 +30,8 @@ import subprocess
 import sys
 import time
 from datetime import date
-from pathlib import Path
 
+from common import store_parser
 from results_file import update_section
 
 from kbc.domain.settings import Settings
@@ -60,14 +59,9 @@ else:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repo", type=Path, required=True)
-    parser.add_argument("--store", type=Path)
-    parser.add_argument("--name", help="the repository's name in the results (default: the folder's)")
-    parser.add_argument("--queries", type=int, default=40)
+    parser = store_parser(__doc__)
     parser.add_argument("--limit", type=int, default=300)
     parser.add_argument("--processes", type=int, default=8)
-    parser.add_argument("--update-results", action="store_true")
     args = parser.parse_args()
 
     store = store_path(args.repo, Settings(), args.store)
