@@ -203,6 +203,25 @@ def build_index(
                         time.perf_counter() - started, embedded_views)
 
 
+def index_problem(index_dir: Path) -> str:
+    """Why the index in ``index_dir`` needs an index pass though no file changed ("" if none):
+    a damaged lexical index, or a vector snapshot that is not the one the index names."""
+    path = index_dir / "lexical.sqlite"
+    if not path.is_file():
+        return "the store has no lexical index"
+    try:
+        lexical = LexicalIndex(path)
+    except IndexDamaged as exc:
+        return exc.message
+    try:
+        digest = "" if lexical.stale else lexical.meta("vectors")
+    finally:
+        lexical.close()
+    if digest and load_snapshot(index_dir, digest) is None:
+        return "the exact-search snapshot of the vectors is missing or damaged"
+    return ""
+
+
 @dataclass(frozen=True, slots=True)
 class VectorSync:
     units: int

@@ -21,8 +21,9 @@ from kbc.domain.codec import to_data
 from kbc.domain.drift import DriftReport
 from kbc.domain.errors import TargetError
 from kbc.domain.settings import Settings
+from kbc.index.build import index_problem
 from kbc.services.analyze import store_path
-from kbc.services.build import BuildSummary, build_repository
+from kbc.services.build import BuildSummary, build_repository, index_dir
 from kbc.services.drift import find_drift
 from kbc.store.state import read_state
 from kbc.views.llm import Interpreter
@@ -119,6 +120,10 @@ def refresh(target: str, settings: Settings, store_dir: Path | None = None, *, b
         path, reason = "incremental", "not a git repository: files compared by content"
     if force_full:
         path, reason = "full", "asked for with --full"
+    if path == "up-to-date":
+        problem = index_problem(index_dir(store_root))
+        if problem:
+            path, reason = "incremental", f"no file changed, but {problem}"
     if path == "up-to-date" and before == after:
         summary = RefreshSummary(str(root.resolve()), str(store_root), before, after, path, reason,
                                  changes or Changes(), url=url, branch=followed,

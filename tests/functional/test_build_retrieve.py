@@ -261,6 +261,10 @@ def test_vector_search_reads_a_snapshot_equal_to_the_store_or_else_the_store(tmp
     (index / SNAPSHOT).unlink()
     assert invoke(*args) == with_snapshot
     assert json.loads(with_snapshot)["retrieval"] == "hybrid"
+    repaired = json.loads(invoke("refresh", str(root), "--ci"))
+    assert (repaired["path"], repaired["reason"]) == (
+        "incremental", "no file changed, but the exact-search snapshot of the vectors is missing or damaged")
+    assert load_snapshot(index, digest) is not None and repaired["build"]["embedded"] == 0
 
 
 def test_a_broken_chroma_store_costs_only_its_vectors_and_build_moves_it_aside(tmp_path: Path) -> None:

@@ -284,3 +284,22 @@ def test_a_plain_directory_is_refreshed_by_content(make_repo: Any) -> None:
     second = refresh(str(root), settings(), no_llm=True)
     assert (second.path, second.reason) == ("incremental", "not a git repository: files compared by content")
     assert second.build is not None and second.build.analyze.parsed == 1
+
+
+def test_an_up_to_date_refresh_still_repairs_a_damaged_index(make_repo: Any) -> None:
+    root = make_repo({"shop/__init__.py": "",
+                      "shop/orders.py": "def cancel(order_id):\n    return order_id\n"})
+    refresh(str(root), settings())
+    assert refresh(str(root), settings()).path == "up-to-date"
+    (root / ".kbc" / "index" / "lexical.sqlite").write_bytes(b"torn" * 50)
+    repaired = refresh(str(root), settings())
+    assert repaired.path == "incremental"
+    assert repaired.reason.startswith("no file changed, but the lexical index")
+    assert "is damaged" in repaired.reason
+    lexical = LexicalIndex(root / ".kbc" / "index" / "lexical.sqlite")
+    paths = {c.path for c in lexical.all_chunks()}
+    lexical.close()
+    assert {p for p in paths if not p.startswith("@views/")} == {"shop/orders.py"}
+    assert "@views/architecture.md" in paths
+    assert refresh(str(root), settings()).path == "up-to-date"
+
