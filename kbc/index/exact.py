@@ -7,8 +7,8 @@ built from it would not be byte-identical for the same inputs. So retrieval
 scores every unit exactly: each index run keeps the vectors the store holds
 beside the lexical index as one matrix (``vectors-<digest>.npy``)
 named by a small JSON file (``vectors.json``) that lists the rows' unit and
-chunk ids. A query is one matrix-vector product (well under a millisecond for
-ten thousand units), and ties are broken by unit id.
+chunk ids. A query is one matrix-vector product (about 1.5 ms for eleven
+thousand units of 384 dimensions), and ties are broken by unit id.
 
 The JSON file is replaced last and names its matrix by digest, so a run killed
 while writing leaves either the old snapshot or the new one, never a mix. When
