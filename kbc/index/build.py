@@ -205,7 +205,8 @@ def build_index(
 
 def index_problem(index_dir: Path) -> str:
     """Why the index in ``index_dir`` needs an index pass though no file changed ("" if none):
-    a damaged lexical index, or a vector snapshot that is not the one the index names."""
+    a damaged lexical index or one from another kbc version, or a vector snapshot that is
+    not the one the index names."""
     path = index_dir / "lexical.sqlite"
     if not path.is_file():
         return "the store has no lexical index"
@@ -214,7 +215,9 @@ def index_problem(index_dir: Path) -> str:
     except IndexDamaged as exc:
         return exc.message
     try:
-        digest = "" if lexical.stale else lexical.meta("vectors")
+        if lexical.stale:
+            return "the lexical index was written by another kbc version"
+        digest = lexical.meta("vectors")
     finally:
         lexical.close()
     if digest and load_snapshot(index_dir, digest) is None:

@@ -302,4 +302,14 @@ def test_an_up_to_date_refresh_still_repairs_a_damaged_index(make_repo: Any) -> 
     assert {p for p in paths if not p.startswith("@views/")} == {"shop/orders.py"}
     assert "@views/architecture.md" in paths
     assert refresh(str(root), settings()).path == "up-to-date"
+    lexical = LexicalIndex(root / ".kbc" / "index" / "lexical.sqlite")
+    lexical.db.execute("PRAGMA user_version = 1")  # as another kbc version leaves it
+    lexical.db.commit()
+    lexical.close()
+    again = refresh(str(root), settings())
+    assert (again.path, again.reason) == (
+        "incremental", "no file changed, but the lexical index was written by another kbc version")
+    rebuilt = LexicalIndex(root / ".kbc" / "index" / "lexical.sqlite")
+    assert not rebuilt.stale and rebuilt.chunk_ids()
+    rebuilt.close()
 
