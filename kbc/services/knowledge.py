@@ -49,7 +49,7 @@ class KnowledgeBase:
         self.store = store_path(self.root, self.settings, Path(store) if store is not None else None)
         self._retriever: Retriever | None = None
         self._lock = threading.RLock()
-        self._tracked: dict[str, int] | None = None  # path -> secrets found
+        self._tracked: dict[str, tuple[int, str]] | None = None  # path -> (secrets found, language)
 
     # -- writing -------------------------------------------------------------
 
@@ -158,10 +158,11 @@ class KnowledgeBase:
         paths, files where credentials were found) is refused."""
         from kbc.analyzers.secrets import redact
 
-        clean = self._confine(path)
-        text = (self.root / clean).read_text(encoding="utf-8", errors="replace")
-        # The file may have changed since it was indexed: redact what is served now, too.
-        text = redact(clean, text, "python" if clean.endswith(".py") else "markdown").text
+        clean, language = self._confine(path)
+        where = self.root / clean
+        text = where.read_text(encoding="utf-8", errors="replace")
+        # The file may have changed since it was indexed: redact what is served now, as indexing does.
+        text = redact(str(where), text, language).text
         lines = text.split("\n")
         if lines and lines[-1] == "":
             lines.pop()
@@ -172,7 +173,8 @@ class KnowledgeBase:
         return {"path": clean, "start_line": first, "end_line": last, "lines": len(lines),
                 "text": "\n".join(lines[first - 1:last]) + ("\n" if last >= first else "")}
 
-    def _confine(self, path: str) -> str:
+    def _confine(self, path: str) -> tuple[str, str]:
+        """The clean relative path of a tracked file that may be served, and its language."""
         if not path or "\0" in path:
             raise PathRefused("an empty path is not a file of the repository")
         pure = PurePosixPath(path.replace("\\", "/"))
@@ -187,12 +189,13 @@ class KnowledgeBase:
         if clean not in tracked:
             raise PathRefused(f"{clean}: not a tracked text file of the repository (untracked, ignored, "
                               "binary or missing)", hint="search or list_views shows the paths it knows")
-        if tracked[clean]:
+        secrets, language = tracked[clean]
+        if secrets:
             raise PathRefused(f"{clean}: credentials were found in this file, so it is not served",
                               hint="read it in the repository itself")
-        return clean
+        return clean, language
 
-    def _tracked_files(self) -> dict[str, int]:
+    def _tracked_files(self) -> dict[str, tuple[int, str]]:
         with self._lock:
             if self._tracked is None:
                 from kbc.index.lexical import LexicalIndex
@@ -207,7 +210,7 @@ class KnowledgeBase:
                             secrets[record_path] = max(secrets.get(record_path, 0), record.secrets)
                     finally:
                         lexical.close()
-                self._tracked = {f.path: secrets.get(f.path, 0)
+                self._tracked = {f.path: (secrets.get(f.path, 0), f.language)
                                  for f in store.inventory(str(self.root)).files}
             return self._tracked
 

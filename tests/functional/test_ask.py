@@ -150,3 +150,14 @@ def test_a_file_changed_since_the_build_is_served_redacted(shop: Path) -> None:
         served = kb.file("shop/orders.py")
     assert "AKIAIOSFODNN7EXAMPLE" not in served["text"] and "[REDACTED]" in served["text"]
     assert (served["start_line"], served["end_line"], served["lines"]) == (1, 3, 3)
+
+
+def test_a_config_file_changed_since_the_build_is_redacted_as_config(
+        make_repo: RepoFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KBC_EMBED_MODEL", "none")
+    root = make_repo({**REPO, "deploy/app.env": "DEBUG=true\n"})
+    KnowledgeBase(root).build(no_llm=True)
+    (root / "deploy" / "app.env").write_text("DEBUG=true\nDATABASE_PASSWORD=hunter2isnotgood\n")
+    with KnowledgeBase(root) as kb:
+        served = kb.file("deploy/app.env")
+    assert served["text"] == "DEBUG=true\nDATABASE_PASSWORD=[REDACTED]\n"
