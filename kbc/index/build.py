@@ -268,7 +268,7 @@ def _write_snapshot(index_dir: Path, model_id: str, previous: str, units: Sequen
     if old is not None and old.digest == digest_of(model_id, owners):
         return old.digest
     rows: dict[str, tuple[str, Sequence[float]]] = {}
-    if old is not None and old.model_id == model_id:
+    if old is not None:  # unit ids name their model, so rows of another model match none
         rows = {unit: (owners[unit], old.matrix[i]) for i, unit in enumerate(old.units) if unit in owners}
     lacking = sorted(set(owners) - set(rows))
     if lacking:
