@@ -1,36 +1,54 @@
-"""File localization on the SWE-bench development split, against BM25 over whole files.
+"""Localization on the SWE-bench development split: files and lines, against BM25 over whole files.
 
     MIRROR_ROOT=DIR python benchmarks/localization.py [--eval DIR] [--work DIR]
-        [--repos pytest,flask] [--limit N] [--update-results]
+        [--repos pytest,flask] [--limit N] [--keep-stores] [--reuse-stores]
+        [--set FIELD=VALUE] [--label TEXT] [--update-results]
 
 For every instance the repository is checked out at its base commit (one
 clone per repository, instances in commit order, so ``kbc build`` refreshes
-incrementally and embeds only new chunks), built, and queried with the
-issue text under the ``implementation`` profile. Measured on the same
-instances in the same run:
+incrementally and embeds only new units), built, and queried with the issue
+text under the ``implementation`` profile. Measured on the same instances in
+the same run:
 
-- kbc: file Acc@1/5/10 over the ranked chunks' distinct files, and budget
-  recall (All / Avg) of the packed slice at 13k and 27k tokens;
+- kbc: file Acc@1/5/10 over the ranked items' distinct repository files (view
+  documents are not files of the repository and are left out of the ranking);
+  the slice packed at every budget from 1k to 27k tokens (1k steps);
 - baseline: BM25 (SQLite FTS5, kbc's code tokenizer) over whole files, and the
   same budgets filled with whole files in rank order (the SWE-bench setting).
 
-Results per instance are appended to ``WORK/results.jsonl`` so an interrupted
-run resumes where it stopped. ``MIRROR_ROOT`` holds bare mirrors named
-``owner+name/repo``; ``--eval`` is the split's folder (instances.jsonl).
+What is recorded per instance (``WORK/results.jsonl``) is raw: the rankings and
+each budget's slice as ``[path, start, end]`` ranges. The metrics are computed
+from it when the table is written, so a run is never repeated to add one:
+
+- Acc@k: every gold file among the first k files; All / Avg at 13k and 27k: the
+  share of instances whose slice holds every gold file / the mean share held;
+- HunkAll at 13k and 27k: the share of instances whose slice holds every line
+  the accepted fix changes (``hunks.jsonl``); a whole file holds all of its lines;
+- tokens to gold: the smallest budget (1k steps) at which the slice holds every
+  changed line; the median over instances, and how many never get there by 27k.
+
+An interrupted run resumes where it stopped. ``--keep-stores`` keeps a copy of
+each instance's store (without the Chroma folder: retrieval searches the
+vector snapshot) under ``WORK/stores/``, and ``--reuse-stores`` answers from
+those copies without building: a ranking change is then measured on every
+instance in minutes. ``MIRROR_ROOT`` holds bare mirrors named ``owner+name/repo``.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
 import time
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 from results_file import update_section
 
@@ -40,8 +58,12 @@ from kbc.retrieval.baseline import WholeFileBM25
 from kbc.services.build import build_repository
 from kbc.services.retrieve import open_retriever, profile_named
 
-BUDGETS = (13_000, 27_000)
+BUDGETS = tuple(range(1_000, 27_001, 1_000))
+REPORTED = (13_000, 27_000)
 KS = (1, 5, 10)
+TOP = 50  # files kept per ranking
+
+Row = dict[str, Any]
 
 
 def git(*args: str, cwd: Path | None = None) -> str:
@@ -55,77 +77,131 @@ def checkout(mirror: Path, tree: Path, commit: str) -> None:
     git("clean", "-q", "-f", "-d", "-x", cwd=tree)
 
 
-def baseline(tree: Path, paths: list[str], query: str) -> tuple[list[str], dict[int, set[str]]]:
+def baseline(tree: Path, paths: list[str], query: str) -> tuple[list[str], dict[int, list[str]]]:
     """BM25 over whole files: the ranked paths, and the paths that fill each budget."""
     counter = default_counter()
     with WholeFileBM25(tree, paths) as bm25:
         ranked = bm25.rank(query)
-        return ranked, {budget: set(bm25.fill(ranked, budget, counter)) for budget in BUDGETS}
+        return ranked, {budget: bm25.fill(ranked, budget, counter) for budget in BUDGETS}
 
 
-def accuracy(ranked: list[str], gold: set[str]) -> dict[str, bool]:
-    return {f"acc@{k}": gold <= set(ranked[:k]) for k in KS}
+def _inventory_paths(store: Path) -> list[str]:
+    from kbc.store.facts_store import FactsStore
+
+    return [f.path for f in FactsStore(store).inventory().files]
 
 
-def recall(found: set[str], gold: set[str]) -> tuple[bool, float]:
-    return gold <= found, len(gold & found) / len(gold)
+def keep_store(store: Path, kept: Path) -> None:
+    """A copy of ``store`` that retrieval can answer from: no Chroma folder, no analysis cache."""
+    if kept.exists():
+        shutil.rmtree(kept)
+    shutil.copytree(store, kept, ignore=lambda folder, names: [
+        n for n in names if n in ("chroma", "cache") or n.startswith(("chroma.broken", "lock"))])
 
 
-def run_instance(row: dict, mirror_root: Path, work: Path,  # type: ignore[type-arg]
-                 overrides: dict[str, float]) -> dict:  # type: ignore[type-arg]
+def run_instance(row: Row, mirror_root: Path, work: Path, overrides: dict[str, float],
+                 keep: bool, reuse: bool) -> Row:
     owner, name = row["repo"].split("/")
     tree = work / name / "tree"
     store = work / name / "store"
+    kept = work / "stores" / row["instance_id"]
     tree.parent.mkdir(parents=True, exist_ok=True)
     checkout(mirror_root / f"{owner}+{name}" / "repo", tree, row["base_commit"])
     started = time.perf_counter()
-    built = build_repository(tree, Settings(), store)
+    embedded = -1
+    if reuse:
+        store = kept
+    else:
+        built = build_repository(tree, Settings(), store)
+        embedded = built.index.embedded
     build_seconds = time.perf_counter() - started
-    gold = set(row["gold_files"])
     query = row["problem_statement"]
     profile = dataclasses.replace(profile_named(tree, "implementation"), **overrides)
     retriever = open_retriever(tree, Settings(), store)
     try:
-        ranked, chunks = retriever.ranked(query, profile)
+        started = time.perf_counter()
+        ranking = retriever.search(query, profile)
         files: list[str] = []
-        for cid, _ in ranked:
-            if chunks[cid].path not in files:
-                files.append(chunks[cid].path)
-        slices = {b: {i.path for i in retriever.retrieve(query, profile, b).items} for b in BUDGETS}
+        for cid, _ in ranking.ranked:
+            chunk = ranking.chunks[cid]
+            if chunk.kind != "view" and chunk.path not in files:
+                files.append(chunk.path)
+        search_ms = (time.perf_counter() - started) * 1000
+        slices = {}
+        for budget in BUDGETS:
+            if hasattr(retriever, "slice_of"):  # one search for every budget
+                items = retriever.slice_of(ranking, query, profile, budget).items
+            else:
+                items = retriever.retrieve(query, profile, budget).items
+            slices[str(budget)] = [[i.path, i.start_line, i.end_line] for i in items if i.kind != "view"]
         mode = retriever.mode
     finally:
         retriever.close()
-    base_ranked, base_filled = baseline(tree, [f.path for f in _inventory(store)], query)
-    result = {"instance_id": row["instance_id"], "repo": row["repo"], "gold": sorted(gold),
-              "retrieval": mode, "build_seconds": round(build_seconds, 1),
-              "embedded": built.index.embedded, "kbc_top": files[:10], "bm25_top": base_ranked[:10]}
-    for system, ranking, filled in (("kbc", files, slices), ("bm25", base_ranked, base_filled)):
-        for key, hit in accuracy(ranking, gold).items():
-            result[f"{system}.{key}"] = hit
-        for budget in BUDGETS:
-            everything, share = recall(filled[budget], gold)
-            result[f"{system}.all@{budget}"] = everything
-            result[f"{system}.avg@{budget}"] = share
-    return result
+    if keep and not reuse:
+        keep_store(store, kept)
+    base_ranked, base_filled = baseline(tree, _inventory_paths(store), query)
+    return {"instance_id": row["instance_id"], "repo": row["repo"], "gold": sorted(row["gold_files"]),
+            "retrieval": mode, "build_seconds": round(build_seconds, 1), "embedded": embedded,
+            "search_ms": round(search_ms, 1),
+            "kbc": {"ranked": files[:TOP], "slices": slices},
+            "bm25": {"ranked": base_ranked[:TOP],
+                     "slices": {str(b): [[p, 1, sys.maxsize] for p in paths]
+                                for b, paths in base_filled.items()}}}
 
 
-def _inventory(store: Path):  # type: ignore[no-untyped-def]
-    from kbc.store.facts_store import FactsStore
-
-    return FactsStore(store).inventory().files
+# -- metrics (computed from the raw results) -------------------------------------------
 
 
-def table(results: list[dict]) -> str:  # type: ignore[type-arg]
+def covers(ranges: list[list[Any]], path: str, hunks: list[list[int]]) -> bool:
+    """Whether the union of the slice's ranges of ``path`` holds every line of ``hunks``."""
+    spans = sorted((int(s), int(e)) for p, s, e in ranges if p == path)
+    for first, last in hunks:
+        line = first
+        for start, end in spans:
+            if start <= line <= end:
+                line = end + 1
+            if line > last:
+                break
+        if line <= last:
+            return False
+    return True
+
+
+def holds_hunks(ranges: list[list[Any]], hunks: dict[str, list[list[int]]]) -> bool:
+    return all(covers(ranges, path, spans) for path, spans in hunks.items())
+
+
+def instance_metrics(system: Row, gold: set[str], hunks: dict[str, list[list[int]]]) -> dict[str, float]:
+    ranked = system["ranked"]
+    out: dict[str, float] = {f"acc@{k}": float(gold <= set(ranked[:k])) for k in KS}
+    for budget in REPORTED:
+        ranges = system["slices"][str(budget)]
+        held = {p for p, _, _ in ranges} & gold
+        out[f"all@{budget}"] = float(held == gold)
+        out[f"avg@{budget}"] = len(held) / len(gold)
+        out[f"hunk@{budget}"] = float(holds_hunks(ranges, hunks))
+    out["to_gold"] = next((float(b) for b in BUDGETS if holds_hunks(system["slices"][str(b)], hunks)),
+                          float("inf"))
+    return out
+
+
+LABELS = {"acc@1": "Acc@1", "acc@5": "Acc@5", "acc@10": "Acc@10", "all@13000": "13k All",
+          "avg@13000": "13k Avg", "hunk@13000": "13k HunkAll", "all@27000": "27k All",
+          "avg@27000": "27k Avg", "hunk@27000": "27k HunkAll"}
+SYSTEMS = (("kbc", "kbc retrieve (implementation)"), ("bm25", "BM25 whole files"))
+
+
+def table(results: list[Row], hunks: dict[str, dict[str, list[list[int]]]]) -> str:
     n = len(results)
-    metrics = [*(f"acc@{k}" for k in KS), *(f"{m}@{b}" for b in BUDGETS for m in ("all", "avg"))]
-    labels = {"acc@1": "Acc@1", "acc@5": "Acc@5", "acc@10": "Acc@10", "all@13000": "13k All",
-              "avg@13000": "13k Avg", "all@27000": "27k All", "avg@27000": "27k Avg"}
-    lines = ["| system | " + " | ".join(labels[m] for m in metrics) + " |",
-             "| --- |" + " ---: |" * len(metrics)]
-    for system, title in (("kbc", "kbc retrieve (implementation)"), ("bm25", "BM25 whole files")):
-        cells = [f"{100 * statistics.fmean(float(r[f'{system}.{m}']) for r in results):.1f}%"
-                 for m in metrics]
-        lines.append(f"| {title} | " + " | ".join(cells) + " |")
+    lines = ["| system | " + " | ".join(LABELS.values()) + " | tokens to gold, median | never by 27k |",
+             "| --- |" + " ---: |" * (len(LABELS) + 2)]
+    for system, title in SYSTEMS:
+        measured = [instance_metrics(r[system], set(r["gold"]), hunks[r["instance_id"]]) for r in results]
+        cells = [f"{100 * statistics.fmean(m[key] for m in measured):.1f}%" for key in LABELS]
+        to_gold = statistics.median(m["to_gold"] for m in measured)
+        never = sum(1 for m in measured if m["to_gold"] == float("inf"))
+        median = "never" if to_gold == float("inf") else f"{to_gold / 1000:.0f}k"
+        lines.append(f"| {title} | " + " | ".join(cells) + f" | {median} | {never} of {n} |")
     by_repo: dict[str, int] = {}
     for r in results:
         by_repo[r["repo"]] = by_repo.get(r["repo"], 0) + 1
@@ -135,8 +211,24 @@ def table(results: list[dict]) -> str:  # type: ignore[type-arg]
         f"kbc retrieval: {', '.join(modes)}. Date: {date.today().isoformat()}.", "", *lines])
 
 
+def per_repository(results: list[Row], hunks: dict[str, dict[str, list[list[int]]]]) -> str:
+    lines = ["| repository | n | kbc Acc@1 | kbc Acc@5 | BM25 Acc@5 | kbc 13k HunkAll | BM25 13k HunkAll |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for repo in sorted({r["repo"] for r in results}):
+        rows = [r for r in results if r["repo"] == repo]
+        got = {s: [instance_metrics(r[s], set(r["gold"]), hunks[r["instance_id"]]) for r in rows]
+               for s, _ in SYSTEMS}
+
+        def pct(system: str, key: str) -> str:
+            return f"{100 * statistics.fmean(m[key] for m in got[system]):.1f}%"  # noqa: B023
+
+        lines.append(f"| {repo} | {len(rows)} | {pct('kbc', 'acc@1')} | {pct('kbc', 'acc@5')} | "
+                     f"{pct('bm25', 'acc@5')} | {pct('kbc', 'hunk@13000')} | {pct('bm25', 'hunk@13000')} |")
+    return "\n".join(lines)
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--eval", type=Path,
                         default=Path(__file__).resolve().parents[2] / "shared" / "eval" / "swebench-dev")
     parser.add_argument("--work", type=Path, default=Path("/tmp/kbc-localization"))
@@ -144,23 +236,36 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="at most this many instances")
     parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                         help="override a field of the implementation profile (an ablation)")
+    parser.add_argument("--constant", action="append", default=[], metavar="MODULE.NAME=VALUE",
+                        help="set a module constant of kbc for this run (an ablation), e.g. "
+                             "kbc.retrieval.rank.FILE_LIFT=0")
+    parser.add_argument("--keep-stores", action="store_true", help="keep each instance's store")
+    parser.add_argument("--reuse-stores", action="store_true", help="answer from kept stores")
+    parser.add_argument("--table-only", action="store_true", help="write the table of a finished run")
     parser.add_argument("--update-results", action="store_true")
     args = parser.parse_args()
     overrides = {k: float(v) for k, v in (item.split("=", 1) for item in args.set)}
+    for item in args.constant:
+        name, value = item.split("=", 1)
+        module_name, constant = name.rsplit(".", 1)
+        module = importlib.import_module(module_name)
+        setattr(module, constant, type(getattr(module, constant))(float(value)))
     mirror_root = Path(os.environ.get("MIRROR_ROOT", ""))
-    if not mirror_root.is_dir():
+    if not mirror_root.is_dir() and not args.table_only:
         sys.exit("set MIRROR_ROOT to the folder holding owner+name/repo mirrors")
     rows = [json.loads(line) for line in (args.eval / "instances.jsonl").read_text().splitlines() if line]
+    hunks = {r["instance_id"]: r["hunks"] for r in
+             (json.loads(line) for line in (args.eval / "hunks.jsonl").read_text().splitlines() if line)}
     wanted = {r.strip() for r in args.repos.split(",") if r.strip()}
     if wanted:
         rows = [r for r in rows if r["repo"].split("/")[1] in wanted]
+    if not args.table_only:
+        def commit_date(row: Row) -> str:
+            owner, name = row["repo"].split("/")
+            return git("--git-dir", str(mirror_root / f"{owner}+{name}" / "repo"), "show", "-s",
+                       "--format=%cI", row["base_commit"]).strip()
 
-    def commit_date(row: dict) -> str:  # type: ignore[type-arg]
-        owner, name = row["repo"].split("/")
-        return git("--git-dir", str(mirror_root / f"{owner}+{name}" / "repo"), "show", "-s",
-                   "--format=%cI", row["base_commit"]).strip()
-
-    rows.sort(key=lambda r: (r["repo"], commit_date(r), r["instance_id"]))
+        rows.sort(key=lambda r: (r["repo"], commit_date(r), r["instance_id"]))
     if args.limit:
         rows = rows[: args.limit]
     args.work.mkdir(parents=True, exist_ok=True)
@@ -168,20 +273,21 @@ def main() -> None:
     done = {json.loads(line)["instance_id"]: json.loads(line)
             for line in log.read_text().splitlines()} if log.exists() else {}
     for index, row in enumerate(rows, start=1):
-        if row["instance_id"] in done:
+        if row["instance_id"] in done or args.table_only:
             continue
-        result = run_instance(row, mirror_root, args.work, overrides)
+        result = run_instance(row, mirror_root, args.work, overrides, args.keep_stores, args.reuse_stores)
         done[row["instance_id"]] = result
         with log.open("a") as fh:
             fh.write(json.dumps(result) + "\n")
-        print(f"[{index}/{len(rows)}] {row['instance_id']}: kbc acc@5={result['kbc.acc@5']} "
-              f"bm25 acc@5={result['bm25.acc@5']} build {result['build_seconds']}s "
+        got = instance_metrics(result["kbc"], set(result["gold"]), hunks[row["instance_id"]])
+        print(f"[{index}/{len(rows)}] {row['instance_id']}: kbc acc@5={got['acc@5']:.0f} "
+              f"hunk@13k={got['hunk@13000']:.0f} to-gold={got['to_gold']} build {result['build_seconds']}s "
               f"embedded {result['embedded']}", flush=True)
     results = [done[r["instance_id"]] for r in rows if r["instance_id"] in done]
-    text = table(results)
+    text = table(results, hunks) + "\n\n" + per_repository(results, hunks)
     print(text)
     if args.update_results:
-        update_section("localization", "File localization on the SWE-bench development split "
+        update_section("localization", "Localization on the SWE-bench development split "
                        "(`benchmarks/localization.py`)", text,
                        "MIRROR_ROOT=... python benchmarks/localization.py --update-results")
 

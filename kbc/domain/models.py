@@ -234,20 +234,23 @@ ChunkKind = Literal["code", "doc", "view"]
 
 @dataclass(frozen=True, slots=True)
 class Chunk:
-    """A line window of one file: the unit that retrieval ranks and packs."""
+    """A unit of one file that retrieval ranks and packs: a definition of parsed code (or a
+    part of a long one), module-level code, or a line window of any other text."""
 
-    id: str  # stable: hash of path, window and content
+    id: str  # stable: hash of path, the unit's identity (a definition's qname, or the window) and text
     path: str
     start_line: int
     end_line: int
     kind: ChunkKind
     language: str
     text: str  # with secrets redacted
-    heading: str = ""  # Markdown: the heading breadcrumb of the window's first line
+    heading: str = ""  # breadcrumb: Markdown headings, or the enclosing definitions' signatures
     module: str = ""
-    symbols: tuple[str, ...] = ()  # qualified names defined in the window
+    symbols: tuple[str, ...] = ()  # qualified names defined in the unit
     role: str = "source"  # source | test | doc | config | example | vendored (see kbc.index.chunks)
     tokens: int = 0  # cl100k_base tokens of ``text``, counted when indexed (0: not counted)
+    unit: str = "window"  # prelude | module | class | function | method | window
+    context: str = ""  # indexed with the text but never shown: a class outline's member signatures
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,7 @@ from kbc.analyzers.secrets import redact
 from kbc.domain.errors import KbcError
 from kbc.domain.models import Chunk, EmbedUnit, FileFacts, SourceFile
 from kbc.index.chunks import chunk_text
+from kbc.index.definitions import Definition
 from kbc.index.embed import Embedder
 from kbc.index.exact import ExactVectors, digest_of, load_snapshot, write_snapshot
 from kbc.index.history import last_commit_dates
@@ -31,7 +32,7 @@ from kbc.index.tokencount import default_counter
 from kbc.index.units import unit_metadata, units_of
 from kbc.index.vectors import VectorStore
 
-CHUNKER_VERSION = "4"
+CHUNKER_VERSION = "5"
 VIEW_PREFIX = "@views/"  # paths of view documents: never a path in the repository
 POOL_MIN_FILES = 64
 EMBED_BATCH = 256  # units handed to the embedder per call (it batches 32 inside)
@@ -45,7 +46,7 @@ class ChunkTask:
     abspath: str
     language: str
     module: str
-    symbols: tuple[tuple[str, int, int], ...]
+    definitions: tuple[Definition, ...] | None  # parsed code's definitions; None: line windows
     scan: bool  # False when the analyzer already scanned this blob and found nothing
     size: int
     overlap: int
@@ -83,7 +84,7 @@ def prepare(task: ChunkTask) -> tuple[str, list[Chunk], int]:
         redaction = redact(task.abspath, text, task.language)
         text, secrets = redaction.text, len(redaction.findings)
     chunks = chunk_text(task.path, text, task.language, size=task.size, overlap=task.overlap,
-                        module=task.module, symbols=task.symbols)
+                        module=task.module, definitions=task.definitions)
     counter = default_counter()
     counted = [dataclasses.replace(c, tokens=counter.count(c.text)) for c in chunks]
     return task.path, counted, secrets
@@ -94,15 +95,16 @@ def _tasks(root: Path, files: Sequence[SourceFile], facts: Mapping[str, FileFact
     tasks = []
     for source in files:
         known = facts.get(source.path)
-        symbols: tuple[tuple[str, int, int], ...] = ()
+        definitions: tuple[Definition, ...] | None = None
         module = ""
         scan = True
         if known is not None and known.blob == source.blob:
             module = known.module
-            symbols = tuple((s.qname, s.start_line, s.end_line) for s in known.symbols)
+            definitions = tuple(Definition(s.qname, s.name, s.kind, s.start_line, s.end_line, s.signature,
+                                           s.is_async) for s in known.symbols)
             scan = bool(known.secrets)
         tasks.append(ChunkTask(source.path, str(root / source.path), source.language, module,
-                               symbols, scan, size, overlap))
+                               definitions, scan, size, overlap))
     return tasks
 
 

@@ -1,8 +1,10 @@
-"""Cut files into line windows; Markdown windows snap to headings.
+"""Cut files into chunks: parsed code at its definitions, other text into line windows.
 
-Windows are ``size`` lines with ``overlap`` lines shared between neighbours,
-so every line is covered and no window exceeds ``size``. A chunk's id hashes
-its path, window and content, so an unchanged window keeps its id.
+Parsed code is cut by :mod:`kbc.index.definitions`. Other text is cut into
+windows of ``size`` lines with ``overlap`` lines shared between neighbours, so
+every line is covered and no window exceeds ``size``; Markdown windows snap to
+headings. A window's id hashes its path, window and content, so an unchanged
+window keeps its id; a definition's id hashes its path, name and content.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 
 from kbc.analyzers.roles import DOC_LANGUAGES, role_of
 from kbc.domain.models import Chunk, ChunkKind
+from kbc.index.definitions import Definition, definition_pieces
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -105,11 +108,14 @@ def split_lines(text: str) -> list[str]:
 
 
 def chunk_text(path: str, text: str, language: str, *, size: int, overlap: int,
-               module: str = "", symbols: Sequence[tuple[str, int, int]] = ()) -> list[Chunk]:
-    """The chunks of one file; ``symbols`` are (qname, start, end) definitions in it."""
+               module: str = "", definitions: Sequence[Definition] | None = None) -> list[Chunk]:
+    """The chunks of one file. Parsed code (``definitions`` given, even empty) is cut at its
+    definitions (:mod:`kbc.index.definitions`); anything else keeps line windows."""
     lines = split_lines(text)
     if not lines:
         return []
+    if definitions is not None:
+        return _definition_chunks(path, lines, language, size, module, definitions)
     if language == "markdown":
         spans = list(_markdown_spans(lines, size, overlap))
     else:
@@ -119,7 +125,32 @@ def chunk_text(path: str, text: str, language: str, *, size: int, overlap: int,
     chunks = []
     for start, end, heading in spans:
         body = "".join(lines[start - 1:end])
-        defined = tuple(q for q, s, _ in symbols if start <= s <= end)
         chunks.append(Chunk(chunk_id(path, start, end, body), path, start, end, kind, language,
-                            body, heading, module, defined, role))
+                            body, heading, module, (), role))
+    return chunks
+
+
+def unit_chunk_id(path: str, key: str, text: str, heading: str = "", context: str = "") -> str:
+    """A definition unit's id: its path, identity, breadcrumb and text, not its lines, so code
+    moved by an edit elsewhere in the file keeps its id (and its vectors)."""
+    digest = hashlib.sha256(f"{path}\0{key}\0{heading}\0{context}\0".encode())
+    digest.update(text.encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()[:24]
+
+
+def _definition_chunks(path: str, lines: Sequence[str], language: str, size: int, module: str,
+                       definitions: Sequence[Definition]) -> list[Chunk]:
+    kind = kind_of(language)
+    role = role_of(path, language)
+    seen: dict[str, int] = {}
+    chunks = []
+    for piece in definition_pieces(lines, definitions, size):
+        body = "".join(lines[piece.start - 1:piece.end])
+        key = piece.key or piece.unit
+        cid = unit_chunk_id(path, key, body, piece.heading, piece.context)
+        seen[cid] = seen.get(cid, 0) + 1
+        if seen[cid] > 1:  # the same text under the same name twice in one file
+            cid = unit_chunk_id(path, f"{key}\0{seen[cid]}", body, piece.heading, piece.context)
+        chunks.append(Chunk(cid, path, piece.start, piece.end, kind, language, body, piece.heading,
+                            module, piece.symbols, role, unit=piece.unit, context=piece.context))
     return chunks

@@ -9,6 +9,7 @@ and split), so FTS5 only splits on the spaces between those tokens.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import time
 from collections.abc import Iterable, Sequence
@@ -25,17 +26,18 @@ CREATE TABLE IF NOT EXISTS chunks (
     rid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, path TEXT NOT NULL,
     start_line INTEGER, end_line INTEGER,
     kind TEXT, language TEXT, heading TEXT, module TEXT, symbols TEXT, role TEXT, tokens INTEGER,
-    text TEXT);
+    text TEXT, unit TEXT, context TEXT);
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
-    path, symbols, body, tokenize = "unicode61 tokenchars '_'");
+    path, symbols, body, context, tokenize = "unicode61 tokenchars '_'");
 CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, blob TEXT, date TEXT, secrets INTEGER);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 """
-SCHEMA_VERSION = 3  # PRAGMA user_version; another value means another kbc wrote the file
-# bm25() column weights: path, symbols, body.
-WEIGHTS = (2.0, 3.0, 1.0)
-COLUMNS = "id, path, start_line, end_line, kind, language, heading, module, symbols, role, tokens, text"
+SCHEMA_VERSION = 6  # PRAGMA user_version; another value means another kbc wrote the file
+# bm25() column weights: path, symbols, body, context (a class outline's member signatures).
+WEIGHTS = (2.0, 3.0, 1.0, 0.3)
+COLUMNS = ("id, path, start_line, end_line, kind, language, heading, module, symbols, role, tokens, text, "
+           "unit, context")
 MAX_QUERY_TERMS = 256
 TIE_MARGIN = 64  # rows fetched past a search's limit, to see every row tied at the cut
 
@@ -66,13 +68,46 @@ class FileRecord:
 def _row(chunk: Chunk) -> tuple[object, ...]:
     return (chunk.id, chunk.path, chunk.start_line, chunk.end_line, chunk.kind, chunk.language,
             chunk.heading, chunk.module, json.dumps(list(chunk.symbols)), chunk.role, chunk.tokens,
-            chunk.text)
+            chunk.text, chunk.unit, chunk.context)
 
 
 def _chunk(row: Sequence[Any]) -> Chunk:
-    (cid, path, start, end, kind, language, heading, module, symbols, role, tokens, text) = row
+    (cid, path, start, end, kind, language, heading, module, symbols, role, tokens, text, unit,
+     context) = row
     return Chunk(cid, path, start, end, kind, language, text, heading, module,
-                 tuple(json.loads(symbols)), role, tokens)
+                 tuple(json.loads(symbols)), role, tokens, unit, context)
+
+
+_IMPORT_LINE = re.compile(r"^(?:from\s+\S+\s+import\b|import\s)")
+
+
+def split_imports(text: str) -> tuple[str, str]:
+    """A module prelude's text without its top-level import statements, and those statements:
+    imports name what other modules define, not what this one does."""
+    kept: list[str] = []
+    imports: list[str] = []
+    depth = 0
+    continued = False
+    for line in text.splitlines(keepends=True):
+        if depth > 0 or continued or _IMPORT_LINE.match(line):
+            imports.append(line)
+            depth = max(0, depth + line.count("(") - line.count(")"))
+            continued = line.rstrip().endswith("\\")
+        else:
+            kept.append(line)
+    return "".join(kept), "".join(imports)
+
+
+def indexed_columns(chunk: Chunk) -> tuple[str, str, str, str]:
+    """The four FTS columns of a chunk: path words, names it defines, its text, and what weighs
+    little (a class outline's member signatures, a prelude's imports)."""
+    body, context = chunk.text, chunk.context
+    if chunk.unit == "prelude" and chunk.language == "python":
+        body, imports = split_imports(body)
+        context = context + "\n" + imports if context else imports
+    return (" ".join(path_tokens(chunk.path)),
+            " ".join(t for s in chunk.symbols for t in tokens(s.rsplit(".", 1)[-1])),
+            " ".join(tokens(chunk.heading + "\n" + body)), " ".join(tokens(context)))
 
 
 def match_expression(query: str) -> str:
@@ -184,6 +219,23 @@ class LexicalIndex:
         ranked = sorted(((score[rid], str(cid)) for cid, rid in ids))[:limit]
         return [(cid, -float(value)) for value, cid in ranked]
 
+    def search_all(self, words: Sequence[str], limit: int) -> list[str]:
+        """Chunk ids holding every one of ``words`` (search tokens), best BM25 first, ties by id."""
+        terms = list(dict.fromkeys(w for w in words if w))[:MAX_QUERY_TERMS]
+        if not terms or limit < 1:
+            return []
+        weights = ", ".join(str(w) for w in WEIGHTS)
+        expression = " AND ".join(f'"{t}"' for t in terms)
+        rows = self.db.execute(
+            f"SELECT c.id, bm25(fts, {weights}) AS score FROM fts JOIN chunks c ON c.rid = fts.rowid "
+            "WHERE fts MATCH ? ORDER BY score, c.id LIMIT ?", (expression, limit)).fetchall()
+        return [str(cid) for cid, _ in rows]
+
+    def locations(self) -> list[tuple[str, str, int, int, tuple[str, ...]]]:
+        """(id, path, start, end, symbols) of every chunk, by path and line."""
+        return [(r[0], r[1], r[2], r[3], tuple(json.loads(r[4]))) for r in self.db.execute(
+            "SELECT id, path, start_line, end_line, symbols FROM chunks ORDER BY path, start_line, id")]
+
     # -- writing (the caller commits) ---------------------------------------
 
     def replace_files(self, removed: Iterable[str], chunks: Sequence[Chunk],
@@ -195,12 +247,10 @@ class LexicalIndex:
             self.db.execute("DELETE FROM chunks WHERE path = ?", (path,))
             self.db.execute("DELETE FROM files WHERE path = ?", (path,))
         for chunk in chunks:
-            cursor = self.db.execute(f"INSERT INTO chunks ({COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            cursor = self.db.execute(f"INSERT INTO chunks ({COLUMNS}) VALUES ({','.join('?' * 14)})",
                                      _row(chunk))
-            self.db.execute("INSERT INTO fts (rowid, path, symbols, body) VALUES (?, ?, ?, ?)", (
-                cursor.lastrowid, " ".join(path_tokens(chunk.path)),
-                " ".join(t for s in chunk.symbols for t in tokens(s.rsplit(".", 1)[-1])),
-                " ".join(tokens(chunk.heading + "\n" + chunk.text))))
+            self.db.execute("INSERT INTO fts (rowid, path, symbols, body, context) VALUES (?, ?, ?, ?, ?)",
+                            (cursor.lastrowid, *indexed_columns(chunk)))
         self.db.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)",
                             ((r.path, r.blob, r.date, r.secrets) for r in records))
 

@@ -1,10 +1,15 @@
-"""Packing ranked chunks into a budget, and rendering the slice.
+"""Packing ranked chunks into a budget by file region, and rendering the slice.
 
-Chunks are taken in rank order. A chunk that overlaps or touches one already
-taken from the same file widens that block instead of repeating lines. The
-rendered text (header, attribution lines and fences included) is counted with
-the real tokenizer and never exceeds the budget; if even the best chunk does
-not fit, it is cut to fit and marked as truncated.
+Chunks are taken in rank order. A chunk that overlaps or touches lines already
+taken from its file widens (or joins) those blocks instead of repeating lines,
+so no line is ever printed twice. The slice shows each file once, in the order
+of its best chunk, under one header; its blocks follow in line order, each
+with its ``path:start-end`` attribution and the breadcrumb of the definitions
+around it, and the lines left out between two blocks are marked.
+
+The rendered text (header, attribution lines and fences included) is counted
+with the real tokenizer and never exceeds the budget; if even the best chunk
+does not fit, its head is kept and marked as truncated.
 """
 
 from __future__ import annotations
@@ -23,13 +28,17 @@ FENCE_LANGUAGES = {"python-stub": "python", "text": "", "ini": "ini"}
 
 @dataclass(slots=True)
 class Block:
+    """Consecutive lines of one file, printed once under one attribution line."""
+
     path: str
     start: int
     end: int
-    kind: str
-    language: str
-    date: str
+    kind: str = "code"
     lines: dict[int, str] = field(default_factory=dict)
+    crumbs: dict[int, str] = field(default_factory=dict)  # a taken chunk's first line -> its breadcrumb
+    chunks: list[str] = field(default_factory=list)  # ids, in the order taken
+    score: float = 0.0  # of the best chunk in it
+    tokens: int = 0  # what its chunks added to the slice
     truncated: int = 0  # lines cut off the end to fit the budget
 
     def add(self, chunk: Chunk) -> None:
@@ -37,8 +46,23 @@ class Block:
             self.lines.setdefault(chunk.start_line + offset, line)
         self.start = min(self.start, chunk.start_line)
         self.end = max(self.end, chunk.end_line)
+        if chunk.heading:
+            self.crumbs.setdefault(chunk.start_line, chunk.heading)
 
-    def render(self, body_too: bool = True) -> str:
+    def absorb(self, other: Block) -> None:
+        for number, line in other.lines.items():
+            self.lines.setdefault(number, line)
+        for number, crumb in other.crumbs.items():
+            self.crumbs.setdefault(number, crumb)
+        self.start, self.end = min(self.start, other.start), max(self.end, other.end)
+        self.chunks.extend(other.chunks)
+        self.score = max(self.score, other.score)
+        self.tokens += other.tokens
+
+    def breadcrumb(self) -> str:
+        return self.crumbs.get(self.start, "")
+
+    def render(self, language: str, body_too: bool = True) -> str:
         """The block as Markdown; without its body it is the frame: attribution and fences."""
         body = "".join(self.lines.get(n, "\n") for n in range(self.start, self.end + 1)) if body_too else ""
         if body and not body.endswith("\n"):
@@ -46,111 +70,170 @@ class Block:
         fence = "```"
         while fence in body:
             fence += "`"
-        language = FENCE_LANGUAGES.get(self.language, self.language)
-        date = f" · last commit {self.date}" if self.date else ""
+        crumb = f" · in {self.breadcrumb()}" if self.breadcrumb() else ""
         marker = (f"… [truncated: lines {self.end + 1}-{self.end + self.truncated} omitted to fit "
                   "the budget]\n") if self.truncated else ""
-        return (f"### {self.path}:{self.start}-{self.end} ({self.kind}{date})\n"
-                f"{fence}{language}\n{body}{fence}\n{marker}")
+        return (f"### {self.path}:{self.start}-{self.end}{crumb}\n"
+                f"{fence}{FENCE_LANGUAGES.get(language, language)}\n{body}{fence}\n{marker}")
+
+
+@dataclass(slots=True)
+class FileSection:
+    """Every block taken from one file."""
+
+    path: str
+    kind: str
+    language: str
+    date: str
+    blocks: list[Block] = field(default_factory=list)  # in line order
+
+    def title(self) -> str:
+        date = f" · last commit {self.date}" if self.date else ""
+        return f"## {self.path} ({self.kind}{date})\n"
+
+    def render(self) -> str:
+        parts = ["\n", self.title()]
+        previous: Block | None = None
+        for block in self.blocks:
+            if previous is not None:
+                parts.append(f"⋮ lines {previous.end + 1}-{block.start - 1} not shown\n")
+            parts.append(block.render(self.language))
+            previous = block
+        return "".join(parts)
+
+    def touching(self, chunk: Chunk) -> list[int]:
+        return [i for i, b in enumerate(self.blocks)
+                if chunk.start_line <= b.end + 1 and chunk.end_line >= b.start - 1]
+
+    def new_lines(self, chunk: Chunk) -> str:
+        taken = [(b.start, b.end) for b in self.blocks]
+        return "".join(line for offset, line in enumerate(split_lines(chunk.text))
+                       if not any(s <= chunk.start_line + offset <= e for s, e in taken))
+
+    def place(self, chunk: Chunk, score: float, cost: int) -> None:
+        """Add ``chunk``: widen the blocks it touches (joining them), or open a new one."""
+        block = Block(chunk.path, chunk.start_line, chunk.end_line, chunk.kind, chunks=[chunk.id],
+                      score=score, tokens=cost)
+        block.add(chunk)
+        keep = []
+        for existing in self.blocks:
+            if chunk.start_line <= existing.end + 1 and chunk.end_line >= existing.start - 1:
+                existing.absorb(block)
+                block = existing
+            else:
+                keep.append(existing)
+        keep.append(block)
+        self.blocks = sorted(keep, key=lambda b: b.start)
 
 
 @dataclass(frozen=True, slots=True)
 class Packed:
-    chunks: tuple[Chunk, ...]  # taken, in rank order
-    blocks: tuple[Block, ...]
+    blocks: tuple[Block, ...]  # in printed order
     text: str
     tokens: int
-    item_tokens: tuple[int, ...]  # tokens each taken chunk added
+    chunks: tuple[Chunk, ...] = ()  # taken, in rank order
 
 
-def _touches(block: Block, chunk: Chunk) -> bool:
-    return (block.path == chunk.path and chunk.start_line <= block.end + 1
-            and chunk.end_line >= block.start - 1)
+def _text(header: str, sections: Sequence[FileSection]) -> str:
+    return header + "".join(s.render() for s in sections)
 
 
-def _text(header: str, blocks: Sequence[Block]) -> str:
-    return header + "".join("\n" + b.render() for b in blocks)
+def _layout(taken: Sequence[tuple[Chunk, float, int]], dates: Mapping[str, str]) -> list[FileSection]:
+    sections: dict[str, FileSection] = {}
+    for chunk, score, cost in taken:
+        section = sections.get(chunk.path)
+        if section is None:
+            section = sections[chunk.path] = FileSection(chunk.path, chunk.kind, chunk.language,
+                                                         dates.get(chunk.path, ""))
+        section.place(chunk, score, cost)
+    return list(sections.values())
 
 
 def pack(ranked: Sequence[Chunk], dates: Mapping[str, str], budget: int, counter: TokenCounter,
-         header: str, text_tokens: Callable[[Chunk], int] | None = None) -> Packed:
+         header: str, text_tokens: Callable[[Chunk], int] | None = None,
+         scores: Sequence[float] | None = None) -> Packed:
     """The best chunks that fit in ``budget`` tokens under ``header``.
 
-    Costs are the parts' token counts (``text_tokens`` gives a chunk's own, and
-    a caller may cache it); the whole text is then counted once, and should the
-    joins have cost more than the slack allowed, blocks are dropped from the end
-    until it fits.
+    Costs are the parts' token counts (``text_tokens`` gives a chunk's own, and a
+    caller may cache it; a chunk that shares lines with taken ones costs only its
+    new lines); the whole text is then counted once, and should the joins have cost
+    more than the slack allowed, the last chunks taken are given back until it fits.
     """
     size_of = text_tokens or (lambda c: counter.count(c.text))
     if counter.count(header) > budget:
         header = header.splitlines()[0][: max(0, budget)] + "\n"
         while header and counter.count(header) > budget:
             header = header[:-2] + "\n" if len(header) > 1 else ""
-    blocks: list[Block] = []
-    by_path: dict[str, list[int]] = {}  # a file's blocks, by index into ``blocks``
-    taken: list[tuple[Chunk, int, int]] = []  # chunk, its block's index, tokens it added
+    sections: dict[str, FileSection] = {}
+    taken: list[tuple[Chunk, float, int]] = []
     used = counter.count(header)
-    for chunk in ranked:
+    for index, chunk in enumerate(ranked):
         if budget - used < MIN_BLOCK_TOKENS:
             break
-        index = next((i for i in by_path.get(chunk.path, ()) if _touches(blocks[i], chunk)), None)
-        if index is not None:
-            target = blocks[index]
-            added = "".join(line for offset, line in enumerate(split_lines(chunk.text))
-                            if chunk.start_line + offset not in target.lines)
-            cost = counter.count(added) + JOIN_SLACK if added else 0
-            if used + cost <= budget:
-                target.add(chunk)
-                used += cost
-                taken.append((chunk, index, cost))
-            continue
-        if blocks and used + size_of(chunk) + JOIN_SLACK > budget:
-            continue  # cannot fit even before its frame is counted
-        block = Block(chunk.path, chunk.start_line, chunk.end_line, chunk.kind, chunk.language,
-                      dates.get(chunk.path, ""))
-        # The block's cost: its attribution line and fences, plus the chunk's own text
-        # (counted once and cached by the caller), plus slack for merges at the joins.
-        frame = counter.count("\n" + block.render(body_too=False))
-        cost = frame + size_of(chunk) + JOIN_SLACK
-        if used + cost > budget:
-            if blocks:
-                continue
-            block.add(chunk)
-            cut = _truncate(block, budget - used, counter)
-            if cut is None:
-                continue
-            block, cost = cut, counter.count("\n" + cut.render())
+        score = scores[index] if scores is not None else 0.0
+        section = sections.get(chunk.path)
+        cost = 0
+        if section is None:
+            section = FileSection(chunk.path, chunk.kind, chunk.language, dates.get(chunk.path, ""))
+            cost += counter.count("\n" + section.title())
+        touching = section.touching(chunk)
+        if touching:
+            added = section.new_lines(chunk)
+            if not added:
+                continue  # every line already in the slice
+            cost += counter.count(added) + JOIN_SLACK
         else:
-            block.add(chunk)
-        by_path.setdefault(block.path, []).append(len(blocks))
-        blocks.append(block)
+            frame = Block(chunk.path, chunk.start_line, chunk.end_line,
+                          crumbs={chunk.start_line: chunk.heading} if chunk.heading else {})
+            cost += counter.count(frame.render(chunk.language, body_too=False)) + size_of(chunk) + JOIN_SLACK
+            if section.blocks:
+                cost += counter.count(f"⋮ lines {chunk.end_line + 1}-{chunk.end_line + 1} not shown\n")
+        if used + cost > budget:
+            if taken or touching:
+                continue
+            first = _truncated_first(chunk, section, header, budget, counter, score)
+            if first is not None:
+                return first
+            continue
+        section.place(chunk, score, cost)
+        sections.setdefault(chunk.path, section)
+        taken.append((chunk, score, cost))
         used += cost
-        taken.append((chunk, len(blocks) - 1, cost))
-    text = _text(header, blocks)
-    tokens = counter.count(text)
-    while tokens > budget and blocks:  # counts of parts can differ from the whole's by a merge
-        blocks.pop()
-        taken = [t for t in taken if t[1] < len(blocks)]
-        text = _text(header, blocks)
+    while True:
+        laid = _layout(taken, dates)
+        text = _text(header, laid)
         tokens = counter.count(text)
-    return Packed(tuple(c for c, _, _ in taken), tuple(blocks), text, tokens,
-                  tuple(cost for _, _, cost in taken))
+        if tokens <= budget or not taken:
+            break
+        taken.pop()  # the parts' counts can differ from the whole's at a join
+    return Packed(tuple(b for s in laid for b in s.blocks), text, tokens, tuple(c for c, _, _ in taken))
 
 
-def _truncate(block: Block, room: int, counter: TokenCounter) -> Block | None:
-    """The longest head of ``block`` that fits in ``room`` tokens, marked as truncated."""
-    total = block.end - block.start + 1
+def _truncated_first(chunk: Chunk, section: FileSection, header: str, budget: int,
+                     counter: TokenCounter, score: float) -> Packed | None:
+    """The longest head of the best chunk that fits, alone in the slice, marked as truncated."""
+    lines = split_lines(chunk.text)
+    total = len(lines)
 
-    def head(keep: int) -> Block:
-        return Block(block.path, block.start, block.start + keep - 1, block.kind, block.language,
-                     block.date, {n: text for n, text in block.lines.items() if n < block.start + keep},
-                     truncated=total - keep)
+    def head(keep: int) -> tuple[str, Block]:
+        block = Block(chunk.path, chunk.start_line, chunk.start_line + keep - 1, chunk.kind,
+                      chunks=[chunk.id], score=score, truncated=total - keep)
+        block.lines = {chunk.start_line + i: line for i, line in enumerate(lines[:keep])}
+        if chunk.heading:
+            block.crumbs[chunk.start_line] = chunk.heading
+        alone = FileSection(section.path, section.kind, section.language, section.date, [block])
+        return _text(header, [alone]), block
 
     low, high, best = 1, total - 1, 0
     while low <= high:
         middle = (low + high) // 2
-        if counter.count("\n" + head(middle).render()) <= room:
+        if counter.count(head(middle)[0]) <= budget:
             best, low = middle, middle + 1
         else:
             high = middle - 1
-    return head(best) if best else None
+    if not best:
+        return None
+    text, block = head(best)
+    tokens = counter.count(text)
+    block.tokens = tokens - counter.count(header)
+    return Packed((block,), text, tokens, (chunk,))

@@ -11,6 +11,8 @@ from kbc.retrieval.profiles import Profile
 
 RRF_K = 60
 SEEDS = 10  # the best fused hits whose graph neighbourhood is lifted
+FILE_EVIDENCE = True
+FILE_LIFT = True
 
 
 def rrf(rankings: Iterable[Sequence[str]], k: int = RRF_K) -> dict[str, float]:
@@ -91,28 +93,66 @@ class FileGraph:
         return {self.nodes[i]: float(r / top) for i, r in enumerate(rank) if r > 0}
 
 
-def rank(
-    lexical: Sequence[str],
-    vector: Sequence[str],
-    chunks: Mapping[str, Chunk],
-    profile: Profile,
-    files: FileGraph | None,
-) -> list[tuple[str, float]]:
-    """Chunk ids with final scores, best first; deterministic (ties by id)."""
-    fused = rrf([list(lexical), list(vector)])
+def file_ranking(lexical: Sequence[tuple[str, float]], chunks: Mapping[str, Chunk]) -> dict[str, int]:
+    """Files ranked by the lexical evidence of all their units together (the sum of their
+    BM25 scores among the hits): a file about the task outranks one unit that shares words
+    with it. Path -> rank from 1."""
+    total: dict[str, float] = defaultdict(float)
+    for cid, score in lexical:
+        if cid in chunks and chunks[cid].kind != "view":
+            total[chunks[cid].path] += score
+    ordered = sorted(total.items(), key=lambda kv: (-kv[1], kv[0]))
+    return {path: index for index, (path, _) in enumerate(ordered, start=1)}
+
+
+def fuse(lexical: Sequence[tuple[str, float]], vector: Sequence[str], matched: Sequence[str],
+         chunks: Mapping[str, Chunk]) -> dict[str, float]:
+    """Reciprocal-rank fusion of the lexical hits, the vector hits, what the query named and
+    the files' lexical evidence (each unit ranked by its file)."""
+    fused = rrf([[cid for cid, _ in lexical], list(vector), list(matched)])
+    if FILE_EVIDENCE:
+        by_file = file_ranking(lexical, chunks)
+        for cid in fused:
+            if cid in chunks and chunks[cid].path in by_file:
+                fused[cid] += 1.0 / (RRF_K + by_file[chunks[cid].path])
+    return {cid: score for cid, score in fused.items() if cid in chunks}
+
+
+def seeds(fused: Mapping[str, float], matched: Sequence[str], count: int = SEEDS) -> list[str]:
+    """The units whose neighbours are lifted: what the query named, then the best fused."""
+    best = [cid for cid, _ in sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[:count]]
+    return list(dict.fromkeys([*matched[:count], *best]))
+
+
+def finish(fused: Mapping[str, float], near: Sequence[str], chunks: Mapping[str, Chunk], profile: Profile,
+           files: FileGraph | None) -> list[tuple[str, float]]:
+    """Final scores, best first (ties by id): the neighbours of the seeds (``near``, a ranked
+    list of unit ids) fused in at the profile's graph weight, every unit weighed by the role of
+    its file, then lifted by its file's personalised PageRank."""
+    combined = dict(fused)
+    for position, cid in enumerate(near, start=1):
+        if cid in chunks:
+            combined[cid] = combined.get(cid, 0.0) + profile.graph / (RRF_K + position)
     scored = {cid: score * profile.weight(chunks[cid].kind, chunks[cid].role)
-              for cid, score in fused.items() if cid in chunks}
-    if files is not None and profile.graph > 0 and scored:
-        seeds: dict[str, float] = defaultdict(float)
+              for cid, score in combined.items() if cid in chunks}
+    if FILE_LIFT and files is not None and profile.graph > 0 and scored:
+        weights: dict[str, float] = defaultdict(float)
         for cid, score in sorted(scored.items(), key=lambda kv: (-kv[1], kv[0]))[:SEEDS]:
-            seeds[chunks[cid].path] += score
-        lift = files.personalised(seeds)
+            weights[chunks[cid].path] += score
+        lift = files.personalised(weights)
         if lift:
             top = max(scored.values())
             scored = {cid: s + profile.graph * top * lift.get(chunks[cid].path, 0.0)
                       for cid, s in scored.items()}
     ordered = sorted(scored.items(), key=lambda kv: (-kv[1], kv[0]))
     return _drop_duplicates(ordered, chunks)
+
+
+def rank(lexical: Sequence[tuple[str, float]], vector: Sequence[str], matched: Sequence[str],
+         chunks: Mapping[str, Chunk], profile: Profile, files: FileGraph | None,
+         near: Sequence[str] = ()) -> list[tuple[str, float]]:
+    """Chunk ids with final scores, best first; deterministic (ties by id)."""
+    return finish(fuse(lexical, vector, matched, chunks), near, chunks, profile, files)
 
 
 def _drop_duplicates(ordered: list[tuple[str, float]],

@@ -9,21 +9,24 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kbc.domain.errors import KbcError
-from kbc.domain.models import Chunk, GraphFacts
+from kbc.domain.models import Chunk, FileFacts, GraphFacts
 from kbc.index.embed import Embedder
 from kbc.index.exact import ExactVectors, load_snapshot, read_store
 from kbc.index.lexical import LexicalIndex
 from kbc.index.tokencount import TokenCounter
 from kbc.index.units import best_by_chunk
 from kbc.index.vectors import VectorStore, VectorStoreError
+from kbc.retrieval.matched import Matcher
+from kbc.retrieval.neighbours import SymbolNeighbours
 from kbc.retrieval.pack import pack
 from kbc.retrieval.profiles import Profile
-from kbc.retrieval.rank import FileGraph, rank
+from kbc.retrieval.rank import FileGraph, finish, fuse, seeds
 
 CANDIDATES = 200  # hits taken from each search before fusion
 VECTOR_UNITS = 300  # unit hits asked of the vector store (several per chunk)
@@ -43,6 +46,7 @@ class Ranking:
     ranked: list[tuple[str, float]]  # (chunk id, fused score), best first
     chunks: dict[str, Chunk]
     evidence: Evidence
+    matched: tuple[dict[str, Any], ...] = ()  # what the query named and what it matched
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,11 +70,12 @@ class Slice:
     items: tuple[SliceItem, ...]
     text: str
     note: str = ""
+    matched: tuple[dict[str, Any], ...] = ()
 
     def to_json(self) -> str:
         data: dict[str, Any] = {
             "use_case": self.use_case, "budget": self.budget, "tokens": self.tokens,
-            "fingerprint": self.fingerprint, "retrieval": self.retrieval,
+            "fingerprint": self.fingerprint, "retrieval": self.retrieval, "matched": list(self.matched),
             "items": [{"id": i.id, "path": i.path, "start_line": i.start_line,
                        "end_line": i.end_line, "kind": i.kind, "score": round(i.score, 8),
                        "tokens": i.tokens} for i in self.items],
@@ -83,7 +88,7 @@ class Retriever:
     def __init__(self, index_dir: Path, graph: GraphFacts | None, module_paths: dict[str, str],
                  symbol_paths: dict[str, str], counter: TokenCounter,
                  embedder: Embedder | None = None, vectors: VectorStore | None = None,
-                 note: str = "") -> None:
+                 note: str = "", facts: Sequence[FileFacts] = ()) -> None:
         self.index_dir = index_dir
         path = index_dir / "lexical.sqlite"
         if not path.is_file():
@@ -107,6 +112,30 @@ class Retriever:
         self.counter = counter
         self.last_evidence = Evidence(0, -1.0, ())  # of the last retrieve, for the gap log
         self._exact: tuple[str, ExactVectors] | None = None  # (the digest the index named, vectors)
+        self.facts = facts
+        self._matcher: Matcher | None = None
+        self._graph_facts = graph
+        self._neighbours: SymbolNeighbours | None = None
+
+    def _near(self, seeded: Sequence[str], chunks: dict[str, Chunk]) -> list[str]:
+        """Units of the definitions around the seeds' (added to ``chunks``), strongest first."""
+        if self._graph_facts is None or not self.facts:
+            return []
+        matcher = self.matcher()
+        if self._neighbours is None:
+            self._neighbours = SymbolNeighbours(self._graph_facts, self.facts, matcher.lookup.table)
+        names = [chunks[cid].symbols[0] for cid in seeded
+                 if cid in chunks and chunks[cid].symbols and chunks[cid].unit != "window"]
+        near = [cid for name in self._neighbours.around(names) if (cid := matcher.definition(name))]
+        missing = [cid for cid in near if cid not in chunks]
+        chunks.update(self.lexical.chunks(missing))
+        return list(dict.fromkeys(near))
+
+    def matcher(self) -> Matcher:
+        """What reads the query's mentions and finds their chunks (built on first use)."""
+        if self._matcher is None:
+            self._matcher = Matcher(self.facts, self.lexical)
+        return self._matcher
 
     def _exact_vectors(self) -> ExactVectors | None:
         """The snapshot the index names, read once; else the store's vectors; else None,
@@ -142,7 +171,8 @@ class Retriever:
         return found.ranked, found.chunks
 
     def search(self, query: str, profile: Profile) -> Ranking:
-        lexical = [cid for cid, _ in self.lexical.search(query, CANDIDATES)]
+        scored = self.lexical.search(query, CANDIDATES)
+        lexical = [cid for cid, _ in scored]
         vector: list[str] = []
         best_similarity = -1.0
         if self.embedder is not None and self.vectors is not None:
@@ -153,27 +183,34 @@ class Retriever:
                 best = best_by_chunk([(h.chunk, h.similarity) for h in hits])
                 vector = [cid for cid, _ in sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))][:CANDIDATES]
                 best_similarity = max(best.values(), default=-1.0)
-        chunks = self.lexical.chunks(sorted(set(lexical) | set(vector)))
-        ranked = rank(lexical, vector, chunks, profile, self.graph)
+        seen = set(lexical)
+        matched = self.matcher().match(query, lexical + [cid for cid in vector if cid not in seen])
+        chunks = self.lexical.chunks(sorted(seen | set(vector) | set(matched.ids)))
+        fused = fuse(scored, vector, matched.ids, chunks)
+        near = self._near(seeds(fused, matched.ids), chunks) if profile.graph > 0 else []
+        ranked = finish(fused, near, chunks, profile, self.graph)
         evidence = Evidence(len(lexical), best_similarity, tuple(score for _, score in ranked[:10]))
-        return Ranking(ranked, chunks, evidence)
+        return Ranking(ranked, chunks, evidence, tuple(matched.described))
 
     def retrieve(self, query: str, profile: Profile, budget: int | None = None) -> Slice:
         budget = profile.budget if budget is None else budget
         if budget < 1:
             raise KbcError(f"budget {budget} is too small", hint="give a budget of 1 token or more")
         found = self.search(query, profile)
-        ranked, chunks = found.ranked, found.chunks
         self.last_evidence = found.evidence
+        return self.slice_of(found, query, profile, budget)
+
+    def slice_of(self, found: Ranking, query: str, profile: Profile, budget: int) -> Slice:
+        """``found`` packed into ``budget`` tokens (one search serves several budgets)."""
+        ranked, chunks = found.ranked, found.chunks
         mode = self.mode
         note = f" ({self.note})" if self.note and mode == "lexical" else ""
         header = (f"# kbc slice · {profile.name} · budget {budget} tokens · retrieval: {mode}"
                   f"{note}\n")
         # Chunks carry the token counts taken when they were indexed.
         packed = pack([chunks[cid] for cid, _ in ranked], self.dates, budget, self.counter, header,
-                      lambda chunk: chunk.tokens)
-        scores = dict(ranked)
-        items = tuple(SliceItem(c.id, c.path, c.start_line, c.end_line, c.kind, scores[c.id], t)
-                      for c, t in zip(packed.chunks, packed.item_tokens, strict=True))
+                      lambda chunk: chunk.tokens, [score for _, score in ranked])
+        items = tuple(SliceItem(b.chunks[0], b.path, b.start, b.end, b.kind, b.score, b.tokens)
+                      for b in packed.blocks)
         return Slice(profile.name, budget, packed.tokens, self.fingerprint(profile, budget, query),
-                     mode, items, packed.text, self.note)
+                     mode, items, packed.text, self.note, found.matched)

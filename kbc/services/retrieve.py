@@ -22,13 +22,14 @@ def open_retriever(root: Path, settings: Settings, store_dir: Path | None = None
     store = FactsStore(store_root)
     module_paths: dict[str, str] = {}
     symbol_paths: dict[str, str] = {}
-    for facts in store.facts():
+    every = list(store.facts())
+    for facts in every:
         module_paths.setdefault(facts.module, facts.path)
         for symbol in facts.symbols:
             symbol_paths.setdefault(symbol.qname, facts.path)
     embedder, vectors, note = open_embedding(store_root, root, lazy=True)
     return Retriever(index_dir(store_root), store.graph(), module_paths, symbol_paths,
-                     default_counter(), embedder, vectors, note)
+                     default_counter(), embedder, vectors, note, every)
 
 
 def profile_named(root: Path, name: str) -> Profile:

@@ -141,7 +141,8 @@ def shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_retrieve_returns_the_json_contract_with_exact_ranges(shop: Path) -> None:
     data = retrieve_json(shop, "how are refunds validated?", "--budget", "2000")
-    assert set(data) == {"use_case", "budget", "tokens", "fingerprint", "retrieval", "items", "text"}
+    assert set(data) == {"use_case", "budget", "tokens", "fingerprint", "retrieval", "matched", "items",
+                         "text"}
     assert (data["use_case"], data["budget"], data["retrieval"]) == ("implementation", 2000, "hybrid")
     assert data["tokens"] <= 2000
     first = data["items"][0]
@@ -149,7 +150,18 @@ def test_retrieve_returns_the_json_contract_with_exact_ranges(shop: Path) -> Non
     assert first["path"] == "shop/refunds.py"
     assert f"### shop/refunds.py:{first['start_line']}-" in data["text"]
     assert "def validate_refund(order, days_since_purchase):" in data["text"]
-    assert [i["score"] for i in data["items"]] == sorted((i["score"] for i in data["items"]), reverse=True)
+    # Items are in printed order: files by their best block, a file's blocks by line.
+    order: list[str] = []
+    for item in data["items"]:
+        if item["path"] not in order:
+            order.append(item["path"])
+        else:
+            assert order[-1] == item["path"], "a file's blocks are printed together"
+    best = {p: max(i["score"] for i in data["items"] if i["path"] == p) for p in order}
+    assert [best[p] for p in order] == sorted(best.values(), reverse=True)
+    for before, after in zip(data["items"], data["items"][1:], strict=False):
+        if before["path"] == after["path"]:
+            assert before["end_line"] + 1 < after["start_line"], "no line twice, no touching blocks"
 
 
 def test_the_same_request_gives_the_same_bytes_even_after_a_rebuild(shop: Path, tmp_path: Path) -> None:
@@ -347,10 +359,12 @@ def test_a_new_chunk_layout_rechunks_every_file_without_leftovers(tmp_path: Path
     second = json.loads(invoke("build", str(root), "--format", "json", "--workers", "1"))["index"]
     assert second["changed_files"] == second["files"] == first["files"]
     lexical = sqlite3.connect(root / ".kbc" / "index" / "lexical.sqlite")
-    spans = lexical.execute("SELECT end_line - start_line + 1 FROM chunks").fetchall()
+    texts = [text for (text,) in lexical.execute("SELECT text FROM chunks")]
     fts_rows = lexical.execute("SELECT COUNT(*) FROM fts").fetchone()[0]
     lexical.close()
-    assert max(n for (n,) in spans) <= 4 and len(spans) == second["chunks"] == fts_rows > first["chunks"]
+    # no unit holds more than the limit before its trailing blank lines
+    assert max(len(text.rstrip().split("\n")) for text in texts) <= 4
+    assert len(texts) == second["chunks"] == fts_rows > first["chunks"]
 
 
 def test_chunks_carry_their_token_counts_from_the_build(shop: Path) -> None:

@@ -57,12 +57,10 @@ def test_ids_are_stable_and_change_with_content_or_window() -> None:
     assert len({first[0].id, edited[0].id, moved[0].id}) == 3
 
 
-def test_chunks_know_their_symbols_module_and_test_status() -> None:
+def test_chunks_know_their_module_and_test_status_and_unparsed_code_keeps_windows() -> None:
     text = "".join(f"line {i}\n" for i in range(1, 101))
-    chunks = chunk_text("tests/test_a.py", text, "python", size=60, overlap=12, module="tests.test_a",
-                        symbols=[("tests.test_a.f", 5, 9), ("tests.test_a.g", 55, 70)])
-    assert [(c.start_line, c.end_line, c.symbols) for c in chunks] == [
-        (1, 60, ("tests.test_a.f", "tests.test_a.g")), (49, 100, ("tests.test_a.g",))]
+    chunks = chunk_text("tests/test_a.py", text, "python", size=60, overlap=12, module="tests.test_a")
+    assert [(c.start_line, c.end_line, c.unit) for c in chunks] == [(1, 60, "window"), (49, 100, "window")]
     assert all(c.role == "test" and c.module == "tests.test_a" for c in chunks)
     assert not is_test_path("src/latest.py") and is_test_path("pkg/conftest.py")
 

@@ -1,4 +1,6 @@
-"""Packing: never over budget, overlapping windows merged, truncation marked."""
+"""Packing by file region: never over budget, no line twice, one header per file, truncation marked."""
+
+import re
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -11,22 +13,38 @@ from kbc.retrieval.rank import rrf
 COUNTER = default_counter()
 
 
-def chunk(path: str, start: int, end: int, word: str = "value") -> Chunk:
+def chunk(path: str, start: int, end: int, word: str = "value", heading: str = "") -> Chunk:
     text = "".join(f"{word}_{n} = compute({n})\n" for n in range(start, end + 1))
-    return Chunk(f"{path}:{start}", path, start, end, "code", "python", text)
+    return Chunk(f"{path}:{start}", path, start, end, "code", "python", text, heading)
 
 
-RANKED = [chunk("a.py", 1, 60), chunk("a.py", 49, 108), chunk("b.py", 1, 40, "other"),
-          chunk("c.md", 1, 10, "doc")]
+RANKED = [chunk("a.py", 1, 60), chunk("b.py", 1, 40, "other"), chunk("a.py", 49, 108),
+          chunk("c.md", 1, 10, "doc"), chunk("a.py", 130, 140, heading="class Refund(Base)")]
 
 
-def test_overlapping_windows_of_a_file_become_one_block() -> None:
-    packed = pack(RANKED, {"a.py": "2026-01-02"}, 50_000, COUNTER, "# slice\n")
+def test_overlapping_and_adjacent_ranges_merge_and_a_file_is_shown_once_in_line_order() -> None:
+    packed = pack(RANKED, {"a.py": "2026-01-02"}, 50_000, COUNTER, "# slice\n", scores=[5, 4, 3, 2, 1])
     assert [(b.path, b.start, b.end) for b in packed.blocks] == [
-        ("a.py", 1, 108), ("b.py", 1, 40), ("c.md", 1, 10)]
+        ("a.py", 1, 108), ("a.py", 130, 140), ("b.py", 1, 40), ("c.md", 1, 10)]
+    assert [b.score for b in packed.blocks] == [5, 1, 4, 2]  # a block keeps its best chunk's score
     assert packed.text.count("value_60 = compute(60)") == 1
-    assert "### a.py:1-108 (code · last commit 2026-01-02)" in packed.text
+    assert packed.text.count("## a.py (code · last commit 2026-01-02)") == 1
+    assert "### a.py:1-108\n" in packed.text
+    assert "⋮ lines 109-129 not shown\n### a.py:130-140 · in class Refund(Base)\n" in packed.text
     assert packed.tokens == COUNTER.count(packed.text)
+
+
+def test_a_chunk_whose_lines_are_all_shown_adds_nothing() -> None:
+    inner = chunk("a.py", 10, 20)
+    packed = pack([chunk("a.py", 1, 60), inner], {}, 50_000, COUNTER, "")
+    assert [(b.start, b.end, b.chunks) for b in packed.blocks] == [(1, 60, ["a.py:1"])]
+
+
+def test_a_chunk_between_two_blocks_joins_them() -> None:
+    packed = pack([chunk("a.py", 1, 10), chunk("a.py", 21, 30), chunk("a.py", 11, 20)], {}, 50_000,
+                  COUNTER, "")
+    assert [(b.start, b.end) for b in packed.blocks] == [(1, 30)]
+    assert "not shown" not in packed.text
 
 
 def test_a_best_item_too_big_for_the_budget_is_truncated_with_a_marker() -> None:
@@ -36,11 +54,25 @@ def test_a_best_item_too_big_for_the_budget_is_truncated_with_a_marker() -> None
     assert "omitted to fit the budget]" in packed.text
 
 
+spans = st.tuples(st.sampled_from(["a.py", "b.py", "c/d.py"]), st.integers(1, 300), st.integers(0, 80))
+
+
 @settings(max_examples=150, deadline=None)
-@given(st.integers(1, 50_000))
-def test_the_budget_is_never_exceeded(budget: int) -> None:
-    packed = pack(RANKED, {}, budget, COUNTER, "# kbc slice · implementation · header line\n")
+@given(st.lists(spans, min_size=1, max_size=25), st.integers(1, 20_000))
+def test_the_budget_is_never_exceeded_and_no_line_is_printed_twice(
+        picked: list[tuple[str, int, int]], budget: int) -> None:
+    ranked = [chunk(path, start, start + length) for path, start, length in picked]
+    packed = pack(ranked, {}, budget, COUNTER, "# kbc slice · implementation · header line\n")
     assert COUNTER.count(packed.text) == packed.tokens <= budget
+    printed = re.findall(r"^value_(\d+) = compute", packed.text, re.MULTILINE)
+    by_file: dict[str, list[tuple[int, int]]] = {}
+    for block in packed.blocks:
+        by_file.setdefault(block.path, []).append((block.start, block.end))
+    for blocks in by_file.values():
+        for (_, end), (start, _) in zip(blocks, blocks[1:], strict=False):
+            assert end + 1 < start  # in line order, neither overlapping nor touching
+    assert len(printed) == sum(b.end - b.start + 1 for b in packed.blocks if not b.truncated) + sum(
+        b.end - b.start + 1 for b in packed.blocks if b.truncated)
 
 
 def test_fences_outgrow_backticks_in_the_text() -> None:

@@ -10,6 +10,11 @@ from kbc.retrieval.rank import FileGraph, rank
 PROFILE = load_profiles()["implementation"]
 
 
+def hits(ids: list[str]) -> list[tuple[str, float]]:
+    """Lexical hits with falling scores."""
+    return [(cid, float(len(ids) - i)) for i, cid in enumerate(ids)]
+
+
 def chunk(cid: str, path: str, text: str, kind: str = "code", role: str = "source") -> Chunk:
     return Chunk(cid, path, 1, 10, kind, "python", text, role=role)  # type: ignore[arg-type]
 
@@ -30,7 +35,7 @@ def test_tests_and_docs_weigh_less_than_code_for_implementation() -> None:
     chunks = {"t": chunk("t", "tests/test_x.py", "a", role="test"),
               "d": chunk("d", "x.md", "b", "doc", role="doc"),
               "c": chunk("c", "x.py", "c")}
-    ranked = rank(["t", "d", "c"], ["t", "d", "c"], chunks, PROFILE, None)
+    ranked = rank(hits(["t", "d", "c"]), ["t", "d", "c"], [], chunks, PROFILE, None)
     assert [cid for cid, _ in ranked] == ["c", "t", "d"]
 
 
@@ -40,8 +45,9 @@ def test_the_graph_lifts_neighbours_of_the_best_hits() -> None:
     graph.add_nodes_from(["other.py"])
     chunks = {"core": chunk("core", "core.py", "x"), "other": chunk("other", "other.py", "y"),
               "helper": chunk("helper", "helper.py", "z")}
-    without = [cid for cid, _ in rank(["core", "other", "helper"], [], chunks, PROFILE, None)]
-    lifted = [cid for cid, _ in rank(["core", "other", "helper"], [], chunks, PROFILE, FileGraph(graph))]
+    lexical = hits(["core", "other", "helper"])
+    without = [cid for cid, _ in rank(lexical, [], [], chunks, PROFILE, None)]
+    lifted = [cid for cid, _ in rank(lexical, [], [], chunks, PROFILE, FileGraph(graph))]
     assert without == ["core", "other", "helper"]
     assert lifted == ["core", "helper", "other"]
 
@@ -49,4 +55,20 @@ def test_the_graph_lifts_neighbours_of_the_best_hits() -> None:
 def test_duplicate_text_keeps_only_the_better_chunk() -> None:
     chunks = {"a": chunk("a", "vendor/x.py", "def f():\n    return 1\n"),
               "b": chunk("b", "x.py", "def f():  \n    return 1")}
-    assert [cid for cid, _ in rank(["a", "b"], [], chunks, PROFILE, None)] == ["a"]
+    assert [cid for cid, _ in rank(hits(["a", "b"]), [], [], chunks, PROFILE, None)] == ["a"]
+
+
+def test_what_the_query_names_is_a_third_ranked_list() -> None:
+    chunks = {c: chunk(c, f"{c}.py", c) for c in "abcd"}
+    plain = [cid for cid, _ in rank(hits(["a", "b", "c"]), [], [], chunks, PROFILE, None)]
+    named = [cid for cid, _ in rank(hits(["a", "b", "c"]), [], ["c", "d"], chunks, PROFILE, None)]
+    assert plain == ["a", "b", "c"]
+    assert named[0] == "c" and "d" in named  # named alone, still a candidate
+
+
+def test_a_file_that_many_hits_come_from_outranks_one_lucky_unit() -> None:
+    chunks = {"lucky": chunk("lucky", "other.py", "x"),
+              **{f"f{i}": Chunk(f"f{i}", "topic.py", 10 * i, 10 * i + 5, "code", "python", str(i))
+                 for i in range(4)}}
+    lexical = [("lucky", 9.0), ("f0", 8.9), ("f1", 8.0), ("f2", 7.0), ("f3", 6.0)]
+    assert [cid for cid, _ in rank(lexical, [], [], chunks, PROFILE, None)][:2] == ["f0", "lucky"]

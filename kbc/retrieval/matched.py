@@ -1,0 +1,133 @@
+"""The third ranked list: the chunks of what the task names.
+
+:mod:`kbc.retrieval.query` reads the mentions, :mod:`kbc.retrieval.resolve`
+matches them against the facts, and here each match becomes the chunks that
+hold it: a definition's first unit (or the unit holding a frame's line), a
+file's best-ranked units. A mention the facts do not hold (an option, a
+constant, a message no guard raises) is looked up in the lexical index: the
+chunks holding all of its words, and for a name or an option the literal
+text itself.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kbc.domain.models import FileFacts
+from kbc.index.lexical import LexicalIndex
+from kbc.index.tokens import tokens
+from kbc.retrieval.query import CODE, MESSAGE, NAME, OPTION, Mention, read_query
+from kbc.retrieval.resolve import FactsLookup, Target, describe
+
+PER_FILE = 2  # units of a file named by its path alone
+PER_LOOKUP = 3  # units kept of a lexical look-up
+MAX_LOOKUPS = 12  # mentions looked up lexically per query
+MAX_MATCHED = 60
+
+
+@dataclass(frozen=True, slots=True)
+class Located:
+    start: int
+    end: int
+    id: str
+    symbols: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Matched:
+    ids: list[str]  # chunk ids, strongest mention first
+    described: list[dict[str, Any]]  # what each mention matched, for the JSON output
+
+
+class Matcher:
+    def __init__(self, facts: Sequence[FileFacts], lexical: LexicalIndex) -> None:
+        self.lexical = lexical
+        self.by_path: dict[str, list[Located]] = defaultdict(list)
+        for cid, path, start, end, symbols in lexical.locations():
+            self.by_path[path].append(Located(start, end, cid, symbols))
+        self.starts = {path: [c.start for c in found] for path, found in self.by_path.items()}
+        self.lookup = FactsLookup(facts, self.by_path)
+
+    def _at(self, path: str, line: int) -> str:
+        found = self.by_path.get(path, [])
+        index = bisect.bisect_right(self.starts.get(path, []), line) - 1
+        if 0 <= index < len(found) and found[index].start <= line <= found[index].end:
+            return found[index].id
+        return ""
+
+    def _chunks(self, target: Target, ranked: dict[str, int]) -> list[str]:
+        if target.qname:
+            _, symbol = self.lookup.symbols[target.qname]
+            if target.line and symbol.start_line <= target.line <= symbol.end_line:
+                at = self._at(target.path, target.line)
+                if at:
+                    return [at]
+            holding = [c.id for c in self.by_path.get(target.path, []) if target.qname in c.symbols]
+            return holding[:1] or [self._at(target.path, symbol.start_line)]
+        if target.line:
+            at = self._at(target.path, target.line)
+            if at:
+                return [at]
+        units = self.by_path.get(target.path, [])
+        best = sorted((c for c in units if c.id in ranked), key=lambda c: ranked[c.id])[:PER_FILE]
+        return [c.id for c in best] or [c.id for c in units[:1]]
+
+    def definition(self, qname: str) -> str:
+        """The first unit of the definition ``qname`` ("" when it is not indexed)."""
+        if qname not in self.lookup.symbols:
+            return ""
+        found = self._chunks(self.lookup.target(qname), {})
+        return found[0] if found else ""
+
+    def _literal(self, mention: Mention) -> list[str]:
+        words = list(dict.fromkeys(tokens(mention.text if mention.kind != NAME else mention.name)))
+        if mention.kind in (NAME, CODE):
+            words = words[:1]  # the identifier whole
+        if not words:
+            return []
+        ids = self.lexical.search_all(words[:12], 40)
+        if mention.kind == MESSAGE:
+            return ids[:PER_LOOKUP]
+        literal = mention.text if mention.kind == OPTION else (mention.name or mention.text)
+        texts = self.lexical.chunks(ids)
+        return [cid for cid in ids if cid in texts and literal in texts[cid].text][:PER_LOOKUP]
+
+    def match(self, query: str, ranked: Sequence[str]) -> Matched:
+        """The chunks of the query's mentions; ``ranked`` (chunk ids, best first) orders a
+        file's units when only the file is named."""
+        position = {cid: i for i, cid in enumerate(ranked)}
+        matches, unmatched = self.lookup.match(read_query(query))
+        ids: dict[str, None] = {}
+        described = []
+        for match in matches:
+            found = [cid for t in match.targets for cid in self._chunks(t, position) if cid]
+            for cid in found:
+                ids.setdefault(cid, None)
+            described.append(describe(match))
+        lookups = [m for m in unmatched if m.kind in (OPTION, MESSAGE)
+                   or (m.kind in (NAME, CODE) and _wordlike(m.name or m.text))][:MAX_LOOKUPS]
+        for mention in lookups:
+            found = self._literal(mention)
+            for cid in found:
+                ids.setdefault(cid, None)
+            if found:
+                described.append(_found_in_text(mention, found, self.lexical))
+        return Matched(list(ids)[:MAX_MATCHED], described)
+
+
+def _wordlike(name: str) -> bool:
+    """An identifier worth finding as text: one word with an underscore or an inner capital
+    (``DEFAULT_LOG_FORMAT``, ``pytest_runtest_makereport``, ``PairGrid``)."""
+    bare = name.strip("_")
+    return bare.isidentifier() and ("_" in bare or any(c.isupper() for c in bare[1:]))
+
+
+def _found_in_text(mention: Mention, ids: list[str], lexical: LexicalIndex) -> dict[str, Any]:
+    chunks = lexical.chunks(ids)
+    return {"mention": mention.text, "kind": mention.label, "how": "text",
+            "targets": [f"{chunks[c].path}:{chunks[c].start_line}-{chunks[c].end_line}" for c in ids
+                        if c in chunks]}

@@ -1,0 +1,167 @@
+"""Read what a task names: paths, code names, traceback frames, messages and options.
+
+A task written by a person or pasted from a bug report names the code it is
+about far more precisely than its words suggest: a traceback frame gives a
+file, a line and a function; a backticked ``Session.resolve_redirects`` or a
+``resolve_redirects`` in prose is a definition's name; a quoted error message
+is raised somewhere; ``--collect-only`` is declared somewhere. This module
+only reads the text; :mod:`kbc.retrieval.resolve` matches what it read
+against the facts.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from kbc.analyzers.mentions import BUILTINS, FILE_SUFFIXES, code_spans
+
+# Strength of what a mention is, strongest first (the order matched definitions are ranked in).
+FRAME, PATH, CODE, NAME, MESSAGE, OPTION, SNIPPET = range(7)
+KINDS = ("frame", "path", "code", "name", "message", "option", "snippet")
+
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_DOTTED = re.compile(rf"(?<![\w.]){_NAME}(?:\.{_NAME})+(?![\w])")
+_SUFFIXES = "|".join(sorted(FILE_SUFFIXES, key=len, reverse=True))
+_PATH = re.compile(rf"(?<![\w/.~-])((?:[\w.~-]+/)*[\w.-]+\.(?:{_SUFFIXES}))(?::(\d+))?(?![\w/])")
+# File "x.py", line 12, in name        (CPython)
+_PY_FRAME = re.compile(r'File "([^"\n]+)", line (\d+)(?:, in (\S+))?')
+# ~/site-packages/pkg/mod.py in name(args)     (IPython)
+_IPY_FRAME = re.compile(rf"((?:[\w.~-]+/)*[\w.-]+\.py) in ({_NAME})\(")
+# pkg/mod.py:12: in name                (pytest)
+_PYTEST_FRAME = re.compile(rf"((?:[\w.~-]+/)*[\w.-]+\.py):(\d+): in ({_NAME})")
+_FENCED = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", re.MULTILINE | re.DOTALL)
+_CALL = re.compile(rf"(?<![\w.])({_NAME}(?:\.{_NAME})*)\s*\(")
+_IDENTIFIER = re.compile(rf"(?<![\w.-])({_NAME})(?![\w-])")
+_OPTION = re.compile(r"(?<![\w-])(--[A-Za-z][\w-]*[A-Za-z0-9])")
+_QUOTED = re.compile(r"\"([^\"\n]{12,200})\"|'([^'\n]{12,200})'")
+_EXCEPTION = re.compile(r"^\s*(?:[\w.]+\.)?([A-Z]\w*(?:Error|Exception|Warning)):\s+(.{8,200})$",
+                        re.MULTILINE)
+_IMPORT = re.compile(rf"^\s*(?:from\s+({_NAME}(?:\.{_NAME})*)\s+import\s+([\w, ]+)"
+                     rf"|import\s+({_NAME}(?:\.{_NAME})*))", re.MULTILINE)
+MAX_MENTIONS = 200
+
+
+@dataclass(frozen=True, slots=True)
+class Mention:
+    """Something the task names."""
+
+    text: str  # as written (a name, a path, a message, an option)
+    kind: int  # FRAME, PATH, CODE, NAME, MESSAGE, OPTION or SNIPPET
+    order: int  # where it first appears in the task
+    path: str = ""  # a frame's or a path mention's file, as written
+    line: int = 0  # a frame's line, or a path's ``:N``
+    name: str = ""  # the code name: a frame's function, a dotted or bare identifier
+
+    @property
+    def label(self) -> str:
+        return KINDS[self.kind]
+
+
+def _identifier_like(name: str) -> bool:
+    """A word that can only be code: it has an underscore, an inner capital or a digit after
+    letters (``resolve_redirects``, ``PairGrid``, ``utf8``), and is not a builtin."""
+    bare = name.strip("_")
+    if len(bare) < 3 or name in BUILTINS:
+        return False
+    return "_" in bare or any(c.isupper() for c in bare[1:]) or (
+        any(c.isdigit() for c in bare) and bare[0].isalpha())
+
+
+def _clean_name(name: str) -> str:
+    for prefix in ("self.", "cls."):
+        if name.startswith(prefix):
+            return name[len(prefix):]
+    return name
+
+
+def read_query(text: str) -> list[Mention]:
+    """The mentions of ``text``, each distinct (kind, text) once, strongest kinds first and
+    then in the order they appear."""
+    found: dict[tuple[int, str, int], Mention] = {}
+
+    def add(mention: Mention) -> None:
+        key = (mention.kind, mention.text, mention.line)
+        if key not in found and len(found) < MAX_MENTIONS:
+            found[key] = mention
+
+    for regex, has_line in ((_PY_FRAME, True), (_PYTEST_FRAME, True), (_IPY_FRAME, False)):
+        for match in regex.finditer(text):
+            if has_line:
+                path, line, name = match.group(1), int(match.group(2)), match.group(3) or ""
+            else:
+                path, line, name = match.group(1), 0, match.group(2)
+            name = "" if name.startswith("<") else name  # <module>, <lambda>
+            where = f"{path}:{line}" if line else path
+            add(Mention(f"{where} in {name}" if name else where, FRAME, match.start(), path, line, name))
+    for match in _PATH.finditer(text):
+        path = match.group(1)
+        if "/" in path or path.endswith((".py", ".pyi")):
+            add(Mention(path, PATH, match.start(), path, int(match.group(2) or 0)))
+    fenced = [(m.start(2), m.group(2)) for m in _FENCED.finditer(text)]
+    prose = _FENCED.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+    offsets = _line_offsets(text)
+    for span in code_spans(prose):
+        where = offsets[min(span.line, len(offsets)) - 1]
+        if _PATH.fullmatch(span.text):
+            continue  # read as a path above
+        for option in _OPTION.findall(span.text):
+            add(Mention(option, OPTION, where))
+        for name in _names(span.text, span=True):
+            add(Mention(name, CODE, where, name=name))
+    for match in _DOTTED.finditer(prose):
+        name = _clean_name(match.group(0))
+        head, _, tail = name.rpartition(".")
+        if tail in FILE_SUFFIXES or not head or min(len(part) for part in name.split(".")) < 2:
+            continue  # a file name, or an abbreviation (e.g, i.e)
+        add(Mention(name, NAME, match.start(), name=name))
+    for match in _IDENTIFIER.finditer(prose):
+        if _identifier_like(match.group(1)):
+            add(Mention(match.group(1), NAME, match.start(), name=match.group(1)))
+    for match in _OPTION.finditer(text):
+        add(Mention(match.group(1), OPTION, match.start()))
+    for match in _EXCEPTION.finditer(text):
+        add(Mention(match.group(2).strip(), MESSAGE, match.start(2), name=match.group(1)))
+    for match in _QUOTED.finditer(prose):
+        message = (match.group(1) or match.group(2)).strip()
+        if len(message.split()) >= 3:
+            add(Mention(message, MESSAGE, match.start()))
+    for start, block in fenced:
+        for name in _names(block, span=False):
+            add(Mention(name, SNIPPET, start, name=name))
+    return sorted(found.values(), key=lambda m: (m.kind, m.order, m.text))
+
+
+def _line_offsets(text: str) -> list[int]:
+    offsets = [0]
+    for match in re.finditer("\n", text):
+        offsets.append(match.end())
+    return offsets
+
+
+def _names(code: str, span: bool) -> list[str]:
+    """Code names in a span or block: imported names, dotted names, called names, and
+    identifier-shaped words (and a backticked single word, whatever its shape)."""
+    out: dict[str, None] = {}
+    for match in _IMPORT.finditer(code):
+        module, names, plain = match.group(1), match.group(2), match.group(3)
+        if plain:
+            out.setdefault(plain, None)
+        else:
+            for name in (n.strip().split(" as ")[0] for n in names.split(",")):
+                if name:
+                    out.setdefault(f"{module}.{name}", None)
+    for match in _DOTTED.finditer(code):
+        name = _clean_name(match.group(0))
+        if name.rpartition(".")[2] not in FILE_SUFFIXES:
+            out.setdefault(name, None)
+    for match in _CALL.finditer(code):
+        name = _clean_name(match.group(1))
+        if name not in BUILTINS:
+            out.setdefault(name, None)
+    for match in _IDENTIFIER.finditer(code):
+        word = match.group(1)
+        if _identifier_like(word) or (span and len(code.split()) == 1 and word not in BUILTINS
+                                      and len(word) > 2):
+            out.setdefault(word, None)
+    return list(out)

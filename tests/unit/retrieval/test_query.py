@@ -1,0 +1,108 @@
+"""Reading what a task names, and matching it against the facts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers import write_tree
+
+from kbc.analyzers.python.analyze import analyze_source
+from kbc.domain.models import AnalysisOk, AnalysisTask, FileFacts
+from kbc.retrieval.query import read_query
+from kbc.retrieval.resolve import FactsLookup, Target
+
+TASK = '''Redirects drop cookies in `Session.resolve_redirects`
+
+When `requests.Session` follows a redirect, cookies set by the first response are lost.
+Calling resolve_redirects() by hand shows it; `--max-redirects` does not help.
+
+```python
+from shop.orders import Refund
+s = shop.Session()
+s.get("http://x")
+```
+
+Traceback (most recent call last):
+  File "/venv/lib/python3.11/site-packages/shop/sessions.py", line 14, in resolve_redirects
+    raise TooManyRedirects("Exceeded 30 redirects.")
+shop.exceptions.TooManyRedirects: Exceeded 30 redirects.
+
+See shop/cookies.py:3 and the message "refunds are allowed for 180 days only".
+'''
+
+
+def test_the_query_names_frames_paths_code_messages_and_options() -> None:
+    found = {(m.label, m.text) for m in read_query(TASK)}
+    assert ("frame", "/venv/lib/python3.11/site-packages/shop/sessions.py:14 in resolve_redirects") in found
+    assert ("path", "shop/cookies.py") in found
+    assert ("code", "Session.resolve_redirects") in found and ("code", "requests.Session") in found
+    assert ("name", "resolve_redirects") in found
+    assert ("option", "--max-redirects") in found
+    assert ("message", "Exceeded 30 redirects.") in found
+    assert ("message", "refunds are allowed for 180 days only") in found
+    assert ("snippet", "shop.orders.Refund") in found and ("snippet", "shop.Session") in found
+    kinds = [m.kind for m in read_query(TASK)]
+    assert kinds == sorted(kinds)  # strongest first
+    assert not any(text in ("e.g", "i.e") for _, text in found)
+    assert read_query("") == [] and read_query("how are refunds validated?") == []
+
+
+SHOP = {
+    "shop/__init__.py": "from shop.sessions import Session\n",
+    "shop/sessions.py": (
+        "class SessionRedirectMixin:\n"
+        "    def resolve_redirects(self, resp):\n"
+        "        return resp\n"
+        "\n"
+        "\n"
+        "class Session(SessionRedirectMixin):\n"
+        "    def send(self, request):\n"
+        "        return request\n"
+        "\n"
+        "\n"
+        "def follow(resp, limit):\n"
+        "    '''Follow redirects.'''\n"
+        "    if limit > 30:\n"
+        "        raise TooManyRedirects('Exceeded %s redirects.' % limit)\n"
+        "    return resp\n"),
+    "shop/cookies.py": "def merge_cookies(jar, cookies):\n    return jar\n",
+    "tests/test_sessions.py": "def test_send():\n    pass\n",
+}
+
+
+def lookup(tmp_path: Path) -> FactsLookup:
+    write_tree(tmp_path, SHOP)
+    facts: list[FileFacts] = []
+    for path in sorted(SHOP):
+        module = path[:-3].replace("/", ".").removesuffix(".__init__")
+        task = AnalysisTask(path, str(tmp_path / path), module, path.endswith("__init__.py"))
+        result = analyze_source((tmp_path / path).read_bytes(), task)
+        assert isinstance(result, AnalysisOk)
+        facts.append(result.facts)
+    return FactsLookup(facts, [*SHOP, "README.md"])
+
+
+def test_mentions_resolve_to_definitions_files_and_raises(tmp_path: Path) -> None:
+    matches, unmatched = lookup(tmp_path).match(read_query(TASK.replace("requests.", "shop.")))
+    got = {(m.mention.label, m.mention.text): (m.how, m.targets) for m in matches}
+    frame = got[("frame", "/venv/lib/python3.11/site-packages/shop/sessions.py:14 in resolve_redirects")]
+    # the frame's file holds the name, so the frame names that definition
+    held = "shop.sessions.SessionRedirectMixin.resolve_redirects"
+    assert frame == ("frame", (Target("shop/sessions.py", held, 14),))
+    assert got[("code", "shop.Session")] == (
+        "reexport", (Target("shop/sessions.py", "shop.sessions.Session"),))  # through shop/__init__.py
+    assert got[("code", "Session.resolve_redirects")][0] == "tail"
+    assert got[("path", "shop/cookies.py")] == ("path", (Target("shop/cookies.py", "", 3),))
+    assert got[("message", "Exceeded 30 redirects.")] == (
+        "message", (Target("shop/sessions.py", "shop.sessions.follow", 13),))  # the guard's line
+    assert "--max-redirects" in {m.text for m in unmatched}  # left to the lexical index
+
+
+def test_a_shared_file_name_or_a_common_name_matches_nothing(tmp_path: Path) -> None:
+    found = lookup(tmp_path)
+    assert found.path("site-packages/shop/sessions.py") == "shop/sessions.py"
+    assert found.path("elsewhere/unknown.py") == ""
+    assert found.name("nothing_like_this") == ([], "")
+    many = FactsLookup(list(found.facts), [f"pkg{i}/utils.py" for i in range(5)])
+    assert many.path("utils.py") == ""  # five files share the name
+    assert many.path("pkg3/utils.py") == "pkg3/utils.py"
