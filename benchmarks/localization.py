@@ -100,11 +100,11 @@ def keep_store(store: Path, kept: Path) -> None:
 
 
 def run_instance(row: Row, mirror_root: Path, work: Path, overrides: dict[str, float],
-                 keep: bool, reuse: bool) -> Row:
+                 keep: bool, reuse: bool, stores: Path) -> Row:
     owner, name = row["repo"].split("/")
     tree = work / name / "tree"
     store = work / name / "store"
-    kept = work / "stores" / row["instance_id"]
+    kept = stores / row["instance_id"]
     tree.parent.mkdir(parents=True, exist_ok=True)
     checkout(mirror_root / f"{owner}+{name}" / "repo", tree, row["base_commit"])
     started = time.perf_counter()
@@ -241,6 +241,7 @@ def main() -> None:
                              "kbc.retrieval.rank.FILE_LIFT=0")
     parser.add_argument("--keep-stores", action="store_true", help="keep each instance's store")
     parser.add_argument("--reuse-stores", action="store_true", help="answer from kept stores")
+    parser.add_argument("--stores", type=Path, help="where stores are kept (default: WORK/stores)")
     parser.add_argument("--table-only", action="store_true", help="write the table of a finished run")
     parser.add_argument("--update-results", action="store_true")
     args = parser.parse_args()
@@ -275,7 +276,8 @@ def main() -> None:
     for index, row in enumerate(rows, start=1):
         if row["instance_id"] in done or args.table_only:
             continue
-        result = run_instance(row, mirror_root, args.work, overrides, args.keep_stores, args.reuse_stores)
+        result = run_instance(row, mirror_root, args.work, overrides, args.keep_stores, args.reuse_stores,
+                              args.stores or args.work / "stores")
         done[row["instance_id"]] = result
         with log.open("a") as fh:
             fh.write(json.dumps(result) + "\n")

@@ -20,6 +20,10 @@ back from HEAD, a commit qualifies unless it is
 
 The answer is the set of non-test source files it changed that existed in its
 parent (modified, deleted, or the old path of a rename), as the parent names them.
+Each answer path also carries the lines the commit changed in it, as the parent
+numbers them (:func:`changed_lines`): one range per hunk of the commit's diff,
+from its first to its last removed line; a hunk that only inserts counts as the
+line it follows (line 1 at the top of a file). A rename without edits has none.
 """
 
 from __future__ import annotations
@@ -27,8 +31,8 @@ from __future__ import annotations
 import re
 import subprocess
 from collections import Counter
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kbc.analyzers.discover import language_of
@@ -46,8 +50,13 @@ _FORMATTING = re.compile(
     r"\b(re)?format(s|ted|ting|ter)?\b|\blint(s|ing|er)?\b|\b(black|ruff|isort|flake8|codespell)\b"
     r"|\bpre-commit\b|\btypos?\b|\bwhitespace\b|^\s*style(\(.*?\))?!?:", re.IGNORECASE)
 _MERGE = re.compile(r"^\s*merge\b", re.IGNORECASE)
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
+_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
 _TRAILER = re.compile(r"^\s*(signed-off-by|co-authored-by|reviewed-by|acked-by|tested-by|reported-by|"
                       r"change-id|cc):", re.IGNORECASE)
+
+
+Ranges = tuple[tuple[int, int], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +67,12 @@ class MinedCommit:
     subject: str
     query: str  # subject and body, trailers dropped
     answer: tuple[str, ...]  # source files changed that existed in the parent (parent's paths)
+    # (answer path, its changed line ranges in the parent, 1-based inclusive), by path
+    hunks: tuple[tuple[str, Ranges], ...] = ()
+
+    def lines(self) -> dict[str, Ranges]:
+        """The changed line ranges by answer path (paths without any left out)."""
+        return dict(self.hunks)
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,6 +177,64 @@ def changed_paths(root: Path, parent: str, sha: str) -> list[tuple[str, str, str
     return changes
 
 
+def changed_lines(root: Path, parent: str, sha: str, paths: Iterable[str]) -> tuple[tuple[str, Ranges], ...]:
+    """The line ranges, numbered in ``parent``, that each hunk of the diff from ``parent`` to ``sha``
+    changes in ``paths`` (give both paths of a rename), by the parent's path; one git call."""
+    specs = [f":(literal){path}" for path in sorted(set(paths)) if path]
+    if not specs:
+        return ()
+    # The diff options the user's configuration could change are pinned, so the ranges are too.
+    out = _git(root, "diff", "--unified=0", "--no-color", "--no-ext-diff", "--no-textconv", "-M",
+               "--diff-algorithm=myers", "--inter-hunk-context=0", "--src-prefix=a/", "--dst-prefix=b/",
+               parent, sha, "--", *specs)
+    return parse_hunks(out)
+
+
+def parse_hunks(diff: str) -> tuple[tuple[str, Ranges], ...]:
+    """The pre-image line ranges of a ``--unified=0`` diff's hunks, by the pre-image path (sorted).
+
+    A hunk ``@@ -a,b +c,d @@`` with ``b > 0`` covers lines ``a..a+b-1``; one with ``b == 0``
+    only inserts, after line ``a``, and counts as line ``max(a, 1)``. New files have no ranges.
+    """
+    found: dict[str, set[tuple[int, int]]] = {}
+    path = ""  # the current file's path in the parent ("" for a new file)
+    in_header = False
+    for line in diff.split("\n"):  # not splitlines(): a changed line may hold a form feed
+        if line.startswith("diff --git "):
+            path, in_header = "", True
+        elif in_header and line.startswith("--- "):
+            name = _unquote(line[4:].removesuffix("\t"))  # git adds a tab after a name with a space
+            path = name[2:] if name.startswith("a/") else ""  # "/dev/null" for a new file
+        elif line.startswith("@@"):  # changed lines start with "-", "+" or "\\", never "@"
+            in_header = False
+            match = _HUNK.match(line)
+            if match and path:
+                start, count = int(match[1]), 1 if match[2] is None else int(match[2])
+                span = (start, start + count - 1) if count else (max(start, 1), max(start, 1))
+                found.setdefault(path, set()).add(span)
+    return tuple((name, tuple(sorted(ranges))) for name, ranges in sorted(found.items()))
+
+
+def _unquote(name: str) -> str:
+    """A path as git prints it in a diff header, C-quoted when it holds unusual characters."""
+    if len(name) < 2 or not (name.startswith('"') and name.endswith('"')):
+        return name
+    out = bytearray()
+    body, index = name[1:-1], 0
+    while index < len(body):
+        char, octal = body[index], body[index + 1:index + 4]
+        if char == "\\" and body[index + 1:index + 2] in _ESCAPES:
+            out.append(_ESCAPES[body[index + 1]])
+            index += 2
+        elif char == "\\" and len(octal) == 3 and all(c in "01234567" for c in octal):
+            out.append(int(octal, 8) & 0xFF)  # one byte of a UTF-8 sequence
+            index += 4
+        else:
+            out += char.encode("utf-8")
+            index += 1
+    return out.decode("utf-8", errors="replace")
+
+
 def classify(root: Path, sha: str, parents: list[str], message: str,
              max_files: int = MAX_FILES) -> MinedCommit | SkippedCommit:
     subject = message.strip().splitlines()[0].strip() if message.strip() else ""
@@ -183,7 +256,11 @@ def classify(root: Path, sha: str, parents: list[str], message: str,
     answer = sorted({old for status, old, _new in source if old and status != "C" and is_source(old)})
     if not answer:
         return SkippedCommit(sha, subject, "new-files-only")
-    return MinedCommit(sha, parents[0], 0, subject, query_of(message), tuple(answer))
+    # Both paths of a rename, so the diff pairs them and numbers the lines in the old file.
+    paths = [name for status, old, new in source if old in answer and status != "C" for name in (old, new)]
+    hunks = tuple((path, ranges) for path, ranges in changed_lines(root, parents[0], sha, paths)
+                  if path in answer)
+    return MinedCommit(sha, parents[0], 0, subject, query_of(message), tuple(answer), hunks)
 
 
 def mine_commits(path: Path, count: int, max_files: int = MAX_FILES) -> Mined:
@@ -203,8 +280,7 @@ def mine_commits(path: Path, count: int, max_files: int = MAX_FILES) -> Mined:
             if len(found) >= count:
                 break
     times = _commit_times(root, sorted({c.parent for c in found}))
-    commits = tuple(MinedCommit(c.sha, c.parent, times.get(c.parent, 0), c.subject, c.query, c.answer)
-                    for c in found)
+    commits = tuple(replace(c, parent_time=times.get(c.parent, 0)) for c in found)
     reasons = dict(sorted(Counter(s.reason for s in skipped).items()))
     return Mined(commits, tuple(skipped), scanned, reasons)
 

@@ -38,7 +38,12 @@ def eval_command(ctx: click.Context, golden: Path | None, history: int | None, r
     (release, formatting, huge and source-less commits skipped) are questions: the
     message is the query and the source files the commit changed are the answer,
     asked of a store built at the commit's parent in a temporary clone, refreshed
-    incrementally from one parent to the next. See docs/eval.md.
+    incrementally from one parent to the next.
+
+    Where the answer names lines (the lines each commit changed; `lines` or
+    `symbols` in a golden file), HunkAll says whether the slice holds all of them
+    at the use case's budget, and tokens to gold the smallest budget (1,000 to
+    27,000 tokens) at which it does. See docs/eval.md.
     """
     from kbc.services.evaluate import evaluate_golden, evaluate_history, render_report
 

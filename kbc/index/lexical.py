@@ -231,10 +231,11 @@ class LexicalIndex:
             "WHERE fts MATCH ? ORDER BY score, c.id LIMIT ?", (expression, limit)).fetchall()
         return [str(cid) for cid, _ in rows]
 
-    def locations(self) -> list[tuple[str, str, int, int, tuple[str, ...]]]:
-        """(id, path, start, end, symbols) of every chunk, by path and line."""
-        return [(r[0], r[1], r[2], r[3], tuple(json.loads(r[4]))) for r in self.db.execute(
-            "SELECT id, path, start_line, end_line, symbols FROM chunks ORDER BY path, start_line, id")]
+    def locations(self) -> list[tuple[str, str, int, int, tuple[str, ...], str]]:
+        """(id, path, start, end, symbols, unit) of every chunk, by path and line."""
+        return [(r[0], r[1], r[2], r[3], tuple(json.loads(r[4])), r[5]) for r in self.db.execute(
+            "SELECT id, path, start_line, end_line, symbols, unit FROM chunks "
+            "ORDER BY path, start_line, id")]
 
     # -- writing (the caller commits) ---------------------------------------
 

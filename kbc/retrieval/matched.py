@@ -35,6 +35,7 @@ class Located:
     end: int
     id: str
     symbols: tuple[str, ...]
+    unit: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,8 +48,8 @@ class Matcher:
     def __init__(self, facts: Sequence[FileFacts], lexical: LexicalIndex) -> None:
         self.lexical = lexical
         self.by_path: dict[str, list[Located]] = defaultdict(list)
-        for cid, path, start, end, symbols in lexical.locations():
-            self.by_path[path].append(Located(start, end, cid, symbols))
+        for cid, path, start, end, symbols, unit in lexical.locations():
+            self.by_path[path].append(Located(start, end, cid, symbols, unit))
         self.starts = {path: [c.start for c in found] for path, found in self.by_path.items()}
         self.lookup = FactsLookup(facts, self.by_path)
 
@@ -75,6 +76,11 @@ class Matcher:
         units = self.by_path.get(target.path, [])
         best = sorted((c for c in units if c.id in ranked), key=lambda c: ranked[c.id])[:PER_FILE]
         return [c.id for c in best] or [c.id for c in units[:1]]
+
+    def prelude(self, path: str) -> str:
+        """The unit holding a parsed module's docstring, imports and constants ("" if none)."""
+        units = self.by_path.get(path, [])
+        return units[0].id if units and units[0].unit == "prelude" else ""
 
     def definition(self, qname: str) -> str:
         """The first unit of the definition ``qname`` ("" when it is not indexed)."""

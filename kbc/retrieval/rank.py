@@ -13,6 +13,7 @@ RRF_K = 60
 SEEDS = 10  # the best fused hits whose graph neighbourhood is lifted
 FILE_EVIDENCE = True
 FILE_LIFT = True
+PRELUDE_SHARE = 0.8
 
 
 def rrf(rankings: Iterable[Sequence[str]], k: int = RRF_K) -> dict[str, float]:
@@ -125,7 +126,7 @@ def seeds(fused: Mapping[str, float], matched: Sequence[str], count: int = SEEDS
 
 
 def finish(fused: Mapping[str, float], near: Sequence[str], chunks: Mapping[str, Chunk], profile: Profile,
-           files: FileGraph | None) -> list[tuple[str, float]]:
+           files: FileGraph | None, preludes: Mapping[str, str] | None = None) -> list[tuple[str, float]]:
     """Final scores, best first (ties by id): the neighbours of the seeds (``near``, a ranked
     list of unit ids) fused in at the profile's graph weight, every unit weighed by the role of
     its file, then lifted by its file's personalised PageRank."""
@@ -144,8 +145,25 @@ def finish(fused: Mapping[str, float], near: Sequence[str], chunks: Mapping[str,
             top = max(scored.values())
             scored = {cid: s + profile.graph * top * lift.get(chunks[cid].path, 0.0)
                       for cid, s in scored.items()}
+    if preludes:
+        _follow_preludes(scored, chunks, preludes)
     ordered = sorted(scored.items(), key=lambda kv: (-kv[1], kv[0]))
     return _drop_duplicates(ordered, chunks)
+
+
+def _follow_preludes(scored: dict[str, float], chunks: Mapping[str, Chunk],
+                     preludes: Mapping[str, str]) -> None:
+    """A module's imports and constants are what an edit anywhere in it must know: each file's
+    prelude ranks at ``PRELUDE_SHARE`` of the file's best unit, if not above it already."""
+    best: dict[str, float] = {}
+    for cid, score in scored.items():
+        path = chunks[cid].path
+        if preludes.get(path) != cid and score > best.get(path, 0.0):
+            best[path] = score
+    for path, score in best.items():
+        prelude = preludes.get(path, "")
+        if prelude in chunks:
+            scored[prelude] = max(scored.get(prelude, 0.0), PRELUDE_SHARE * score)
 
 
 def rank(lexical: Sequence[tuple[str, float]], vector: Sequence[str], matched: Sequence[str],

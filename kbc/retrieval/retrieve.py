@@ -131,6 +131,14 @@ class Retriever:
         chunks.update(self.lexical.chunks(missing))
         return list(dict.fromkeys(near))
 
+    def _preludes(self, chunks: dict[str, Chunk]) -> dict[str, str]:
+        """Path -> prelude unit id of the candidates' parsed modules (added to ``chunks``)."""
+        matcher = self.matcher()
+        found = {path: cid for path in sorted({c.path for c in chunks.values()})
+                 if (cid := matcher.prelude(path))}
+        chunks.update(self.lexical.chunks([cid for cid in found.values() if cid not in chunks]))
+        return found
+
     def matcher(self) -> Matcher:
         """What reads the query's mentions and finds their chunks (built on first use)."""
         if self._matcher is None:
@@ -188,7 +196,7 @@ class Retriever:
         chunks = self.lexical.chunks(sorted(seen | set(vector) | set(matched.ids)))
         fused = fuse(scored, vector, matched.ids, chunks)
         near = self._near(seeds(fused, matched.ids), chunks) if profile.graph > 0 else []
-        ranked = finish(fused, near, chunks, profile, self.graph)
+        ranked = finish(fused, near, chunks, profile, self.graph, self._preludes(chunks))
         evidence = Evidence(len(lexical), best_similarity, tuple(score for _, score in ranked[:10]))
         return Ranking(ranked, chunks, evidence, tuple(matched.described))
 

@@ -13,19 +13,21 @@ Two sources of questions:
 For every question both systems are scored the same way (:mod:`kbc.retrieval.metrics`):
 kbc's ranked chunks reduced to distinct files and its packed slice at the use
 case's default budget, and BM25 over whole files with the same budget filled by
-whole files in rank order.
+whole files in rank order. For tokens to gold each system packs again at every
+budget of :data:`~kbc.retrieval.metrics.BUDGETS` (kbc from its one search).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,7 +38,7 @@ from kbc.domain.settings import Settings
 from kbc.index.tokencount import TokenCounter, default_counter
 from kbc.retrieval.baseline import WholeFileBM25
 from kbc.retrieval.golden import GoldenError, GoldenQuestion, read_golden
-from kbc.retrieval.metrics import Gold, Passage, Scores, Summary, distinct_files, score, summarize
+from kbc.retrieval.metrics import BUDGETS, Gold, Passage, Scores, Summary, distinct_files, score, summarize
 from kbc.retrieval.profiles import Profile, load_profiles
 from kbc.retrieval.retrieve import Retriever
 from kbc.services.analyze import store_path
@@ -59,10 +61,12 @@ class QuestionResult:
     gold: tuple[str, ...]
     top: dict[str, tuple[str, ...]]  # system -> its best files
     scores: dict[str, Scores]  # system -> scores
+    lines: Mapping[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)  # gold path -> ranges
 
     def as_data(self) -> dict[str, Any]:
         return {"label": self.label, "question": self.question, "use_case": self.use_case,
                 "gold": list(self.gold),
+                "gold_lines": {path: [list(r) for r in ranges] for path, ranges in self.lines.items()},
                 **{system: {**self.scores[system].as_data(), "top": list(self.top[system])}
                    for system in SYSTEMS}}
 
@@ -103,16 +107,24 @@ class EvalReport:
 
 def _ask(retriever: Retriever, baseline: WholeFileBM25, counter: TokenCounter, profile: Profile,
          query: str, gold: Gold) -> tuple[dict[str, tuple[str, ...]], dict[str, Scores]]:
+    """Both systems' best files and scores; each searches once and packs at every budget asked."""
     ranking = retriever.search(query, profile)
     files = distinct_files(ranking.chunks[cid].path for cid, _ in ranking.ranked
                            if ranking.chunks[cid].kind != "view")
-    packed = retriever.retrieve(query, profile)
-    passages = [Passage(i.path, i.start_line, i.end_line) for i in packed.items if i.kind != "view"]
+
+    @functools.cache
+    def kbc_at(budget: int) -> tuple[Passage, ...]:
+        packed = retriever.slice_of(ranking, query, profile, budget)
+        return tuple(Passage(i.path, i.start_line, i.end_line) for i in packed.items if i.kind != "view")
+
     ranked = baseline.rank(query)
-    filled = baseline.fill(ranked, profile.budget, counter)
-    whole = [Passage(path, 1, sys.maxsize) for path in filled]
+
+    def bm25_at(budget: int) -> tuple[Passage, ...]:
+        return tuple(Passage(path, 1, sys.maxsize) for path in baseline.fill(ranked, budget, counter))
+
     return ({"kbc": tuple(files[:TOP]), "bm25": tuple(ranked[:TOP])},
-            {"kbc": score(files, passages, gold), "bm25": score(ranked, whole, gold)})
+            {"kbc": score(files, kbc_at(profile.budget), gold, kbc_at),
+             "bm25": score(ranked, bm25_at(profile.budget), gold, bm25_at)})
 
 
 # -- golden files ---------------------------------------------------------------
@@ -189,7 +201,7 @@ def evaluate_golden(root: Path, settings: Settings, golden: Path, store_dir: Pat
                 top, scores = _ask(retriever, baseline, counter, profiles[question.use_case],
                                    question.question, gold)
                 results.append(QuestionResult(question.label, question.question, question.use_case,
-                                              gold.paths, top, scores))
+                                              gold.paths, top, scores, gold.ranges))
         mode = retriever.mode
     finally:
         retriever.close()
@@ -284,13 +296,14 @@ def _history_question(tree: Path, store: Path, settings: Settings, profile: Prof
         mode = retriever.mode
         if not answer:  # the changed files were skipped at the parent (binary, oversized, excluded)
             return None, refreshed.path, mode
-        gold = Gold(answer)
+        gold = Gold(answer, {path: ranges for path, ranges in commit.lines().items() if path in answer})
         with WholeFileBM25(tree, tracked) as baseline:
             top, scores = _ask(retriever, baseline, counter, profile, commit.query, gold)
     finally:
         retriever.close()
     label = f"{commit.sha[:10]} {commit.subject}"
-    return QuestionResult(label, commit.query, profile.name, answer, top, scores), refreshed.path, mode
+    return (QuestionResult(label, commit.query, profile.name, answer, top, scores, gold.ranges),
+            refreshed.path, mode)
 
 
 # -- rendering ------------------------------------------------------------------
@@ -310,20 +323,25 @@ def render_report(report: EvalReport, misses: int = 10) -> str:
         refreshes = ", ".join(f"{n} {p}" for p, n in report.history.get("refresh", {}).items())
         lines.append(f"stores built at each commit's parent: {refreshes}")
     lines.append("")
-    header = ("use case", "system", "questions", "Recall@5", "Recall@10", "MRR", "Budget recall")
+    header = ("use case", "system", "questions", "Recall@5", "Recall@10", "MRR", "Budget recall",
+              "HunkAll@budget", "To gold (median)")
     rows: list[tuple[str, ...]] = [header]
     cases = list(report.summaries("kbc"))
     for case in cases:
         for system in SYSTEMS:
             s = report.summaries(system)[case]
             rows.append((case, TITLES[system], str(s.questions), f"{s.recall_at_5:.3f}",
-                         f"{s.recall_at_10:.3f}", f"{s.mrr:.3f}", f"{s.budget_recall:.3f}"))
+                         f"{s.recall_at_10:.3f}", f"{s.mrr:.3f}", f"{s.budget_recall:.3f}",
+                         *_line_cells(s)))
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     for index, row in enumerate(rows):
         cells = [cell.ljust(widths[i]) if i < 2 else cell.rjust(widths[i]) for i, cell in enumerate(row)]
         lines.append("  ".join(cells).rstrip())
         if index == 0:
             lines.append("  ".join("-" * w for w in widths))
+    if report.summaries("kbc")["overall"].hunk_questions:
+        lines += ["", f"HunkAll@budget and to gold: over the questions with line ranges (how many, in "
+                      f"brackets, when not all); budgets tried: {BUDGETS[0]:,} to {BUDGETS[-1]:,} tokens."]
     missed = [r for r in report.results if r.scores["kbc"].recall_at_10 < 1.0]
     if missed and misses > 0:
         lines += ["", f"gold files kbc did not rank in its top 10 ({len(missed)} "
@@ -335,3 +353,17 @@ def render_report(report: EvalReport, misses: int = 10) -> str:
         if len(missed) > misses:
             lines.append(f"  … and {len(missed) - misses} more (--format json lists every question)")
     return "\n".join(lines) + "\n"
+
+
+def _line_cells(summary: Summary) -> tuple[str, str]:
+    """The HunkAll and tokens-to-gold cells: "-" when no question has line ranges."""
+    if summary.hunk_all is None or summary.tokens_to_gold_median is None:
+        return "-", "-"
+    hunks = f"{summary.hunk_all:.3f}"
+    if summary.hunk_questions != summary.questions:
+        hunks += f" ({summary.hunk_questions})"
+    median = summary.tokens_to_gold_median
+    to_gold = "never" if math.isinf(median) else f"{median:,.0f}"
+    if summary.tokens_to_gold_never:
+        to_gold += f" ({summary.tokens_to_gold_never} never)"
+    return hunks, to_gold

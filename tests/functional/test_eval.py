@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -170,15 +172,77 @@ def test_eval_history_builds_each_parent_in_a_clone_and_scores_both_systems(
     # Chronological order of the parents: the cents branch first, then the refunds move.
     assert [r["label"].split()[0] for r in data["results"]] == [shas["cents"][:10], shas["refunds"][:10]]
     assert data["results"][1]["gold"] == ["shop/legacy.py", "shop/payments.py"]
+    # The lines each commit changed, as its parent numbers them; the refunds module moved without an edit.
+    assert [list(r["gold_lines"]) for r in data["results"]] == [["shop/payments.py"], ["shop/payments.py"]]
+    assert all(1 <= first <= last for r in data["results"]
+               for first, last in r["gold_lines"]["shop/payments.py"])
     for system in ("kbc", "bm25"):
         overall = data["systems"][system]["overall"]
         assert overall["questions"] == 2
-        assert set(overall) == {"questions", "recall@5", "recall@10", "mrr", "budget_recall"}
+        assert set(overall) == {"questions", "recall@5", "recall@10", "mrr", "budget_recall",
+                                "hunk_questions", "hunk_all@budget", "tokens_to_gold_median",
+                                "tokens_to_gold_never"}
         assert 0.0 <= overall["mrr"] <= 1.0
+        assert overall["hunk_questions"] == 2 and 0.0 <= overall["hunk_all@budget"] <= 1.0
+        for result in data["results"]:
+            scores = result[system]
+            assert scores["hunk_all@budget"] in (0.0, 1.0)
+            assert scores["tokens_to_gold"] in ["never", *range(1_000, 27_001, 1_000)]
+            if scores["hunk_all@budget"] == 1.0 and set(result["gold_lines"]) == set(result["gold"]):
+                assert scores["budget_recall"] == 1.0  # every gold file holds its lines
     assert "shop/payments.py" in data["results"][0]["kbc"]["top"]
     # The user's work tree is untouched: same HEAD, nothing new, no store written into it.
     assert git(root, "rev-parse", "HEAD") == head
     assert git(root, "status", "--porcelain", "--ignored") == ""
+
+
+def covered(items: list[dict[str, Any]], lines: dict[str, list[list[int]]]) -> bool:
+    """Whether the slice's items together hold every line of every range (HunkAll, independently)."""
+    held = {(i["path"], n) for i in items if i["kind"] != "view"
+            for n in range(i["start_line"], i["end_line"] + 1)}
+    return all((path, n) in held for path, ranges in lines.items() for first, last in ranges
+               for n in range(first, last + 1))
+
+
+def test_eval_history_scores_the_lines_a_commit_changed_as_a_slice_of_its_parent_holds_them(
+        make_repo: RepoFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KBC_EMBED_MODEL", "none")
+    # Discounts after total() make orders.py too big to fit whole in 1,000 tokens.
+    discounts = "".join(f'\n\ndef discount_{n}(cart):\n    """Discount {n} percent off a cart."""\n'
+                        f'    return total(cart) * {100 - n} / 100\n' for n in range(1, 60))
+    before = textwrap.dedent(SHOP["shop/orders.py"]).lstrip("\n") + discounts
+    root = make_repo({**SHOP, "shop/orders.py": before})
+    parent = git(root, "rev-parse", "HEAD").strip()
+    after = before.replace("The sum of the prices in a cart", "The sum of the prices times the quantities")
+    after = after.replace('item["price"] for', 'item["price"] * item.get("quantity", 1) for')
+    History(root).commit("Count the quantity of each item in the total of a cart", {"shop/orders.py": after})
+    data = json.loads(invoke("eval", "--history", "1", "--repo", str(root), "--format", "json"))
+    (result,) = data["results"]
+    assert result["gold"] == ["shop/orders.py"]
+    assert result["gold_lines"] == {"shop/orders.py": [[11, 12]]}  # the docstring and body of total()
+    # The same question asked of a store built at the parent, by `kbc retrieve` at each budget.
+    clone = tmp_path / "parent"
+    subprocess.run(["git", "clone", "-q", str(root), str(clone)], check=True)
+    git(clone, "checkout", "-q", "--detach", parent)
+    invoke("build", str(clone), "--no-llm", "--workers", "1")
+
+    def holds(budget: int | None) -> bool:
+        extra = [] if budget is None else ["--budget", str(budget)]
+        sliced = json.loads(invoke("retrieve", result["question"], "--repo", str(clone), "--format", "json",
+                                   *extra))
+        return covered(sliced["items"], result["gold_lines"])
+
+    kbc = result["kbc"]
+    assert kbc["hunk_all@budget"] == (1.0 if holds(None) else 0.0)
+    assert kbc["tokens_to_gold"] == next((b for b in range(1_000, 27_001, 1_000) if holds(b)), "never")
+    # BM25 holds the lines once the whole file fits, in more than 1,000 tokens.
+    assert result["bm25"]["hunk_all@budget"] == 1.0 and result["bm25"]["tokens_to_gold"] in (2_000, 3_000)
+    overall = data["systems"]["kbc"]["overall"]
+    assert (overall["hunk_questions"], overall["hunk_all@budget"]) == (1, kbc["hunk_all@budget"])
+    assert overall["tokens_to_gold_median"] == kbc["tokens_to_gold"]
+    assert overall["tokens_to_gold_never"] == (kbc["tokens_to_gold"] == "never")
+    text = invoke("eval", "--history", "1", "--repo", str(root))
+    assert "Budget recall  HunkAll@budget  To gold (median)" in text
 
 
 def test_eval_golden_reports_per_use_case_and_overall(make_repo: RepoFactory, tmp_path: Path,
@@ -196,17 +260,27 @@ questions:
     paths: [shop/legacy.py]
     lines: {shop/legacy.py: [4, 6]}
     use_case: qa
+  - question: "where is an amount charged?"
+    paths: [shop/payments.py]
+    use_case: review
 """, encoding="utf-8")
     text = invoke("eval", "--golden", str(golden), "--repo", str(root))
-    assert "kbc eval: 2 questions from" in text
-    assert "Recall@5  Recall@10    MRR  Budget recall" in text
+    assert "kbc eval: 3 questions from" in text
+    assert "Recall@5  Recall@10    MRR  Budget recall  HunkAll@budget  To gold (median)" in text
     for row in ("implementation  kbc", "qa              BM25 whole files", "overall         kbc"):
         assert row in text
+    rows = {tuple(line.split()[:2]): line for line in text.splitlines()
+            if line.startswith(("qa ", "review ", "overall "))}
+    assert rows[("review", "kbc")].split()[-2:] == ["-", "-"]  # no lines nor symbols: no line metrics
+    assert "-" not in rows[("qa", "kbc")].split()
+    assert "(2)" in rows[("overall", "kbc")].split()  # HunkAll over the two questions with ranges
     data = json.loads(invoke("eval", "--golden", str(golden), "--repo", str(root), "--use-case", "qa",
                              "--format", "json"))
     assert data["questions"] == 1 and list(data["systems"]["kbc"]) == ["qa", "overall"]
     assert data["systems"]["kbc"]["qa"]["recall@5"] == 1.0
     assert data["results"][0]["gold"] == ["shop/legacy.py"]
+    assert data["results"][0]["gold_lines"] == {"shop/legacy.py": [[4, 6]]}
+    assert data["systems"]["kbc"]["qa"]["hunk_questions"] == 1
     error = invoke("eval", "--golden", str(golden), "--repo", str(root), "--use-case", "nope", code=1)
     assert "no use case named 'nope'" in error and "implementation" in error
 

@@ -1,5 +1,7 @@
 """Evaluation: the metrics, the golden-file parser and its errors, the whole-file baseline."""
 
+import math
+import sys
 from pathlib import Path
 
 import pytest
@@ -8,14 +10,18 @@ from kbc.index.tokencount import default_counter
 from kbc.retrieval.baseline import WholeFileBM25
 from kbc.retrieval.golden import GoldenError, parse_golden, read_golden
 from kbc.retrieval.metrics import (
+    BUDGETS,
     Gold,
     Passage,
+    Scores,
     budget_recall,
     distinct_files,
+    hunk_all,
     recall_at,
     reciprocal_rank,
     score,
     summarize,
+    tokens_to_gold,
 )
 
 FILES = ["a.py", "b.py", "c.py", "d.py", "e.py", "f.py", "g.py", "h.py", "i.py", "j.py", "k.py"]
@@ -49,8 +55,8 @@ def test_budget_recall_counts_a_path_with_ranges_only_when_a_packed_passage_over
 
 
 def test_scores_average_over_questions() -> None:
-    first = score(["a.py", "b.py"], [Passage("a.py", 1, 5)], Gold(("a.py",)))
-    second = score(["x.py"] * 1 + FILES, [], Gold(("b.py", "zz.py")))
+    first = score(["a.py", "b.py"], [Passage("a.py", 1, 5)], Gold(("a.py",)), lambda budget: [])
+    second = score(["x.py"] * 1 + FILES, [], Gold(("b.py", "zz.py")), lambda budget: [])
     assert (first.recall_at_5, first.reciprocal_rank, first.budget_recall) == (1.0, 1.0, 1.0)
     assert (second.recall_at_5, second.reciprocal_rank, second.budget_recall) == (0.5, 1 / 3, 0.0)
     summary = summarize([first, second])
@@ -59,6 +65,79 @@ def test_scores_average_over_questions() -> None:
     assert summary.mrr == pytest.approx((1 + 1 / 3) / 2)
     assert summary.budget_recall == pytest.approx(0.5)
     assert summarize([]).questions == 0
+    # Neither question has line ranges: the line metrics are not computed.
+    assert (first.hunk_all, first.tokens_to_gold) == (None, None)
+    assert (summary.hunk_questions, summary.hunk_all) == (0, None)
+    assert summary.as_data()["hunk_all@budget"] is None and summary.as_data()["tokens_to_gold_median"] is None
+
+
+def test_hunk_all_needs_every_line_of_every_range_in_the_union_of_the_packed_passages() -> None:
+    gold = Gold(("a.py",), {"a.py": ((8, 15),)})
+    adjacent = [Passage("a.py", 11, 20), Passage("a.py", 1, 10)]
+    assert hunk_all(adjacent, gold) == 1.0
+    assert hunk_all([Passage("a.py", 1, 10), Passage("a.py", 12, 20)], gold) == 0.0  # line 11 missing
+    assert hunk_all([Passage("a.py", 9, 20)], gold) == 0.0
+    assert hunk_all([Passage("b.py", 1, 20)], gold) == 0.0  # the lines of another file
+    assert hunk_all([Passage("a.py", 1, sys.maxsize)], Gold(("a.py",), {"a.py": ((100, 200),)})) == 1.0
+
+
+def test_hunk_all_needs_the_ranges_of_every_gold_file_and_is_undefined_without_any() -> None:
+    two = Gold(("a.py", "b.py"), {"a.py": ((3, 4), (30, 30)), "b.py": ((1, 1),)})
+    assert hunk_all([Passage("a.py", 1, 5), Passage("a.py", 30, 31), Passage("b.py", 1, 2)], two) == 1.0
+    assert hunk_all([Passage("a.py", 1, 5), Passage("b.py", 1, 2)], two) == 0.0  # a.py's second range
+    assert hunk_all([Passage("a.py", 1, 40)], two) == 0.0  # b.py is not packed
+    # A gold file without ranges asks nothing of HunkAll (budget recall counts it).
+    partly = Gold(("a.py", "b.py"), {"a.py": ((3, 4),)})
+    assert hunk_all([Passage("a.py", 1, 5)], partly) == 1.0
+    assert hunk_all([Passage("b.py", 1, 5)], partly) == 0.0
+    assert hunk_all([Passage("a.py", 1, 5)], Gold(("a.py",))) is None
+    assert hunk_all([], Gold(("a.py",), {"a.py": ()})) is None
+
+
+def grows(budget: int) -> list[Passage]:
+    """A packing that holds ten more lines of a.py per thousand tokens."""
+    return [Passage("a.py", 1, budget // 100)]
+
+
+def test_tokens_to_gold_is_the_smallest_budget_at_which_hunk_all_holds() -> None:
+    assert BUDGETS[0] == 1_000 and BUDGETS[-1] == 27_000 and len(BUDGETS) == 27
+    assert tokens_to_gold(grows, Gold(("a.py",), {"a.py": ((41, 50),)})) == 5_000
+    assert tokens_to_gold(grows, Gold(("a.py",), {"a.py": ((1, 1),)})) == 1_000
+    assert tokens_to_gold(grows, Gold(("a.py",), {"a.py": ((270, 271),)})) is None  # 270 lines at 27k
+    assert tokens_to_gold(grows, Gold(("a.py",))) is None
+    asked: list[int] = []
+
+    def recorded(budget: int) -> list[Passage]:
+        asked.append(budget)
+        return grows(budget)
+
+    assert tokens_to_gold(recorded, Gold(("a.py",), {"a.py": ((25, 25),)})) == 3_000
+    assert asked == [1_000, 2_000, 3_000]  # no packing past the first that holds
+
+
+def test_line_metrics_are_summarized_over_the_questions_with_ranges() -> None:
+    def asked(end: int) -> Scores:
+        return score(["a.py"], grows(12_000), Gold(("a.py",), {"a.py": ((end, end),)}), grows)
+
+    early, late, never = asked(20), asked(150), asked(300)
+    unranged = score(["a.py"], grows(12_000), Gold(("a.py",)), grows)
+    assert (early.hunk_all, early.tokens_to_gold) == (1.0, 2_000)
+    assert (late.hunk_all, late.tokens_to_gold) == (0.0, 15_000)  # over the use case's budget
+    assert (never.hunk_all, never.tokens_to_gold) == (0.0, None)
+    assert never.as_data()["tokens_to_gold"] == "never" and unranged.as_data()["tokens_to_gold"] is None
+    assert early.as_data()["hunk_all@budget"] == 1.0 and unranged.as_data()["hunk_all@budget"] is None
+    summary = summarize([early, late, never, unranged])
+    assert (summary.questions, summary.hunk_questions, summary.tokens_to_gold_never) == (4, 3, 1)
+    assert summary.hunk_all == pytest.approx(1 / 3)
+    assert summary.tokens_to_gold_median == 15_000  # never counts as more than any budget
+    assert summary.budget_recall == 0.5  # unchanged: a passage overlapping a range (or any, without)
+    data = summary.as_data()
+    assert (data["hunk_questions"], data["hunk_all@budget"]) == (3, 0.3333)
+    assert (data["tokens_to_gold_median"], data["tokens_to_gold_never"]) == (15_000, 1)
+    assert summarize([early, late]).tokens_to_gold_median == 8_500
+    mostly_never = summarize([early, never, never])
+    assert mostly_never.tokens_to_gold_median == math.inf
+    assert mostly_never.as_data()["tokens_to_gold_median"] == "never"
 
 
 # -- golden files ---------------------------------------------------------------
