@@ -249,9 +249,12 @@ def retrieve(ctx: click.Context, text: str, repo: Path, store: Path | None, use_
              budget: int | None, fmt: str) -> None:
     """Print the slice of the repository that TEXT needs, within a token budget.
 
-    Items carry exact `path:start-end` attribution; the same index and request
-    always give the same bytes. The JSON form is a stable contract:
-    use_case, budget, tokens, fingerprint, retrieval, items, text.
+    Each file is shown once, its blocks in line order with exact `path:start-end`
+    attribution; the same index and request always give the same bytes. Paths,
+    code names, traceback frames, quoted messages and options in TEXT are matched
+    against the repository's facts. The JSON form is a stable contract: use_case,
+    budget, tokens, fingerprint, retrieval, matched (what TEXT named and what it
+    matched), items (one per printed block), text.
     """
     from kbc.services.retrieve import open_retriever, profile_named
 

@@ -111,10 +111,12 @@ def _build(kb: KnowledgeBase) -> tuple[MCPServer, _Worker]:
         """Prime work on a task with a precision slice of the repository: the most relevant code,
         tests, docs and views, with exact paths and line ranges, packed under a token budget.
 
-        Returns `text` (the slice, ready to read), `items` (id, path, start_line, end_line, kind,
-        score, tokens of each piece), `tokens`, `budget`, `use_case`, `retrieval` ("hybrid" or
-        "lexical"), `fingerprint`, and `query_id` for report_usage. The same task on the same
-        build always gives the same slice."""
+        Returns `text` (the slice, ready to read: each file once, its blocks in line order),
+        `items` (id, path, start_line, end_line, kind, score, tokens of each printed block),
+        `matched` (the paths, code names, traceback frames, messages and options the task named,
+        and the definitions or lines they matched), `tokens`, `budget`, `use_case`, `retrieval`
+        ("hybrid" or "lexical"), `fingerprint`, and `query_id` for report_usage. The same task on
+        the same build always gives the same slice."""
 
         def work(kb: KnowledgeBase) -> dict[str, Any]:
             found, query_id = kb.retrieve_logged(task, use_case, budget)

@@ -23,6 +23,7 @@ from kbc.index.tokencount import TokenCounter
 
 MIN_BLOCK_TOKENS = 12  # an attribution line and two fences, with a line of code
 JOIN_SLACK = 2  # tokens a join may add beyond the parts' own counts
+WIDE = 9_999_999  # line numbers at least as long to write as any file's
 FENCE_LANGUAGES = {"python-stub": "python", "text": "", "ini": "ini"}
 
 
@@ -105,6 +106,9 @@ class FileSection:
         return [i for i, b in enumerate(self.blocks)
                 if chunk.start_line <= b.end + 1 and chunk.end_line >= b.start - 1]
 
+    def overlapping(self, chunk: Chunk) -> bool:
+        return any(chunk.start_line <= b.end and chunk.end_line >= b.start for b in self.blocks)
+
     def new_lines(self, chunk: Chunk) -> str:
         taken = [(b.start, b.end) for b in self.blocks]
         return "".join(line for offset, line in enumerate(split_lines(chunk.text))
@@ -167,27 +171,43 @@ def pack(ranked: Sequence[Chunk], dates: Mapping[str, str], budget: int, counter
     sections: dict[str, FileSection] = {}
     taken: list[tuple[Chunk, float, int]] = []
     used = counter.count(header)
+    frames: dict[tuple[str, str, str], int] = {}
+    titles: dict[str, int] = {}
+    elision = counter.count(f"⋮ lines {WIDE}-{WIDE} not shown\n")
+
+    def frame_cost(chunk: Chunk) -> int:
+        """A block's attribution line and fences, counted once per file and breadcrumb with the
+        widest line numbers (the exact count of the whole text comes last)."""
+        key = (chunk.path, chunk.heading, chunk.language)
+        if key not in frames:
+            frame = Block(chunk.path, WIDE, WIDE, crumbs={WIDE: chunk.heading} if chunk.heading else {})
+            frames[key] = counter.count(frame.render(chunk.language, body_too=False))
+        return frames[key]
+
     for index, chunk in enumerate(ranked):
         if budget - used < MIN_BLOCK_TOKENS:
             break
         score = scores[index] if scores is not None else 0.0
         section = sections.get(chunk.path)
+        overlapping = section is not None and section.overlapping(chunk)
+        if taken and not overlapping and size_of(chunk) + JOIN_SLACK > budget - used:
+            continue  # cannot fit even before its frame is counted
         cost = 0
         if section is None:
             section = FileSection(chunk.path, chunk.kind, chunk.language, dates.get(chunk.path, ""))
-            cost += counter.count("\n" + section.title())
+            cost += titles.setdefault(chunk.path, counter.count("\n" + section.title()))
         touching = section.touching(chunk)
-        if touching:
+        if overlapping:
             added = section.new_lines(chunk)
             if not added:
                 continue  # every line already in the slice
             cost += counter.count(added) + JOIN_SLACK
+        elif touching:
+            cost += size_of(chunk) + JOIN_SLACK  # its lines join a block: no frame of its own
         else:
-            frame = Block(chunk.path, chunk.start_line, chunk.end_line,
-                          crumbs={chunk.start_line: chunk.heading} if chunk.heading else {})
-            cost += counter.count(frame.render(chunk.language, body_too=False)) + size_of(chunk) + JOIN_SLACK
+            cost += frame_cost(chunk) + size_of(chunk) + JOIN_SLACK
             if section.blocks:
-                cost += counter.count(f"⋮ lines {chunk.end_line + 1}-{chunk.end_line + 1} not shown\n")
+                cost += elision
         if used + cost > budget:
             if taken or touching:
                 continue

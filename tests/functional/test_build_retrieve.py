@@ -391,3 +391,32 @@ def test_an_index_from_another_kbc_version_is_rebuilt_not_misread(tmp_path: Path
     rebuilt = json.loads(invoke("build", str(root), "--format", "json", "--workers", "1"))["index"]
     assert rebuilt["changed_files"] == rebuilt["files"]
     assert retrieve_json(root, "refund window")["items"]
+
+
+def test_a_slice_of_real_code_holds_the_definition_that_answers_and_no_line_twice(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sources of requests (installed with kbc's dependencies), lexical retrieval: the
+    redirect-following method that carries cookies is in the slice, every file once, no line
+    printed twice."""
+    requests = pytest.importorskip("requests")
+    import shutil
+
+    monkeypatch.setenv("KBC_EMBED_MODEL", "none")
+    root = tmp_path / "requests-src"
+    shutil.copytree(Path(requests.__file__).parent, root / "requests",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    invoke("build", str(root), "--no-llm", "--workers", "1")
+    data = retrieve_json(root, "how are cookies persisted across redirects in a session",
+                         "--budget", "4000")
+    assert data["tokens"] <= 4000
+    source = (root / "requests" / "sessions.py").read_text().splitlines()
+    line = next(n for n, text in enumerate(source, 1) if "def resolve_redirects(" in text)
+    assert any(i["path"] == "requests/sessions.py" and i["start_line"] <= line <= i["end_line"]
+               for i in data["items"]), data["items"]
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for item in data["items"]:
+        spans.setdefault(item["path"], []).append((item["start_line"], item["end_line"]))
+    for path, found in spans.items():
+        assert data["text"].count(f"## {path} (") == 1  # one header per file
+        for (_, end), (start, _) in zip(found, found[1:], strict=False):
+            assert end + 1 < start  # in line order; no line twice
