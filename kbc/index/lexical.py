@@ -29,11 +29,11 @@ CREATE TABLE IF NOT EXISTS chunks (
     text TEXT, unit TEXT, context TEXT);
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
-    path, symbols, body, context, tokenize = "unicode61 tokenchars '_'");
+    path, symbols, body, context, tokenize = "porter unicode61 tokenchars '_'");
 CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, blob TEXT, date TEXT, secrets INTEGER);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 """
-SCHEMA_VERSION = 6  # PRAGMA user_version; another value means another kbc wrote the file
+SCHEMA_VERSION = 7  # PRAGMA user_version; another value means another kbc wrote the file
 # bm25() column weights: path, symbols, body, context (a class outline's member signatures).
 WEIGHTS = (2.0, 3.0, 1.0, 0.3)
 COLUMNS = ("id, path, start_line, end_line, kind, language, heading, module, symbols, role, tokens, text, "

@@ -2,11 +2,12 @@
 
 A chunk (a definition, or a window of up to 60 lines) is the unit of ranking
 and packing, but the shipped MiniLM reads only 256 tokens, about 15 lines of
-code: embedded whole, a long chunk would be judged by its first quarter. So
-each chunk is embedded as units of ``UNIT_LINES`` lines that tile the lines the
-chunk starts (up to where the next chunk of the file begins, for overlapping
-windows), each headed by the chunk's path and breadcrumb, and a chunk's vector
-score is the best of its units'.
+code. A chunk of parsed code is embedded once, by its head (headed by its path
+and breadcrumb: the signature, docstring and first statements say what a
+definition is for, and a long definition is already split into chunks of its
+own). A window of other text is embedded as units of ``UNIT_LINES`` lines that
+tile the lines it starts (up to where the next window of the file begins). A
+chunk's vector score is the best of its units'.
 """
 
 from __future__ import annotations
@@ -19,12 +20,17 @@ from kbc.domain.models import Chunk, EmbedUnit
 from kbc.index.chunks import split_lines
 
 UNIT_LINES = 16
+HEAD_LINES = 24  # lines of a definition's chunk its one unit holds (more than the model reads)
+TILE_DEFINITIONS = False  # True: tile parsed code like other text
 
 
-def unit_id(model_id: str, chunk: str, offset: int, lines: int) -> str:
-    """Named by the model, the chunk and the unit's place in it (lines from the chunk's first):
-    a definition's chunk id does not change when other code moves, so neither do its units."""
-    return hashlib.sha256(f"{model_id}\0{chunk}\0{offset}\0{lines}".encode()).hexdigest()[:24]
+def unit_id(model_id: str, chunk: str, text: str) -> str:
+    """Named by the model, the chunk and the text the model sees: a definition's chunk id does
+    not change when other code moves, so neither do its units; a new way of heading them is
+    new text, and so embedded again."""
+    digest = hashlib.sha256(f"{model_id}\0{chunk}\0".encode())
+    digest.update(text.encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()[:24]
 
 
 def units_of(chunks: Iterable[Chunk], model_id: str, unit_lines: int = UNIT_LINES) -> list[EmbedUnit]:
@@ -49,9 +55,15 @@ _DEFINITION = ("def ", "async def ", "class ")
 
 def _tile(chunk: Chunk, region_end: int, model_id: str, unit_lines: int) -> list[EmbedUnit]:
     """Tiles of ``unit_lines`` lines, each headed by the path and the breadcrumb; tiles after
-    the first also carry the definition's own line, and the first carries a class's outline."""
+    the first also carry the definition's own line, and the first carries a class's outline.
+    Parsed code is one unit per chunk: its head (the signature, the docstring, the first
+    statements; the model reads 256 tokens of it), since a long definition is already split
+    into chunks of its own."""
     lines = split_lines(chunk.text)
     header = chunk.path + (f" — {chunk.heading}" if chunk.heading else "") + "\n"
+    if chunk.unit != "window" and not TILE_DEFINITIONS:
+        region_end = min(region_end, chunk.start_line + HEAD_LINES - 1)
+        unit_lines = HEAD_LINES
     lead = next((line for line in lines if line.lstrip().startswith(_DEFINITION)), "") \
         if chunk.unit in ("class", "function", "method") else ""
     out = []
@@ -64,8 +76,7 @@ def _tile(chunk: Chunk, region_end: int, model_id: str, unit_lines: int) -> list
             text = header + (lead if lead and not first else "") + body
             if first and chunk.context:
                 text += chunk.context + "\n"
-            out.append(EmbedUnit(unit_id(model_id, chunk.id, start - chunk.start_line, end - start + 1),
-                                 chunk.id, start, end, text))
+            out.append(EmbedUnit(unit_id(model_id, chunk.id, text), chunk.id, start, end, text))
         start = end + 1
     return out
 

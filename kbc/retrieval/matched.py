@@ -20,13 +20,14 @@ from typing import Any
 from kbc.domain.models import FileFacts
 from kbc.index.lexical import LexicalIndex
 from kbc.index.tokens import tokens
-from kbc.retrieval.query import CODE, MESSAGE, NAME, OPTION, Mention, read_query
+from kbc.retrieval.query import CODE, MESSAGE, NAME, OPTION, SNIPPET, Mention, read_query
 from kbc.retrieval.resolve import FactsLookup, Target, describe
 
 PER_FILE = 2  # units of a file named by its path alone
 PER_LOOKUP = 3  # units kept of a lexical look-up
 MAX_LOOKUPS = 12  # mentions looked up lexically per query
 MAX_MATCHED = 60
+SNIPPETS = True  # names read from the task's code blocks
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +107,8 @@ class Matcher:
         """The chunks of the query's mentions; ``ranked`` (chunk ids, best first) orders a
         file's units when only the file is named."""
         position = {cid: i for i, cid in enumerate(ranked)}
-        matches, unmatched = self.lookup.match(read_query(query))
+        mentions = [m for m in read_query(query) if SNIPPETS or m.kind != SNIPPET]
+        matches, unmatched = self.lookup.match(mentions)
         ids: dict[str, None] = {}
         described = []
         for match in matches:

@@ -30,6 +30,7 @@ from kbc.retrieval.rank import FileGraph, finish, fuse, seeds
 
 CANDIDATES = 200  # hits taken from each search before fusion
 VECTOR_UNITS = 300  # unit hits asked of the vector store (several per chunk)
+QUERY_VECTORS = 32  # query embeddings kept
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,8 +115,21 @@ class Retriever:
         self._exact: tuple[str, ExactVectors] | None = None  # (the digest the index named, vectors)
         self.facts = facts
         self._matcher: Matcher | None = None
+        self._vectors: dict[str, list[float]] = {}  # the last queries' embeddings, oldest first
         self._graph_facts = graph
         self._neighbours: SymbolNeighbours | None = None
+
+    def _query_vector(self, query: str) -> list[float]:
+        """The query's embedding; the last few are kept, since a task is often asked again (at
+        another budget, for another use case, by ask after retrieve)."""
+        assert self.embedder is not None
+        found = self._vectors.pop(query, None)
+        if found is None:
+            (found,) = self.embedder.embed([query])
+        self._vectors[query] = found
+        while len(self._vectors) > QUERY_VECTORS:
+            self._vectors.pop(next(iter(self._vectors)))
+        return found
 
     def _near(self, seeded: Sequence[str], chunks: dict[str, Chunk]) -> list[str]:
         """Units of the definitions around the seeds' (added to ``chunks``), strongest first."""
@@ -186,7 +200,7 @@ class Retriever:
         if self.embedder is not None and self.vectors is not None:
             exact = self._exact_vectors()
             if exact is not None:
-                (embedding,) = self.embedder.embed([query])
+                embedding = self._query_vector(query)
                 hits = exact.search(embedding, VECTOR_UNITS)
                 best = best_by_chunk([(h.chunk, h.similarity) for h in hits])
                 vector = [cid for cid, _ in sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))][:CANDIDATES]
