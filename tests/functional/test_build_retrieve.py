@@ -420,3 +420,26 @@ def test_a_slice_of_real_code_holds_the_definition_that_answers_and_no_line_twic
         assert data["text"].count(f"## {path} (") == 1  # one header per file
         for (_, end), (start, _) in zip(found, found[1:], strict=False):
             assert end + 1 < start  # in line order; no line twice
+
+
+@pytest.fixture(scope="module")
+def lexical_shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = make_shop(tmp_path_factory.mktemp("lexical-shop") / "repo")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("KBC_EMBED_MODEL", "none")
+        invoke("build", str(root), "--no-llm", "--workers", "1")
+    return root
+
+
+def test_a_traceback_frame_brings_its_definition_and_the_json_says_what_matched(
+        lexical_shop: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KBC_EMBED_MODEL", "none")
+    task = ('Refund crashes:\n  File "/srv/app/site-packages/shop/refunds.py", line 17, in refund\n'
+            "AttributeError: 'NoneType' object has no attribute 'charge_id'\n")
+    data = retrieve_json(lexical_shop, task, "--budget", "600")
+    frame = next(m for m in data["matched"] if m["kind"] == "frame")
+    assert frame["how"] == "frame" and frame["targets"] == ["shop.refunds.refund"]
+    first = data["items"][0]
+    assert first["path"] == "shop/refunds.py"
+    assert "def refund(order, days):" in data["text"]
+
