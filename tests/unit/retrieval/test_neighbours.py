@@ -12,7 +12,8 @@ from kbc.retrieval.profiles import load_profiles
 from kbc.retrieval.rank import finish
 
 SOURCES = {
-    "shop/payments.py": "def reverse_charge(charge_id):\n    return charge_id\n\n\ndef audit(x):\n    return x\n",
+    "shop/payments.py": ("def reverse_charge(charge_id):\n    return charge_id\n\n\n"
+                         "def audit(x):\n    return x\n"),
     "shop/refunds.py": (
         "from shop.payments import audit, reverse_charge\n\n\n"
         "def refund(order):\n    audit(order)\n    return reverse_charge(order)\n\n\n"
