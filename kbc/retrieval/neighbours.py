@@ -9,6 +9,7 @@ class hierarchy, in a list of their own for the fusion.
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 from collections.abc import Sequence
 
@@ -35,14 +36,14 @@ class SymbolNeighbours:
         out: dict[str, None] = {}
         taken = set(seeds)
         for seed in seeds:
-            near = [*self.callees.get(seed, ()), *self.overrides.get(seed, ()), *self.callers.get(seed, ())]
             kept = 0
-            for name in near:
+            for name in itertools.chain(self.callees.get(seed, ()), self.overrides.get(seed, ()),
+                                        self.callers.get(seed, ())):
+                if kept >= MAX_PER_SEED:
+                    break
                 if name not in taken and name not in out:
                     out[name] = None
                     kept += 1
-                    if kept >= MAX_PER_SEED:
-                        break
         return list(out)
 
 
