@@ -4,9 +4,9 @@
 matches them against the facts, and here each match becomes the chunks that
 hold it: a definition's first unit (or the unit holding a frame's line), a
 file's best-ranked units. A mention the facts do not hold (an option, a
-constant, a message no guard raises) is looked up in the lexical index: the
-chunks holding all of its words, and for a name or an option the literal
-text itself.
+constant, a message no guard raises, a quoted line of code) is looked up in
+the lexical index: the chunks holding all of its words, and for a name, an
+option or a line of code the literal text itself.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 from kbc.domain.models import FileFacts
 from kbc.index.lexical import LexicalIndex
 from kbc.index.tokens import tokens
-from kbc.retrieval.query import CODE, MESSAGE, NAME, OPTION, SNIPPET, Mention, read_query
+from kbc.retrieval.query import CODE, LINE, MESSAGE, NAME, OPTION, SNIPPET, Mention, read_query
 from kbc.retrieval.resolve import FactsLookup, Target, describe
 
 PER_FILE = 2  # units of a file named by its path alone
@@ -46,13 +46,14 @@ class Matched:
 
 
 class Matcher:
-    def __init__(self, facts: Sequence[FileFacts], lexical: LexicalIndex) -> None:
+    def __init__(self, facts: Sequence[FileFacts], lexical: LexicalIndex,
+                 scripts: Sequence[str] = ()) -> None:
         self.lexical = lexical
         self.by_path: dict[str, list[Located]] = defaultdict(list)
         for cid, path, start, end, symbols, unit in lexical.locations():
             self.by_path[path].append(Located(start, end, cid, symbols, unit))
         self.starts = {path: [c.start for c in found] for path, found in self.by_path.items()}
-        self.lookup = FactsLookup(facts, self.by_path)
+        self.lookup = FactsLookup(facts, self.by_path, scripts)
 
     def _at(self, path: str, line: int) -> str:
         found = self.by_path.get(path, [])
@@ -99,31 +100,35 @@ class Matcher:
         ids = self.lexical.search_all(words[:12], 40)
         if mention.kind == MESSAGE:
             return ids[:PER_LOOKUP]
-        literal = mention.text if mention.kind == OPTION else (mention.name or mention.text)
+        literal = mention.text if mention.kind in (OPTION, LINE) else (mention.name or mention.text)
         texts = self.lexical.chunks(ids)
         return [cid for cid in ids if cid in texts and literal in texts[cid].text][:PER_LOOKUP]
 
     def match(self, query: str, ranked: Sequence[str]) -> Matched:
-        """The chunks of the query's mentions; ``ranked`` (chunk ids, best first) orders a
-        file's units when only the file is named."""
+        """The chunks of the query's mentions, strongest mention first; ``ranked`` (chunk ids,
+        best first) orders a file's units when only the file is named."""
         position = {cid: i for i, cid in enumerate(ranked)}
         mentions = [m for m in read_query(query) if SNIPPETS or m.kind != SNIPPET]
         matches, unmatched = self.lookup.match(mentions)
+        by_mention = {id(m.mention): m for m in matches}
+        looked_up = {id(m) for m in [m for m in unmatched if m.kind in (OPTION, MESSAGE, LINE)
+                                     or (m.kind in (NAME, CODE) and _wordlike(m.name or m.text))]
+                     [:MAX_LOOKUPS]}
         ids: dict[str, None] = {}
         described = []
-        for match in matches:
-            found = [cid for t in match.targets for cid in self._chunks(t, position) if cid]
+        for mention in mentions:  # in the order read: strongest kind first
+            match = by_mention.get(id(mention))
+            if match is not None:
+                found = [cid for t in match.targets for cid in self._chunks(t, position) if cid]
+                described.append(describe(match))
+            elif id(mention) in looked_up:
+                found = self._literal(mention)
+                if found:
+                    described.append(_found_in_text(mention, found, self.lexical))
+            else:
+                continue
             for cid in found:
                 ids.setdefault(cid, None)
-            described.append(describe(match))
-        lookups = [m for m in unmatched if m.kind in (OPTION, MESSAGE)
-                   or (m.kind in (NAME, CODE) and _wordlike(m.name or m.text))][:MAX_LOOKUPS]
-        for mention in lookups:
-            found = self._literal(mention)
-            for cid in found:
-                ids.setdefault(cid, None)
-            if found:
-                described.append(_found_in_text(mention, found, self.lexical))
         return Matched(list(ids)[:MAX_MATCHED], described)
 
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from kbc.analyzers.mentions import BUILTINS, FILE_SUFFIXES, code_spans
 
 # Strength of what a mention is, strongest first (the order matched definitions are ranked in).
-FRAME, PATH, CODE, NAME, MESSAGE, OPTION, SNIPPET = range(7)
-KINDS = ("frame", "path", "code", "name", "message", "option", "snippet")
+FRAME, PATH, COMMAND, CODE, NAME, MESSAGE, LINE, OPTION, SNIPPET = range(9)
+KINDS = ("frame", "path", "command", "code", "name", "message", "line", "option", "snippet")
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _DOTTED = re.compile(rf"(?<![\w.]){_NAME}(?:\.{_NAME})+(?![\w])")
@@ -30,6 +30,14 @@ _PY_FRAME = re.compile(r'File "([^"\n]+)", line (\d+)(?:, in (\S+))?')
 _IPY_FRAME = re.compile(rf"((?:[\w.~-]+/)*[\w.-]+\.py) in ({_NAME})\(")
 # pkg/mod.py:12: in name                (pytest)
 _PYTEST_FRAME = re.compile(rf"((?:[\w.~-]+/)*[\w.-]+\.py):(\d+): in ({_NAME})")
+# File ~/pkg/mod.py:12, in Class.name(args)     (IPython 8)
+_IPY8_FRAME = re.compile(rf"File ((?:[\w.~-]+/)*[\w.-]+\.py):(\d+), in ({_NAME}(?:\.{_NAME})*)")
+# $ prog subcommand ...                (a shell session)
+_SHELL = re.compile(r"^[ \t]*\$[ \t]+([A-Za-z][\w.-]*)[ \t]+([A-Za-z][\w-]*)", re.MULTILINE)
+# A line of code as a traceback or a reader quotes it: "--> 841 plotter._setup(self)", "x = f(y)"
+_CODE_MARKS = re.compile(r"^\s*(?:-+>|>>>|\.\.\.)?\s*(?:\d+\s+)?")
+_CODE_LINE = re.compile(r"^(?:(?:return|raise|yield|if|elif|while|for|with|assert|def|class)\b.*|"
+                        rf"{_NAME}(?:\.{_NAME})*(?:\[[^\]]*\])?\s*(?:[-+*/|&]?=[^=].*|\(.*\)\s*))$")
 _FENCED = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", re.MULTILINE | re.DOTALL)
 _CALL = re.compile(rf"(?<![\w.])({_NAME}(?:\.{_NAME})*)\s*\(")
 _IDENTIFIER = re.compile(rf"(?<![\w.-])({_NAME})(?![\w-])")
@@ -40,6 +48,7 @@ _EXCEPTION = re.compile(r"^\s*(?:[\w.]+\.)?([A-Z]\w*(?:Error|Exception|Warning))
 _IMPORT = re.compile(rf"^\s*(?:from\s+({_NAME}(?:\.{_NAME})*)\s+import\s+([\w, ]+)"
                      rf"|import\s+({_NAME}(?:\.{_NAME})*))", re.MULTILINE)
 MAX_MENTIONS = 200
+MAX_LINES = 20  # code lines taken from a task
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,8 +56,8 @@ class Mention:
     """Something the task names."""
 
     text: str  # as written (a name, a path, a message, an option)
-    kind: int  # FRAME, PATH, CODE, NAME, MESSAGE, OPTION or SNIPPET
-    order: int  # where it first appears in the task
+    kind: int  # FRAME, PATH, COMMAND, CODE, NAME, MESSAGE, LINE, OPTION or SNIPPET
+    order: int  # where it first appears in the task (a frame: minus that, the latest first)
     path: str = ""  # a frame's or a path mention's file, as written
     line: int = 0  # a frame's line, or a path's ``:N``
     name: str = ""  # the code name: a frame's function, a dotted or bare identifier
@@ -82,18 +91,23 @@ def read_query(text: str) -> list[Mention]:
 
     def add(mention: Mention) -> None:
         key = (mention.kind, mention.text, mention.line)
-        if key not in found and len(found) < MAX_MENTIONS:
+        if key in found:
+            if mention.order < found[key].order:  # a frame seen again, later in the task
+                found[key] = mention
+        elif len(found) < MAX_MENTIONS:
             found[key] = mention
 
-    for regex, has_line in ((_PY_FRAME, True), (_PYTEST_FRAME, True), (_IPY_FRAME, False)):
+    for regex, has_line in ((_PY_FRAME, True), (_PYTEST_FRAME, True), (_IPY8_FRAME, True),
+                            (_IPY_FRAME, False)):
         for match in regex.finditer(text):
             if has_line:
                 path, line, name = match.group(1), int(match.group(2)), match.group(3) or ""
             else:
                 path, line, name = match.group(1), 0, match.group(2)
-            name = "" if name.startswith("<") else name  # <module>, <lambda>
+            name = "" if name.startswith("<") else name.rpartition(".")[2]  # <module>; Class.name
             where = f"{path}:{line}" if line else path
-            add(Mention(f"{where} in {name}" if name else where, FRAME, match.start(), path, line, name))
+            # Tracebacks print the most recent call last: the later a frame, the nearer the raise.
+            add(Mention(f"{where} in {name}" if name else where, FRAME, -match.start(), path, line, name))
     for match in _PATH.finditer(text):
         path = match.group(1)
         if "/" in path or path.endswith((".py", ".pyi")):
@@ -126,10 +140,31 @@ def read_query(text: str) -> list[Mention]:
         message = (match.group(1) or match.group(2)).strip()
         if len(message.split()) >= 3:
             add(Mention(message, MESSAGE, match.start()))
+    for match in _SHELL.finditer(text):
+        add(Mention(f"{match.group(1)} {match.group(2)}", COMMAND, match.start(), path=match.group(1),
+                    name=match.group(2)))
+    for start, statement in _code_lines(text):
+        add(Mention(statement, LINE, start))
     for start, block in fenced:
         for name in _names(block, span=False):
             add(Mention(name, SNIPPET, start, name=name))
     return sorted(found.values(), key=lambda m: (m.kind, m.order, m.text))
+
+
+def _code_lines(text: str) -> list[tuple[int, str]]:
+    """Lines that read as a statement of code (an assignment, a call, a return or raise), with
+    their offsets: a task quoting a line of the repository says where it is."""
+    out: list[tuple[int, str]] = []
+    offset = 0
+    for raw in text.split("\n"):
+        line = _CODE_MARKS.sub("", raw, count=1).strip()
+        if 12 <= len(line) <= 160 and len(line.split()) >= 2 and _CODE_LINE.match(line) \
+                and not line.startswith(("File ", "Traceback")):
+            out.append((offset, line))
+            if len(out) >= MAX_LINES:
+                break
+        offset += len(raw) + 1
+    return out
 
 
 def _line_offsets(text: str) -> list[int]:

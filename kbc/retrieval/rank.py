@@ -12,6 +12,7 @@ from kbc.retrieval.profiles import Profile
 RRF_K = 60
 SEEDS = 10  # the best fused hits whose graph neighbourhood is lifted
 FILE_EVIDENCE = True
+MATCHED_WEIGHT = 1.0  # of the list of what the query names, against the searches' lists
 FILE_LIFT = True
 PRELUDE_SHARE = 0.8
 
@@ -110,7 +111,9 @@ def fuse(lexical: Sequence[tuple[str, float]], vector: Sequence[str], matched: S
          chunks: Mapping[str, Chunk]) -> dict[str, float]:
     """Reciprocal-rank fusion of the lexical hits, the vector hits, what the query named and
     the files' lexical evidence (each unit ranked by its file)."""
-    fused = rrf([[cid for cid, _ in lexical], list(vector), list(matched)])
+    fused = rrf([[cid for cid, _ in lexical], list(vector)])
+    for cid, score in rrf([list(matched)]).items():
+        fused[cid] = fused.get(cid, 0.0) + MATCHED_WEIGHT * score
     if FILE_EVIDENCE:
         by_file = file_ranking(lexical, chunks)
         for cid in fused:

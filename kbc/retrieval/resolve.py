@@ -8,10 +8,13 @@
   ``resolve_redirects``) when at most ``MAX_TARGETS`` definitions share it;
 - a traceback frame matches the definition of that name in the frame's file,
   or the line's definition, or else the name alone;
-- a quoted message matches the raise or assert whose literal text it contains.
+- a quoted message matches the raise or assert whose literal text it contains;
+- ``$ prog sub`` in a shell session, ``prog`` a console script of the repository,
+  matches the code of the command named ``sub`` (click, typer, argparse).
 
-What does not match here (an option, a constant, a message no guard raises)
-is left to the lexical index, which holds every word of every file.
+What does not match here (an option, a constant, a message no guard raises, a
+quoted line of code) is left to the lexical index, which holds every word of
+every file.
 """
 
 from __future__ import annotations
@@ -24,10 +27,11 @@ from pathlib import PurePosixPath
 
 from kbc.domain.models import FileFacts, Symbol
 from kbc.graph.symbols import SymbolTable
-from kbc.retrieval.query import CODE, FRAME, MESSAGE, NAME, PATH, SNIPPET, Mention
+from kbc.retrieval.query import CODE, COMMAND, FRAME, MESSAGE, NAME, PATH, SNIPPET, Mention
 
 MAX_TARGETS = 8  # a name shared by more definitions than this says nothing about which
 MAX_SAME_NAME_FILES = 3  # likewise for a bare file name (utils.py)
+COMMAND_KINDS = frozenset({"click", "typer", "argparse"})
 _PLACEHOLDER = re.compile(r"%\(\w+\)[-#0 +]*\d*(?:\.\d+)?[a-zA-Z]|%[-#0 +]*\d*(?:\.\d+)?[a-zA-Z]|\{[^{}]*\}")
 _SPACE = re.compile(r"\s+")
 
@@ -53,8 +57,11 @@ def _normal(text: str) -> str:
 class FactsLookup:
     """Paths, definitions and guard messages of one repository, indexed for matching."""
 
-    def __init__(self, facts: Sequence[FileFacts], paths: Iterable[str]) -> None:
+    def __init__(self, facts: Sequence[FileFacts], paths: Iterable[str],
+                 scripts: Iterable[str] = ()) -> None:
         self.facts = facts
+        self.scripts = set(scripts)  # console scripts the packaging metadata declares
+        self.commands: dict[str, list[Target]] = defaultdict(list)  # command name -> its code
         self.symbols: dict[str, tuple[str, Symbol]] = {}
         self.by_file: dict[str, list[Symbol]] = {}
         self.modules: dict[str, str] = {}
@@ -73,6 +80,9 @@ class FactsLookup:
             self.by_basename[PurePosixPath(path).name].append(path)
         self.messages: list[tuple[tuple[str, ...], Target]] = []
         for file in facts:
+            for entry in file.entry_points:
+                if entry.kind in COMMAND_KINDS and entry.target in self.symbols:
+                    self.commands[entry.name].append(Target(self.symbols[entry.target][0], entry.target))
             for guard in file.guards:
                 fragments = tuple(f for f in (_normal(p) for p in _PLACEHOLDER.split(guard.message))
                                   if len(f) >= 4)
@@ -174,6 +184,10 @@ class FactsLookup:
                 if module:
                     return Match(mention, (Target(module),), "module")
             return None
+        if mention.kind == COMMAND:
+            # `$ prog sub`: the program's own entry says nothing; its subcommand names code
+            found = self.commands.get(mention.name, []) if mention.path in self.scripts else []
+            return Match(mention, tuple(found), "command") if 0 < len(found) <= MAX_TARGETS else None
         if mention.kind == MESSAGE:
             text = _normal(mention.text)
             targets = tuple(sorted({t for fragments, t in self.messages

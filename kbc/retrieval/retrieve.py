@@ -89,7 +89,7 @@ class Retriever:
     def __init__(self, index_dir: Path, graph: GraphFacts | None, module_paths: dict[str, str],
                  symbol_paths: dict[str, str], counter: TokenCounter,
                  embedder: Embedder | None = None, vectors: VectorStore | None = None,
-                 note: str = "", facts: Sequence[FileFacts] = ()) -> None:
+                 note: str = "", facts: Sequence[FileFacts] = (), scripts: Sequence[str] = ()) -> None:
         self.index_dir = index_dir
         path = index_dir / "lexical.sqlite"
         if not path.is_file():
@@ -114,6 +114,7 @@ class Retriever:
         self.last_evidence = Evidence(0, -1.0, ())  # of the last retrieve, for the gap log
         self._exact: tuple[str, ExactVectors] | None = None  # (the digest the index named, vectors)
         self.facts = facts
+        self.scripts = scripts  # the console scripts the packaging metadata declares
         self._matcher: Matcher | None = None
         self._vectors: dict[str, list[float]] = {}  # the last queries' embeddings, oldest first
         self._graph_facts = graph
@@ -156,7 +157,7 @@ class Retriever:
     def matcher(self) -> Matcher:
         """What reads the query's mentions and finds their chunks (built on first use)."""
         if self._matcher is None:
-            self._matcher = Matcher(self.facts, self.lexical)
+            self._matcher = Matcher(self.facts, self.lexical, self.scripts)
         return self._matcher
 
     def _exact_vectors(self) -> ExactVectors | None:

@@ -28,8 +28,9 @@ def open_retriever(root: Path, settings: Settings, store_dir: Path | None = None
         for symbol in facts.symbols:
             symbol_paths.setdefault(symbol.qname, facts.path)
     embedder, vectors, note = open_embedding(store_root, root, lazy=True)
+    scripts = sorted({e.name for e in store.entry_points() if e.kind in ("console_script", "gui_script")})
     return Retriever(index_dir(store_root), store.graph(), module_paths, symbol_paths,
-                     default_counter(), embedder, vectors, note, every)
+                     default_counter(), embedder, vectors, note, every, scripts)
 
 
 def profile_named(root: Path, name: str) -> Profile:

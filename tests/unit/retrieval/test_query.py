@@ -28,6 +28,12 @@ Traceback (most recent call last):
 shop.exceptions.TooManyRedirects: Exceeded 30 redirects.
 
 See shop/cookies.py:3 and the message "refunds are allowed for 180 days only".
+
+```
+$ shop refund --all
+File ~/src/shop/sessions.py:9, in Session.send(self, request)
+----> 9     return self.adapter.send(request)
+```
 '''
 
 
@@ -41,6 +47,12 @@ def test_the_query_names_frames_paths_code_messages_and_options() -> None:
     assert ("message", "Exceeded 30 redirects.") in found
     assert ("message", "refunds are allowed for 180 days only") in found
     assert ("snippet", "shop.orders.Refund") in found and ("snippet", "shop.Session") in found
+    assert ("frame", "~/src/shop/sessions.py:9 in send") in found  # IPython 8's form
+    assert ("command", "shop refund") in found
+    assert ("line", "return self.adapter.send(request)") in found
+    assert ("line", "s = shop.Session()") in found
+    frames = [m.text for m in read_query(TASK) if m.label == "frame"]
+    assert frames[0] == "~/src/shop/sessions.py:9 in send"  # the latest frame first
     kinds = [m.kind for m in read_query(TASK)]
     assert kinds == sorted(kinds)  # strongest first
     assert not any(text in ("e.g", "i.e") for _, text in found)
