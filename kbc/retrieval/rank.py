@@ -98,10 +98,11 @@ class FileGraph:
 def file_ranking(lexical: Sequence[tuple[str, float]], chunks: Mapping[str, Chunk]) -> dict[str, int]:
     """Files ranked by the lexical evidence of all their units together (the sum of their
     BM25 scores among the hits): a file about the task outranks one unit that shares words
-    with it. Path -> rank from 1."""
+    with it. A view is a file of its own, so it competes on the same terms. Path -> rank
+    from 1."""
     total: dict[str, float] = defaultdict(float)
     for cid, score in lexical:
-        if cid in chunks and chunks[cid].kind != "view":
+        if cid in chunks:
             total[chunks[cid].path] += score
     ordered = sorted(total.items(), key=lambda kv: (-kv[1], kv[0]))
     return {path: index for index, (path, _) in enumerate(ordered, start=1)}

@@ -5,7 +5,7 @@ import pytest
 
 from kbc.domain.models import Chunk
 from kbc.retrieval.profiles import load_profiles
-from kbc.retrieval.rank import FileGraph, rank
+from kbc.retrieval.rank import FileGraph, fuse, rank
 
 PROFILE = load_profiles()["implementation"]
 
@@ -72,3 +72,11 @@ def test_a_file_that_many_hits_come_from_outranks_one_lucky_unit() -> None:
                  for i in range(4)}}
     lexical = [("lucky", 9.0), ("f0", 8.9), ("f1", 8.0), ("f2", 7.0), ("f3", 6.0)]
     assert [cid for cid, _ in rank(lexical, [], [], chunks, PROFILE, None)][:2] == ["f0", "lucky"]
+
+
+
+def test_a_view_takes_file_evidence_as_a_file_of_its_own() -> None:
+    chunks = {"view": chunk("view", "@views/architecture.md", "layers", kind="view"),
+              "code": chunk("code", "shop/orders.py", "orders")}
+    fused = fuse([("view", 5.0), ("code", 4.0)], [], [], chunks)
+    assert fused["view"] > fused["code"]  # the better lexical hit, whatever its kind
