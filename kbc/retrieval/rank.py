@@ -12,6 +12,7 @@ from kbc.retrieval.profiles import Profile
 RRF_K = 60
 SEEDS = 10  # the best fused hits whose graph neighbourhood is lifted
 FILE_EVIDENCE = True
+FILE_EVIDENCE_UNITS = 0  # a file's best units summed for its evidence (0: all of them)
 MATCHED_WEIGHT = 1.0  # of the list of what the query names, against the searches' lists
 FILE_LIFT = True
 PRELUDE_SHARE = 0.8
@@ -100,10 +101,12 @@ def file_ranking(lexical: Sequence[tuple[str, float]], chunks: Mapping[str, Chun
     BM25 scores among the hits): a file about the task outranks one unit that shares words
     with it. A view is a file of its own, so it competes on the same terms. Path -> rank
     from 1."""
-    total: dict[str, float] = defaultdict(float)
+    counted: dict[str, list[float]] = defaultdict(list)
     for cid, score in lexical:
         if cid in chunks:
-            total[chunks[cid].path] += score
+            counted[chunks[cid].path].append(score)
+    limit = FILE_EVIDENCE_UNITS or None
+    total = {path: sum(sorted(scores, reverse=True)[:limit]) for path, scores in counted.items()}
     ordered = sorted(total.items(), key=lambda kv: (-kv[1], kv[0]))
     return {path: index for index, (path, _) in enumerate(ordered, start=1)}
 
