@@ -98,9 +98,9 @@ class FileGraph:
 
 def file_ranking(lexical: Sequence[tuple[str, float]], chunks: Mapping[str, Chunk]) -> dict[str, int]:
     """Files ranked by the lexical evidence of all their units together (the sum of their
-    BM25 scores among the hits): a file about the task outranks one unit that shares words
-    with it. A view is a file of its own, so it competes on the same terms. Path -> rank
-    from 1."""
+    BM25 scores among the hits, or of their ``FILE_EVIDENCE_UNITS`` best): a file about the
+    task outranks one unit that shares words with it. A view is a file of its own, so it
+    competes on the same terms. Path -> rank from 1."""
     counted: dict[str, list[float]] = defaultdict(list)
     for cid, score in lexical:
         if cid in chunks:

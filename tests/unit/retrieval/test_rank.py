@@ -74,7 +74,6 @@ def test_a_file_that_many_hits_come_from_outranks_one_lucky_unit() -> None:
     assert [cid for cid, _ in rank(lexical, [], [], chunks, PROFILE, None)][:2] == ["f0", "lucky"]
 
 
-
 def test_a_view_takes_file_evidence_as_a_file_of_its_own() -> None:
     chunks = {"view": chunk("view", "@views/architecture.md", "layers", kind="view"),
               "code": chunk("code", "shop/orders.py", "orders")}
