@@ -111,9 +111,9 @@ class Matcher:
         mentions = [m for m in read_query(query) if SNIPPETS or m.kind != SNIPPET]
         matches, unmatched = self.lookup.match(mentions)
         by_mention = {id(m.mention): m for m in matches}
-        looked_up = {id(m) for m in [m for m in unmatched if m.kind in (OPTION, MESSAGE, LINE)
-                                     or (m.kind in (NAME, CODE) and _wordlike(m.name or m.text))]
-                     [:MAX_LOOKUPS]}
+        lookups = [m for m in unmatched if m.kind in (OPTION, MESSAGE, LINE)
+                   or (m.kind in (NAME, CODE) and _wordlike(m.name or m.text))][:MAX_LOOKUPS]
+        looked_up = {id(m) for m in lookups}
         ids: dict[str, None] = {}
         described = []
         for mention in mentions:  # in the order read: strongest kind first

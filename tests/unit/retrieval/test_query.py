@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from helpers import write_tree
 
 from kbc.analyzers.python.analyze import analyze_source
-from kbc.domain.models import AnalysisOk, AnalysisTask, FileFacts
+from kbc.domain.models import AnalysisOk, AnalysisTask, EntryPoint, FileFacts
 from kbc.retrieval.query import read_query
 from kbc.retrieval.resolve import FactsLookup, Target
 
@@ -118,3 +119,16 @@ def test_a_shared_file_name_or_a_common_name_matches_nothing(tmp_path: Path) -> 
     many = FactsLookup(list(found.facts), [f"pkg{i}/utils.py" for i in range(5)])
     assert many.path("utils.py") == ""  # five files share the name
     assert many.path("pkg3/utils.py") == "pkg3/utils.py"
+
+
+def test_a_shell_command_of_the_repository_names_its_subcommand_code(tmp_path: Path) -> None:
+    found = lookup(tmp_path)
+    refund = EntryPoint("click", "refund", "shop.cookies.merge_cookies", "shop/cookies.py", 1)
+    facts = [dataclasses.replace(f, entry_points=(refund,)) if f.path == "shop/cookies.py" else f
+             for f in found.facts]
+    task = read_query("Running\n$ shop refund --all\nfails.")
+    matches, _ = FactsLookup(facts, SHOP, scripts=["shop"]).match(task)
+    assert [(m.how, m.targets) for m in matches if m.mention.label == "command"] == [
+        ("command", (Target("shop/cookies.py", "shop.cookies.merge_cookies"),))]
+    matches, _ = FactsLookup(facts, SHOP).match(task)  # `shop` is not this repository's program
+    assert not [m for m in matches if m.mention.label == "command"]
