@@ -46,32 +46,65 @@ class SymbolTable:
         return self._index.longest(dotted)
 
     def resolve(self, name: str) -> str | None:
-        """The qname of the symbol or module ``name`` refers to, or None."""
-        if name in self.symbols or name in self.modules:
-            return name
-        if name in self._memo:
-            return self._memo[name]
-        self._memo[name] = None  # guards against alias cycles
-        result = self._resolve(name)
-        self._memo[name] = result
-        return result
+        """The qname of the symbol or module ``name`` refers to, or None.
 
-    def _resolve(self, name: str) -> str | None:
+        A name is followed through aliases and star imports depth first, with
+        an explicit stack: a chain of star imports as long as the repository's
+        module count resolves without deep recursion, and a name already on
+        the path (an alias or star-import cycle) counts as unresolved there.
+        """
+        known, answer = self._known(name)
+        if known:
+            return answer
+        found, candidates = self._enter(name)
+        if found is not None or not candidates:
+            return self._settle(name, found)
+        stack = [(name, iter(candidates))]
+        while stack:
+            top, pending = stack[-1]
+            if answer is not None:
+                self._settle(top, answer)
+                stack.pop()
+                continue
+            candidate = next(pending, None)
+            if candidate is None:  # every way out of ``top`` failed: it stays unresolved
+                stack.pop()
+                continue
+            known, answer = self._known(candidate)
+            if known:
+                continue
+            found, candidates = self._enter(candidate)
+            if found is not None or not candidates:
+                answer = self._settle(candidate, found)
+            else:
+                stack.append((candidate, iter(candidates)))
+        return answer
+
+    def _known(self, name: str) -> tuple[bool, str | None]:
+        if name in self.symbols or name in self.modules:
+            return True, name
+        if name in self._memo:  # resolved before, or on the current path (a cycle)
+            return True, self._memo[name]
+        return False, None
+
+    def _settle(self, name: str, answer: str | None) -> str | None:
+        self._memo[name] = answer
+        return answer
+
+    def _enter(self, name: str) -> tuple[str | None, list[str]]:
+        """What ``name`` resolves to directly, or else the names to try in its place, in order."""
+        self._memo[name] = None  # on the path: a cycle back to it finds nothing
         module = self.module_of(name)
         if not module:
-            return None
+            return None, []
         rest = name[len(module) + 1:].split(".")
         head = f"{module}.{rest[0]}"
         if head in self.symbols:
-            return self._member(head, rest[1:])
+            return self._member(head, rest[1:]), []
         alias = self.bindings.get(module, {}).get(rest[0])
         if alias is not None and alias != head:
-            return self.resolve(".".join([alias, *rest[1:]]))
-        for star in self.stars.get(module, ()):
-            found = self.resolve(".".join([star, *rest]))
-            if found is not None:
-                return found
-        return None
+            return None, [".".join([alias, *rest[1:]])]
+        return None, [".".join([star, *rest]) for star in self.stars.get(module, ())]
 
     def _member(self, owner: str, rest: list[str], hops: int = 0) -> str | None:
         """``owner.rest...`` where owner is a symbol: nested definitions, then base classes."""

@@ -78,3 +78,25 @@ def test_external_distributions_are_counted_by_importing_modules(make_repo: Repo
         "b.py": "import yaml\n",
     })
     assert graph.external == (("PyYAML", 2), ("requests", 1))
+
+
+def test_a_star_import_chain_of_five_hundred_modules_resolves_to_its_end(make_repo: RepoFactory) -> None:
+    depth = 500
+    files = {"app/__init__.py": "from app.m0 import *\n",
+             "app/use.py": "from app import *\ndef main():\n    return last()\n"}
+    for i in range(depth):
+        files[f"app/m{i}.py"] = (f"from app.m{i + 1} import *\n" if i < depth - 1 else "def last(): ...\n")
+    graph = graph_of(make_repo, files)
+    assert [(e.source, e.target) for e in graph.call_edges] == [("app.use.main", f"app.m{depth - 1}.last")]
+
+
+def test_a_star_import_cycle_resolves_what_it_defines_and_ends_on_what_it_does_not(
+        make_repo: RepoFactory) -> None:
+    graph = graph_of(make_repo, {
+        "app/__init__.py": "",
+        "app/a.py": "from app.b import *\ndef here(): ...\n",
+        "app/b.py": "from app.c import *\n",
+        "app/c.py": "from app.a import *\n",
+        "app/use.py": "from app.c import *\ndef main():\n    here()\n    nowhere()\n",
+    })
+    assert [(e.source, e.target) for e in graph.call_edges] == [("app.use.main", "app.a.here")]
