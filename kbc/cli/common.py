@@ -24,6 +24,14 @@ def fail(error: KbcError, debug: bool) -> None:
     sys.exit(error.exit_code)
 
 
+def unexpected(exc: Exception) -> None:
+    """An exception kbc did not expect, as one line (``--debug`` shows the traceback)."""
+    from kbc.domain.errors import DEBUG_HINT, describe
+
+    click.echo(f"error: unexpected {describe(exc)} ({DEBUG_HINT})", err=True)
+    sys.exit(1)
+
+
 def settings_for(root: Path, **overrides: Any) -> Settings:
     from kbc.domain.settings import load_settings
 

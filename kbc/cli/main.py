@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from kbc import __version__
-from kbc.cli.common import build_options, fail, reading_options, settings_for
+from kbc.cli.common import build_options, fail, reading_options, settings_for, unexpected
 from kbc.domain.errors import KbcError
 
 if TYPE_CHECKING:
@@ -292,4 +292,9 @@ _register()
 
 
 def main() -> None:
-    cli(prog_name="kbc")
+    try:
+        cli(prog_name="kbc")
+    except Exception as exc:  # noqa: BLE001 - a KbcError is handled by its command; this is the rest
+        if "--debug" in sys.argv[1:]:
+            raise
+        unexpected(exc)

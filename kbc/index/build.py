@@ -20,7 +20,7 @@ from kbc.analyzers.discover import git_blob_id
 from kbc.analyzers.pool import worker_init
 from kbc.analyzers.python.analyze import decode_source
 from kbc.analyzers.secrets import redact
-from kbc.domain.errors import KbcError
+from kbc.domain.errors import KbcError, in_pass
 from kbc.domain.models import Chunk, EmbedUnit, FileFacts, SourceFile
 from kbc.index.chunks import chunk_text
 from kbc.index.definitions import Definition
@@ -71,6 +71,11 @@ class IndexSummary:
 
 def prepare(task: ChunkTask) -> tuple[str, list[Chunk], int]:
     """Read, redact and chunk one file (runs in a worker process)."""
+    with in_pass("index", task.path):
+        return _prepare(task)
+
+
+def _prepare(task: ChunkTask) -> tuple[str, list[Chunk], int]:
     try:
         data = Path(task.abspath).read_bytes()
     except OSError:

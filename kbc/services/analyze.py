@@ -16,6 +16,7 @@ from kbc.analyzers.modules import detect_source_roots, module_name
 from kbc.analyzers.pool import run_analysis
 from kbc.analyzers.project_meta import metadata_entry_points
 from kbc.analyzers.python.analyze import ANALYZER_VERSION
+from kbc.domain.errors import in_pass
 from kbc.domain.models import (
     AnalysisFailed,
     AnalysisOk,
@@ -80,8 +81,9 @@ def analyze_repository(
     started = time.perf_counter()
     root = root.resolve()
     store_root = store_path(root, settings, store_dir)
-    inventory = discover(root, max_file_bytes=settings.max_file_bytes,
-                         exclude=settings.exclude, store_dir=store_root)
+    with in_pass("discover"):
+        inventory = discover(root, max_file_bytes=settings.max_file_bytes,
+                             exclude=settings.exclude, store_dir=store_root)
     roots = detect_source_roots((f.path for f in inventory.files), settings.source_roots)
     warnings: list[str] = []
     tasks: list[tuple[AnalysisTask, str]] = []
@@ -99,7 +101,7 @@ def analyze_repository(
 
     version_key = analyzer_version()
     keys = [cache_key(task, blob, version_key) for task, blob in tasks]
-    with AnalysisCache(store_root / "cache" / "analysis.sqlite") as cache:
+    with in_pass("analyze"), AnalysisCache(store_root / "cache" / "analysis.sqlite") as cache:
         cached = {} if fresh else cache.get_many(keys)
         misses = [task for (task, _), key in zip(tasks, keys, strict=True) if key not in cached]
         report = progress(len(misses)) if progress is not None and misses else None
@@ -116,10 +118,11 @@ def analyze_repository(
     skipped_files = [r for r in results if isinstance(r, AnalysisSkipped)]
     for facts_item in facts:
         warnings.extend(f"{facts_item.path}: {w}" for w in facts_item.warnings)
-    linked = link(facts)
-    declared, problems = metadata_entry_points(
-        root, (f.path for f in inventory.files if f.language in ("toml", "ini")))
-    graph = build_graph(linked, settings.module_split_files, settings.max_modules)
+    with in_pass("graph"):
+        linked = link(facts)
+        declared, problems = metadata_entry_points(
+            root, (f.path for f in inventory.files if f.language in ("toml", "ini")))
+        graph = build_graph(linked, settings.module_split_files, settings.max_modules)
     FactsStore(store_root).write(Snapshot(
         inventory=inventory,
         facts=tuple(linked),

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kbc import __version__
+from kbc.domain.errors import in_pass
 from kbc.domain.settings import Settings
 from kbc.index.build import IndexSummary, Progress, build_index
 from kbc.index.embed import Embedder, EmbedderUnavailable, load_embedder, model_name
@@ -110,17 +111,19 @@ def _build(root: Path, settings: Settings, store_dir: Path | None, progress: Pro
            views_progress: ViewsProgress | None, fresh: bool) -> BuildSummary:
     analyzed = analyze_repository(root, settings, store_dir, progress, fresh=fresh)
     store_root = Path(analyzed.store)
-    views, viewed = build_views_pass(store_root, root, settings, no_llm=no_llm, interpreter=interpreter,
-                                     progress=views_progress)
+    with in_pass("views"):
+        views, viewed = build_views_pass(store_root, root, settings, no_llm=no_llm,
+                                         interpreter=interpreter, progress=views_progress)
     store = FactsStore(store_root)
     facts = {f.path: f for f in store.facts()}
     inventory = store.inventory()
     embedder, vectors, note = open_embedding(store_root, root, recover=True)
-    indexed = build_index(
-        root.resolve(), inventory.files, facts, index_dir(store_root),
-        chunk_lines=settings.chunk_lines, overlap=settings.chunk_overlap,
-        workers=settings.worker_count(), embedder=embedder, vectors=vectors, note=note,
-        progress=embed_progress, documents=view_documents(views), fresh=fresh,
-    )
+    with in_pass("index"):
+        indexed = build_index(
+            root.resolve(), inventory.files, facts, index_dir(store_root),
+            chunk_lines=settings.chunk_lines, overlap=settings.chunk_overlap,
+            workers=settings.worker_count(), embedder=embedder, vectors=vectors, note=note,
+            progress=embed_progress, documents=view_documents(views), fresh=fresh,
+        )
     write_state(store_root, BuildState(inventory.commit, len(inventory.files), settings.shape(), __version__))
     return BuildSummary(analyzed, viewed, indexed)

@@ -158,3 +158,22 @@ def test_the_cli_reference_is_current() -> None:
 
     reference = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text(encoding="utf-8")
     assert reference == cli_reference(), "regenerate it: python -m kbc.cli.docs > docs/cli.md"
+
+
+def test_an_unexpected_error_is_one_line_and_debug_shows_the_traceback(make_repo: RepoFactory,
+                                                                       tmp_path: Path) -> None:
+    root = make_repo({"m.py": "def f(): ...\n"})
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder\n")
+    store = ["--store", str(blocker / "store")]
+    kbc = [sys.executable, "-m", "kbc"]
+    in_a_pass = subprocess.run([*kbc, "analyze", str(root), *store], capture_output=True, text=True)
+    outside = subprocess.run([*kbc, "build", "--no-llm", str(root), *store], capture_output=True, text=True)
+    for result, start in ((in_a_pass, "error: the analyze pass failed: NotADirectoryError: "),
+                          (outside, "error: unexpected NotADirectoryError: ")):
+        assert result.returncode == 1
+        assert result.stderr.startswith(start), result.stderr
+        assert result.stderr.count("\n") == 1 and "--debug" in result.stderr
+    debug = subprocess.run([*kbc, "--debug", "analyze", str(root), *store], capture_output=True, text=True)
+    assert debug.returncode == 1
+    assert "Traceback (most recent call last)" in debug.stderr and "NotADirectoryError" in debug.stderr

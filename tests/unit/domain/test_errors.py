@@ -1,0 +1,35 @@
+"""errors: an unexpected exception inside a pass becomes one line naming the pass and file."""
+
+from concurrent.futures import ProcessPoolExecutor
+
+import pytest
+
+from kbc.domain.errors import KbcError, PassError, in_pass
+
+
+def _explode(path: str) -> None:
+    with in_pass("index", path):
+        {}["missing"]  # noqa: B018 - a real KeyError
+
+
+def test_an_exception_in_a_pass_names_the_pass_the_file_and_the_cause() -> None:
+    with pytest.raises(PassError) as caught:
+        _explode("pkg/a.py")
+    error = caught.value
+    assert str(error).startswith("the index pass failed on pkg/a.py: KeyError: 'missing' (re-run with")
+    assert "\n" not in str(error)
+    assert isinstance(error.__cause__, KeyError)
+    assert (error.pass_name, error.path, error.exit_code) == ("index", "pkg/a.py", 1)
+
+
+def test_a_kbc_error_passes_through_unchanged() -> None:
+    with pytest.raises(KbcError) as caught, in_pass("graph"):
+        raise KbcError("a known problem", hint="fix it")
+    assert type(caught.value) is KbcError
+
+
+def test_a_pass_error_crosses_a_process_pool_whole() -> None:
+    with ProcessPoolExecutor(max_workers=1) as pool, pytest.raises(PassError) as caught:
+        pool.submit(_explode, "pkg/b.py").result()
+    assert (caught.value.pass_name, caught.value.path) == ("index", "pkg/b.py")
+    assert caught.value.cause == "KeyError: 'missing'"
