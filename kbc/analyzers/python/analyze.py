@@ -6,8 +6,11 @@
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import io
+import itertools
+import re
 import tokenize
 from pathlib import Path
 
@@ -31,7 +34,7 @@ from kbc.domain.models import (
 )
 
 # Bump when the facts a file yields change shape or meaning: it keys the cache.
-ANALYZER_VERSION = "4"
+ANALYZER_VERSION = "5"
 
 
 def decode_source(data: bytes) -> tuple[str, tuple[str, ...]]:
@@ -160,8 +163,6 @@ def _syntax_failure(path: str, blob: str, text: str, exc: cst.ParserSyntaxError)
     """Report where the file is broken. The interpreter's own compiler, asked only on
     this failure path, gives the exact position and its familiar message (such as
     the hint for a Python 2 ``print`` statement); libcst's message is the fallback."""
-    import ast
-
     try:
         ast.parse(text)
     except SyntaxError as syntax:
@@ -173,6 +174,44 @@ def _syntax_failure(path: str, blob: str, text: str, exc: cst.ParserSyntaxError)
     return AnalysisFailed(path, blob, f"syntax error: {first}", exc.raw_line, exc.raw_column + 1)
 
 
+MAX_CHAIN = 1000  # operands of one chain of ``and``/``or`` that libcst nests one level each
+_BRACKET_STEP = {ord("("): 1, ord("["): 1, ord("{"): 1, ord(")"): -1, ord("]"): -1, ord("}"): -1}
+_BRACKETS = re.compile(r"[()\[\]{}]")
+
+
+def too_deep(text: str) -> bool:
+    """Whether libcst's native parser could overflow its stack on ``text`` (it would kill the
+    process, not raise). CPython's parser refuses safely what nests deeper than it can build
+    (more than 200 brackets, chains of thousands of operators, thousands of ``elif``); it keeps
+    ``and``/``or`` chains flat where libcst nests them, so those are measured here. A file
+    CPython rejects for another syntax error is measured by its brackets alone."""
+    try:
+        tree = ast.parse(text)
+    except (RecursionError, MemoryError):
+        return True
+    except SyntaxError as exc:
+        return "too many nested" in str(exc.msg) or _bracket_depth(text) > 200
+    except ValueError:  # a NUL byte: libcst reports it
+        return False
+    if text.count(" and ") + text.count(" or ") < MAX_CHAIN:
+        return False
+    pending: list[tuple[ast.AST, int]] = [(tree, 0)]
+    while pending:
+        node, depth = pending.pop()
+        if isinstance(node, ast.BoolOp):
+            depth += len(node.values) - 1
+            if depth > MAX_CHAIN:
+                return True
+        pending.extend((child, depth) for child in ast.iter_child_nodes(node))
+    return False
+
+
+def _bracket_depth(text: str) -> int:
+    """The deepest bracket nesting, counting brackets inside strings and comments too."""
+    steps = [_BRACKET_STEP[ord(m.group())] for m in _BRACKETS.finditer(text)]
+    return max(itertools.accumulate(steps), default=0)
+
+
 def analyze_source(data: bytes, task: AnalysisTask) -> AnalysisResult:
     """Facts of one file's bytes. Credentials are redacted before parsing, so no
     signature, docstring or decorator in the facts can carry one."""
@@ -181,6 +220,8 @@ def analyze_source(data: bytes, task: AnalysisTask) -> AnalysisResult:
     redaction = redact(task.abspath, text, "python")
     text = redaction.text
     lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+    if too_deep(text):
+        return AnalysisFailed(task.path, blob, "nested too deeply for the parser")
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:

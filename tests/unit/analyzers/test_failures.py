@@ -36,3 +36,23 @@ def test_undeclared_latin1_is_read_with_a_warning() -> None:
     assert isinstance(result, AnalysisOk)
     assert result.facts.symbols[0].name == "café"
     assert result.facts.warnings == ("not valid utf-8 and no usable coding cookie; read as latin-1",)
+
+
+NESTED_TOO_DEEPLY = {
+    "calls": "X = " + "f(" * 1500 + "1" + ")" * 1500 + "\n",
+    "sum": "Y = " + " + ".join(["a"] * 10_000) + "\n",
+    "conjunction": "Z = " + " and ".join(["a"] * 10_000) + "\n",
+    "elif": "if x:\n    pass\n" + "elif x:\n    pass\n" * 10_000,
+    "broken_and_nested": "print 'py2'\nX = " + "[" * 5000 + "]" * 5000 + "\n",
+}
+
+
+def test_code_nested_deeper_than_the_parser_can_take_fails_alone_in_the_process() -> None:
+    """Each of these kills the process in libcst's native parser (a stack overflow); here
+    each is a failure value, and the process goes on to parse the next file."""
+    for name, source in NESTED_TOO_DEEPLY.items():
+        result = analyze_source(source.encode(), TASK)
+        assert isinstance(result, AnalysisFailed), name
+        assert result.error == "nested too deeply for the parser", name
+    fine = analyze_source(b"Y = " + b" and ".join([b"a"] * 50) + b"\ndef f():\n    return (((1)))\n", TASK)
+    assert isinstance(fine, AnalysisOk) and [s.name for s in fine.facts.symbols] == ["f"]
