@@ -281,10 +281,10 @@ def retrieve(ctx: click.Context, text: str, repo: Path, store: Path | None, use_
 
 def _register() -> None:
     from kbc.cli.evaluate import eval_command
-    from kbc.cli.maintain import drift, refresh, render, views
+    from kbc.cli.maintain import drift, refresh, render, status, views
     from kbc.cli.serve import ask, gaps, serve
 
-    for command in (refresh, drift, views, render, ask, gaps, serve, eval_command):
+    for command in (refresh, status, drift, views, render, ask, gaps, serve, eval_command):
         cli.add_command(command)
 
 

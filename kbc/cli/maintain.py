@@ -1,4 +1,4 @@
-"""Commands that keep a knowledge base current and show what it holds: refresh, drift,
+"""Commands that keep a knowledge base current and show what it holds: refresh, status, drift,
 views, render."""
 
 from __future__ import annotations
@@ -169,3 +169,49 @@ def render(ctx: click.Context, repo: Path, store: Path | None, out: Path) -> Non
         fail(error, ctx.obj["debug"])
         return
     click.echo(f"wrote {len(written)} pages to {out} (start at {out / 'index.md'})")
+
+
+@click.command()
+@reading_options
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.pass_context
+def status(ctx: click.Context, repo: Path, store: Path | None, fmt: str) -> None:
+    """Show what the store holds and what retrieval will use.
+
+    The last finished build (commit, files, kbc version, when), facts, views by
+    kind, the index (files, chunks, embedding units embedded of the total) and
+    the retrieval mode (`hybrid`, or `lexical` with the reason). Builds nothing.
+    """
+    from dataclasses import asdict
+
+    from kbc.services.status import repository_status
+
+    try:
+        found = repository_status(repo, settings_for(repo), store)
+    except KbcError as error:
+        fail(error, ctx.obj["debug"])
+        return
+    if fmt == "json":
+        click.echo(json.dumps(asdict(found), indent=1, sort_keys=True))
+        return
+    last = found.last_build
+    lines = [f"kbc status: {found.repo}", f"  store         {found.store}",
+             "  last build    " + (f"{last['finished']} at {str(last['commit'])[:12] or 'no commit'} "
+                                  f"({last['tracked']} files, kbc {last['kbc']})" if last
+                                  else "none finished")]
+    facts = found.facts
+    if facts:
+        lines.append(f"  facts         {facts['files']} files ({facts['python_files']} Python), "
+                     f"{facts['symbols']} symbols, {facts['failed']} not analyzed")
+    views = found.views
+    lines.append(f"  views         {sum(views.values())}"
+                 + (f" ({', '.join(f'{k} {v}' for k, v in views.items())})" if views else ""))
+    index = found.index
+    if index:
+        lines.append(f"  index         {index['chunks']} chunks from {index['files']} files")
+        lines.append(f"  embeddings    {index['embedded']} of {index['units']} units"
+                     + (f" ({index['model']})" if index["model"] else ""))
+    lines.append(f"  retrieval     {found.retrieval}")
+    if found.note:
+        lines.append(f"  note          {found.note}")
+    click.echo("\n".join(lines))

@@ -443,3 +443,23 @@ def test_a_traceback_frame_brings_its_definition_and_the_json_says_what_matched(
     assert first["path"] == "shop/refunds.py"
     assert "def refund(order, days):" in data["text"]
 
+
+
+def test_status_reports_what_the_store_holds_and_the_mode_retrieval_will_use(
+        shop: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    status = json.loads(invoke("status", "--repo", str(shop), "--format", "json"))
+    assert status["built"] and status["last_build"]["commit"] == git(shop, "rev-parse", "HEAD").strip()
+    assert status["facts"]["files"] == status["last_build"]["tracked"] > 0
+    assert status["facts"]["symbols"] > 0 and status["facts"]["failed"] == 0
+    assert status["index"]["chunks"] > 0 and status["index"]["embedded"] == status["index"]["units"] > 0
+    assert status["retrieval"] == "hybrid" and status["note"] == ""
+    assert sum(status["views"].values()) > 0 and "architecture" in status["views"]
+
+    monkeypatch.setenv("KBC_EMBED_MODEL", "none")
+    text = invoke("status", "--repo", str(shop))
+    assert "  retrieval     lexical\n" in text and "switched off" in text
+
+
+def test_status_of_a_repository_never_built_says_what_to_do(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["status", "--repo", str(tmp_path)])
+    assert result.exit_code == 1 and "run `kbc build`" in result.output

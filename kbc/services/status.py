@@ -1,0 +1,126 @@
+"""`kbc status`: what a store holds and what retrieval will use, read without building.
+
+Every part is read on its own: a store whose build stopped halfway (say, killed while
+embedding) reports what it has, and the mode retrieval falls back to, with the reason.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kbc.domain.errors import KbcError
+from kbc.domain.settings import Settings
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    repo: str
+    store: str
+    built: bool  # a build finished (state.json written)
+    last_build: dict[str, str | int] = field(default_factory=dict)  # commit, tracked, kbc, finished
+    facts: dict[str, int] = field(default_factory=dict)  # files, python_files, symbols, failed
+    views: dict[str, int] = field(default_factory=dict)  # kind -> count
+    index: dict[str, int | str] = field(default_factory=dict)  # files, chunks, units, embedded, model
+    retrieval: str = "none"  # what retrieve will use now: hybrid, lexical, or none (no index)
+    note: str = ""  # why retrieval is not hybrid, or what is incomplete
+
+
+def repository_status(root: Path, settings: Settings, store_dir: Path | None = None) -> Status:
+    from kbc.services.analyze import store_path
+
+    store_root = store_path(root, settings, store_dir)
+    if not store_root.is_dir():
+        raise KbcError(f"no store for {root.resolve()} at {store_root}",
+                       hint="run `kbc build` on the repository first")
+    notes: list[str] = []
+    last = _last_build(store_root)
+    facts = _facts(store_root, notes)
+    views = _views(store_root)
+    index, retrieval = _index(store_root, root, notes)
+    return Status(str(root.resolve()), str(store_root), bool(last), last, facts, views, index,
+                  retrieval, "; ".join(notes))
+
+
+def _last_build(store_root: Path) -> dict[str, str | int]:
+    from kbc.store.state import read_state
+
+    state = read_state(store_root)
+    if state is None:
+        return {}
+    finished = os.stat(store_root / "state.json").st_mtime
+    return {"commit": state.commit, "tracked": state.tracked, "kbc": state.kbc,
+            "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(finished))}
+
+
+def _facts(store_root: Path, notes: list[str]) -> dict[str, int]:
+    from kbc.store.facts_store import FactsStore
+
+    store = FactsStore(store_root)
+    try:
+        files = store.inventory().files
+        every = list(store.facts())
+        failed = len(store.failures())
+    except KbcError as exc:
+        notes.append(f"facts: {exc.message}")
+        return {}
+    return {"files": len(files), "python_files": sum(1 for f in files if f.language == "python"),
+            "symbols": sum(len(f.symbols) for f in every), "failed": failed}
+
+
+def _views(store_root: Path) -> dict[str, int]:
+    from kbc.store.views_store import ViewsStore
+
+    store = ViewsStore(store_root)
+    if not store.exists():
+        return {}
+    try:
+        return dict(sorted(Counter(str(v.kind) for v in store.read()).items()))
+    except KbcError:
+        return {}
+
+
+def _index(store_root: Path, root: Path, notes: list[str]) -> tuple[dict[str, int | str], str]:
+    from kbc.index.exact import load_snapshot
+    from kbc.index.lexical import IndexDamaged, LexicalIndex
+    from kbc.index.units import units_of
+    from kbc.services.build import index_dir, open_embedding
+
+    where = index_dir(store_root)
+    if not (where / "lexical.sqlite").is_file():
+        notes.append("no index: run `kbc build`")
+        return {}, "none"
+    try:
+        lexical = LexicalIndex(where / "lexical.sqlite")
+    except IndexDamaged as exc:
+        notes.append(exc.message)
+        return {}, "none"
+    try:
+        if lexical.stale:
+            notes.append("the index was written by another kbc version: run `kbc build`")
+            return {}, "none"
+        chunks = lexical.all_chunks()
+        indexed_model = lexical.meta("model")
+        digest = lexical.meta("vectors")
+        files = len(lexical.files())
+    finally:
+        lexical.close()
+    embedder, _, why = open_embedding(store_root, root, lazy=True)
+    model = embedder.model_id if embedder is not None else indexed_model
+    units = {u.id for u in units_of(chunks, model)} if model else set()
+    snapshot = load_snapshot(where, digest) if digest else None
+    embedded = len(units.intersection(snapshot.units)) if snapshot is not None else 0
+    summary: dict[str, int | str] = {"files": files, "chunks": len(chunks), "units": len(units),
+                                     "embedded": embedded, "model": model}
+    if embedder is None:
+        notes.append(why)
+        return summary, "lexical"
+    if indexed_model != embedder.model_id or snapshot is None:
+        notes.append(f"the index holds no vectors for {embedder.model_id}: run `kbc build` to embed")
+        return summary, "lexical"
+    if embedded < len(units):
+        notes.append(f"{len(units) - embedded} units are not embedded yet: `kbc build` embeds them")
+    return summary, "hybrid"
