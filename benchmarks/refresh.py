@@ -74,7 +74,7 @@ def file_units(root: Path, path: str) -> int:
         chunks = [c for c in lexical.all_chunks() if c.path == path]
     finally:
         lexical.close()
-    return len(units_of(chunks, model_name()))
+    return len(units_of(chunks, model_name(), tests=Settings().embed_tests))
 
 
 def edit_in_place(root: Path, path: str) -> None:

@@ -28,6 +28,7 @@ class Settings:
     store: str = ""
     chunk_lines: int = 60
     chunk_overlap: int = 12
+    embed_tests: bool = False
     llm_model: str = ""
     llm_api_base: str = ""
     llm_timeout: int = 60
@@ -88,6 +89,9 @@ FIELDS: tuple[FieldSpec, ...] = (
               "lines in a chunk (the unit retrieval ranks and packs)"),
     FieldSpec("chunk_overlap", "index", "chunk_overlap", int, "KBC_CHUNK_OVERLAP", 0,
               "lines neighbouring chunks share; less than chunk_lines"),
+    FieldSpec("embed_tests", "index", "embed_tests", bool, "KBC_EMBED_TESTS", None,
+              "embed test code too; off, tests are found by lexical search, by what the task "
+              "names and through the call graph, and the build embeds about a third less"),
     FieldSpec("llm_model", "llm", "model", str, "KBC_LLM_MODEL", None,
               "litellm model that writes the views' prose, e.g. openai/gpt-4o-mini or "
               "ollama/llama3; empty means no LLM (prose from docstrings)"),

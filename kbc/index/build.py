@@ -142,6 +142,7 @@ def build_index(
     progress: Progress | None = None,
     documents: Mapping[str, str] | None = None,
     fresh: bool = False,
+    embed_tests: bool = False,
 ) -> IndexSummary:
     """Bring the index in line with ``files`` and the view ``documents`` (path under
     ``VIEW_PREFIX`` -> Markdown). ``fresh`` chunks everything again; vectors are kept
@@ -187,7 +188,7 @@ def build_index(
         units_total = embedded = removed_units = embedded_views = 0
         retrieval = "lexical"
         if embedder is not None and vectors is not None:
-            synced = _sync_vectors(lexical, embedder, vectors, progress, index_dir)
+            synced = _sync_vectors(lexical, embedder, vectors, progress, index_dir, embed_tests)
             units_total, embedded, removed_units = synced.units, synced.embedded, synced.removed
             embedded_views = synced.views
             retrieval = "hybrid"
@@ -242,11 +243,11 @@ class VectorSync:
 
 
 def _sync_vectors(lexical: LexicalIndex, embedder: Embedder, vectors: VectorStore,
-                  progress: Progress | None, index_dir: Path) -> VectorSync:
+                  progress: Progress | None, index_dir: Path, embed_tests: bool = False) -> VectorSync:
     """Make the vector store hold exactly the units of the chunk table, and write the
     snapshot of its vectors that retrieval searches exactly."""
     chunks = {c.id: c for c in lexical.all_chunks()}
-    units = units_of(chunks.values(), embedder.model_id)
+    units = units_of(chunks.values(), embedder.model_id, tests=embed_tests)
     wanted = {u.id for u in units}
     present = vectors.ids()
     extra = sorted(present - wanted)

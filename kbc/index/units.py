@@ -33,11 +33,14 @@ def unit_id(model_id: str, chunk: str, text: str) -> str:
     return digest.hexdigest()[:24]
 
 
-def units_of(chunks: Iterable[Chunk], model_id: str, unit_lines: int = UNIT_LINES) -> list[EmbedUnit]:
-    """Units for every chunk; chunks of one file tile it without double work."""
+def units_of(chunks: Iterable[Chunk], model_id: str, unit_lines: int = UNIT_LINES, *,
+             tests: bool = True) -> list[EmbedUnit]:
+    """Units for every chunk (``tests`` False: but those of test code); chunks of one file
+    tile it without double work."""
     by_path: dict[str, list[Chunk]] = defaultdict(list)
     for chunk in chunks:
-        by_path[chunk.path].append(chunk)
+        if tests or chunk.role != "test":
+            by_path[chunk.path].append(chunk)
     units: list[EmbedUnit] = []
     for path in sorted(by_path):
         ordered = sorted(by_path[path], key=lambda c: (c.start_line, c.end_line))

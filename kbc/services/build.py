@@ -124,6 +124,7 @@ def _build(root: Path, settings: Settings, store_dir: Path | None, progress: Pro
             chunk_lines=settings.chunk_lines, overlap=settings.chunk_overlap,
             workers=settings.worker_count(), embedder=embedder, vectors=vectors, note=note,
             progress=embed_progress, documents=view_documents(views), fresh=fresh,
+            embed_tests=settings.embed_tests,
         )
     write_state(store_root, BuildState(inventory.commit, len(inventory.files), settings.shape(), __version__))
     return BuildSummary(analyzed, viewed, indexed)

@@ -40,7 +40,7 @@ def repository_status(root: Path, settings: Settings, store_dir: Path | None = N
     last = _last_build(store_root)
     facts = _facts(store_root, notes)
     views = _views(store_root)
-    index, retrieval = _index(store_root, root, notes)
+    index, retrieval = _index(store_root, root, notes, settings.embed_tests)
     return Status(str(root.resolve()), str(store_root), bool(last), last, facts, views, index,
                   retrieval, "; ".join(notes))
 
@@ -83,7 +83,8 @@ def _views(store_root: Path) -> dict[str, int]:
         return {}
 
 
-def _index(store_root: Path, root: Path, notes: list[str]) -> tuple[dict[str, int | str], str]:
+def _index(store_root: Path, root: Path, notes: list[str], embed_tests: bool
+           ) -> tuple[dict[str, int | str], str]:
     from kbc.index.exact import load_snapshot
     from kbc.index.lexical import IndexDamaged, LexicalIndex
     from kbc.index.units import units_of
@@ -110,7 +111,7 @@ def _index(store_root: Path, root: Path, notes: list[str]) -> tuple[dict[str, in
         lexical.close()
     embedder, _, why = open_embedding(store_root, root, lazy=True)
     model = embedder.model_id if embedder is not None else indexed_model
-    units = {u.id for u in units_of(chunks, model)} if model else set()
+    units = {u.id for u in units_of(chunks, model, tests=embed_tests)} if model else set()
     snapshot = load_snapshot(where, digest) if digest else None
     embedded = len(units.intersection(snapshot.units)) if snapshot is not None else 0
     summary: dict[str, int | str] = {"files": files, "chunks": len(chunks), "units": len(units),

@@ -463,3 +463,33 @@ def test_status_reports_what_the_store_holds_and_the_mode_retrieval_will_use(
 def test_status_of_a_repository_never_built_says_what_to_do(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["status", "--repo", str(tmp_path)])
     assert result.exit_code == 1 and "run `kbc build`" in result.output
+
+
+def test_test_code_is_indexed_and_found_but_embedded_only_when_asked(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kbc.index.exact import load_snapshot
+
+    root = make_shop(tmp_path / "repo", {"tests/test_refunds.py": (
+        "from shop.refunds import refund_allowed\n\n\n"
+        "def test_a_refund_after_the_window_is_refused():\n"
+        "    assert not refund_allowed(days=400)\n")})
+    first = json.loads(invoke("build", str(root), "--format", "json", "--workers", "1"))["index"]
+    index = root / ".kbc" / "index"
+
+    def embedded_roles() -> set[str]:
+        lexical = sqlite3.connect(index / "lexical.sqlite")
+        roles = dict(lexical.execute("SELECT id, role FROM chunks").fetchall())
+        (digest,) = lexical.execute("SELECT value FROM meta WHERE key = 'vectors'").fetchone()
+        lexical.close()
+        snapshot = load_snapshot(index, digest)
+        assert snapshot is not None
+        return {roles[c] for c in snapshot.chunks}
+
+    assert first["retrieval"] == "hybrid" and "test" not in embedded_roles()
+    found = retrieve_json(root, "test_a_refund_after_the_window_is_refused fails")
+    assert "tests/test_refunds.py" in {item["path"] for item in found["items"][:3]}
+
+    monkeypatch.setenv("KBC_EMBED_TESTS", "1")
+    again = json.loads(invoke("build", str(root), "--format", "json", "--workers", "1"))["index"]
+    assert "test" in embedded_roles()
+    assert again["units"] > first["units"] and again["embedded"] == again["units"] - first["units"]
