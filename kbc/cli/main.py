@@ -184,9 +184,29 @@ def _render_views_summary(summary: ViewsSummary) -> str:
     return "\n".join(lines)
 
 
-def _embed_progress(stage: str, done: int, total: int) -> None:
-    if sys.stderr.isatty() and total >= PROGRESS_MIN_FILES:
-        click.echo(f"\r{stage} {done}/{total}", err=True, nl=done >= total)
+def _embed_progress() -> Callable[[str, int, int], None]:
+    """Progress of the embedding on a terminal: units done of the total, the rate and the
+    time left (an interrupted run keeps what it embedded; the next one goes on from there)."""
+    import time
+
+    started = time.monotonic()
+
+    def report(stage: str, done: int, total: int) -> None:
+        if not sys.stderr.isatty() or total < PROGRESS_MIN_FILES:
+            return
+        elapsed = time.monotonic() - started
+        line = f"\r{stage} {done}/{total} units"
+        if 0 < done < total and elapsed > 0:
+            rate = done / elapsed
+            left = (total - done) / rate
+            line += f" · {rate:.0f}/s · about {_duration(left)} left  "
+        click.echo(line, err=True, nl=done >= total)
+
+    return report
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds / 60:.0f} min" if seconds >= 90 else f"{max(seconds, 1):.0f} s"
 
 
 @cli.command()
@@ -213,7 +233,7 @@ def build(ctx: click.Context, path: Path, store: Path | None, fmt: str, workers:
     try:
         settings = settings_for(path, workers=workers)
         summary = build_repository(path, settings, store, progress=_progress,
-                                   embed_progress=_embed_progress, no_llm=no_llm,
+                                   embed_progress=_embed_progress(), no_llm=no_llm,
                                    views_progress=_views_progress)
     except KbcError as error:
         fail(error, ctx.obj["debug"])
