@@ -29,6 +29,7 @@ class Settings:
     chunk_lines: int = 60
     chunk_overlap: int = 12
     embed_tests: bool = False
+    embed_tokens: int = 64
     llm_model: str = ""
     llm_api_base: str = ""
     llm_timeout: int = 60
@@ -92,6 +93,9 @@ FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("embed_tests", "index", "embed_tests", bool, "KBC_EMBED_TESTS", None,
               "embed test code too; off, tests are found by lexical search, by what the task "
               "names and through the call graph, and the build embeds about a third less"),
+    FieldSpec("embed_tokens", "index", "embed_tokens", int, "KBC_EMBED_TOKENS", 16,
+              "tokens of a unit the embedding model reads (at most what the model reads; queries "
+              "are read whole): fewer embed faster; see docs/index.md for what each costs"),
     FieldSpec("llm_model", "llm", "model", str, "KBC_LLM_MODEL", None,
               "litellm model that writes the views' prose, e.g. openai/gpt-4o-mini or "
               "ollama/llama3; empty means no LLM (prose from docstrings)"),

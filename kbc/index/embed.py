@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import threading
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -25,7 +26,8 @@ MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
                    "config.json")
 BATCH_SIZE = 32  # fastembed's default of 256 needs several GB for 256-token inputs
-MAX_TOKENS = 256
+MAX_TOKENS = 256  # what the packaged model reads of a query
+UNIT_TOKENS = 64  # what it reads of a unit: the path, breadcrumb, signature and docstring's start
 OFF = frozenset({"none", "off", "false", "0", ""})
 
 
@@ -38,6 +40,8 @@ class Embedder(Protocol):
     dim: int
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+    def embed_query(self, texts: Sequence[str]) -> list[list[float]]: ...
 
 
 def cache_home() -> Path:
@@ -91,9 +95,14 @@ def packaged_model_dir() -> Path:
 
 
 class FastEmbedder:
-    """fastembed's ONNX runtime over a local model folder (or a hub model by name)."""
+    """fastembed's ONNX runtime over a local model folder (or a hub model by name).
 
-    def __init__(self, name: str) -> None:
+    Units are read up to ``unit_tokens`` tokens, queries up to what the model reads: the
+    cost of a transformer grows with its input, and a definition's first tokens say what
+    it is. The cap is part of the model id, so a store embedded with another cap is
+    embedded again, never mixed."""
+
+    def __init__(self, name: str, unit_tokens: int = UNIT_TOKENS) -> None:
         _quiet_environment()
         try:
             from fastembed import TextEmbedding
@@ -114,11 +123,37 @@ class FastEmbedder:
         except Exception as exc:  # noqa: BLE001 - any load failure means: no vectors
             raise EmbedderUnavailable(f"the embedding model {name!r} cannot be loaded: {exc}",
                                       hint="check KBC_EMBED_MODEL; unset it for the packaged model") from exc
+        self._tokenizer = _tokenizer_of(self.model)
+        self._lock = threading.Lock()
+        self.query_tokens = self._truncation() or MAX_TOKENS
+        self.unit_tokens = min(unit_tokens, self.query_tokens)
+        if self._tokenizer is not None and self.unit_tokens < self.query_tokens:
+            self.model_id += f"/t{self.unit_tokens}"
         self.dim = len(self.embed(["probe"])[0])
 
+    def _truncation(self) -> int:
+        truncation = self._tokenizer.truncation if self._tokenizer is not None else None
+        return int(truncation["max_length"]) if truncation else 0
+
+    def _embed(self, texts: Sequence[str], tokens: int) -> list[list[float]]:
+        with self._lock:  # the tokenizer's truncation is shared state
+            if self._tokenizer is not None and self._truncation() != tokens:
+                self._tokenizer.enable_truncation(max_length=tokens)
+            vectors = self.model.embed(list(texts), batch_size=BATCH_SIZE)
+            return [vector.tolist() for vector in vectors]
+
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        vectors = self.model.embed(list(texts), batch_size=BATCH_SIZE)
-        return [vector.tolist() for vector in vectors]
+        return self._embed(texts, self.unit_tokens)
+
+    def embed_query(self, texts: Sequence[str]) -> list[list[float]]:
+        return self._embed(texts, self.query_tokens)
+
+
+def _tokenizer_of(model: Any) -> Any:
+    """fastembed's tokenizer (a ``tokenizers.Tokenizer``), or None where it is not reachable:
+    then every input is read up to the model's own limit."""
+    tokenizer = getattr(getattr(model, "model", None), "tokenizer", None)
+    return tokenizer if hasattr(tokenizer, "enable_truncation") else None
 
 
 def model_name(env: dict[str, str] | None = None) -> str:
@@ -127,8 +162,9 @@ def model_name(env: dict[str, str] | None = None) -> str:
 
 
 @lru_cache(maxsize=4)
-def load_embedder(name: str) -> Embedder:
-    """The embedder ``name`` names; raises EmbedderUnavailable with the reason."""
+def load_embedder(name: str, unit_tokens: int = UNIT_TOKENS) -> Embedder:
+    """The embedder ``name`` names, reading units up to ``unit_tokens``; raises
+    EmbedderUnavailable with the reason."""
     if name.lower() in OFF:
         raise EmbedderUnavailable("embeddings are switched off (KBC_EMBED_MODEL=none)")
-    return FastEmbedder(name)
+    return FastEmbedder(name, unit_tokens)

@@ -63,7 +63,7 @@ class KbcEmbeddingFunction:
         return self._model().embed(input)
 
     def embed_query(self, input: Sequence[str]) -> list[list[float]]:  # noqa: A002
-        return self._model().embed(input)
+        return self._model().embed_query(input)
 
     @staticmethod
     def name() -> str:

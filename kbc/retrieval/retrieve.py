@@ -126,7 +126,7 @@ class Retriever:
         assert self.embedder is not None
         found = self._vectors.pop(query, None)
         if found is None:
-            (found,) = self.embedder.embed([query])
+            (found,) = self.embedder.embed_query([query])
         self._vectors[query] = found
         while len(self._vectors) > QUERY_VECTORS:
             self._vectors.pop(next(iter(self._vectors)))

@@ -13,7 +13,7 @@ from kbc import __version__
 from kbc.domain.errors import in_pass
 from kbc.domain.settings import Settings
 from kbc.index.build import IndexSummary, Progress, build_index
-from kbc.index.embed import Embedder, EmbedderUnavailable, load_embedder, model_name
+from kbc.index.embed import UNIT_TOKENS, Embedder, EmbedderUnavailable, load_embedder, model_name
 from kbc.index.vectors import (
     LazyVectorStore,
     VectorStore,
@@ -43,8 +43,8 @@ def index_dir(store_root: Path) -> Path:
     return store_root / "index"
 
 
-def open_embedding(store_root: Path, repo_root: Path, *, recover: bool = False, lazy: bool = False
-                   ) -> tuple[Embedder | None, VectorStore | None, str]:
+def open_embedding(store_root: Path, repo_root: Path, *, recover: bool = False, lazy: bool = False,
+                   unit_tokens: int = UNIT_TOKENS) -> tuple[Embedder | None, VectorStore | None, str]:
     """The embedder and vector store, or (None, None, why not): retrieval then is lexical.
 
     With ``recover`` (a build, which holds the writer lock), a local Chroma store that
@@ -55,7 +55,7 @@ def open_embedding(store_root: Path, repo_root: Path, *, recover: bool = False, 
     """
     name = model_name()
     try:
-        embedder = load_embedder(name)
+        embedder = load_embedder(name, unit_tokens)
     except EmbedderUnavailable as exc:
         return None, None, exc.message
     where = index_dir(store_root)
@@ -117,7 +117,8 @@ def _build(root: Path, settings: Settings, store_dir: Path | None, progress: Pro
     store = FactsStore(store_root)
     facts = {f.path: f for f in store.facts()}
     inventory = store.inventory()
-    embedder, vectors, note = open_embedding(store_root, root, recover=True)
+    embedder, vectors, note = open_embedding(store_root, root, recover=True,
+                                             unit_tokens=settings.embed_tokens)
     with in_pass("index"):
         indexed = build_index(
             root.resolve(), inventory.files, facts, index_dir(store_root),

@@ -40,7 +40,7 @@ def repository_status(root: Path, settings: Settings, store_dir: Path | None = N
     last = _last_build(store_root)
     facts = _facts(store_root, notes)
     views = _views(store_root)
-    index, retrieval = _index(store_root, root, notes, settings.embed_tests)
+    index, retrieval = _index(store_root, root, notes, settings)
     return Status(str(root.resolve()), str(store_root), bool(last), last, facts, views, index,
                   retrieval, "; ".join(notes))
 
@@ -83,7 +83,7 @@ def _views(store_root: Path) -> dict[str, int]:
         return {}
 
 
-def _index(store_root: Path, root: Path, notes: list[str], embed_tests: bool
+def _index(store_root: Path, root: Path, notes: list[str], settings: Settings
            ) -> tuple[dict[str, int | str], str]:
     from kbc.index.exact import load_snapshot
     from kbc.index.lexical import IndexDamaged, LexicalIndex
@@ -109,9 +109,9 @@ def _index(store_root: Path, root: Path, notes: list[str], embed_tests: bool
         files = len(lexical.files())
     finally:
         lexical.close()
-    embedder, _, why = open_embedding(store_root, root, lazy=True)
+    embedder, _, why = open_embedding(store_root, root, lazy=True, unit_tokens=settings.embed_tokens)
     model = embedder.model_id if embedder is not None else indexed_model
-    units = {u.id for u in units_of(chunks, model, tests=embed_tests)} if model else set()
+    units = {u.id for u in units_of(chunks, model, tests=settings.embed_tests)} if model else set()
     snapshot = load_snapshot(where, digest) if digest else None
     embedded = len(units.intersection(snapshot.units)) if snapshot is not None else 0
     summary: dict[str, int | str] = {"files": files, "chunks": len(chunks), "units": len(units),
