@@ -487,7 +487,8 @@ def test_test_code_is_indexed_and_found_but_embedded_only_when_asked(
 
     assert first["retrieval"] == "hybrid" and "test" not in embedded_roles()
     found = retrieve_json(root, "test_a_refund_after_the_window_is_refused fails")
-    assert "tests/test_refunds.py" in {item["path"] for item in found["items"][:3]}
+    assert found["matched"][0]["targets"] == ["tests.test_refunds.test_a_refund_after_the_window_is_refused"]
+    assert "tests/test_refunds.py" in {item["path"] for item in found["items"]}
 
     monkeypatch.setenv("KBC_EMBED_TESTS", "1")
     again = json.loads(invoke("build", str(root), "--format", "json", "--workers", "1"))["index"]
