@@ -41,6 +41,12 @@ class SymbolTable:
                     names.setdefault(imp.alias, imp.alias if imp.alias == top else imp.module)
         self._memo: dict[str, str | None] = {}
         self._index = ModuleIndex(self.modules)
+        # Every name a module can bind at its top: what resolution can ever find there. A name
+        # that none binds is unresolved at once, without a walk through the star imports.
+        self._deepest = max((m.count(".") + 1 for m in self.modules), default=1)
+        self._bound = ({q.rsplit(".", 1)[-1] for q in self.symbols}
+                       | {alias for names in self.bindings.values() for alias in names}
+                       | {m.rsplit(".", 1)[-1] for m in self.modules})
 
     def module_of(self, dotted: str) -> str:
         return self._index.longest(dotted)
@@ -59,6 +65,10 @@ class SymbolTable:
         found, candidates = self._enter(name)
         if found is not None or not candidates:
             return self._settle(name, found)
+        # An alias or star import puts a module in front of the rest of the name and never
+        # lengthens the rest, but for a binding that names itself (``from .x import y as x``
+        # where x is no module): a candidate longer than this is such a loop, left unresolved.
+        longest = self._deepest + name.count(".") + 1
         stack = [(name, iter(candidates))]
         while stack:
             top, pending = stack[-1]
@@ -72,6 +82,8 @@ class SymbolTable:
                 continue
             known, answer = self._known(candidate)
             if known:
+                continue
+            if candidate.count(".") + 1 > longest:
                 continue
             found, candidates = self._enter(candidate)
             if found is not None or not candidates:
@@ -98,6 +110,8 @@ class SymbolTable:
         if not module:
             return None, []
         rest = name[len(module) + 1:].split(".")
+        if rest[0] not in self._bound:
+            return None, []
         head = f"{module}.{rest[0]}"
         if head in self.symbols:
             return self._member(head, rest[1:]), []

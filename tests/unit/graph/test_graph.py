@@ -100,3 +100,12 @@ def test_a_star_import_cycle_resolves_what_it_defines_and_ends_on_what_it_does_n
         "app/use.py": "from app.c import *\ndef main():\n    here()\n    nowhere()\n",
     })
     assert [(e.source, e.target) for e in graph.call_edges] == [("app.use.main", "app.a.here")]
+
+
+def test_a_binding_that_names_itself_ends_unresolved_instead_of_growing_forever(
+        make_repo: RepoFactory) -> None:
+    graph = graph_of(make_repo, {
+        "app/__init__.py": "",
+        "app/m.py": "from app.m.x import y as x\n\ndef here(): ...\n\ndef run():\n    x()\n    here()\n",
+    })
+    assert [(e.source, e.target) for e in graph.call_edges] == [("app.m.run", "app.m.here")]
