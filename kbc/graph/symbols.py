@@ -41,9 +41,9 @@ class SymbolTable:
                     names.setdefault(imp.alias, imp.alias if imp.alias == top else imp.module)
         self._memo: dict[str, str | None] = {}
         self._index = ModuleIndex(self.modules)
+        self._deepest = max((m.count(".") + 1 for m in self.modules), default=1)
         # Every name a module can bind at its top: what resolution can ever find there. A name
         # that none binds is unresolved at once, without a walk through the star imports.
-        self._deepest = max((m.count(".") + 1 for m in self.modules), default=1)
         self._bound = ({q.rsplit(".", 1)[-1] for q in self.symbols}
                        | {alias for names in self.bindings.values() for alias in names}
                        | {m.rsplit(".", 1)[-1] for m in self.modules})

@@ -177,6 +177,7 @@ def _syntax_failure(path: str, blob: str, text: str, exc: cst.ParserSyntaxError)
 MAX_CHAIN = 1000  # operands of one chain of ``and``/``or`` that libcst nests one level each
 _BRACKET_STEP = {ord("("): 1, ord("["): 1, ord("{"): 1, ord(")"): -1, ord("]"): -1, ord("}"): -1}
 _BRACKETS = re.compile(r"[()\[\]{}]")
+_BOOLEAN_WORDS = re.compile(r"\b(?:and|or)\b")
 
 
 def too_deep(text: str) -> bool:
@@ -193,7 +194,7 @@ def too_deep(text: str) -> bool:
         return "too many nested" in str(exc.msg) or _bracket_depth(text) > 200
     except ValueError:  # a NUL byte: libcst reports it
         return False
-    if text.count(" and ") + text.count(" or ") < MAX_CHAIN:
+    if len(_BOOLEAN_WORDS.findall(text)) < MAX_CHAIN:
         return False
     pending: list[tuple[ast.AST, int]] = [(tree, 0)]
     while pending:

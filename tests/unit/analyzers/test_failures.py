@@ -42,6 +42,7 @@ NESTED_TOO_DEEPLY = {
     "calls": "X = " + "f(" * 1500 + "1" + ")" * 1500 + "\n",
     "sum": "Y = " + " + ".join(["a"] * 10_000) + "\n",
     "conjunction": "Z = " + " and ".join(["a"] * 10_000) + "\n",
+    "disjunction_over_lines": "Z = (a\n" + "    or a\n" * 10_000 + ")\n",
     "elif": "if x:\n    pass\n" + "elif x:\n    pass\n" * 10_000,
     "broken_and_nested": "print 'py2'\nX = " + "[" * 5000 + "]" * 5000 + "\n",
 }
