@@ -280,7 +280,7 @@ def _write_snapshot(index_dir: Path, model_id: str, previous: str, units: Sequen
         rows = {unit: (owners[unit], old.matrix[i]) for i, unit in enumerate(old.units) if unit in owners}
     lacking = sorted(set(owners) - set(rows))
     if lacking:
-        rows.update((unit, (owners[unit], vector)) for unit, (_, vector) in vectors.vectors(lacking).items())
+        rows.update((unit, (owners[unit], vector)) for unit, vector in vectors.embeddings(lacking).items())
     absent = set(owners) - set(rows)
     if absent:
         raise KbcError(f"the vector store lacks {len(absent)} of the units it was just given",

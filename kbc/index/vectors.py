@@ -30,12 +30,18 @@ class VectorStore(Protocol):
     def ids(self) -> set[str]: ...
 
     def add(self, ids: Sequence[str], vectors: Sequence[Sequence[float]],
-            metadatas: Sequence[dict[str, Any]], documents: Sequence[str]) -> None: ...
+            metadatas: Sequence[dict[str, Any]], documents: Sequence[str]) -> None:
+        """Store units the store does not hold yet."""
+        ...
 
     def delete(self, ids: Sequence[str]) -> None: ...
 
     def vectors(self, ids: Sequence[str] | None) -> dict[str, tuple[str, list[float]]]:
         """Unit id -> (chunk id, vector) for ``ids`` (None: every unit) the store holds."""
+        ...
+
+    def embeddings(self, ids: Sequence[str]) -> dict[str, list[float]]:
+        """Unit id -> vector for the ``ids`` the store holds (no metadata read: faster)."""
         ...
 
     def documents(self) -> list[str]: ...
@@ -132,7 +138,8 @@ class ChromaStore:
             metadatas: Sequence[dict[str, Any]], documents: Sequence[str]) -> None:
         for start in range(0, len(ids), ADD_BATCH):
             end = start + ADD_BATCH
-            self._collection.upsert(ids=list(ids[start:end]),
+            # ``add``, not ``upsert``: the ids are new, and an upsert looks each one up first.
+            self._collection.add(ids=list(ids[start:end]),
                                     embeddings=[list(v) for v in vectors[start:end]],
                                     metadatas=list(metadatas[start:end]),
                                     documents=list(documents[start:end]))
@@ -157,12 +164,27 @@ class ChromaStore:
         for page in pages:
             for unit, vector, metadata in zip(page["ids"], page["embeddings"], page["metadatas"],
                                               strict=True):
-                found[unit] = (str((metadata or {}).get("chunk_id", "")), [float(x) for x in vector])
+                found[unit] = (str((metadata or {}).get("chunk_id", "")), _floats(vector))
+        return found
+
+    def embeddings(self, ids: Sequence[str]) -> dict[str, list[float]]:
+        found: dict[str, list[float]] = {}
+        for start in range(0, len(ids), PAGE):
+            page = self._collection.get(ids=list(ids[start:start + PAGE]), include=["embeddings"])
+            for unit, vector in zip(page["ids"], page["embeddings"], strict=True):
+                found[unit] = _floats(vector)
         return found
 
     def documents(self) -> list[str]:
         page = self._collection.get(include=["documents"])
         return [d or "" for d in page["documents"] or []]
+
+
+def _floats(vector: Any) -> list[float]:
+    """A vector as Python floats (Chroma gives numpy rows: ``tolist`` converts them at C speed)."""
+    if hasattr(vector, "tolist"):
+        return list(vector.tolist())
+    return [float(x) for x in vector]
 
 
 class LazyVectorStore:
@@ -189,6 +211,9 @@ class LazyVectorStore:
 
     def vectors(self, ids: Sequence[str] | None) -> dict[str, tuple[str, list[float]]]:
         return self._opened().vectors(ids)
+
+    def embeddings(self, ids: Sequence[str]) -> dict[str, list[float]]:
+        return self._opened().embeddings(ids)
 
     def documents(self) -> list[str]:
         return self._opened().documents()

@@ -55,10 +55,34 @@ class Snapshot:
 
 
 def _write(path: Path, text: str) -> None:
+    _write_lines(path, [text])
+
+
+def _write_lines(path: Path, lines: list[str]) -> None:
     with path.open("w", encoding="utf-8", newline="\n") as fh:
-        fh.write(text)
+        fh.writelines(lines)
         fh.flush()
         os.fsync(fh.fileno())
+
+
+# The facts of the last generation this process wrote or read, named by the file's identity
+# (a generation is never rewritten in place: its name is its content's hash), so the passes
+# of one build do not parse the same facts again.
+_facts_memo: dict[tuple[str, int, int, int], tuple[FileFacts, ...]] = {}
+
+
+def _identity(path: Path) -> tuple[str, int, int, int]:
+    stat = path.stat()
+    return (str(path), stat.st_ino, stat.st_size, stat.st_mtime_ns)
+
+
+def _remember(path: Path, facts: tuple[FileFacts, ...]) -> None:
+    try:
+        key = _identity(path)
+    except OSError:
+        return
+    _facts_memo.clear()
+    _facts_memo[key] = facts
 
 
 class FactsStore:
@@ -74,23 +98,29 @@ class FactsStore:
         if not ignore.exists():
             _write(ignore, "# kbc's store: generated, not for version control\n*\n")
         inventory = snapshot.inventory
-        files = {
-            "inventory.json": dumps({
+        facts = tuple(sorted(snapshot.facts, key=lambda f: f.path))
+        # Files as lists of lines: a large repository's facts run to many megabytes, and
+        # joining them into one string costs more than writing them.
+        files: dict[str, list[str]] = {
+            "inventory.json": [dumps({
                 "vcs": inventory.vcs, "commit": inventory.commit, "ignored": inventory.ignored,
                 "files": inventory.files, "skipped": inventory.skipped,
-            }) + "\n",
-            "facts.jsonl": "".join(dumps(f) + "\n" for f in sorted(snapshot.facts, key=lambda f: f.path)),
-            "graph.json": dumps(snapshot.graph) + "\n",
-            "problems.json": dumps({
+            }) + "\n"],
+            "facts.jsonl": [dumps(f) + "\n" for f in facts],
+            "graph.json": [dumps(snapshot.graph) + "\n"],
+            "problems.json": [dumps({
                 "failures": sorted(snapshot.failures, key=lambda f: f.path),
                 "metadata": list(snapshot.problems),
-            }, indent=1) + "\n",
-            "entry_points.json": dumps(sorted(
-                snapshot.entry_points, key=lambda e: (e.path, e.line, e.name)), indent=1) + "\n",
+            }, indent=1) + "\n"],
+            "entry_points.json": [dumps(sorted(
+                snapshot.entry_points, key=lambda e: (e.path, e.line, e.name)), indent=1) + "\n"],
         }
         digest = hashlib.sha256()
         for name in sorted(files):
-            digest.update(name.encode() + b"\0" + files[name].encode() + b"\0")
+            digest.update(name.encode() + b"\0")
+            for line in files[name]:
+                digest.update(line.encode())
+            digest.update(b"\0")
         manifest = {
             "format": STORE_FORMAT,
             "versions": snapshot.versions,
@@ -108,7 +138,7 @@ class FactsStore:
                 "call_edges": len(snapshot.graph.call_edges),
             },
         }
-        files["manifest.json"] = dumps(manifest, indent=1) + "\n"
+        files["manifest.json"] = [dumps(manifest, indent=1) + "\n"]
         name = "gen-" + digest.hexdigest()[:16]
         target = self.root / name
         if target.is_dir() and not _holds(target, files):
@@ -116,13 +146,14 @@ class FactsStore:
             os.replace(target, Path(tempfile.mkdtemp(prefix="tmp-", dir=self.root)) / name)
         if not target.is_dir():
             staging = Path(tempfile.mkdtemp(prefix="tmp-", dir=self.root))
-            for filename, text in files.items():
-                _write(staging / filename, text)
+            for filename, lines in files.items():
+                _write_lines(staging / filename, lines)
             os.replace(staging, target)
         pointer_tmp = self.root / f"{POINTER}.{os.getpid()}.tmp"
         _write(pointer_tmp, name + "\n")
         os.replace(pointer_tmp, self.root / POINTER)
         self._sweep(keep=name)
+        _remember(target / "facts.jsonl", facts)
         return name
 
     def _sweep(self, keep: str) -> None:
@@ -178,12 +209,22 @@ class FactsStore:
 
         path = self.generation() / "facts.jsonl"
         try:
+            known = _facts_memo.get(_identity(path))
+        except OSError:
+            known = None
+        if known is not None:
+            yield from known
+            return
+        read: list[FileFacts] = []
+        try:
             with path.open(encoding="utf-8") as fh:
                 for line in fh:
-                    yield load_as(FileFacts, json.loads(line))
+                    read.append(load_as(FileFacts, json.loads(line)))
+                    yield read[-1]
         except (OSError, ValueError) as exc:
             raise StoreError(f"cannot read {path}: {exc}",
                              hint="run `kbc analyze` again to rebuild the store") from None
+        _remember(path, tuple(read))
 
     def graph(self) -> GraphFacts:
         return load_as(GraphFacts, self._json("graph.json"))
@@ -195,9 +236,16 @@ class FactsStore:
         return [load_as(EntryPoint, e) for e in self._json("entry_points.json")]
 
 
-def _holds(folder: Path, files: dict[str, str]) -> bool:
+def _holds(folder: Path, files: dict[str, list[str]]) -> bool:
     """Whether ``folder`` holds exactly these files' texts (a generation written whole)."""
+    def digest(lines: list[str]) -> bytes:
+        hashed = hashlib.sha256()
+        for line in lines:
+            hashed.update(line.encode("utf-8"))
+        return hashed.digest()
+
     try:
-        return all((folder / name).read_bytes() == text.encode("utf-8") for name, text in files.items())
+        return all(hashlib.sha256((folder / name).read_bytes()).digest() == digest(lines)
+                   for name, lines in files.items())
     except OSError:
         return False
