@@ -221,10 +221,10 @@ def build(ctx: click.Context, path: Path, store: Path | None, fmt: str, workers:
     Views (architecture, modules, features, workflows, entry points, domain
     concepts, business rules, integrations) take their facts from the code;
     their prose comes from the LLM named by KBC_LLM_MODEL (cached by facts), or
-    from docstrings without one. The index holds line-window chunks of every
-    tracked text file and of the views (secrets redacted) in a lexical index
-    and, when the embedding model loads, as local embeddings in Chroma.
-    Re-running re-does only what changed.
+    from docstrings without one. The index holds every tracked text file and
+    the views (secrets redacted), parsed code cut at its definitions and other
+    text in line windows, in a lexical index and, when the embedding model
+    loads, as local embeddings in Chroma. Re-running re-does only what changed.
     """
     from dataclasses import asdict
 
@@ -254,6 +254,9 @@ def build(ctx: click.Context, path: Path, store: Path | None, fmt: str, workers:
         f"  secrets       {index.secrets} redacted",
         f"  retrieval     {retrieval}",
         f"  time          {index.seconds:.2f} s",
+        "kbc build:",
+        f"  passes        {', '.join(f'{p.name} {p.seconds:.1f} s' for p in summary.passes)}",
+        f"  peak memory   {max((p.peak_rss_mb for p in summary.passes), default=0)} MB",
     ]))
 
 

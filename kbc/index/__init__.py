@@ -1,1 +1,1 @@
-"""index: line-window chunks, secret redaction, local embeddings (Chroma) and a lexical index."""
+"""index: chunks at definitions and line windows, redaction, local embeddings (Chroma), lexical index."""

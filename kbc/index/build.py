@@ -22,6 +22,7 @@ from kbc.analyzers.python.analyze import decode_source
 from kbc.analyzers.secrets import redact
 from kbc.domain.errors import KbcError, in_pass
 from kbc.domain.models import Chunk, EmbedUnit, FileFacts, SourceFile
+from kbc.domain.timing import PassTiming, Stopwatch
 from kbc.index.chunks import chunk_text
 from kbc.index.definitions import Definition
 from kbc.index.embed import Embedder
@@ -66,6 +67,7 @@ class IndexSummary:
     note: str
     seconds: float
     embedded_views: int = 0  # of ``embedded``: units of view documents
+    passes: tuple[PassTiming, ...] = ()  # chunk, lexical index, embed, vector snapshot
 
 
 
@@ -148,6 +150,7 @@ def build_index(
     ``VIEW_PREFIX`` -> Markdown). ``fresh`` chunks everything again; vectors are kept
     wherever their unit is unchanged (they are addressed by content and model)."""
     started = time.perf_counter()
+    clock = Stopwatch()
     try:
         lexical = LexicalIndex(index_dir / "lexical.sqlite")
     except IndexDamaged as exc:
@@ -171,24 +174,26 @@ def build_index(
         changed = [f for f in everything if f.path not in indexed or indexed[f.path].blob != f.blob]
         removed = sorted(indexed_paths - set(current))
         changed_files = [f for f in changed if f.path not in texts]
-        results = _run(_tasks(root, changed_files, facts, chunk_lines, overlap), workers)
-        results += [(f.path, document_chunks(f.path, texts[f.path], chunk_lines, overlap), 0)
-                    for f in changed if f.path in texts]
-        dates = last_commit_dates(root, [f.path for f in changed_files])
-        new_chunks = [c for _, chunks, _ in results for c in chunks]
-        secrets = {path: count for path, _, count in results}
-        records = [FileRecord(f.path, f.blob, dates.get(f.path, ""), secrets.get(f.path, 0))
-                   for f in changed]
-        lexical.replace_files([*removed, *(f.path for f in changed if f.path in indexed_paths)],
-                              new_chunks, records)
-        lexical.set_meta("layout", layout)
-        lexical.commit()
+        with clock.measure("chunk"):
+            results = _run(_tasks(root, changed_files, facts, chunk_lines, overlap), workers)
+            results += [(f.path, document_chunks(f.path, texts[f.path], chunk_lines, overlap), 0)
+                        for f in changed if f.path in texts]
+        with clock.measure("lexical index"):
+            dates = last_commit_dates(root, [f.path for f in changed_files])
+            new_chunks = [c for _, chunks, _ in results for c in chunks]
+            secrets = {path: count for path, _, count in results}
+            records = [FileRecord(f.path, f.blob, dates.get(f.path, ""), secrets.get(f.path, 0))
+                       for f in changed]
+            lexical.replace_files([*removed, *(f.path for f in changed if f.path in indexed_paths)],
+                                  new_chunks, records)
+            lexical.set_meta("layout", layout)
+            lexical.commit()
         total_secrets = sum(r.secrets for r in lexical.files().values())
         chunk_count = len(lexical.chunk_ids())
         units_total = embedded = removed_units = embedded_views = 0
         retrieval = "lexical"
         if embedder is not None and vectors is not None:
-            synced = _sync_vectors(lexical, embedder, vectors, progress, index_dir, embed_tests)
+            synced = _sync_vectors(lexical, embedder, vectors, progress, index_dir, embed_tests, clock)
             units_total, embedded, removed_units = synced.units, synced.embedded, synced.removed
             embedded_views = synced.views
             retrieval = "hybrid"
@@ -208,7 +213,7 @@ def build_index(
     removed_files = sum(1 for path in removed if not path.startswith(VIEW_PREFIX))
     return IndexSummary(len(files), chunk_count, len(changed_files), removed_files, units_total, embedded,
                         removed_units, total_secrets, retrieval, note,
-                        time.perf_counter() - started, embedded_views)
+                        time.perf_counter() - started, embedded_views, tuple(clock.passes))
 
 
 def index_problem(index_dir: Path) -> str:
@@ -243,9 +248,26 @@ class VectorSync:
 
 
 def _sync_vectors(lexical: LexicalIndex, embedder: Embedder, vectors: VectorStore,
-                  progress: Progress | None, index_dir: Path, embed_tests: bool = False) -> VectorSync:
+                  progress: Progress | None, index_dir: Path, embed_tests: bool = False,
+                  clock: Stopwatch | None = None) -> VectorSync:
     """Make the vector store hold exactly the units of the chunk table, and write the
     snapshot of its vectors that retrieval searches exactly."""
+    clock = clock or Stopwatch()
+    units, missing, extra, chunks = _embed_missing(lexical, embedder, vectors, progress, embed_tests, clock)
+    with clock.measure("vector snapshot"):
+        digest = _write_snapshot(index_dir, embedder.model_id, lexical.meta("vectors"), units, vectors)
+    views = sum(1 for u in missing if chunks[u.chunk_id].kind == "view")
+    return VectorSync(len(units), len(missing), len(extra), views, digest)
+
+
+def _embed_missing(lexical: LexicalIndex, embedder: Embedder, vectors: VectorStore,
+                   progress: Progress | None, embed_tests: bool, clock: Stopwatch,
+                   ) -> tuple[list[EmbedUnit], list[EmbedUnit], list[str], dict[str, Chunk]]:
+    """Embed and store the units the store lacks, delete those it no longer needs: (every
+    unit, the units embedded, the ids deleted, the chunks by id). The clock gets the model's
+    seconds ("embed") apart from the store's ("vector store")."""
+    started = time.perf_counter()
+    model_seconds = 0.0
     chunks = {c.id: c for c in lexical.all_chunks()}
     units = units_of(chunks.values(), embedder.model_id, tests=embed_tests)
     wanted = {u.id for u in units}
@@ -257,13 +279,16 @@ def _sync_vectors(lexical: LexicalIndex, embedder: Embedder, vectors: VectorStor
     missing = sorted((u for u in units if u.id not in present), key=lambda u: (len(u.text), u.id))
     for start in range(0, len(missing), EMBED_BATCH):
         batch = missing[start:start + EMBED_BATCH]
-        vectors.add([u.id for u in batch], embedder.embed([u.text for u in batch]),
+        before = time.perf_counter()
+        embedded = embedder.embed([u.text for u in batch])
+        model_seconds += time.perf_counter() - before
+        vectors.add([u.id for u in batch], embedded,
                     [unit_metadata(u, chunks[u.chunk_id]) for u in batch], [u.text for u in batch])
         if progress is not None:
             progress("embedding", min(start + EMBED_BATCH, len(missing)), len(missing))
-    digest = _write_snapshot(index_dir, embedder.model_id, lexical.meta("vectors"), units, vectors)
-    views = sum(1 for u in missing if chunks[u.chunk_id].kind == "view")
-    return VectorSync(len(units), len(missing), len(extra), views, digest)
+    clock.record("embed", model_seconds)
+    clock.record("vector store", time.perf_counter() - started - model_seconds)
+    return units, missing, extra, chunks
 
 
 def _write_snapshot(index_dir: Path, model_id: str, previous: str, units: Sequence[EmbedUnit],

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+import tempfile
 from functools import lru_cache
 from pathlib import Path
 from typing import Protocol
@@ -47,8 +48,15 @@ class TiktokenCounter:
                 raise KbcError(f"the {encoding} encoding file for token counting is missing",
                                hint="install kbc's dependencies (litellm ships the file)")
             cache.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source, cache / f"{key}.tmp")
-            os.replace(cache / f"{key}.tmp", cache / key)
+            # A temporary name of this process's own: a build's workers may all start on a new
+            # cache at once, and one's rename must not take another's half-written copy.
+            handle, temporary = tempfile.mkstemp(prefix=f"{key}.", suffix=".tmp", dir=cache)
+            os.close(handle)
+            try:
+                shutil.copyfile(source, temporary)
+                os.replace(temporary, cache / key)
+            finally:
+                Path(temporary).unlink(missing_ok=True)
         os.environ["TIKTOKEN_CACHE_DIR"] = str(cache)
         import tiktoken
 

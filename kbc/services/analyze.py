@@ -26,6 +26,7 @@ from kbc.domain.models import (
     FileFacts,
 )
 from kbc.domain.settings import Settings
+from kbc.domain.timing import PassTiming, Stopwatch
 from kbc.graph.build import build_graph
 from kbc.store.cache import AnalysisCache, cache_key
 from kbc.store.facts_store import FactsStore, Snapshot
@@ -54,6 +55,7 @@ class AnalyzeSummary:
     skipped_by_reason: dict[str, int] = field(default_factory=dict)
     failures: tuple[AnalysisFailed, ...] = ()
     warnings: tuple[str, ...] = ()
+    passes: tuple[PassTiming, ...] = ()  # discover, analyze, graph, store: seconds and peak RSS
 
 
 def store_path(root: Path, settings: Settings, override: Path | None = None) -> Path:
@@ -79,9 +81,10 @@ def analyze_repository(
 ) -> AnalyzeSummary:
     """Build the facts store for the repository at ``root``; ``fresh`` parses every file again."""
     started = time.perf_counter()
+    clock = Stopwatch()
     root = root.resolve()
     store_root = store_path(root, settings, store_dir)
-    with in_pass("discover"):
+    with in_pass("discover"), clock.measure("discover"):
         inventory = discover(root, max_file_bytes=settings.max_file_bytes,
                              exclude=settings.exclude, store_dir=store_root)
     roots = detect_source_roots((f.path for f in inventory.files), settings.source_roots)
@@ -101,7 +104,8 @@ def analyze_repository(
 
     version_key = analyzer_version()
     keys = [cache_key(task, blob, version_key) for task, blob in tasks]
-    with in_pass("analyze"), AnalysisCache(store_root / "cache" / "analysis.sqlite") as cache:
+    cache_file = store_root / "cache" / "analysis.sqlite"
+    with in_pass("analyze"), clock.measure("analyze"), AnalysisCache(cache_file) as cache:
         cached = {} if fresh else cache.get_many(keys)
         misses = [task for (task, _), key in zip(tasks, keys, strict=True) if key not in cached]
         report = progress(len(misses)) if progress is not None and misses else None
@@ -118,20 +122,21 @@ def analyze_repository(
     skipped_files = [r for r in results if isinstance(r, AnalysisSkipped)]
     for facts_item in facts:
         warnings.extend(f"{facts_item.path}: {w}" for w in facts_item.warnings)
-    with in_pass("graph"):
+    with in_pass("graph"), clock.measure("graph"):
         linked = link(facts)
         declared, problems = metadata_entry_points(
             root, (f.path for f in inventory.files if f.language in ("toml", "ini")))
         graph = build_graph(linked, settings.module_split_files, settings.max_modules)
-    FactsStore(store_root).write(Snapshot(
-        inventory=inventory,
-        facts=tuple(linked),
-        failures=failures,
-        entry_points=tuple(declared),
-        problems=tuple(problems),
-        graph=graph,
-        versions={"kbc": __version__, "analyzer": version_key},
-    ))
+    with clock.measure("store facts"):
+        FactsStore(store_root).write(Snapshot(
+            inventory=inventory,
+            facts=tuple(linked),
+            failures=failures,
+            entry_points=tuple(declared),
+            problems=tuple(problems),
+            graph=graph,
+            versions={"kbc": __version__, "analyzer": version_key},
+        ))
     reasons = Counter(s.reason for s in inventory.skipped)
     reasons.update(s.reason for s in skipped_files)
     return AnalyzeSummary(
@@ -153,6 +158,7 @@ def analyze_repository(
         skipped_by_reason=dict(sorted(reasons.items())),
         failures=failures,
         warnings=tuple([*warnings, *problems]),
+        passes=tuple(clock.passes),
     )
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from kbc import __version__
 from kbc.domain.errors import in_pass
 from kbc.domain.settings import Settings
+from kbc.domain.timing import PassTiming, Stopwatch
 from kbc.index.build import IndexSummary, Progress, build_index
 from kbc.index.embed import UNIT_TOKENS, Embedder, EmbedderUnavailable, load_embedder, model_name
 from kbc.index.vectors import (
@@ -37,6 +38,7 @@ class BuildSummary:
     views: ViewsSummary
     index: IndexSummary
     waited: float = 0.0  # seconds spent waiting for another writer of the store
+    passes: tuple[PassTiming, ...] = ()  # every pass in order: seconds, peak RSS by its end
 
 
 def index_dir(store_root: Path) -> Path:
@@ -111,14 +113,16 @@ def _build(root: Path, settings: Settings, store_dir: Path | None, progress: Pro
            views_progress: ViewsProgress | None, fresh: bool) -> BuildSummary:
     analyzed = analyze_repository(root, settings, store_dir, progress, fresh=fresh)
     store_root = Path(analyzed.store)
-    with in_pass("views"):
+    clock = Stopwatch()
+    with in_pass("views"), clock.measure("views"):
         views, viewed = build_views_pass(store_root, root, settings, no_llm=no_llm,
                                          interpreter=interpreter, progress=views_progress)
     store = FactsStore(store_root)
     facts = {f.path: f for f in store.facts()}
     inventory = store.inventory()
-    embedder, vectors, note = open_embedding(store_root, root, recover=True,
-                                             unit_tokens=settings.embed_tokens)
+    with clock.measure("load embedder"):
+        embedder, vectors, note = open_embedding(store_root, root, recover=True,
+                                                 unit_tokens=settings.embed_tokens)
     with in_pass("index"):
         indexed = build_index(
             root.resolve(), inventory.files, facts, index_dir(store_root),
@@ -128,4 +132,5 @@ def _build(root: Path, settings: Settings, store_dir: Path | None, progress: Pro
             embed_tests=settings.embed_tests,
         )
     write_state(store_root, BuildState(inventory.commit, len(inventory.files), settings.shape(), __version__))
-    return BuildSummary(analyzed, viewed, indexed)
+    return BuildSummary(analyzed, viewed, indexed,
+                        passes=(*analyzed.passes, *clock.passes, *indexed.passes))

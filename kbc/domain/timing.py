@@ -1,0 +1,44 @@
+"""Where a build's time and memory go: each pass's wall seconds and the peak resident memory
+reached by its end."""
+
+from __future__ import annotations
+
+import resource
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class PassTiming:
+    name: str
+    seconds: float
+    peak_rss_mb: int  # the largest of this process and its finished workers, by the pass's end
+
+
+def peak_rss_mb() -> int:
+    """The peak resident memory so far of this process or of the largest child it waited for
+    (a pool's workers count once the pool is shut down)."""
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return round(max(own, children) / 1024)  # Linux reports KiB
+
+
+class Stopwatch:
+    """Records the passes run under ``measure`` in the order they end."""
+
+    def __init__(self) -> None:
+        self.passes: list[PassTiming] = []
+
+    @contextmanager
+    def measure(self, name: str) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.record(name, time.perf_counter() - started)
+
+    def record(self, name: str, seconds: float) -> None:
+        """A pass timed by its caller (the sum of several intervals, say)."""
+        self.passes.append(PassTiming(name, round(seconds, 3), peak_rss_mb()))
