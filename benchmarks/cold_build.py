@@ -1,0 +1,386 @@
+"""Cold `kbc build --no-llm` at four sizes: each pass's seconds and peak RSS, how each grows
+with lines of text, and the raw embedder's throughput on the same units as the floor.
+
+    MIRROR_ROOT=DIR python benchmarks/cold_build.py [--work DIR] [--only kbc,flask]
+        [--floor-units 800] [--update-results]
+
+Corpora: kbc (a fresh clone of this checkout's HEAD), flask (the base commit of
+``pallets__flask-4992``, from the development split's mirror under ``MIRROR_ROOT``),
+networkx 3.4.2 (its sdist) and sympy 1.14.0 (its pure-Python wheel), both fetched from
+PyPI's simple index and checked by sha256. Each is built from nothing (a new store, an
+empty embedding cache) in a child process with default settings and the packaged
+embedding model; the build's JSON summary gives each pass's seconds and the peak RSS
+reached by its end, ``wait4`` the whole build's wall time and peak RSS.
+
+The floors: right after each build, in a process of its own, the packaged model alone
+(fastembed's ``embed`` with kbc's batch size, inputs read as the build reads them, in
+length order as the build batches them) embeds an even sample of the very units the
+build embedded, and libcst alone parses an even sample of the corpus's Python files; the
+embedding and analysis passes are compared with those rates. A row per corpus lands in
+``WORK/results.jsonl``, so an interrupted run resumes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+import zipfile
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from real_packages import INDEX, fetch, normalized
+from results_file import update_section
+
+HERE = Path(__file__).resolve().parent
+FLASK_INSTANCE = "pallets__flask-4992"
+CORPORA = ("kbc", "flask", "networkx", "sympy")
+PASSES = ("discover", "analyze", "graph", "store facts", "views", "load embedder", "chunk",
+          "lexical index", "embed", "vector store", "vector snapshot")
+LINEAR = 1.15  # a growth exponent above this is reported as faster than linear
+# What each pass's work is proportional to: lines of Python, lines of text, facts (symbols and
+# edges) or units embedded. Exponents are taken against it as well as against lines of Python.
+INPUT = {"discover": "files", "analyze": "python_lines", "graph": "facts", "store facts": "facts",
+         "views": "facts", "load embedder": "", "chunk": "lines", "lexical index": "lines",
+         "embed": "embedded", "vector store": "embedded", "vector snapshot": "units"}
+
+
+def git(*args: str, cwd: Path | None = None) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
+
+
+def wheel(name: str, version: str, work: Path) -> Path:
+    """A pure-Python wheel from the simple index (PEP 691), checked by sha256 and unpacked."""
+    import hashlib
+
+    target = work / "src" / f"{normalized(name)}-{version}-wheel"
+    if target.exists():
+        return target
+    request = urllib.request.Request(INDEX.format(normalized(name)),
+                                     headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+    with urllib.request.urlopen(request, timeout=60) as response:  # noqa: S310 - a fixed https URL
+        files = json.load(response)["files"]
+    wanted = f"{name}-{version}-py3-none-any.whl"
+    entry = next((f for f in files if f["filename"] == wanted), None)
+    if entry is None:
+        raise SystemExit(f"{wanted}: not in the index")
+    with urllib.request.urlopen(entry["url"], timeout=300) as response:  # noqa: S310
+        data = response.read()
+    if hashlib.sha256(data).hexdigest() != entry["hashes"]["sha256"]:
+        raise SystemExit(f"{wanted}: sha256 does not match the index")
+    archive = work / "archives" / wanted
+    archive.parent.mkdir(parents=True, exist_ok=True)
+    archive.write_bytes(data)
+    partial = target.with_name(target.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    with zipfile.ZipFile(archive) as zipped:
+        zipped.extractall(partial)
+    partial.rename(target)
+    return target
+
+
+def source_of(corpus: str, work: Path) -> tuple[Path, str]:
+    """The corpus's pristine tree (never built in) and how it was obtained."""
+    if corpus == "kbc":
+        head = git("rev-parse", "--short", "HEAD", cwd=HERE).strip()
+        target = work / "src" / f"kbc-{head}"
+        if not target.exists():
+            git("clone", "-q", str(HERE.parent), str(target))
+        return target, f"a clone of {head}"
+    if corpus == "flask":
+        mirror = Path(os.environ.get("MIRROR_ROOT", "")) / "pallets+flask" / "repo"
+        if not mirror.is_dir():
+            raise SystemExit(f"set MIRROR_ROOT to the folder holding pallets+flask/repo ({mirror} missing)")
+        instances = HERE.parent.parent / "shared" / "eval" / "swebench-dev" / "instances.jsonl"
+        base = next(json.loads(line)["base_commit"] for line in instances.read_text().splitlines()
+                    if json.loads(line)["instance_id"] == FLASK_INSTANCE)
+        target = work / "src" / f"flask-{base[:10]}"
+        if not target.exists():
+            git("clone", "-q", "--no-checkout", str(mirror), str(target))
+            git("checkout", "-q", base, cwd=target)
+        return target, f"base commit of `{FLASK_INSTANCE}`"
+    if corpus == "networkx":
+        return fetch("networkx", "3.4.2", work), "networkx 3.4.2, the sdist"
+    if corpus == "sympy":
+        return wheel("sympy", "1.14.0", work), "sympy 1.14.0, the wheel's sources"
+    raise SystemExit(f"unknown corpus {corpus!r}")
+
+
+def fresh_copy(source: Path, work: Path, corpus: str) -> Path:
+    tree = work / "build" / corpus
+    shutil.rmtree(tree, ignore_errors=True)
+    tree.parent.mkdir(parents=True, exist_ok=True)
+    if (source / ".git").exists():
+        git("clone", "-q", str(source), str(tree))
+        git("checkout", "-q", git("rev-parse", "HEAD", cwd=source).strip(), cwd=tree)
+    else:
+        shutil.copytree(source, tree, symlinks=True)
+    return tree
+
+
+def build(tree: Path, cache: Path) -> dict[str, Any]:
+    """``kbc build --no-llm`` in a child: its JSON summary, wall seconds and peak RSS."""
+    env = {**os.environ, "KBC_CACHE_DIR": str(cache)}
+    for name in ("KBC_LLM_MODEL", "KBC_EMBED_MODEL", "KBC_CHROMA_URL"):
+        env.pop(name, None)
+    command = [sys.executable, "-m", "kbc", "build", "--no-llm", str(tree), "--format", "json"]
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        started = time.perf_counter()
+        child = subprocess.Popen(command, stdout=out, stderr=err, env=env, text=True)
+        _, status, usage = os.wait4(child.pid, 0)
+        seconds = time.perf_counter() - started
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        raise SystemExit(f"kbc build of {tree} exited {code}:\n{stderr[-2000:]}")
+    summary = json.loads(stdout)
+    return {"wall": round(seconds, 1), "peak_rss_mb": round(usage.ru_maxrss / 1024), "summary": summary}
+
+
+def lines_of(store: Path) -> tuple[int, int, int]:
+    """(text files, lines of text, Python files) from the store's inventory."""
+    generation = store / (store / "CURRENT").read_text().strip()
+    files = json.loads((generation / "inventory.json").read_text())["files"]
+    return len(files), sum(f["lines"] for f in files), sum(1 for f in files if f["language"] == "python")
+
+
+def floor(store: Path, units_wanted: int) -> dict[str, Any]:
+    """The packaged model alone on an even sample of the units the build embedded."""
+    from kbc.index.embed import BATCH_SIZE, load_embedder
+    from kbc.index.lexical import LexicalIndex
+    from kbc.index.units import units_of
+    from kbc.services.build import index_dir
+
+    embedder = load_embedder("minilm-l6-int8")
+    lexical = LexicalIndex(index_dir(store) / "lexical.sqlite")
+    try:
+        units = units_of(lexical.all_chunks(), embedder.model_id)
+    finally:
+        lexical.close()
+    ordered = sorted(units, key=lambda u: (len(u.text), u.id))
+    step = max(1, len(ordered) // max(1, units_wanted))
+    sample = [u.text for u in ordered[::step]][:units_wanted]
+    model = embedder.model  # type: ignore[attr-defined]
+    embedder.embed(sample[:BATCH_SIZE])  # the tokenizer set to the units' cap, the session warm
+    started = time.perf_counter()
+    for _ in model.embed(sample, batch_size=BATCH_SIZE):
+        pass
+    seconds = time.perf_counter() - started
+    return {"floor_units": len(sample), "floor_seconds": round(seconds, 2),
+            "floor_rate": round(len(sample) / seconds, 1)}
+
+
+def parse_floor(tree: Path, files_wanted: int = 200) -> dict[str, Any]:
+    """libcst's parse alone, one process, on an even sample of the tree's Python files: its
+    microseconds per line are the analysis pass's floor (the pass parses each file once)."""
+    import libcst
+
+    files = sorted(p for p in tree.rglob("*.py") if ".git" not in p.parts and ".kbc" not in p.parts)
+    step = max(1, len(files) // files_wanted)
+    lines = 0
+    seconds = 0.0
+    for path in files[::step][:files_wanted]:
+        data = path.read_bytes()
+        started = time.perf_counter()
+        try:
+            libcst.parse_module(data)
+        except Exception:  # noqa: BLE001, S112 - a file libcst cannot parse is not in the floor
+            continue
+        seconds += time.perf_counter() - started
+        lines += data.count(b"\n")
+    return {"parse_us_per_line": round(1e6 * seconds / lines, 1) if lines else 0.0}
+
+
+def child(flag: str, path: Path, *extra: str, cache: Path | None = None) -> dict[str, Any]:
+    """A floor measured in a process of its own, so the model's memory never counts in a
+    build's peak RSS (a child's high-water mark starts from its parent's at fork)."""
+    env = dict(os.environ)
+    if cache is not None:
+        env["KBC_CACHE_DIR"] = str(cache)
+    done = subprocess.run([sys.executable, __file__, flag, str(path), *extra], check=True,
+                          capture_output=True, text=True, env=env)
+    return dict(json.loads(done.stdout))
+
+
+def python_lines(tree: Path) -> int:
+    return sum(p.read_bytes().count(b"\n") for p in tree.rglob("*.py")
+               if ".git" not in p.parts and ".kbc" not in p.parts)
+
+
+def measure(corpus: str, work: Path, floor_units: int) -> dict[str, Any]:
+    source, origin = source_of(corpus, work)
+    tree = fresh_copy(source, work, corpus)
+    cache = Path(tempfile.mkdtemp(prefix="kbc-cache-", dir=work))
+    try:
+        built = build(tree, cache)
+        store = tree / ".kbc"
+        files, lines, python_files = lines_of(store)
+        index = built["summary"]["index"]
+        row: dict[str, Any] = {
+            "corpus": corpus, "origin": origin, "files": files, "lines": lines,
+            "python_files": python_files, "units": index["units"], "embedded": index["embedded"],
+            "retrieval": index["retrieval"], "wall": built["wall"], "peak_rss_mb": built["peak_rss_mb"],
+            "symbols": built["summary"]["analyze"]["symbols"],
+            "edges": built["summary"]["analyze"]["import_edges"] + built["summary"]["analyze"]["call_edges"],
+            "passes": {p["name"]: {"seconds": p["seconds"], "peak_rss_mb": p["peak_rss_mb"]}
+                       for p in built["summary"]["passes"]},
+        }
+        row.update(child("--floor", store, "--floor-units", str(floor_units), cache=cache))
+        row.update(child("--parse-floor", source))
+        row["python_lines"] = python_lines(source)
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+        shutil.rmtree(tree, ignore_errors=True)
+    return row
+
+
+def exponent(points: list[tuple[float, float]]) -> float | None:
+    """The least-squares slope of log(seconds) on log(lines): 1 is linear growth."""
+    usable = [(math.log(x), math.log(y)) for x, y in points if x > 0 and y > 0]
+    if len(usable) < 2:
+        return None
+    mean_x = sum(x for x, _ in usable) / len(usable)
+    mean_y = sum(y for _, y in usable) / len(usable)
+    spread = sum((x - mean_x) ** 2 for x, _ in usable)
+    return sum((x - mean_x) * (y - mean_y) for x, y in usable) / spread if spread else None
+
+
+INPUT_NAMES = {"files": "text files", "python_lines": "lines of Python", "facts": "symbols + edges",
+               "lines": "lines of text", "embedded": "units embedded", "units": "units"}
+
+
+def size_of(row: dict[str, Any], key: str) -> float:
+    if key == "facts":
+        return float(row.get("symbols", 0) + row.get("edges", 0))
+    return float(row.get(key, 0))
+
+
+def tables(rows: list[dict[str, Any]]) -> str:
+    rows = sorted(rows, key=lambda r: r["python_lines"])
+    out = [f"Cold `kbc build --no-llm`, default settings, packaged MiniLM int8, a new store and an empty "
+           f"embedding cache each. Date: {date.today().isoformat()}.", "",
+           "| corpus | text files | lines of text | lines of Python | units embedded | wall | peak RSS "
+           "| retrieval |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for r in rows:
+        out.append(f"| {r['corpus']} ({r['origin']}) | {r['files']:,} | {r['lines']:,} "
+                   f"| {r['python_lines']:,} "
+                   f"| {r['embedded']:,} | {r['wall']:.1f} s | {r['peak_rss_mb'] / 1024:.2f} GB "
+                   f"| {r['retrieval']} |")
+    big = rows[-2:] if len(rows) >= 2 else []
+    pair = " → ".join(r["corpus"] for r in big)
+    out += ["", "Seconds per pass (peak RSS in MB reached by the pass's end), and how each pass's "
+            "seconds grow with lines of Python: the exponent of a least-squares fit over the corpora "
+            f"(log-log; 1.0 is linear; fixed costs pull small corpora's exponents below 1) and the "
+            f"exponent from {pair or 'the two largest'} alone:", "",
+            "| pass | " + " | ".join(r["corpus"] for r in rows) + f" | exponent, all | exponent, {pair} "
+            f"| its input | exponent in its input, all | in its input, {pair} |",
+            "| --- |" + " ---: |" * (len(rows) + 2) + " --- | ---: | ---: |"]
+
+    def growth(points: list[tuple[float, float]]) -> str:
+        slope = exponent(points)
+        if slope is None:
+            return "–"
+        return f"{slope:.2f}" + (" (faster than linear)" if slope > LINEAR else "")
+
+    for name in PASSES:
+        cells = []
+        points = []
+        for r in rows:
+            timing = r["passes"].get(name)
+            if timing is None:
+                cells.append("–")
+                continue
+            cells.append(f"{timing['seconds']:.1f} s ({timing['peak_rss_mb']})")
+            if timing["seconds"] > 0:
+                points.append((float(r["python_lines"]), float(timing["seconds"])))
+        tail = [p for p in points if p[0] in {float(r["python_lines"]) for r in big}]
+        key = INPUT.get(name, "")
+        own = [(float(size_of(r, key)), float(r["passes"][name]["seconds"])) for r in rows
+               if key and name in r["passes"] and r["passes"][name]["seconds"] > 0 and size_of(r, key)]
+        own_tail = own[-2:] if len(own) == len(rows) else []
+        out.append(f"| {name} | " + " | ".join(cells) + f" | {growth(points)} | {growth(tail)} "
+                   f"| {INPUT_NAMES.get(key, '–')} | {growth(own) if key else '–'} "
+                   f"| {growth(own_tail) if key else '–'} |")
+    walls = [(float(r["python_lines"]), float(r["wall"])) for r in rows]
+    out.append("| **whole build (wall)** | " + " | ".join(f"{r['wall']:.1f} s" for r in rows)
+               + f" | {growth(walls)} | {growth(walls[-2:])} | | | |")
+    out += ["", "The analysis pass against its floor, libcst's parse alone in one process (an even "
+            "sample of up to 200 of the corpus's Python files; the pass parses each file once, in a "
+            "pool of 2 workers): a steady ratio means the pass grows as the parse does, with the code's "
+            "density (µs per line), not faster:", "",
+            "| corpus | parse alone, µs per line | analysis pass, µs per line (wall) | pass / parse |",
+            "| --- | ---: | ---: | ---: |"]
+    for r in rows:
+        analysed = 1e6 * r["passes"]["analyze"]["seconds"] / max(1, r["python_lines"])
+        out.append(f"| {r['corpus']} | {r['parse_us_per_line']:.1f} | {analysed:.1f} "
+                   f"| {analysed / r['parse_us_per_line']:.2f}× |")
+    out += ["", "The embedding pass against its floor: the packaged model alone on an even sample of "
+            "the same units, right after the build, in a process of its own:", "",
+            "| corpus | units embedded | embed s | build units/s | model alone, units/s (sample) "
+            "| floor / build |", "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    for r in rows:
+        embed = r["passes"].get("embed", {}).get("seconds", 0.0)
+        store = r["passes"].get("vector store", {}).get("seconds", 0.0)
+        rate = r["embedded"] / (embed + store) if embed + store else 0.0
+        ratio = r["floor_rate"] / rate if rate else 0.0
+        out.append(f"| {r['corpus']} | {r['embedded']:,} | {embed:.1f} (+{store:.1f} store) | {rate:.1f} "
+                   f"| {r['floor_rate']:.1f} ({r['floor_units']}) | {ratio:.2f}× |")
+    return "\n".join(out)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "kbc-cold-build")
+    parser.add_argument("--only", default="", help="comma-separated corpora (default: all four)")
+    parser.add_argument("--floor-units", type=int, default=800)
+    parser.add_argument("--update-results", action="store_true")
+    parser.add_argument("--floor", type=Path, help=argparse.SUPPRESS)  # the children's parts
+    parser.add_argument("--parse-floor", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.floor is not None:
+        print(json.dumps(floor(args.floor, args.floor_units)))
+        return
+    if args.parse_floor is not None:
+        print(json.dumps(parse_floor(args.parse_floor)))
+        return
+    work = args.work.resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    results = work / "results.jsonl"
+    done = {}
+    if results.exists():
+        lines = results.read_text().splitlines()
+        done = {r["corpus"]: r for r in (json.loads(line) for line in lines if line)}
+    wanted = [c.strip() for c in args.only.split(",") if c.strip()] or list(CORPORA)
+    for corpus in wanted:
+        if corpus in done:
+            continue
+        print(f"building {corpus} …", file=sys.stderr, flush=True)
+        row = measure(corpus, work, args.floor_units)
+        done[corpus] = row
+        with results.open("a") as fh:
+            fh.write(json.dumps(row) + "\n")
+        print(f"  {row['wall']:.1f} s, {row['peak_rss_mb']} MB", file=sys.stderr, flush=True)
+    for corpus, row in done.items():
+        if "parse_us_per_line" not in row and corpus in wanted:  # rows of an earlier run
+            row.update(child("--parse-floor", source_of(corpus, work)[0]))
+            row.setdefault("python_lines", python_lines(source_of(corpus, work)[0]))
+    results.write_text("".join(json.dumps(done[c]) + "\n" for c in done))
+    text = tables([done[c] for c in wanted if c in done])
+    print(text)
+    if args.update_results:
+        update_section("cold-build", "Cold build at scale (`benchmarks/cold_build.py`)", text,
+                       "MIRROR_ROOT=... python benchmarks/cold_build.py --update-results")
+
+
+if __name__ == "__main__":
+    main()
