@@ -25,6 +25,7 @@ from kbc.retrieval.resolve import FactsLookup, Target, describe
 
 PER_FILE = 2  # units of a file named by its path alone
 PER_LOOKUP = 3  # units kept of a lexical look-up
+OPTION_LOOKUP = 200  # chunks holding an option's words searched for where it is declared
 MAX_LOOKUPS = 12  # mentions looked up lexically per query
 MAX_MATCHED = 60
 SNIPPETS = True  # names read from the task's code blocks
@@ -97,12 +98,26 @@ class Matcher:
             words = words[:1]  # the identifier whole
         if not words:
             return []
+        if mention.kind == OPTION:
+            return self._option(mention.text, words)
         ids = self.lexical.search_all(words[:12], 40)
         if mention.kind == MESSAGE:
             return ids[:PER_LOOKUP]
         literal = mention.text if mention.kind in (OPTION, LINE) else (mention.name or mention.text)
         texts = self.lexical.chunks(ids)
         return [cid for cid in ids if cid in texts and literal in texts[cid].text][:PER_LOOKUP]
+
+    def _option(self, option: str, words: list[str]) -> list[str]:
+        """Where an option or setting is declared or read: chunks that hold it as written
+        (``--name``) or its bare name as a string (``"name"``, as argparse, click and option
+        tables declare it), the repository's own code before its tests and docs."""
+        bare = option.lstrip("-")
+        literals = (f"--{bare}", f'"{bare}"', f"'{bare}'")
+        ids = self.lexical.search_all(words[:12], OPTION_LOOKUP)
+        texts = self.lexical.chunks(ids)
+        held = [cid for cid in ids if cid in texts and any(x in texts[cid].text for x in literals)]
+        order = {cid: i for i, cid in enumerate(held)}
+        return sorted(held, key=lambda cid: (_DECLARING.get(texts[cid].role, 2), order[cid]))[:PER_LOOKUP]
 
     def match(self, query: str, ranked: Sequence[str]) -> Matched:
         """The chunks of the query's mentions, strongest mention first; ``ranked`` (chunk ids,
@@ -130,6 +145,10 @@ class Matcher:
             for cid in found:
                 ids.setdefault(cid, None)
         return Matched(list(ids)[:MAX_MATCHED], described)
+
+
+# Where an option is declared or handled: the repository's code first, its tests last.
+_DECLARING = {"source": 0, "test": 3}
 
 
 def _wordlike(name: str) -> bool:

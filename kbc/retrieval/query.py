@@ -42,6 +42,9 @@ _FENCED = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", re.MULTIL
 _CALL = re.compile(rf"(?<![\w.])({_NAME}(?:\.{_NAME})*)\s*\(")
 _IDENTIFIER = re.compile(rf"(?<![\w.-])({_NAME})(?![\w-])")
 _OPTION = re.compile(r"(?<![\w-])(--[A-Za-z][\w-]*[A-Za-z0-9])")
+# A setting named in kebab case: `ignore-paths`, or ``max-line-length = 100`` in a config block.
+_SETTING = re.compile(r"[a-z][a-z0-9]+(?:-[a-z][a-z0-9]+)+")
+_SETTING_LINE = re.compile(r"^[ \t]*([a-z][a-z0-9]+(?:-[a-z][a-z0-9]+)+)[ \t]*[=:]", re.MULTILINE)
 _QUOTED = re.compile(r"\"([^\"\n]{12,200})\"|'([^'\n]{12,200})'")
 _EXCEPTION = re.compile(r"^\s*(?:[\w.]+\.)?([A-Z]\w*(?:Error|Exception|Warning)):\s+(.{8,200})$",
                         re.MULTILINE)
@@ -121,6 +124,8 @@ def read_query(text: str) -> list[Mention]:
             continue  # read as a path above
         for option in _OPTION.findall(span.text):
             add(Mention(option, OPTION, where))
+        if _SETTING.fullmatch(span.text):
+            add(Mention(span.text, OPTION, where))
         for name in _names(span.text, span=True):
             add(Mention(name, CODE, where, name=name))
     for match in _DOTTED.finditer(prose):
@@ -148,6 +153,8 @@ def read_query(text: str) -> list[Mention]:
     for start, block in fenced:
         for name in _names(block, span=False):
             add(Mention(name, SNIPPET, start, name=name))
+        for match in _SETTING_LINE.finditer(block):
+            add(Mention(match.group(1), OPTION, start + match.start(1)))
     return sorted(found.values(), key=lambda m: (m.kind, m.order, m.text))
 
 
