@@ -64,6 +64,7 @@ class ExactVectors:
         self.matrix = matrix
         self.digest = digest_of(model_id, self.units)
         self._norms: Matrix | None = None
+        self._rows: dict[str, list[int]] | None = None  # chunk id -> its rows
 
     @classmethod
     def from_rows(cls, model_id: str, rows: Mapping[str, tuple[str, Sequence[float]]]) -> ExactVectors:
@@ -102,6 +103,33 @@ class ExactVectors:
             candidates = np.arange(count)
         best = sorted(candidates.tolist(), key=lambda i: (-float(scores[i]), self.units[i]))[:limit]
         return [ExactHit(self.units[i], self.chunks[i], float(scores[i])) for i in best]
+
+
+    def similarities(self, vector: Sequence[float], chunks: Sequence[str]) -> dict[str, float]:
+        """Chunk id -> the cosine similarity of its closest unit to ``vector``, for those of
+        ``chunks`` that have vectors."""
+        import numpy as np
+
+        if self._rows is None:
+            rows: dict[str, list[int]] = {}
+            for i, chunk in enumerate(self.chunks):
+                rows.setdefault(chunk, []).append(i)
+            self._rows = rows
+        wanted = sorted({i for chunk in chunks for i in self._rows.get(chunk, [])})
+        if not wanted:
+            return {}
+        query = np.asarray(vector, dtype=np.float32)
+        norm = float(np.linalg.norm(query))
+        if norm > 0:
+            query = query / norm
+        norms = np.linalg.norm(self.matrix[wanted], axis=1)
+        norms[norms == 0] = 1.0
+        scores = np.einsum("ij,j->i", self.matrix[wanted], query) / norms
+        found: dict[str, float] = {}
+        for row, score in zip(wanted, scores.tolist(), strict=True):
+            chunk = self.chunks[row]
+            found[chunk] = max(found.get(chunk, -1.0), float(score))
+        return found
 
 
 def load_snapshot(index_dir: Path, digest: str) -> ExactVectors | None:

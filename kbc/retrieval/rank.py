@@ -16,6 +16,8 @@ FILE_EVIDENCE_UNITS = 0  # a file's best units summed for its evidence (0: all o
 MATCHED_WEIGHT = 1.0  # of the list of what the query names, against the searches' lists
 FILE_LIFT = True
 PRELUDE_SHARE = 0.8
+EXPAND_FILES = 5  # the best files whose other units join the ranking
+EXPAND_SHARE = 0.5  # of a file's best score, where its other units start (0: no expansion)
 
 
 def rrf(rankings: Iterable[Sequence[str]], k: int = RRF_K) -> dict[str, float]:
@@ -171,6 +173,62 @@ def _follow_preludes(scored: dict[str, float], chunks: Mapping[str, Chunk],
         prelude = preludes.get(path, "")
         if prelude in chunks:
             scored[prelude] = max(scored.get(prelude, 0.0), PRELUDE_SHARE * score)
+
+
+def files_in_order(ranked: Sequence[tuple[str, float]], chunks: Mapping[str, Chunk],
+                   limit: int) -> list[str]:
+    """The first ``limit`` repository files of a ranking, in the order their best unit ranks
+    (view documents are not files of the repository)."""
+    files: list[str] = []
+    for cid, _ in ranked:
+        chunk = chunks[cid]
+        if chunk.kind != "view" and chunk.path not in files:
+            files.append(chunk.path)
+            if len(files) == limit:
+                break
+    return files
+
+
+def expand(ranked: Sequence[tuple[str, float]], chunks: Mapping[str, Chunk],
+           units: Mapping[str, Sequence[tuple[str, int, int]]],
+           signals: Sequence[Mapping[str, float]] = (),
+           share: float | None = None) -> list[tuple[str, float]]:
+    """The ranking with the other units of its best files (``units``: path -> (id, start,
+    end) of every unit of the file) joined in: a file the task is about is likely to need
+    more of its code than the searches found (the line to change often sits in a unit that
+    shares few words with the task). A file's other units are ordered by reciprocal-rank
+    fusion of their nearness to its ranked units and of each of ``signals`` (unit id ->
+    relevance, higher better: the query's BM25 and vector similarity over those units),
+    and rank as a list of their own at ``share`` of the file's best score."""
+    share = EXPAND_SHARE if share is None else share
+    if share <= 0 or not units:
+        return list(ranked)
+    scored = dict(ranked)
+    best: dict[str, float] = {}
+    taken: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for cid, score in ranked:
+        chunk = chunks[cid]
+        best.setdefault(chunk.path, score)
+        taken[chunk.path].append((chunk.start_line, chunk.end_line))
+    for path, found in units.items():
+        if path not in best:
+            continue
+        spans = taken[path]
+        others = [u for u in found if u[0] not in scored and u[0] in chunks]
+        orders = [[u[0] for u in sorted(others, key=lambda u: (_distance(u[1], u[2], spans), u[1], u[0]))]]
+        for signal in signals:
+            present = [u for u in others if u[0] in signal]
+            orders.append([u[0] for u in sorted(present, key=lambda u: (-signal[u[0]], u[1], u[0]))])
+        fused = rrf(orders)
+        ordered = sorted(fused, key=lambda cid: (-fused[cid], cid))
+        for position, cid in enumerate(ordered):
+            scored[cid] = share * best[path] * (RRF_K + 1) / (RRF_K + 1 + position)
+    return sorted(scored.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def _distance(start: int, end: int, spans: Sequence[tuple[int, int]]) -> int:
+    """Lines between ``start..end`` and the nearest of ``spans`` (0 when they touch)."""
+    return min(max(0, s - end, start - e) for s, e in spans)
 
 
 def rank(lexical: Sequence[tuple[str, float]], vector: Sequence[str], matched: Sequence[str],

@@ -22,11 +22,12 @@ from kbc.index.lexical import LexicalIndex
 from kbc.index.tokencount import TokenCounter
 from kbc.index.units import best_by_chunk
 from kbc.index.vectors import VectorStore, VectorStoreError
+from kbc.retrieval import rank
 from kbc.retrieval.matched import Matcher
 from kbc.retrieval.neighbours import SymbolNeighbours
 from kbc.retrieval.pack import pack
 from kbc.retrieval.profiles import Profile
-from kbc.retrieval.rank import FileGraph, finish, fuse, seeds
+from kbc.retrieval.rank import FileGraph, expand, files_in_order, finish, fuse, seeds
 
 CANDIDATES = 200  # hits taken from each search before fusion
 VECTOR_UNITS = 300  # unit hits asked of the vector store (several per chunk)
@@ -154,6 +155,23 @@ class Retriever:
         chunks.update(self.lexical.chunks([cid for cid in found.values() if cid not in chunks]))
         return found
 
+    def _expanded(self, query: str, ranked: list[tuple[str, float]], chunks: dict[str, Chunk],
+                  embedding: list[float] | None) -> list[tuple[str, float]]:
+        """The ranking with the other units of its best files joined in (their chunks added
+        to ``chunks``), ordered by the query's BM25 and vector similarity over them."""
+        if rank.EXPAND_SHARE <= 0:
+            return ranked
+        by_path = self.matcher().by_path
+        units = {path: [(u.id, u.start, u.end) for u in by_path.get(path, [])]
+                 for path in files_in_order(ranked, chunks, rank.EXPAND_FILES)}
+        ids = [cid for found in units.values() for cid, _, _ in found]
+        chunks.update(self.lexical.chunks([cid for cid in ids if cid not in chunks]))
+        signals = [self.lexical.search_within(query, ids)]
+        exact = self._exact[1] if self._exact is not None else None
+        if embedding is not None and exact is not None:
+            signals.append(exact.similarities(embedding, ids))
+        return expand(ranked, chunks, units, signals)
+
     def matcher(self) -> Matcher:
         """What reads the query's mentions and finds their chunks (built on first use)."""
         if self._matcher is None:
@@ -198,6 +216,7 @@ class Retriever:
         lexical = [cid for cid, _ in scored]
         vector: list[str] = []
         best_similarity = -1.0
+        embedding: list[float] | None = None
         if self.embedder is not None and self.vectors is not None:
             exact = self._exact_vectors()
             if exact is not None:
@@ -212,6 +231,7 @@ class Retriever:
         fused = fuse(scored, vector, matched.ids, chunks)
         near = self._near(seeds(fused, matched.ids), chunks) if profile.graph > 0 else []
         ranked = finish(fused, near, chunks, profile, self.graph, self._preludes(chunks))
+        ranked = self._expanded(query, ranked, chunks, embedding)
         evidence = Evidence(len(lexical), best_similarity, tuple(score for _, score in ranked[:10]))
         return Ranking(ranked, chunks, evidence, tuple(matched.described))
 

@@ -92,3 +92,14 @@ def test_a_pointer_to_a_lost_or_torn_matrix_is_not_used(tmp_path: Path) -> None:
     assert load_snapshot(tmp_path, snapshot.digest) is None
     (tmp_path / SNAPSHOT).write_text("{not json")
     assert load_snapshot(tmp_path, snapshot.digest) is None
+
+
+def test_similarities_give_each_asked_chunk_its_closest_unit() -> None:
+    rows = random_rows(60, 8, 3)
+    query = np.random.default_rng(4).normal(size=8).tolist()
+    expected: dict[str, float] = {}
+    for unit, similarity in brute_force(rows, query):
+        expected.setdefault(rows[unit][0], similarity)
+    found = ExactVectors.from_rows("m", rows).similarities(query, ["c1", "c7", "nowhere"])
+    assert set(found) == {"c1", "c7"}
+    assert all(abs(found[c] - expected[c]) < 1e-5 for c in found)

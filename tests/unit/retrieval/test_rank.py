@@ -5,7 +5,7 @@ import pytest
 
 from kbc.domain.models import Chunk
 from kbc.retrieval.profiles import load_profiles
-from kbc.retrieval.rank import FileGraph, fuse, rank
+from kbc.retrieval.rank import FileGraph, expand, fuse, rank
 
 PROFILE = load_profiles()["implementation"]
 
@@ -79,3 +79,23 @@ def test_a_view_takes_file_evidence_as_a_file_of_its_own() -> None:
               "code": chunk("code", "shop/orders.py", "orders")}
     fused = fuse([("view", 5.0), ("code", 4.0)], [], [], chunks)
     assert fused["view"] > fused["code"]  # the better lexical hit, whatever its kind
+
+
+def spanned(cid: str, path: str, start: int, end: int) -> Chunk:
+    return Chunk(cid, path, start, end, "code", "python", cid, role="source")  # type: ignore[arg-type]
+
+
+def test_the_best_files_bring_their_other_units_nearest_first() -> None:
+    chunks = {c.id: c for c in [spanned("a.f", "a.py", 10, 20), spanned("a.g", "a.py", 22, 30),
+                                spanned("a.h", "a.py", 80, 90), spanned("a.k", "a.py", 1, 5),
+                                spanned("b.f", "b.py", 1, 9), spanned("c.f", "c.py", 1, 9)]}
+    ranked = [("a.f", 1.0), ("b.f", 0.9)]
+    units = {"a.py": [("a.k", 1, 5), ("a.f", 10, 20), ("a.g", 22, 30), ("a.h", 80, 90)],
+             "c.py": [("c.f", 1, 9)]}  # a file not in the ranking brings nothing
+    expanded = expand(ranked, chunks, units, share=0.5)
+    order = [cid for cid, _ in expanded]
+    assert order[:2] == ["a.f", "b.f"]  # what the searches found keeps its place
+    assert order[2:] == ["a.g", "a.k", "a.h"]  # then the rest of a.py, nearest the found unit first
+    assert dict(expanded)["a.g"] == pytest.approx(0.5)
+    assert "c.f" not in order
+    assert expand(ranked, chunks, units, share=0.0) == ranked
