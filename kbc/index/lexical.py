@@ -219,23 +219,6 @@ class LexicalIndex:
         ranked = sorted(((score[rid], str(cid)) for cid, rid in ids))[:limit]
         return [(cid, -float(value)) for value, cid in ranked]
 
-    def search_within(self, query: str, ids: Sequence[str]) -> dict[str, float]:
-        """Chunk id -> BM25 score (higher is better) of those of ``ids`` that match ``query``."""
-        expression = match_expression(query)
-        if not expression or not ids:
-            return {}
-        weights = ", ".join(str(w) for w in WEIGHTS)
-        found: dict[str, float] = {}
-        for start in range(0, len(ids), 500):
-            part = list(ids[start:start + 500])
-            marks = ",".join("?" * len(part))
-            rows = self.db.execute(
-                f"SELECT c.id, bm25(fts, {weights}) FROM fts JOIN chunks c ON c.rid = fts.rowid "
-                f"WHERE fts MATCH ? AND fts.rowid IN (SELECT rid FROM chunks WHERE id IN ({marks}))",
-                (expression, *part)).fetchall()
-            found.update((str(cid), -float(score)) for cid, score in rows)
-        return found
-
     def search_all(self, words: Sequence[str], limit: int) -> list[str]:
         """Chunk ids holding every one of ``words`` (search tokens), best BM25 first, ties by id."""
         terms = list(dict.fromkeys(w for w in words if w))[:MAX_QUERY_TERMS]

@@ -30,6 +30,7 @@ from kbc.retrieval.profiles import Profile
 from kbc.retrieval.rank import FileGraph, expand, files_in_order, finish, fuse, seeds
 
 CANDIDATES = 200  # hits taken from each search before fusion
+LEXICAL_POOL = 2000  # BM25 hits kept to order the other units of the best files (about as fast)
 VECTOR_UNITS = 300  # unit hits asked of the vector store (several per chunk)
 QUERY_VECTORS = 32  # query embeddings kept
 
@@ -155,10 +156,11 @@ class Retriever:
         chunks.update(self.lexical.chunks([cid for cid in found.values() if cid not in chunks]))
         return found
 
-    def _expanded(self, query: str, ranked: list[tuple[str, float]], chunks: dict[str, Chunk],
-                  embedding: list[float] | None) -> list[tuple[str, float]]:
+    def _expanded(self, ranked: list[tuple[str, float]], chunks: dict[str, Chunk],
+                  bm25: dict[str, float], embedding: list[float] | None) -> list[tuple[str, float]]:
         """The ranking with the other units of its best files joined in (their chunks added
-        to ``chunks``), ordered by the query's BM25 and vector similarity over them."""
+        to ``chunks``), ordered by the query's BM25 (``bm25``: the lexical pool's scores) and
+        vector similarity over them."""
         if rank.EXPAND_SHARE <= 0:
             return ranked
         by_path = self.matcher().by_path
@@ -166,7 +168,7 @@ class Retriever:
                  for path in files_in_order(ranked, chunks, rank.EXPAND_FILES)}
         ids = [cid for found in units.values() for cid, _, _ in found]
         chunks.update(self.lexical.chunks([cid for cid in ids if cid not in chunks]))
-        signals = [self.lexical.search_within(query, ids)]
+        signals = [{cid: bm25[cid] for cid in ids if cid in bm25}]
         exact = self._exact[1] if self._exact is not None else None
         if embedding is not None and exact is not None:
             signals.append(exact.similarities(embedding, ids))
@@ -212,7 +214,8 @@ class Retriever:
         return found.ranked, found.chunks
 
     def search(self, query: str, profile: Profile) -> Ranking:
-        scored = self.lexical.search(query, CANDIDATES)
+        pool = self.lexical.search(query, LEXICAL_POOL if rank.EXPAND_SHARE > 0 else CANDIDATES)
+        scored = pool[:CANDIDATES]  # the same hits, in the same order, as a search for CANDIDATES
         lexical = [cid for cid, _ in scored]
         vector: list[str] = []
         best_similarity = -1.0
@@ -231,7 +234,7 @@ class Retriever:
         fused = fuse(scored, vector, matched.ids, chunks)
         near = self._near(seeds(fused, matched.ids), chunks) if profile.graph > 0 else []
         ranked = finish(fused, near, chunks, profile, self.graph, self._preludes(chunks))
-        ranked = self._expanded(query, ranked, chunks, embedding)
+        ranked = self._expanded(ranked, chunks, dict(pool), embedding)
         evidence = Evidence(len(lexical), best_similarity, tuple(score for _, score in ranked[:10]))
         return Ranking(ranked, chunks, evidence, tuple(matched.described))
 

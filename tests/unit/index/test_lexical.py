@@ -47,11 +47,3 @@ def test_no_match_and_no_terms_give_nothing(tmp_path: Path) -> None:
     assert index.search("   ", 10) == []
     assert index.search("refund", 0) == []
 
-
-def test_search_within_scores_only_the_chunks_asked_for(tmp_path: Path) -> None:
-    index = index_of(tmp_path, ["refund order", "refund window", "tax cart", "refund refund refund"])
-    everything = dict(index.search("refund", 10))
-    asked = sorted(everything)[:2] + ["missing"]
-    within = index.search_within("refund", asked)
-    assert within == {cid: everything[cid] for cid in asked if cid in everything}
-    assert index.search_within("refund", []) == {} and index.search_within("", asked) == {}
