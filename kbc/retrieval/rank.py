@@ -44,6 +44,10 @@ class FileGraph:
         self.has_edges = graph.number_of_edges() > 0
         self.nodes: list[str] = sorted(graph)
         self.index = {node: i for i, node in enumerate(self.nodes)}
+        if not self.nodes:  # a repository without parsed code: nothing to lift
+            graph = nx.Graph()
+            graph.add_node("")
+            self.nodes, self.index = [""], {}
         matrix = nx.to_scipy_sparse_array(graph, nodelist=self.nodes, weight="weight", format="csr")
         out_weight = matrix.sum(axis=1)
         self.dangling = out_weight == 0

@@ -66,13 +66,17 @@ def render_folder(store_root: Path, repo_root: Path, out: Path) -> list[Path]:
     architecture = next((v for v in views if v.kind == "architecture"), None)
     repository = str(architecture.facts["repository"]) if architecture else repo_root.resolve().name
     files = render_all(views, repository, inventory.commit)
-    out.mkdir(parents=True, exist_ok=True)
     written = []
-    for relative, text in files.items():
-        target = out / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-        written.append(target)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        for relative, text in files.items():
+            target = out / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+            written.append(target)
+    except OSError as exc:
+        raise KbcError(f"cannot write the rendered views to {out}: {exc.strerror or exc}",
+                       hint="give --out a folder you can write to") from exc
     wanted = {p.resolve() for p in written}
     for stale in sorted(out.rglob("*.md")):
         if stale.resolve() not in wanted and _rendered_by_kbc(stale, out):

@@ -494,3 +494,17 @@ def test_test_code_is_indexed_and_found_but_embedded_only_when_asked(
     again = json.loads(invoke("build", str(root), "--format", "json", "--workers", "1"))["index"]
     assert "test" in embedded_roles()
     assert again["units"] > first["units"] and again["embedded"] == again["units"] - first["units"]
+
+
+def test_a_repository_with_no_code_gives_an_empty_slice(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KBC_EMBED_MODEL", "none")
+    write_tree(tmp_path, {"logo.bin": bytes(range(256))})
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-qm", "only a binary")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["build", str(tmp_path), "--no-llm"]).exit_code == 0
+    sliced = runner.invoke(cli, ["retrieve", "--repo", str(tmp_path), "--format", "json", "anything"])
+    assert sliced.exit_code == 0, sliced.output
+    assert json.loads(sliced.output)["items"] == []

@@ -331,6 +331,19 @@ def test_cli_build_views_render_and_architecture_retrieval(shop: Path, tmp_path:
     assert any(item["path"] == "@views/architecture.md" for item in json.loads(sliced.output)["items"])
 
 
+def test_render_into_a_folder_that_cannot_be_made_is_one_clear_error(
+        shop: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KBC_EMBED_MODEL", "none")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["build", str(shop), "--no-llm"]).exit_code == 0
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder\n")
+    rendered = runner.invoke(cli, ["render", "--repo", str(shop), "--out", str(blocked / "site")])
+    assert rendered.exit_code == 1
+    assert "cannot write the rendered views to" in rendered.output and "--out" in rendered.output
+    assert "Traceback" not in rendered.output and "unexpected" not in rendered.output
+
+
 def test_no_llm_keeps_the_prose_already_paid_for(shop: Path) -> None:
     first, _, calls = build(shop, lambda request: Reply(grounded_answer(request)))
     assert calls == len(first)
