@@ -162,6 +162,16 @@ def _classify(
     return SourceFile(rel, len(data), git_blob_id(data), language_of(rel, data[:200]), lines)
 
 
+def _utf8(path: str) -> bool:
+    """Whether a path (decoded by Python with surrogate escapes) is valid UTF-8 text: a name
+    that is not cannot be stored, indexed or cited as text."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _excluded(paths: Iterable[str], patterns: Sequence[str]) -> set[str]:
     if not patterns:
         return set()
@@ -196,6 +206,11 @@ def discover(
     files: list[SourceFile] = []
     skipped: list[SkippedPath] = []
     for mode, rel in candidates:
+        if not _utf8(rel):
+            printable = rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            skipped.append(SkippedPath(printable, "bad-name",
+                                       "its name is not UTF-8; rename it to have it analyzed"))
+            continue
         if store_prefix and rel.startswith(store_prefix):
             skipped.append(SkippedPath(rel, "excluded", "inside kbc's store"))
             continue

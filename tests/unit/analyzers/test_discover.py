@@ -94,3 +94,14 @@ def test_reading_a_repository_leaves_no_git_process_behind(make_repo: RepoFactor
     discover(root, max_file_bytes=10_000)
     if children.exists():  # Linux; elsewhere the suite's ResourceWarning check still catches a leak
         assert set(children.read_text().split()) <= before
+
+
+def test_a_name_that_is_not_utf8_is_skipped_and_the_rest_kept(make_repo: RepoFactory) -> None:
+    root = make_repo({"pkg/__init__.py": "", "pkg/ok.py": "pass\n"}, use_git=False)
+    (root / os.fsdecode(b"pkg/caf\xe9.py")).write_bytes(b"def f():\n    return 1\n")  # latin-1
+    git(root, "init", "-q")
+    git(root, "add", ".")
+    git(root, "commit", "-qm", "a latin-1 name")
+    inventory = discover(root, max_file_bytes=10_000)
+    assert [f.path for f in inventory.files] == ["pkg/__init__.py", "pkg/ok.py"]
+    assert [(s.path, s.reason) for s in inventory.skipped] == [("pkg/caf\\xe9.py", "bad-name")]
