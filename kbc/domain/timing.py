@@ -3,7 +3,7 @@ reached by its end."""
 
 from __future__ import annotations
 
-import resource
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,9 +20,14 @@ class PassTiming:
 def peak_rss_mb() -> int:
     """The peak resident memory so far of this process or of the largest child it waited for
     (a pool's workers count once the pool is shut down)."""
+    try:
+        import resource
+    except ImportError:  # not on this platform (Windows): no figure rather than a wrong one
+        return 0
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return round(max(own, children) / 1024)  # Linux reports KiB
+    unit = 1024 * 1024 if sys.platform == "darwin" else 1024  # macOS reports bytes, Linux KiB
+    return round(max(own, children) / unit)
 
 
 class Stopwatch:
