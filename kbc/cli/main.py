@@ -234,7 +234,8 @@ def build(ctx: click.Context, path: Path, store: Path | None, fmt: str, workers:
         settings = settings_for(path, workers=workers)
         summary = build_repository(path, settings, store, progress=_progress,
                                    embed_progress=_embed_progress(), no_llm=no_llm,
-                                   views_progress=_views_progress)
+                                   views_progress=_views_progress,
+                                   on_wait=lambda message: click.echo(message, err=True))
     except KbcError as error:
         fail(error, ctx.obj["debug"])
         return

@@ -241,6 +241,26 @@ def test_a_second_writer_waits_or_gives_up_and_says_so(make_repo: Any) -> None:
     assert "lock          waited" in result.output
 
 
+def test_a_build_waiting_for_another_writer_says_so(make_repo: Any,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KBC_EMBED_MODEL", "none")
+    root = make_repo(BASE)
+    released = threading.Event()
+
+    def hold() -> None:
+        with writer_lock(root / ".kbc", timeout=1):
+            released.wait(1.5)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    time.sleep(0.3)
+    threading.Timer(1.0, released.set).start()
+    result = CliRunner().invoke(cli, ["build", str(root), "--no-llm"])
+    holder.join()
+    assert result.exit_code == 0, result.output
+    assert f"waiting for another kbc writer (pid {os.getpid()})" in result.output
+
+
 def test_a_url_is_cloned_then_followed(make_repo: Any, tmp_path: Path,
                                        monkeypatch: pytest.MonkeyPatch) -> None:
     origin = make_repo(BASE)
