@@ -11,6 +11,8 @@ import click
 from kbc.cli.common import fail, reading_options, settings_for
 from kbc.domain.errors import KbcError
 
+GAP_LINE = 200  # characters of a logged question shown on its line (--format json gives all it logged)
+
 
 @click.command()
 @click.argument("question")
@@ -76,7 +78,10 @@ def gaps(ctx: click.Context, repo: Path, store: Path | None, fmt: str) -> None:
         click.echo("No knowledge gaps logged.")
         return
     for gap in found:
-        click.echo(f"{gap.count}×  {gap.question}")
+        question = " ".join(gap.question.split())
+        if len(question) > GAP_LINE:
+            question = question[:GAP_LINE] + "…"
+        click.echo(f"{gap.count}×  {question}")
         click.echo(f"    gap {gap.count} of {gap.asked} times asked, last {gap.last}: "
                    f"{'; '.join(gap.reasons)}")
 

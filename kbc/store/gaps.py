@@ -34,6 +34,9 @@ class Gap:
     reasons: tuple[str, ...]  # "below the relevance floor", "reported unhelpful"
 
 
+QUESTION_CHARS = 2_000  # of a question kept in the log: a pasted log file is not a question
+
+
 def _normal(question: str) -> str:
     return re.sub(r"\s+", " ", question.strip().lower())
 
@@ -57,8 +60,11 @@ class GapLog:
 
     def record(self, kind: str, question: str, use_case: str, scores: Sequence[float],
                similarity: float, below_floor: bool, now: float | None = None) -> str:
-        """Log one query; returns its id (what ``report_usage`` names)."""
+        """Log one query (its first ``QUESTION_CHARS`` characters); returns its id (what
+        ``report_usage`` names)."""
         at = time.time() if now is None else now
+        if len(question) > QUESTION_CHARS:
+            question = question[:QUESTION_CHARS] + "…"
         query_id = hashlib.sha256(f"{time.time_ns()}\0{kind}\0{question}".encode()).hexdigest()[:16]
         top = sorted(scores, reverse=True)[:10]
         best = top[0] if top else 0.0
