@@ -277,10 +277,24 @@ def _transport_security(host: str) -> TransportSecuritySettings | None:
                                      allowed_origins=[f"http://{h}:*" for h in hosts])
 
 
+MIN_TOKEN_CHARS = 16  # of a bearer token that guards a bind beyond loopback
+_SECRET = ("a long random secret without spaces, e.g. the output of "
+           "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`")
+
+
 def _check_http(host: str, port: int, token: str | None) -> None:
     if not 0 < port < 65536:
         raise ConfigError([FieldError("--port", "serve.port", f"{port} is not a TCP port",
                                       "give a port between 1 and 65535")])
+    if token and token != token.strip():
+        raise ConfigError([FieldError(
+            "KBC_TOKEN", "serve.token", "the token is blank or has white space around it, which no "
+            "client can send back in an Authorization header", f"set KBC_TOKEN to {_SECRET}")])
+    if token and not is_loopback(host) and len(token) < MIN_TOKEN_CHARS:
+        raise ConfigError([FieldError(
+            "KBC_TOKEN", "serve.token", f"a {len(token)}-character token guards a bind beyond this "
+            f"machine ({host}); it must have at least {MIN_TOKEN_CHARS} characters",
+            f"set KBC_TOKEN to {_SECRET}")])
     if not token and not is_loopback(host):
         raise ConfigError([FieldError(
             "--host", "serve.host",

@@ -338,6 +338,11 @@ def test_binding_beyond_loopback_needs_a_token(repo: Path, monkeypatch: pytest.M
             message = str(refused.value)
             assert f"binding {host}" in message and "bearer token is required" in message
             assert "KBC_TOKEN" in message and "127.0.0.1" in message
+    with pytest.raises(ConfigError, match="at least 16 characters"):
+        serve(kb, "http", "0.0.0.0", free_port(), "a")
+    for blank in ("   ", " s3cret-token-for-tests-padded "):
+        with pytest.raises(ConfigError, match="white space around it"):
+            serve(kb, "http", "127.0.0.1", free_port(), blank)
     with pytest.raises(KbcError, match="unknown transport 'carrier-pigeon'"):
         serve(kb, "carrier-pigeon")
     assert all(is_loopback(h) for h in ("127.0.0.1", "127.8.9.10", "::1", "[::1]", "localhost", "LOCALHOST"))
