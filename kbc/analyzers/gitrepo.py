@@ -129,7 +129,18 @@ def follow(url: str, branch: str = "") -> tuple[Path, str]:
             repo.remotes.origin.fetch()
             repo.git.reset("--hard", f"origin/{followed}")
     except git.GitCommandError as exc:
-        detail = (exc.stderr or str(exc)).strip().splitlines()
-        raise TargetError(f"cannot follow {url}: {detail[-1] if detail else exc}",
+        raise TargetError(f"cannot follow {url}: {git_failure(exc.stderr or str(exc))}",
                           hint="check the URL, the branch and that this machine can reach it") from None
     return target, followed
+
+
+def git_failure(stderr: str) -> str:
+    """What git said went wrong, from its stderr as GitPython quotes it (``stderr: '…'``):
+    its ``fatal:`` or ``error:`` lines, else its last line with words in it."""
+    lines = [line.strip().strip("'").strip() for line in stderr.splitlines()]
+    lines = [line.removeprefix("stderr:").strip().strip("'").strip() for line in lines]
+    said = [line for line in lines if line.startswith(("fatal:", "error:"))]
+    if said:
+        return "; ".join(dict.fromkeys(said))
+    worded = [line for line in lines if any(c.isalnum() for c in line)]
+    return worded[-1] if worded else "git failed without saying why"

@@ -275,7 +275,9 @@ def test_a_url_is_cloned_then_followed(make_repo: Any, tmp_path: Path,
                                                                     ("shop/payments.py",))
     result = CliRunner().invoke(cli, ["refresh", "file:///nonexistent/repo.git", "--ci"])
     assert result.exit_code == 5
-    assert json.loads(result.output)["error"].startswith("cannot follow file:///nonexistent/repo.git")
+    error = json.loads(result.output)["error"]
+    assert error.startswith("cannot follow file:///nonexistent/repo.git: fatal:")
+    assert "does not appear to be a git repository" in error  # what git said, not a stray quote
 
 
 def test_auto_refresh_brings_the_store_up_to_date_before_retrieving(make_repo: Any,
