@@ -162,6 +162,38 @@ def _classify(
     return SourceFile(rel, len(data), git_blob_id(data), language_of(rel, data[:200]), lines)
 
 
+class UnsafeRead(Exception):
+    """A file that may not be read as the repository's: it leads outside it, or is not a
+    regular file (a FIFO, device or socket), or is too large."""
+
+
+def read_inside(root: Path, relative: str, max_bytes: int) -> bytes:
+    """The bytes of ``root/relative`` as it is now, read only if it is a regular file inside
+    the repository: what a build found there may have been swapped since for a symlink out of
+    it (refused, at any component), a FIFO (opened without blocking, then refused) or a device."""
+    import stat
+
+    base = Path(os.path.realpath(root))
+    target = base / relative
+    if not _inside(Path(os.path.realpath(target)), base):
+        raise UnsafeRead(f"{relative} now leads outside the repository")
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        handle = os.open(target, flags)
+    except OSError as exc:
+        raise UnsafeRead(f"{relative} cannot be opened: {exc.strerror or exc}") from None
+    try:
+        info = os.fstat(handle)
+        if not stat.S_ISREG(info.st_mode):
+            raise UnsafeRead(f"{relative} is no longer a regular file")
+        if info.st_size > max_bytes:
+            raise UnsafeRead(f"{relative} has grown to {info.st_size} bytes, over the {max_bytes}-byte cap")
+        with os.fdopen(handle, "rb", closefd=False) as fh:
+            return fh.read(max_bytes + 1)[:max_bytes]
+    finally:
+        os.close(handle)
+
+
 def _utf8(path: str) -> bool:
     """Whether a path (decoded by Python with surrogate escapes) is valid UTF-8 text: a name
     that is not cannot be stored, indexed or cited as text."""

@@ -156,11 +156,17 @@ class KnowledgeBase:
     def file(self, path: str, start: int | None = None, end: int | None = None) -> dict[str, Any]:
         """Lines of a tracked file; anything else (traversal, absolute, untracked or ignored
         paths, files where credentials were found) is refused."""
+        from kbc.analyzers.discover import UnsafeRead, read_inside
         from kbc.analyzers.secrets import redact
 
         clean, language = self._confine(path)
         where = self.root / clean
-        text = where.read_text(encoding="utf-8", errors="replace")
+        try:
+            data = read_inside(self.root, clean, self.settings.max_file_bytes)
+        except UnsafeRead as exc:
+            raise PathRefused(f"{exc}; it is not served",
+                              hint="run `kbc refresh` once the work tree is as it should be") from None
+        text = data.decode("utf-8", errors="replace")
         # The file may have changed since it was indexed: redact what is served now, as indexing does.
         text = redact(str(where), text, language).text
         lines = text.split("\n")

@@ -4,6 +4,7 @@ the knowledge-gap log, and the Python API."""
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from llm_server import Reply, chat_server
 
 import kbc
 from kbc.cli.main import cli
-from kbc.services.knowledge import KnowledgeBase
+from kbc.services.knowledge import KnowledgeBase, PathRefused
 from kbc.store.gaps import GapLog
 from kbc.views.llm import LiteLLMInterpreter
 
@@ -150,6 +151,27 @@ def test_a_file_changed_since_the_build_is_served_redacted(shop: Path) -> None:
         served = kb.file("shop/orders.py")
     assert "AKIAIOSFODNN7EXAMPLE" not in served["text"] and "[REDACTED]" in served["text"]
     assert (served["start_line"], served["end_line"], served["lines"]) == (1, 3, 3)
+
+
+def test_a_file_swapped_since_the_build_for_a_link_out_or_a_fifo_is_refused(shop: Path,
+                                                                            tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("root:x:0:0:not the repository's\n")
+    orders = shop / "shop" / "orders.py"
+    orders.unlink()
+    orders.symlink_to(outside)
+    with KnowledgeBase(shop) as kb:
+        with pytest.raises(PathRefused, match="leads outside the repository"):
+            kb.file("shop/orders.py")
+        orders.unlink()
+        os.mkfifo(orders)  # opening it for reading would wait for a writer forever
+        with pytest.raises(PathRefused, match="no longer a regular file"):
+            kb.file("shop/orders.py")
+        (shop / "shop").rename(shop / "gone")
+        (shop / "shop").symlink_to(tmp_path)  # a tracked folder swapped for a link out
+        outside.rename(tmp_path / "orders.py")
+        with pytest.raises(PathRefused, match="leads outside the repository"):
+            kb.file("shop/orders.py")
 
 
 def test_a_config_file_changed_since_the_build_is_redacted_as_config(
