@@ -142,6 +142,10 @@ def _classify(
         if not _inside(target, root):
             return SkippedPath(rel, "symlink-outside", f"points outside the repository, to {target}")
         return SkippedPath(rel, "symlink", f"points to {target.relative_to(root).as_posix()}")
+    resolved = Path(os.path.realpath(full))
+    if not _inside(resolved, root):  # a folder on its path is a link that leaves the repository
+        return SkippedPath(rel, "symlink-outside", f"a folder on its path points outside the "
+                                                   f"repository, to {resolved.parent}")
     try:
         size = full.stat().st_size
     except FileNotFoundError:

@@ -105,3 +105,19 @@ def test_a_name_that_is_not_utf8_is_skipped_and_the_rest_kept(make_repo: RepoFac
     inventory = discover(root, max_file_bytes=10_000)
     assert [f.path for f in inventory.files] == ["pkg/__init__.py", "pkg/ok.py"]
     assert [(s.path, s.reason) for s in inventory.skipped] == [("pkg/caf\\xe9.py", "bad-name")]
+
+
+def test_a_tracked_folder_swapped_for_a_link_out_is_not_read(make_repo: RepoFactory, tmp_path: Path) -> None:
+    root = make_repo({"pkg/__init__.py": "", "pkg/core.py": "def f():\n    return 1\n", "ok.py": "pass\n"})
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "__init__.py").write_text("SECRET = 'outside the repository'\n")
+    (elsewhere / "core.py").write_text("SECRET = 'outside the repository'\n")
+    for name in ("__init__.py", "core.py"):
+        (root / "pkg" / name).unlink()
+    (root / "pkg").rmdir()
+    (root / "pkg").symlink_to(elsewhere, target_is_directory=True)  # no commit: git still lists pkg/*
+    inventory = discover(root, max_file_bytes=10_000)
+    assert [f.path for f in inventory.files] == ["ok.py"]
+    assert {s.path: s.reason for s in inventory.skipped} == {
+        "pkg/__init__.py": "symlink-outside", "pkg/core.py": "symlink-outside"}
