@@ -20,15 +20,23 @@ from kbc.store.lock import forget_inherited_locks
 
 # Below this many files a pool costs more to start than it saves.
 POOL_MIN_FILES = 24
+# A file larger than this is always parsed in a worker, whatever the count: libcst needs some
+# 800 bytes of memory per byte of source, and a worker that runs out costs only its file.
+INPROCESS_MAX_BYTES = 256 * 1024
+# What a worker may allocate beyond what it starts with: a file that needs more fails alone
+# (MemoryError, reported) instead of the machine running out of memory.
+WORKER_MEMORY_BYTES = 3 * 1024**3
 
 Analyzer = Callable[[AnalysisTask], AnalysisResult]
 Progress = Callable[[AnalysisResult], None]
 
 
 def worker_init() -> None:
-    """Every pool worker: die with the parent (a killed kbc leaves no orphans behind) and
-    never keep the parent's store lock."""
+    """Every pool worker: die with the parent (a killed kbc leaves no orphans behind), never
+    keep the parent's store lock, and allocate at most ``WORKER_MEMORY_BYTES`` more than it
+    starts with."""
     forget_inherited_locks()
+    _cap_memory(WORKER_MEMORY_BYTES)
     if sys.platform.startswith("linux"):
         import ctypes
         import signal
@@ -40,6 +48,29 @@ def worker_init() -> None:
             pass
         if os.getppid() == 1:  # the parent died before the line above took effect
             os._exit(1)
+
+
+def _cap_memory(extra: int) -> None:
+    """Cap this process's address space at its present size plus ``extra`` bytes (Linux)."""
+    try:
+        import resource
+
+        with open("/proc/self/statm", encoding="ascii") as fh:
+            pages = int(fh.read().split()[0])
+        limit = pages * os.sysconf("SC_PAGE_SIZE") + extra
+        _, hard = resource.getrlimit(resource.RLIMIT_AS)
+        if hard != resource.RLIM_INFINITY:
+            limit = min(limit, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    except (ImportError, OSError, ValueError):
+        pass  # no such limit here: a worker that runs out is still only its own file's loss
+
+
+def _small(task: AnalysisTask) -> bool:
+    try:
+        return os.stat(task.abspath).st_size <= INPROCESS_MAX_BYTES
+    except OSError:
+        return True  # the analyzer reports it unreadable
 
 
 def _context() -> multiprocessing.context.BaseContext:
@@ -55,7 +86,9 @@ def run_analysis(
 ) -> list[AnalysisResult]:
     """Results for ``tasks``, in the same order; one per task, whatever happens."""
     report = progress or (lambda _result: None)
-    if workers <= 1 or len(tasks) < POOL_MIN_FILES:
+    if not all(_small(task) for task in tasks):
+        workers = max(1, workers)  # a large file is parsed where running out costs only it
+    elif workers <= 1 or len(tasks) < POOL_MIN_FILES:
         results = []
         for task in tasks:
             result = analyzer(task)
@@ -63,7 +96,7 @@ def run_analysis(
             results.append(result)
         return results
     done: dict[int, AnalysisResult] = {}
-    chunksize = max(1, min(32, len(tasks) // (workers * 8)))
+    chunksize = max(1, min(32, len(tasks) // (max(1, workers) * 8)))
     try:
         with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=_context(),
                                  initializer=worker_init) as pool:

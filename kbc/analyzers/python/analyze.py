@@ -180,6 +180,9 @@ _BRACKETS = re.compile(r"[()\[\]{}]")
 _BOOLEAN_WORDS = re.compile(r"\b(?:and|or)\b")
 
 
+NESTING_MEMORY_CHARS = 2_000_000  # above this, a MemoryError means size, not nesting
+
+
 def too_deep(text: str) -> bool:
     """Whether libcst's native parser could overflow its stack on ``text`` (it would kill the
     process, not raise). CPython's parser refuses safely what nests deeper than it can build
@@ -188,7 +191,13 @@ def too_deep(text: str) -> bool:
     CPython rejects for another syntax error is measured by its brackets alone."""
     try:
         tree = ast.parse(text)
-    except (RecursionError, MemoryError):
+    except RecursionError:
+        return True
+    except MemoryError:
+        # CPython's parser reports a stack overflow as MemoryError: nesting, in a text of
+        # ordinary size; in a huge one, memory itself ran out, and the caller says so.
+        if len(text) > NESTING_MEMORY_CHARS:
+            raise
         return True
     except SyntaxError as exc:
         return "too many nested" in str(exc.msg) or _bracket_depth(text) > 200
@@ -250,4 +259,8 @@ def analyze_file(task: AnalysisTask) -> AnalysisResult:
         data = Path(task.abspath).read_bytes()
     except OSError as exc:
         return AnalysisFailed(task.path, "", f"cannot read: {exc.strerror or exc}")
-    return analyze_source(data, task)
+    try:
+        return analyze_source(data, task)
+    except MemoryError:
+        return AnalysisFailed(task.path, git_blob_id(data),
+                              "too large to analyze within the memory a worker may use")

@@ -40,3 +40,16 @@ def test_a_dying_worker_costs_only_its_file(tmp_path) -> None:  # type: ignore[n
     assert [(f.path, f.error) for f in failed] == [
         ("poison.py", "the analyzer process died on this file (crash or out of memory)")]
     assert sum(isinstance(r, AnalysisOk) for r in results) == len(tasks) - 1
+
+
+def test_a_file_too_large_for_a_worker_fails_alone_even_among_few(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from kbc.analyzers import pool
+
+    monkeypatch.setattr(pool, "WORKER_MEMORY_BYTES", 300 * 1024**2)  # a cap this test can reach
+    (tmp_path / "huge.py").write_text("x = 1\n" * 400_000)  # 2.4 MB: libcst wants some 2 GB
+    (tmp_path / "ok.py").write_text("def f():\n    return 1\n")
+    tasks = [AnalysisTask(name, str(tmp_path / name), name[:-3], False) for name in ("huge.py", "ok.py")]
+    huge, ok = run_analysis(tasks, workers=1)  # few files, one worker: still not in this process
+    assert isinstance(huge, AnalysisFailed)
+    assert huge.error == "too large to analyze within the memory a worker may use"
+    assert isinstance(ok, AnalysisOk)
