@@ -137,8 +137,7 @@ def follow(url: str, branch: str = "") -> tuple[Path, str]:
 def git_failure(stderr: str) -> str:
     """What git said went wrong, from its stderr as GitPython quotes it (``stderr: '…'``):
     its ``fatal:`` or ``error:`` lines, else its last line with words in it."""
-    lines = [line.strip().strip("'").strip() for line in stderr.splitlines()]
-    lines = [line.removeprefix("stderr:").strip().strip("'").strip() for line in lines]
+    lines = [line.strip().removeprefix("stderr:").strip(" '") for line in stderr.splitlines()]
     said = [line for line in lines if line.startswith(("fatal:", "error:"))]
     if said:
         return "; ".join(dict.fromkeys(said))

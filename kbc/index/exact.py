@@ -85,17 +85,9 @@ class ExactVectors:
         count = len(self.units)
         if count == 0 or limit < 1:
             return []
-        query = np.asarray(vector, dtype=np.float32)
-        norm = float(np.linalg.norm(query))
-        if norm > 0:
-            query = query / norm
         if self._norms is None:
-            norms = np.linalg.norm(self.matrix, axis=1)
-            norms[norms == 0] = 1.0
-            self._norms = norms
-        # einsum's own loop, not BLAS: the same sums in the same order whatever the thread
-        # settings, and no BLAS threads left spinning against the embedding model's.
-        scores = np.einsum("ij,j->i", self.matrix, query) / self._norms
+            self._norms = _norms(self.matrix)
+        scores = _cosines(self.matrix, self._norms, vector)
         if limit < count:
             cut = scores[np.argpartition(-scores, limit - 1)[limit - 1]]
             candidates = np.flatnonzero(scores >= cut)  # every unit tied at the cut, too
@@ -104,12 +96,9 @@ class ExactVectors:
         best = sorted(candidates.tolist(), key=lambda i: (-float(scores[i]), self.units[i]))[:limit]
         return [ExactHit(self.units[i], self.chunks[i], float(scores[i])) for i in best]
 
-
     def similarities(self, vector: Sequence[float], chunks: Sequence[str]) -> dict[str, float]:
         """Chunk id -> the cosine similarity of its closest unit to ``vector``, for those of
         ``chunks`` that have vectors."""
-        import numpy as np
-
         if self._rows is None:
             rows: dict[str, list[int]] = {}
             for i, chunk in enumerate(self.chunks):
@@ -118,18 +107,36 @@ class ExactVectors:
         wanted = sorted({i for chunk in chunks for i in self._rows.get(chunk, [])})
         if not wanted:
             return {}
-        query = np.asarray(vector, dtype=np.float32)
-        norm = float(np.linalg.norm(query))
-        if norm > 0:
-            query = query / norm
-        norms = np.linalg.norm(self.matrix[wanted], axis=1)
-        norms[norms == 0] = 1.0
-        scores = np.einsum("ij,j->i", self.matrix[wanted], query) / norms
+        picked = self.matrix[wanted]
+        scores = _cosines(picked, _norms(picked), vector)
         found: dict[str, float] = {}
         for row, score in zip(wanted, scores.tolist(), strict=True):
             chunk = self.chunks[row]
             found[chunk] = max(found.get(chunk, -1.0), float(score))
         return found
+
+
+def _norms(matrix: Matrix) -> Matrix:
+    """Each row's length, 1 for an all-zero row (its similarities are then 0)."""
+    import numpy as np
+
+    norms: Matrix = np.linalg.norm(matrix, axis=1)
+    norms[norms == 0] = 1.0
+    return norms
+
+
+def _cosines(matrix: Matrix, norms: Matrix, vector: Sequence[float]) -> Matrix:
+    """The cosine similarity of each row to ``vector``. einsum's own loop, not BLAS: the same
+    sums in the same order whatever the thread settings (and whichever rows are asked), and no
+    BLAS threads left spinning against the embedding model's."""
+    import numpy as np
+
+    query = np.asarray(vector, dtype=np.float32)
+    norm = float(np.linalg.norm(query))
+    if norm > 0:
+        query = query / norm
+    scores: Matrix = np.einsum("ij,j->i", matrix, query) / norms
+    return scores
 
 
 def load_snapshot(index_dir: Path, digest: str) -> ExactVectors | None:

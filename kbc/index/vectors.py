@@ -140,9 +140,9 @@ class ChromaStore:
             end = start + ADD_BATCH
             # ``add``, not ``upsert``: the ids are new, and an upsert looks each one up first.
             self._collection.add(ids=list(ids[start:end]),
-                                    embeddings=[list(v) for v in vectors[start:end]],
-                                    metadatas=list(metadatas[start:end]),
-                                    documents=list(documents[start:end]))
+                                 embeddings=[list(v) for v in vectors[start:end]],
+                                 metadatas=list(metadatas[start:end]),
+                                 documents=list(documents[start:end]))
 
     def delete(self, ids: Sequence[str]) -> None:
         for start in range(0, len(ids), ADD_BATCH):

@@ -116,8 +116,8 @@ class Matcher:
         ids = self.lexical.search_all(words[:12], OPTION_LOOKUP)
         texts = self.lexical.chunks(ids)
         held = [cid for cid in ids if cid in texts and any(x in texts[cid].text for x in literals)]
-        order = {cid: i for i, cid in enumerate(held)}
-        return sorted(held, key=lambda cid: (_DECLARING.get(texts[cid].role, 2), order[cid]))[:PER_LOOKUP]
+        # a stable sort: within a role, the best BM25 first
+        return sorted(held, key=lambda cid: _DECLARING.get(texts[cid].role, 2))[:PER_LOOKUP]
 
     def match(self, query: str, ranked: Sequence[str]) -> Matched:
         """The chunks of the query's mentions, strongest mention first; ``ranked`` (chunk ids,
