@@ -17,7 +17,10 @@ replaced, by ``[REDACTED]``.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
+
+from kbc.analyzers.credentials import find_credentials
 
 MARK = "[REDACTED]"
 
@@ -180,19 +183,75 @@ def _scan_whole_file(path: str) -> list[tuple[int, str, str]]:
             if s.secret_value and s.line_number]
 
 
-def redact(path: str, text: str, language: str = "python") -> Redaction:
-    """``text`` with every credential detect-secrets finds replaced by ``[REDACTED]``.
+def _notebook_findings(path: str, text: str, lines: list[str]) -> list[tuple[int, str, str]] | None:
+    """A notebook's cells scanned as what they hold (code as Python, the rest as Markdown),
+    each value found mapped to the raw lines that hold it JSON-escaped; None if not JSON."""
+    import json
 
-    ``path`` is the file's path on disk (absolute, or relative to the working folder).
-    """
-    lines = text.split("\n")
+    try:
+        cells = json.loads(text).get("cells", [])
+    except (ValueError, AttributeError):
+        return None
+    values: dict[str, str] = {}
+    for cell in cells if isinstance(cells, list) else []:
+        source = cell.get("source", "") if isinstance(cell, dict) else ""
+        body = "".join(source) if isinstance(source, list) else str(source)
+        language = "python" if cell.get("cell_type") == "code" else "markdown"
+        for _, kind, value in _own_findings(path + ".cell", body, language, body.split("\n")):
+            values.setdefault(value, kind)
+    found = []
+    for value, kind in values.items():
+        escaped = json.dumps(value)[1:-1]
+        for index, line in enumerate(lines):
+            for form in {value, escaped}:
+                if form in line:
+                    found.append((index + 1, kind, form))
+    return found
+
+
+def _own_findings(path: str, text: str, language: str, lines: list[str]) -> list[tuple[int, str, str]]:
+    """(line, detector, value) of every credential in one file: detect-secrets' plugins with
+    the reading that fits the file, then kbc's own detectors."""
+    if path.endswith(".ipynb"):
+        found = _notebook_findings(path, text, lines)
+        if found is not None:
+            return found
     candidates = [(i + 1, line) for i, line in enumerate(lines) if _SCREEN.search(line)]
     if not candidates:
-        return Redaction(text, ())
+        return []
     if language in LINE_LANGUAGES:
         found = _scan(path, candidates)
     else:
         found = [f for f in _scan_whole_file(path) if f[0] <= len(lines)]
+    found += find_credentials(lines, python=language in PYTHON_LANGUAGES, screen=_SCREEN)
+    return found
+
+
+def secret_values(path: str, text: str, language: str = "python") -> set[str]:
+    """The credential values in one file (what :func:`redact` replaces), for finding them
+    repeated in other files. Never stored: a store holds only counts."""
+    values = set()
+    for _, kind, value in _own_findings(path, text, language, text.split("\n")):
+        if kind != "Private Key" and repeatable(value):
+            values.add(value)
+    return values
+
+
+def repeatable(value: str) -> bool:
+    """A value worth looking for elsewhere: long enough, and not a plain word."""
+    return len(value) >= 8 and not value.isalpha() and MARK not in value
+
+
+def redact(path: str, text: str, language: str = "python", also: Iterable[str] = ()) -> Redaction:
+    """``text`` with every credential found replaced by ``[REDACTED]``.
+
+    ``path`` is the file's path on disk (absolute, or relative to the working folder);
+    ``also`` are values found in other files of the repository, replaced wherever they appear.
+    """
+    lines = text.split("\n")
+    found = _own_findings(path, text, language, lines)
+    for value in also:
+        found += [(i + 1, "Repeated secret", value) for i, line in enumerate(lines) if value in line]
     if not found:
         return Redaction(text, ())
     by_line: dict[int, list[str]] = {}

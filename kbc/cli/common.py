@@ -35,7 +35,10 @@ def unexpected(exc: Exception) -> None:
 def settings_for(root: Path, **overrides: Any) -> Settings:
     from kbc.domain.settings import load_settings
 
-    return load_settings(root, overrides=overrides)
+    settings = load_settings(root, overrides=overrides)
+    for notice in settings.notices:
+        click.echo(f"warning: {notice}", err=True)
+    return settings
 
 
 def build_options(command: F) -> F:

@@ -187,6 +187,7 @@ class AnalysisTask:
     abspath: str
     module: str
     is_package: bool
+    also: tuple[str, ...] = ()  # credentials found in other files: redacted here too
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,16 +1,22 @@
-"""Settings: shipped defaults < kbc.toml / [tool.kbc] < environment < flags.
+"""Settings: shipped defaults < user config < kbc.toml / [tool.kbc] < environment < flags.
 
 Every field is declared once in ``FIELDS`` with its type, default, section in
 the TOML file and environment variable. ``load_settings`` collects every bad
 value from every source and raises one :class:`ConfigError` listing them all.
+
+A repository's own configuration is untrusted: a field marked ``trusted_only``
+(it decides where data, code or credentials go) is honoured only from the
+user's configuration file, the environment or a flag, unless the user's
+configuration lists the repository under ``[trust] repositories``. A repository
+that sets one gets a notice naming the field and the way to allow it.
 """
 
 from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +48,8 @@ class Settings:
     auto_refresh: bool = False
     lock_timeout: int = 600
     gap_retention_days: int = 90
+    # what loading ignored and why (a repository's configuration setting a trusted-only field)
+    notices: tuple[str, ...] = field(default=(), compare=False)
 
     def worker_count(self) -> int:
         return self.workers if self.workers > 0 else (os.cpu_count() or 1)
@@ -65,6 +73,8 @@ class FieldSpec:
     env: str
     minimum: int | None = None
     help: str = ""
+    # decides where data, code or credentials go: never read from a repository's own files
+    trusted_only: bool = False
 
     @property
     def dotted(self) -> str:
@@ -85,7 +95,8 @@ FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("max_modules", "graph", "max_modules", int, "KNOWLEDGE_MAX_MODULES", 1,
               "the most module groups the split may produce"),
     FieldSpec("store", "store", "path", str, "KBC_STORE", None,
-              "where the store lives; empty means <repository>/.kbc"),
+              "where the store lives; empty means <repository>/.kbc (a repository's own "
+              "configuration may only name a folder inside the repository)", trusted_only=True),
     FieldSpec("chunk_lines", "index", "chunk_lines", int, "KBC_CHUNK_LINES", 2,
               "lines in a chunk (the unit retrieval ranks and packs)"),
     FieldSpec("chunk_overlap", "index", "chunk_overlap", int, "KBC_CHUNK_OVERLAP", 0,
@@ -98,10 +109,10 @@ FIELDS: tuple[FieldSpec, ...] = (
               "are read whole): fewer embed faster; see docs/index.md for what each costs"),
     FieldSpec("llm_model", "llm", "model", str, "KBC_LLM_MODEL", None,
               "litellm model that writes the views' prose, e.g. openai/gpt-4o-mini or "
-              "ollama/llama3; empty means no LLM (prose from docstrings)"),
+              "ollama/llama3; empty means no LLM (prose from docstrings)", trusted_only=True),
     FieldSpec("llm_api_base", "llm", "api_base", str, "KBC_LLM_API_BASE", None,
               "base URL of an OpenAI-compatible server; empty means the provider's default "
-              "(the key comes from the provider's variable or KBC_LLM_API_KEY)"),
+              "(the key comes from the provider's variable or KBC_LLM_API_KEY)", trusted_only=True),
     FieldSpec("llm_timeout", "llm", "timeout", int, "KBC_LLM_TIMEOUT", 1,
               "seconds one LLM call may take"),
     FieldSpec("llm_retries", "llm", "retries", int, "KBC_LLM_RETRIES", 0,
@@ -186,11 +197,18 @@ def _read_toml(path: Path, errors: list[FieldError]) -> dict[str, Any] | None:
 
 
 def _from_table(
-    table: Mapping[str, Any], source: str, values: dict[str, Any], errors: list[FieldError]
+    table: Mapping[str, Any], source: str, values: dict[str, Any], errors: list[FieldError],
+    *, refuse: Callable[[FieldSpec, Any], str | None] | None = None,
+    extra_sections: tuple[str, ...] = (),
 ) -> None:
+    """Read one configuration table into ``values``.
+
+    ``refuse(spec, value)`` returns why a value may not be taken from this source
+    (None: take it); a refused value is left out and never checked further.
+    """
     by_location = {(f.section, f.key): f for f in FIELDS}
     for section, body in table.items():
-        if section == "profiles":
+        if section == "profiles" or section in extra_sections:
             continue  # use-case profiles: validated by kbc.retrieval.profiles
         if section not in _SECTIONS or not isinstance(body, dict):
             errors.append(FieldError(source, section, "unknown section",
@@ -203,9 +221,45 @@ def _from_table(
                 errors.append(FieldError(source, f"{section}.{key}", "unknown setting",
                                          f"use one of: {', '.join(known)}"))
                 continue
+            if refuse is not None and refuse(spec, raw) is not None:
+                continue
             value = _coerce(spec, raw, source, errors)
             if value is not None:
                 values[spec.name] = value
+
+
+def user_config_file(env: Mapping[str, str]) -> Path | None:
+    """The user's own configuration file: ``KBC_CONFIG`` (empty: none), else
+    ``$XDG_CONFIG_HOME/kbc/config.toml``, else ``~/.config/kbc/config.toml``."""
+    if "KBC_CONFIG" in env:
+        named = env["KBC_CONFIG"].strip()
+        return Path(named).expanduser() if named else None
+    base = env.get("XDG_CONFIG_HOME") or (str(Path(env["HOME"]) / ".config") if env.get("HOME") else "")
+    return Path(base) / "kbc" / "config.toml" if base else None
+
+
+def _trusted_repositories(data: Mapping[str, Any], source: str, env: Mapping[str, str],
+                          errors: list[FieldError]) -> set[Path]:
+    """The repositories whose own configuration the user trusts in full."""
+    listed: list[str] = []
+    trust = data.get("trust", {})
+    if not isinstance(trust, dict) or not isinstance(trust.get("repositories", []), list) or not all(
+            isinstance(p, str) for p in trust.get("repositories", [])):
+        errors.append(FieldError(source, "trust.repositories", "is not a list of folders",
+                                 'write repositories = ["/path/to/repo"]'))
+    else:
+        listed.extend(trust.get("repositories", []))
+    listed.extend(p for p in env.get("KBC_TRUST_REPOSITORIES", "").split(os.pathsep) if p.strip())
+    return {Path(p.strip()).expanduser().resolve() for p in listed}
+
+
+def _inside(root: Path, value: str) -> bool:
+    """``value`` is a relative path that stays inside ``root`` once resolved."""
+    candidate = Path(value)
+    if not value or candidate.is_absolute() or value.startswith("~"):
+        return False
+    base = root.resolve()
+    return (base / candidate).resolve().is_relative_to(base)
 
 
 def config_files(root: Path) -> list[Path]:
@@ -225,15 +279,41 @@ def load_settings(
     env = os.environ if env is None else env
     errors: list[FieldError] = []
     values: dict[str, Any] = {}
+    notices: list[str] = []
+    user_file = user_config_file(env)
+    user_data: dict[str, Any] = {}
+    if user_file is not None and user_file.is_file():
+        user_data = _read_toml(user_file, errors) or {}
+        _from_table(user_data, str(user_file), values, errors, extra_sections=("trust",))
+    trusted = _trusted_repositories(user_data, str(user_file), env, errors)
+    repo_trusted = root.resolve() in trusted
+    where = str(user_file) if user_file is not None else "the file named by KBC_CONFIG"
+
+    def refuse_from(source: str) -> Callable[[FieldSpec, Any], str | None]:
+        def refuse(spec: FieldSpec, value: Any) -> str | None:
+            if repo_trusted or not spec.trusted_only:
+                return None
+            if spec.name == "store" and isinstance(value, str) and _inside(root, value):
+                return None
+            notices.append(
+                f"{source}: {spec.dotted} = {value!r} ignored: a repository's own configuration "
+                f"cannot decide where data, code or credentials go → set it in {where} or "
+                f"{spec.env}, or trust this repository's configuration with "
+                f'[trust] repositories = ["{root.resolve()}"] in {where}')
+            return "trusted only"
+        return refuse
+
     for path in config_files(root):
         data = _read_toml(path, errors)
         if data is None:
             continue
         if path.name == "pyproject.toml":
-            table = data.get("tool", {}).get("kbc", {})
-            _from_table(table, f"{path.name} [tool.kbc]", values, errors)
+            tool = data.get("tool", {})
+            table = tool.get("kbc", {}) if isinstance(tool, dict) else {}
+            source = f"{path.name} [tool.kbc]"
+            _from_table(table, source, values, errors, refuse=refuse_from(source))
         else:
-            _from_table(data, path.name, values, errors)
+            _from_table(data, path.name, values, errors, refuse=refuse_from(path.name))
     for spec in FIELDS:
         if spec.env in env:
             value = _coerce(spec, env[spec.env], spec.env, errors)
@@ -254,7 +334,7 @@ def load_settings(
                                  "lower chunk_overlap or raise chunk_lines"))
     if errors:
         raise ConfigError(errors)
-    return Settings(**values)
+    return Settings(**values, notices=tuple(notices))
 
 
 def defaults_as_toml() -> str:
@@ -264,7 +344,8 @@ def defaults_as_toml() -> str:
     for section in _SECTIONS:
         out.append(f"[{section}]")
         for spec in (f for f in FIELDS if f.section == section):
-            out.append(f"# {spec.help} (environment: {spec.env})")
+            trust = "; honoured only from your user configuration" if spec.trusted_only else ""
+            out.append(f"# {spec.help} (environment: {spec.env}{trust})")
             value = getattr(defaults, spec.name)
             if spec.kind is tuple:
                 rendered = "[" + ", ".join(f'"{v}"' for v in value) + "]"

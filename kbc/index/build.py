@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -32,6 +33,7 @@ from kbc.index.lexical import FileRecord, IndexDamaged, LexicalIndex, move_aside
 from kbc.index.tokencount import default_counter
 from kbc.index.units import unit_metadata, units_of
 from kbc.index.vectors import VectorStore
+from kbc.store.cache import values_digest
 
 CHUNKER_VERSION = "5"
 VIEW_PREFIX = "@views/"  # paths of view documents: never a path in the repository
@@ -51,6 +53,7 @@ class ChunkTask:
     scan: bool  # False when the analyzer already scanned this blob and found nothing
     size: int
     overlap: int
+    also: tuple[str, ...] = ()  # credentials found in other files: redacted here too
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,8 +90,8 @@ def _prepare(task: ChunkTask) -> tuple[str, list[Chunk], int]:
     else:
         text = data.decode("utf-8", errors="replace")
     secrets = 0
-    if task.scan:
-        redaction = redact(task.abspath, text, task.language)
+    if task.scan or task.also:
+        redaction = redact(task.abspath, text, task.language, also=task.also)
         text, secrets = redaction.text, len(redaction.findings)
     chunks = chunk_text(task.path, text, task.language, size=task.size, overlap=task.overlap,
                         module=task.module, definitions=task.definitions)
@@ -98,7 +101,7 @@ def _prepare(task: ChunkTask) -> tuple[str, list[Chunk], int]:
 
 
 def _tasks(root: Path, files: Sequence[SourceFile], facts: Mapping[str, FileFacts],
-           size: int, overlap: int) -> list[ChunkTask]:
+           size: int, overlap: int, repeated: Mapping[str, tuple[str, ...]]) -> list[ChunkTask]:
     tasks = []
     for source in files:
         known = facts.get(source.path)
@@ -111,7 +114,7 @@ def _tasks(root: Path, files: Sequence[SourceFile], facts: Mapping[str, FileFact
                                            s.is_async) for s in known.symbols)
             scan = bool(known.secrets)
         tasks.append(ChunkTask(source.path, str(root / source.path), source.language, module,
-                               definitions, scan, size, overlap))
+                               definitions, scan, size, overlap, repeated.get(source.path, ())))
     return tasks
 
 
@@ -145,6 +148,7 @@ def build_index(
     documents: Mapping[str, str] | None = None,
     fresh: bool = False,
     embed_tests: bool = False,
+    repeated: Mapping[str, tuple[str, ...]] | None = None,
 ) -> IndexSummary:
     """Bring the index in line with ``files`` and the view ``documents`` (path under
     ``VIEW_PREFIX`` -> Markdown). ``fresh`` chunks everything again; vectors are kept
@@ -171,11 +175,17 @@ def build_index(
                                  text.count("\n") + 1) for path, text in sorted(texts.items())]
         everything = [*files, *documented]
         current = {f.path: f for f in everything}
-        changed = [f for f in everything if f.path not in indexed or indexed[f.path].blob != f.blob]
+        repeated = dict(repeated or {})
+        # a file where credentials found elsewhere appear, or appeared, is redacted again
+        marks = {path: values_digest(values) for path, values in repeated.items()}
+        before = json.loads(lexical.meta("repeated") or "{}") if indexed else {}
+        moved = {p for p in set(marks) | set(before) if marks.get(p) != before.get(p)}
+        changed = [f for f in everything
+                   if f.path not in indexed or indexed[f.path].blob != f.blob or f.path in moved]
         removed = sorted(indexed_paths - set(current))
         changed_files = [f for f in changed if f.path not in texts]
         with clock.measure("chunk"):
-            results = _run(_tasks(root, changed_files, facts, chunk_lines, overlap), workers)
+            results = _run(_tasks(root, changed_files, facts, chunk_lines, overlap, repeated), workers)
             results += [(f.path, document_chunks(f.path, texts[f.path], chunk_lines, overlap), 0)
                         for f in changed if f.path in texts]
         with clock.measure("lexical index"):
@@ -187,6 +197,7 @@ def build_index(
             lexical.replace_files([*removed, *(f.path for f in changed if f.path in indexed_paths)],
                                   new_chunks, records)
             lexical.set_meta("layout", layout)
+            lexical.set_meta("repeated", json.dumps(marks, sort_keys=True))
             lexical.commit()
         total_secrets = sum(r.secrets for r in lexical.files().values())
         chunk_count = len(lexical.chunk_ids())

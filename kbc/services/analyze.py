@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -16,7 +17,8 @@ from kbc.analyzers.modules import detect_source_roots, module_name
 from kbc.analyzers.pool import run_analysis
 from kbc.analyzers.project_meta import metadata_entry_points
 from kbc.analyzers.python.analyze import ANALYZER_VERSION
-from kbc.domain.errors import in_pass
+from kbc.analyzers.sweep import Sweep, sweep_secrets
+from kbc.domain.errors import ConfigError, FieldError, in_pass
 from kbc.domain.models import (
     AnalysisFailed,
     AnalysisOk,
@@ -64,7 +66,14 @@ def store_path(root: Path, settings: Settings, override: Path | None = None) -> 
     if settings.store:
         configured = Path(settings.store).expanduser()
         return (configured if configured.is_absolute() else root / configured).resolve()
-    return root.resolve() / ".kbc"
+    base = root.resolve()
+    default = base / ".kbc"
+    if default.is_symlink() and not default.resolve().is_relative_to(base):
+        # a repository cannot choose where its store is written by committing a link
+        raise ConfigError([FieldError(
+            str(default), "store.path", f"is a link to {os.readlink(default)}, outside the repository",
+            "remove the link, or name a store folder with --store or KBC_STORE")])
+    return default
 
 
 def analyzer_version() -> str:
@@ -80,6 +89,18 @@ def analyze_repository(
     fresh: bool = False,
 ) -> AnalyzeSummary:
     """Build the facts store for the repository at ``root``; ``fresh`` parses every file again."""
+    return analyze_with_sweep(root, settings, store_dir, progress, fresh=fresh)[0]
+
+
+def analyze_with_sweep(
+    root: Path,
+    settings: Settings,
+    store_dir: Path | None = None,
+    progress: ProgressFactory | None = None,
+    *,
+    fresh: bool = False,
+) -> tuple[AnalyzeSummary, Sweep]:
+    """:func:`analyze_repository`, with the credential sweep the index pass needs too."""
     started = time.perf_counter()
     clock = Stopwatch()
     root = root.resolve()
@@ -87,6 +108,9 @@ def analyze_repository(
     with in_pass("discover"), clock.measure("discover"):
         inventory = discover(root, max_file_bytes=settings.max_file_bytes,
                              exclude=settings.exclude, store_dir=store_root)
+    cache_file = store_root / "cache" / "analysis.sqlite"
+    with in_pass("secrets"), clock.measure("secrets"):
+        swept = sweep_secrets(root, inventory.files, cache_file, settings.worker_count())
     roots = detect_source_roots((f.path for f in inventory.files), settings.source_roots)
     warnings: list[str] = []
     tasks: list[tuple[AnalysisTask, str]] = []
@@ -99,12 +123,11 @@ def analyze_repository(
             warnings.append(f"{source.path}: module {name} is also {seen_modules[name]}; "
                             "set analyze.source_roots to tell them apart")
         seen_modules.setdefault(name, source.path)
-        tasks.append((AnalysisTask(source.path, str(root / source.path), name, is_package),
-                      source.blob))
+        tasks.append((AnalysisTask(source.path, str(root / source.path), name, is_package,
+                                   swept.also(source.path)), source.blob))
 
     version_key = analyzer_version()
     keys = [cache_key(task, blob, version_key) for task, blob in tasks]
-    cache_file = store_root / "cache" / "analysis.sqlite"
     with in_pass("analyze"), clock.measure("analyze"), AnalysisCache(cache_file) as cache:
         cached = {} if fresh else cache.get_many(keys)
         misses = [task for (task, _), key in zip(tasks, keys, strict=True) if key not in cached]
@@ -159,7 +182,7 @@ def analyze_repository(
         failures=failures,
         warnings=tuple([*warnings, *problems]),
         passes=tuple(clock.passes),
-    )
+    ), swept
 
 
 def _blob_of(result: AnalysisResult) -> str:

@@ -22,7 +22,7 @@ from kbc.index.vectors import (
     forget_local_store,
     open_vector_store,
 )
-from kbc.services.analyze import AnalyzeSummary, ProgressFactory, analyze_repository
+from kbc.services.analyze import AnalyzeSummary, ProgressFactory, analyze_with_sweep
 from kbc.services.views import build_views_pass, view_documents
 from kbc.store.facts_store import FactsStore
 from kbc.store.lock import writer_lock
@@ -111,7 +111,7 @@ def build_repository(root: Path, settings: Settings, store_dir: Path | None = No
 def _build(root: Path, settings: Settings, store_dir: Path | None, progress: ProgressFactory | None,
            embed_progress: Progress | None, no_llm: bool, interpreter: Interpreter | None,
            views_progress: ViewsProgress | None, fresh: bool) -> BuildSummary:
-    analyzed = analyze_repository(root, settings, store_dir, progress, fresh=fresh)
+    analyzed, swept = analyze_with_sweep(root, settings, store_dir, progress, fresh=fresh)
     store_root = Path(analyzed.store)
     clock = Stopwatch()
     with in_pass("views"), clock.measure("views"):
@@ -129,7 +129,7 @@ def _build(root: Path, settings: Settings, store_dir: Path | None, progress: Pro
             chunk_lines=settings.chunk_lines, overlap=settings.chunk_overlap,
             workers=settings.worker_count(), embedder=embedder, vectors=vectors, note=note,
             progress=embed_progress, documents=view_documents(views), fresh=fresh,
-            embed_tests=settings.embed_tests,
+            embed_tests=settings.embed_tests, repeated=swept.repeated,
         )
     write_state(store_root, BuildState(inventory.commit, len(inventory.files), settings.shape(), __version__))
     return BuildSummary(analyzed, viewed, indexed,

@@ -4,6 +4,7 @@ server call. Every path argument is confined to the repository's tracked files."
 from __future__ import annotations
 
 import threading
+import warnings
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -29,6 +30,10 @@ RELEVANCE_FLOOR = 0.34
 MAX_FILE_LINES = 2000
 
 
+class UntrustedSetting(UserWarning):
+    """A repository's own configuration set a field only the user may set; it was ignored."""
+
+
 class PathRefused(KbcError):
     exit_code = 6
 
@@ -45,11 +50,16 @@ class KnowledgeBase:
     def __init__(self, path: str | Path = ".", *, store: str | Path | None = None,
                  settings: Settings | None = None) -> None:
         self.root = Path(path).resolve()
-        self.settings = settings if settings is not None else load_settings(self.root)
+        if settings is None:
+            settings = load_settings(self.root)
+            for notice in settings.notices:
+                warnings.warn(notice, UntrustedSetting, stacklevel=2)
+        self.settings = settings
         self.store = store_path(self.root, self.settings, Path(store) if store is not None else None)
         self._retriever: Retriever | None = None
         self._lock = threading.RLock()
         self._tracked: dict[str, tuple[int, str]] | None = None  # path -> (secrets found, language)
+        self._values: set[str] | None = None  # credential values of the files that hold some
 
     # -- writing -------------------------------------------------------------
 
@@ -75,6 +85,7 @@ class KnowledgeBase:
             self._retriever.close()
         self._retriever = None
         self._tracked = None
+        self._values = None
 
     def close(self) -> None:
         with self._lock:
@@ -167,8 +178,9 @@ class KnowledgeBase:
             raise PathRefused(f"{exc}; it is not served",
                               hint="run `kbc refresh` once the work tree is as it should be") from None
         text = data.decode("utf-8", errors="replace")
-        # The file may have changed since it was indexed: redact what is served now, as indexing does.
-        text = redact(str(where), text, language).text
+        # The file may have changed since it was indexed: redact what is served now, as indexing
+        # does, with the credentials the files that hold them hold now.
+        text = redact(str(where), text, language, also=self._repository_values()).text
         lines = text.split("\n")
         if lines and lines[-1] == "":
             lines.pop()
@@ -200,6 +212,18 @@ class KnowledgeBase:
             raise PathRefused(f"{clean}: credentials were found in this file, so it is not served",
                               hint="read it in the repository itself")
         return clean, language
+
+    def _repository_values(self) -> set[str]:
+        """The credential values of the files where the build found some, read again now."""
+        from kbc.analyzers.sweep import own_values
+
+        with self._lock:
+            if self._values is None:
+                holders = [(path, language) for path, (found, language) in self._tracked_files().items()
+                           if found]
+                found = own_values(self.root, holders, workers=1)
+                self._values = {value for values in found.values() for value in values}
+            return self._values
 
     def _tracked_files(self) -> dict[str, tuple[int, str]]:
         with self._lock:

@@ -12,15 +12,23 @@ from __future__ import annotations
 import hashlib
 import pickle
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from kbc.domain.models import AnalysisFailed, AnalysisOk, AnalysisResult, AnalysisTask
 
 
 def cache_key(task: AnalysisTask, blob: str, analyzer_version: str) -> str:
-    raw = "\0".join((task.path, task.module, str(task.is_package), blob, analyzer_version))
+    raw = "\0".join((task.path, task.module, str(task.is_package), blob, analyzer_version,
+                     values_digest(task.also)))
     return hashlib.sha256(raw.encode()).hexdigest()
+
+
+def values_digest(values: Iterable[str]) -> str:
+    """A digest of credential values (so a key changes with them; the values are not kept)."""
+    joined = "\0".join(sorted(values))
+    return hashlib.sha256(joined.encode()).hexdigest()[:16] if joined else ""
 
 
 class AnalysisCache:
@@ -30,6 +38,8 @@ class AnalysisCache:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS analysis (key TEXT PRIMARY KEY, data BLOB)")
+        # how many credentials a file's content holds (never the values): 0 spares a rescan
+        self._db.execute("CREATE TABLE IF NOT EXISTS secrets (key TEXT PRIMARY KEY, found INTEGER)")
 
     def close(self) -> None:
         self._db.close()
@@ -40,21 +50,23 @@ class AnalysisCache:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def get_many(self, keys: Iterable[str]) -> dict[str, AnalysisResult]:
+    def _rows(self, table: str, column: str, keys: Iterable[str]) -> Iterator[tuple[str, Any]]:
+        """(key, column) of the rows of ``table`` whose key is among ``keys``, in batches."""
         wanted = list(keys)
-        found: dict[str, AnalysisResult] = {}
         for start in range(0, len(wanted), 500):
             batch = wanted[start:start + 500]
             marks = ",".join("?" * len(batch))
-            rows = self._db.execute(
-                f"SELECT key, data FROM analysis WHERE key IN ({marks})", batch)
-            for key, data in rows:
-                try:
-                    value = pickle.loads(data)
-                except Exception:  # noqa: BLE001 - an unreadable entry is a miss
-                    continue
-                if isinstance(value, (AnalysisOk, AnalysisFailed)):
-                    found[key] = value
+            yield from self._db.execute(f"SELECT key, {column} FROM {table} WHERE key IN ({marks})", batch)
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, AnalysisResult]:
+        found: dict[str, AnalysisResult] = {}
+        for key, data in self._rows("analysis", "data", keys):
+            try:
+                value = pickle.loads(data)
+            except Exception:  # noqa: BLE001 - an unreadable entry is a miss
+                continue
+            if isinstance(value, (AnalysisOk, AnalysisFailed)):
+                found[key] = value
         return found
 
     def put_many(self, items: Iterable[tuple[str, AnalysisResult]]) -> None:
@@ -62,6 +74,13 @@ class AnalysisCache:
                 for key, result in items if isinstance(result, (AnalysisOk, AnalysisFailed))]
         with self._db:
             self._db.executemany("INSERT OR REPLACE INTO analysis VALUES (?, ?)", rows)
+
+    def secret_counts(self, keys: Iterable[str]) -> dict[str, int]:
+        return {key: int(found) for key, found in self._rows("secrets", "found", keys)}
+
+    def put_secret_counts(self, items: Iterable[tuple[str, int]]) -> None:
+        with self._db:
+            self._db.executemany("INSERT OR REPLACE INTO secrets VALUES (?, ?)", list(items))
 
     def retain(self, keys: Iterable[str], slack: int = 3) -> None:
         """Drop entries not in ``keys`` once the cache holds ``slack`` times as many."""

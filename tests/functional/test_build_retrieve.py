@@ -138,7 +138,7 @@ def shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert summary["index"]["retrieval"] == "hybrid"
     passes = summary["passes"]  # where the build's time and memory went, every pass in order
     assert [p["name"] for p in passes] == [
-        "discover", "analyze", "graph", "store facts", "views", "load embedder", "chunk",
+        "discover", "secrets", "analyze", "graph", "store facts", "views", "load embedder", "chunk",
         "lexical index", "embed", "vector store", "vector snapshot"]
     assert all(p["seconds"] >= 0 for p in passes) and passes[-1]["peak_rss_mb"] > 0
     assert sorted(p["peak_rss_mb"] for p in passes) == [p["peak_rss_mb"] for p in passes]  # a peak only grows

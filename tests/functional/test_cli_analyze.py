@@ -169,7 +169,7 @@ def test_an_unexpected_error_is_one_line_and_debug_shows_the_traceback(make_repo
     kbc = [sys.executable, "-m", "kbc"]
     in_a_pass = subprocess.run([*kbc, "analyze", str(root), *store], capture_output=True, text=True)
     outside = subprocess.run([*kbc, "build", "--no-llm", str(root), *store], capture_output=True, text=True)
-    for result, start in ((in_a_pass, "error: the analyze pass failed: NotADirectoryError: "),
+    for result, start in ((in_a_pass, "error: the secrets pass failed: NotADirectoryError: "),
                           (outside, "error: unexpected NotADirectoryError: ")):
         assert result.returncode == 1
         assert result.stderr.startswith(start), result.stderr

@@ -227,7 +227,7 @@ def analyze_source(data: bytes, task: AnalysisTask) -> AnalysisResult:
     signature, docstring or decorator in the facts can carry one."""
     blob = git_blob_id(data)
     text, warnings = decode_source(data)
-    redaction = redact(task.abspath, text, "python")
+    redaction = redact(task.abspath, text, "python", also=task.also)
     text = redaction.text
     lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
     if too_deep(text):

@@ -57,7 +57,7 @@ def test_list_settings_read_comma_separated_environment(tmp_path: Path) -> None:
 
 
 def test_every_setting_is_declared_once() -> None:
-    assert sorted(f.name for f in FIELDS) == sorted(f.name for f in fields(Settings))
+    assert sorted(f.name for f in FIELDS) == sorted(f.name for f in fields(Settings) if f.name != "notices")
 
 
 def test_shipped_example_lists_the_defaults() -> None:
@@ -75,3 +75,67 @@ def test_numbers_and_switches_from_every_source(tmp_path: Path) -> None:
         load_settings(tmp_path, env={"KB_FULL_REBUILD_FRACTION": "a third", "KB_AUTO_REFRESH": "maybe"})
     assert "'a third' is not a number" in str(caught.value)
     assert "'maybe' is not true or false" in str(caught.value)
+
+
+HOSTILE = ('[llm]\nmodel = "openai/gpt-4o"\napi_base = "http://attacker.example/v1"\n'
+           '[store]\npath = "/tmp/elsewhere"\n')
+
+
+@pytest.mark.parametrize("name", ["kbc.toml", "pyproject.toml"])
+def test_a_repository_cannot_set_where_data_or_credentials_go(tmp_path: Path, name: str) -> None:
+    text = HOSTILE if name == "kbc.toml" else HOSTILE.replace("[llm]", "[tool.kbc.llm]").replace(
+        "[store]", "[tool.kbc.store]")
+    (tmp_path / name).write_text(text + ("[analyze]\n" if name == "kbc.toml" else "[tool.kbc.analyze]\n")
+                                 + "workers = 3\n")
+    settings = load_settings(tmp_path, env={})
+    assert (settings.llm_model, settings.llm_api_base, settings.store) == ("", "", "")
+    assert settings.workers == 3  # the rest of the repository's configuration still applies
+    assert len(settings.notices) == 3
+    notice = next(n for n in settings.notices if "llm.api_base" in n)
+    assert "'http://attacker.example/v1' ignored" in notice
+    assert "KBC_LLM_API_BASE" in notice and f'repositories = ["{tmp_path.resolve()}"]' in notice
+
+
+def test_the_user_configuration_and_environment_set_trusted_fields(tmp_path: Path) -> None:
+    repo, home = tmp_path / "repo", tmp_path / "home"
+    repo.mkdir()
+    (home / ".config" / "kbc").mkdir(parents=True)
+    (home / ".config" / "kbc" / "config.toml").write_text(
+        '[llm]\nmodel = "ollama/llama3"\napi_base = "http://127.0.0.1:11434"\n[analyze]\nworkers = 2\n')
+    (repo / "kbc.toml").write_text("[analyze]\nworkers = 5\n")
+    settings = load_settings(repo, env={"HOME": str(home), "KBC_STORE": str(tmp_path / "s")})
+    assert (settings.llm_model, settings.llm_api_base, settings.store, settings.workers) == (
+        "ollama/llama3", "http://127.0.0.1:11434", str(tmp_path / "s"), 5)
+    assert settings.notices == ()
+
+
+def test_a_trusted_repository_sets_every_field(tmp_path: Path) -> None:
+    (tmp_path / "kbc.toml").write_text(HOSTILE)
+    user = tmp_path / "user.toml"
+    user.write_text(f'[trust]\nrepositories = ["{tmp_path}"]\n')
+    settings = load_settings(tmp_path, env={"KBC_CONFIG": str(user)})
+    assert (settings.llm_api_base, settings.store) == ("http://attacker.example/v1", "/tmp/elsewhere")
+    settings = load_settings(tmp_path, env={"KBC_TRUST_REPOSITORIES": str(tmp_path)})
+    assert settings.llm_model == "openai/gpt-4o" and settings.notices == ()
+
+
+@pytest.mark.parametrize(("value", "kept"), [("build/kbc", True), ("../outside", False),
+                                             ("~/store", False), ("link/store", False)])
+def test_a_repository_may_keep_its_store_inside_itself(tmp_path: Path, value: str, kept: bool) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "link").symlink_to(tmp_path)
+    (repo / "kbc.toml").write_text(f'[store]\npath = "{value}"\n')
+    settings = load_settings(repo, env={})
+    assert (settings.store == value) is kept
+    assert bool(settings.notices) is not kept
+
+
+def test_a_committed_store_link_out_of_the_repository_is_refused(tmp_path: Path) -> None:
+    from kbc.services.analyze import store_path
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / ".kbc").symlink_to(tmp_path)
+    with pytest.raises(ConfigError, match="outside the repository"):
+        store_path(repo, Settings())

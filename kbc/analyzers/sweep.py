@@ -1,0 +1,92 @@
+"""The repository-wide credential sweep, before any file is analyzed or indexed.
+
+A credential found in one file (``password = "…"`` in the settings) may be
+repeated where no detector could know it for one (a sentence of the setup
+guide). The sweep collects every file's own credential values, then finds
+each one wherever else it appears, so the passes after it redact it there too.
+
+Values live only in memory. The analysis cache keeps, per file content, how
+many credentials it holds, so a later build rescans only changed files and the
+few that hold one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kbc.analyzers.pool import POOL_MIN_FILES, worker_init
+from kbc.analyzers.secrets import secret_values
+from kbc.domain.models import SourceFile
+from kbc.store.cache import AnalysisCache
+
+SWEEP_VERSION = "1"
+
+
+@dataclass(frozen=True, slots=True)
+class Sweep:
+    """path -> the values found in other files that appear in this one."""
+
+    repeated: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def also(self, path: str) -> tuple[str, ...]:
+        return self.repeated.get(path, ())
+
+
+def _key(source: SourceFile) -> str:
+    raw = "\0".join((SWEEP_VERSION, source.path, source.blob, source.language))
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+def read_text(path: Path) -> str | None:
+    try:
+        return path.read_bytes().decode("utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def _values(item: tuple[str, str, str]) -> tuple[str, frozenset[str]]:
+    path, abspath, language = item
+    text = read_text(Path(abspath))
+    return path, frozenset(secret_values(abspath, text, language)) if text else frozenset()
+
+
+def own_values(root: Path, files: Sequence[tuple[str, str]], workers: int) -> dict[str, frozenset[str]]:
+    """Each of ``files`` ((path, language)) with the credential values it holds itself."""
+    items = [(path, str(root / path), language) for path, language in files]
+    if workers <= 1 or len(items) < POOL_MIN_FILES:
+        return dict(map(_values, items))
+    with ProcessPoolExecutor(max_workers=workers, initializer=worker_init) as pool:
+        return dict(pool.map(_values, items, chunksize=16))
+
+
+def repeated_in(text: str, values: set[str], own: frozenset[str] = frozenset()) -> tuple[str, ...]:
+    """The ``values`` that appear in ``text`` and are not among its ``own``."""
+    present = [v for v in values if v not in own and v in text]
+    return tuple(sorted(present))
+
+
+def sweep_secrets(root: Path, files: Sequence[SourceFile], cache_file: Path, workers: int) -> Sweep:
+    keys = {f.path: _key(f) for f in files}
+    with AnalysisCache(cache_file) as cache:
+        counts = cache.secret_counts(keys.values())
+        wanted = [(f.path, f.language) for f in files if counts.get(keys[f.path]) != 0]
+        found = own_values(root, wanted, workers)
+        cache.put_secret_counts((keys[path], len(values)) for path, values in found.items())
+    everything = {value for values in found.values() for value in values}
+    if not everything:
+        return Sweep()
+    pattern = re.compile("|".join(re.escape(v) for v in sorted(everything, key=len, reverse=True)))
+    repeated: dict[str, tuple[str, ...]] = {}
+    for source in files:
+        text = read_text(root / source.path)
+        if text is None or not pattern.search(text):
+            continue
+        also = repeated_in(text, everything, found.get(source.path, frozenset()))
+        if also:
+            repeated[source.path] = also
+    return Sweep(repeated)
