@@ -1,4 +1,4 @@
-"""Run the per-file analyzer over many files, in a process pool when it pays.
+"""Run the per-file analyzer over many files, always in worker processes.
 
 A worker that dies (a crash in native code, the OOM killer) costs only the
 file it was on: the remaining files are retried one at a time in a fresh
@@ -18,11 +18,8 @@ from kbc.analyzers.python.analyze import analyze_file
 from kbc.domain.models import AnalysisFailed, AnalysisResult, AnalysisTask
 from kbc.store.lock import forget_inherited_locks
 
-# Below this many files a pool costs more to start than it saves.
+# Below this many files one worker parses them all (more cost more to start than they save).
 POOL_MIN_FILES = 24
-# A file larger than this is always parsed in a worker, whatever the count: libcst needs some
-# 800 bytes of memory per byte of source, and a worker that runs out costs only its file.
-INPROCESS_MAX_BYTES = 256 * 1024
 # What a worker may allocate beyond what it starts with: a file that needs more fails alone
 # (MemoryError, reported) instead of the machine running out of memory.
 WORKER_MEMORY_BYTES = 3 * 1024**3
@@ -66,13 +63,6 @@ def _cap_memory(extra: int) -> None:
         pass  # no such limit here: a worker that runs out is still only its own file's loss
 
 
-def _small(task: AnalysisTask) -> bool:
-    try:
-        return os.stat(task.abspath).st_size <= INPROCESS_MAX_BYTES
-    except OSError:
-        return True  # the analyzer reports it unreadable
-
-
 def _context() -> multiprocessing.context.BaseContext:
     method = "fork" if sys.platform.startswith("linux") else "spawn"
     return multiprocessing.get_context(method)
@@ -86,15 +76,13 @@ def run_analysis(
 ) -> list[AnalysisResult]:
     """Results for ``tasks``, in the same order; one per task, whatever happens."""
     report = progress or (lambda _result: None)
-    if not all(_small(task) for task in tasks):
-        workers = max(1, workers)  # a large file is parsed where running out costs only it
-    elif workers <= 1 or len(tasks) < POOL_MIN_FILES:
-        results = []
-        for task in tasks:
-            result = analyzer(task)
-            report(result)
-            results.append(result)
-        return results
+    if not tasks:
+        return []
+    # Always in worker processes, however few the files: a parser crash or a file that needs
+    # more memory than a worker may have then costs only that file, never the build.
+    if len(tasks) < POOL_MIN_FILES:
+        workers = 1  # one worker: starting more costs more than they save
+    workers = max(1, workers)
     done: dict[int, AnalysisResult] = {}
     chunksize = max(1, min(32, len(tasks) // (max(1, workers) * 8)))
     try:

@@ -53,3 +53,9 @@ def test_a_file_too_large_for_a_worker_fails_alone_even_among_few(tmp_path, monk
     assert isinstance(huge, AnalysisFailed)
     assert huge.error == "too large to analyze within the memory a worker may use"
     assert isinstance(ok, AnalysisOk)
+
+
+def test_a_crash_among_few_files_costs_only_its_file(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    tasks = tasks_for(tmp_path, ["a.py", "poison.py", "b.py"])  # far fewer than a pool's threshold
+    results = run_analysis(tasks, workers=1, analyzer=crash_on_poison)
+    assert [type(r).__name__ for r in results] == ["AnalysisOk", "AnalysisFailed", "AnalysisOk"]
