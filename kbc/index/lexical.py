@@ -155,6 +155,13 @@ class LexicalIndex:
     def close(self) -> None:
         self.db.close()
 
+    def pin(self) -> None:
+        """Read this index as it is now until closed: later commits (a build running in
+        another process) stay out of sight, so every answer comes from one build."""
+        if not self.db.in_transaction:
+            self.db.execute("BEGIN")
+        self.db.execute("SELECT COUNT(*) FROM meta").fetchone()
+
     # -- metadata and files -------------------------------------------------
 
     def meta(self, key: str) -> str:

@@ -6,9 +6,10 @@ SDK's convention for non-object results) and as one text block holding the same 
 JSON, for clients that only read text. A :class:`~kbc.domain.errors.KbcError` becomes a
 tool error (``isError``) whose text is ``str(error)``: the message and the hint.
 
-The knowledge base is opened once per server and every call runs on one dedicated thread:
-the store's SQLite connections belong to the thread that opened them, and the knowledge
-base serialises its calls anyway.
+The knowledge base is opened once per server; calls run on a bounded pool of threads, so a
+slow one (an LLM answer, a large file) never holds up the others. The knowledge base
+serialises what must not run at once (a retrieval over its index) and, before each
+request, follows the store to its newest completed build.
 """
 
 from __future__ import annotations
@@ -64,12 +65,16 @@ ObjectResult = Annotated[CallToolResult, dict[str, Any]]
 ListResult = Annotated[CallToolResult, list[dict[str, Any]]]
 
 
+# Tool calls in progress at once; more wait their turn.
+CALL_THREADS = 4
+
+
 class _Worker:
-    """Runs the knowledge base's calls, one at a time, on one thread."""
+    """Runs the knowledge base's calls on a bounded pool of threads."""
 
     def __init__(self, kb: KnowledgeBase) -> None:
         self.kb = kb
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kbc-mcp")
+        self._executor = ThreadPoolExecutor(max_workers=CALL_THREADS, thread_name_prefix="kbc-mcp")
 
     async def reply(self, work: Callable[[KnowledgeBase], Any], *, listing: bool = False) -> CallToolResult:
         try:
@@ -81,7 +86,7 @@ class _Worker:
                               structured_content={"result": data} if listing else data)
 
     def close(self) -> None:
-        """Close the knowledge base on the thread that opened its store, then stop the thread."""
+        """Close the knowledge base, then stop the threads."""
         try:
             self._executor.submit(self.kb.close).result()
         finally:

@@ -101,6 +101,7 @@ class Retriever:
             self.lexical.close()
             raise KbcError(f"the index at {index_dir} was written by another kbc version",
                            hint="run `kbc build` to bring it up to date")
+        self.lexical.pin()
         self.dates = {p: r.date for p, r in self.lexical.files().items()}
         self.state = self.lexical.meta("state")
         indexed_model = self.lexical.meta("model")

@@ -60,6 +60,7 @@ class KnowledgeBase:
         self._lock = threading.RLock()
         self._tracked: dict[str, tuple[int, str]] | None = None  # path -> (secrets found, language)
         self._values: set[str] | None = None  # credential values of the files that hold some
+        self._record: tuple[int, int, int] | None = None  # the build the retriever reads
 
     # -- writing -------------------------------------------------------------
 
@@ -86,6 +87,7 @@ class KnowledgeBase:
         self._retriever = None
         self._tracked = None
         self._values = None
+        self._record = None
 
     def close(self) -> None:
         with self._lock:
@@ -100,10 +102,31 @@ class KnowledgeBase:
     # -- reading -------------------------------------------------------------
 
     def retriever(self) -> Retriever:
+        """The retriever over the newest completed build: a build finished since it was
+        opened (by this process or another) replaces it before the next request."""
         with self._lock:
+            self.follow()
             if self._retriever is None:
                 self._retriever = open_retriever(self.root, self.settings, self.store)
             return self._retriever
+
+    def _build_record(self) -> tuple[int, int, int]:
+        """Which completed build the store holds: its build record, written last and replaced
+        whole by each build (inode, size, modification time)."""
+        try:
+            found = (self.store / "state.json").stat()
+        except OSError:
+            return (0, 0, 0)
+        return (found.st_ino, found.st_size, found.st_mtime_ns)
+
+    def follow(self) -> None:
+        """Forget what was read from an older build if a newer one completed since (the next
+        read opens the newer one whole)."""
+        with self._lock:
+            record = self._build_record()
+            if record != self._record:
+                self._reset()
+                self._record = record
 
     def use_cases(self) -> dict[str, Profile]:
         return load_profiles(self.root)
@@ -124,8 +147,9 @@ class KnowledgeBase:
         with self._lock:
             if self.settings.auto_refresh:
                 self._refresh_if_moved()
-            found = self.retriever().retrieve(task, profile, budget)
-            evidence = self.retriever().last_evidence
+            retriever = self.retriever()  # one build for the whole request
+            found = retriever.retrieve(task, profile, budget)
+            evidence = retriever.last_evidence
         query_id = self._log(kind, task, use_case, evidence)
         return found, query_id
 
@@ -218,6 +242,7 @@ class KnowledgeBase:
         from kbc.analyzers.sweep import own_values
 
         with self._lock:
+            self.follow()
             if self._values is None:
                 holders = [(path, language) for path, (found, language) in self._tracked_files().items()
                            if found]
@@ -227,6 +252,7 @@ class KnowledgeBase:
 
     def _tracked_files(self) -> dict[str, tuple[int, str]]:
         with self._lock:
+            self.follow()
             if self._tracked is None:
                 from kbc.index.lexical import LexicalIndex
 
