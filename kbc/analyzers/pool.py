@@ -28,12 +28,12 @@ Analyzer = Callable[[AnalysisTask], AnalysisResult]
 Progress = Callable[[AnalysisResult], None]
 
 
-def worker_init() -> None:
+def worker_init(memory: int | None = None) -> None:
     """Every pool worker: die with the parent (a killed kbc leaves no orphans behind), never
     keep the parent's store lock, and allocate at most ``WORKER_MEMORY_BYTES`` more than it
     starts with."""
     forget_inherited_locks()
-    _cap_memory(WORKER_MEMORY_BYTES)
+    _cap_memory(WORKER_MEMORY_BYTES if memory is None else memory)
     if sys.platform.startswith("linux"):
         import ctypes
         import signal
@@ -63,9 +63,22 @@ def _cap_memory(extra: int) -> None:
         pass  # no such limit here: a worker that runs out is still only its own file's loss
 
 
-def _context() -> multiprocessing.context.BaseContext:
-    method = "fork" if sys.platform.startswith("linux") else "spawn"
-    return multiprocessing.get_context(method)
+def _threads() -> int:
+    try:
+        return len(os.listdir("/proc/self/task"))  # native threads too (ONNX, Chroma, a server)
+    except OSError:
+        import threading
+
+        return threading.active_count()
+
+
+def pool_context() -> multiprocessing.context.BaseContext:
+    """How workers start: forked from a single-threaded process (cheap), else spawned afresh.
+    A fork copies only the forking thread, so a lock another thread held then (an allocator's,
+    a native library's) stays held in the child forever and the worker hangs."""
+    if sys.platform.startswith("linux") and _threads() == 1:
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
 
 
 def run_analysis(
@@ -86,8 +99,8 @@ def run_analysis(
     done: dict[int, AnalysisResult] = {}
     chunksize = max(1, min(32, len(tasks) // (max(1, workers) * 8)))
     try:
-        with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=_context(),
-                                 initializer=worker_init) as pool:
+        with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=pool_context(),
+                                 initializer=worker_init, initargs=(WORKER_MEMORY_BYTES,)) as pool:
             for index, result in enumerate(pool.map(analyzer, tasks, chunksize=chunksize)):
                 done[index] = result
                 report(result)
@@ -108,7 +121,8 @@ def _isolate(
     while remaining:
         futures: list[tuple[int, Future[AnalysisResult]]] = []
         try:
-            with ProcessPoolExecutor(max_workers=1, mp_context=_context(), initializer=worker_init) as pool:
+            with ProcessPoolExecutor(max_workers=1, mp_context=pool_context(),
+                                     initializer=worker_init, initargs=(WORKER_MEMORY_BYTES,)) as pool:
                 futures = [(i, pool.submit(analyzer, tasks[i])) for i in remaining]
                 for index, future in futures:
                     done[index] = future.result()

@@ -250,8 +250,12 @@ def redact(path: str, text: str, language: str = "python", also: Iterable[str] =
     """
     lines = text.split("\n")
     found = _own_findings(path, text, language, lines)
-    for value in also:
-        found += [(i + 1, "Repeated secret", value) for i, line in enumerate(lines) if value in line]
+    # a value found once is redacted on every line it appears on, here and (``also``) elsewhere
+    repeated = set(also) | {v for _, kind, v in found if kind != "Private Key" and repeatable(v)}
+    found_at = {(number, value) for number, _, value in found}
+    for value in sorted(repeated):
+        found += [(i + 1, "Repeated secret", value) for i, line in enumerate(lines)
+                  if value in line and (i + 1, value) not in found_at]
     if not found:
         return Redaction(text, ())
     by_line: dict[int, list[str]] = {}

@@ -19,7 +19,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kbc.analyzers.pool import POOL_MIN_FILES, worker_init
+from kbc.analyzers.pool import POOL_MIN_FILES, pool_context, worker_init
 from kbc.analyzers.secrets import secret_values
 from kbc.domain.models import SourceFile
 from kbc.store.cache import AnalysisCache
@@ -60,7 +60,8 @@ def own_values(root: Path, files: Sequence[tuple[str, str]], workers: int) -> di
     items = [(path, str(root / path), language) for path, language in files]
     if workers <= 1 or len(items) < POOL_MIN_FILES:
         return dict(map(_values, items))
-    with ProcessPoolExecutor(max_workers=workers, initializer=worker_init) as pool:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=pool_context(),
+                             initializer=worker_init) as pool:
         return dict(pool.map(_values, items, chunksize=16))
 
 

@@ -48,6 +48,8 @@ class Settings:
     auto_refresh: bool = False
     lock_timeout: int = 600
     gap_retention_days: int = 90
+    session_idle_seconds: int = 300
+    max_sessions: int = 1000
     # what loading ignored and why (a repository's configuration setting a trusted-only field)
     notices: tuple[str, ...] = field(default=(), compare=False)
 
@@ -131,6 +133,12 @@ FIELDS: tuple[FieldSpec, ...] = (
               "seconds a build or refresh waits for another writer of the same store"),
     FieldSpec("gap_retention_days", "gaps", "retention_days", int, "KBC_GAP_RETENTION_DAYS", 1,
               "days the knowledge-gap log keeps a query"),
+    FieldSpec("session_idle_seconds", "serve", "session_idle_seconds", int, "KBC_SESSION_IDLE_SECONDS", 1,
+              "an HTTP session of `kbc serve` idle this many seconds is closed (a client that "
+              "never ends its session frees it then)"),
+    FieldSpec("max_sessions", "serve", "max_sessions", int, "KBC_MAX_SESSIONS", 1,
+              "HTTP sessions `kbc serve` keeps open at once; beyond, a new one is refused (503) "
+              "until one ends or idles out"),
     FieldSpec("workflow_depth", "views", "workflow_depth", int, "KBC_WORKFLOW_DEPTH", 1,
               "how deep a workflow view follows calls from its entry point"),
     FieldSpec("max_workflows", "views", "max_workflows", int, "KBC_MAX_WORKFLOWS", 0,

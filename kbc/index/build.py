@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kbc.analyzers.discover import git_blob_id
-from kbc.analyzers.pool import worker_init
+from kbc.analyzers.pool import pool_context, worker_init
 from kbc.analyzers.python.analyze import decode_source
 from kbc.analyzers.secrets import redact
 from kbc.domain.errors import KbcError, in_pass
@@ -128,7 +128,8 @@ def document_chunks(path: str, text: str, size: int, overlap: int) -> list[Chunk
 def _run(tasks: list[ChunkTask], workers: int) -> list[tuple[str, list[Chunk], int]]:
     if workers <= 1 or len(tasks) < POOL_MIN_FILES:
         return [prepare(t) for t in tasks]
-    with ProcessPoolExecutor(max_workers=workers, initializer=worker_init) as pool:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=pool_context(),
+                             initializer=worker_init) as pool:
         return list(pool.map(prepare, tasks, chunksize=8))
 
 

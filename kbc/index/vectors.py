@@ -116,6 +116,19 @@ def collection_name(repo_root: str, model_id: str) -> str:
     return f"kbc-{digest}"
 
 
+def _adopt_earlier(client: Any, name: str) -> None:
+    """A local store whose one collection has another name (named for the repository's path
+    by earlier versions, or for another model) keeps it under ``name``: its vectors are
+    addressed by content and model, so the build keeps those that still hold and embeds
+    only the rest, instead of starting a second collection beside it."""
+    names = [c if isinstance(c, str) else c.name for c in client.list_collections()]
+    if name in names:
+        return
+    earlier = [n for n in names if n.startswith("kbc-")]
+    if len(earlier) == 1:
+        client.get_collection(earlier[0]).modify(name=name)
+
+
 class ChromaStore:
     def __init__(self, client: Any, name: str, embedder: Embedder, embedder_name: str) -> None:
         self._collection = client.get_or_create_collection(
@@ -248,7 +261,9 @@ def open_vector_store(store_dir: Path, repo_root: str, embedder: Embedder,
         import chromadb
     except ImportError as exc:
         raise VectorStoreError("chromadb is not installed", hint="pip install chromadb") from exc
-    name = collection_name(repo_root, embedder.model_id)
+    # A local store holds one repository's collection, named for the model alone, so a store
+    # copied or a repository moved keeps its vectors; a server's holds many, named for each.
+    name = collection_name("" if not url else repo_root, embedder.model_id)
     _register()
     try:
         if url:
@@ -260,6 +275,7 @@ def open_vector_store(store_dir: Path, repo_root: str, embedder: Embedder,
             path = store_dir / "chroma"
             path.mkdir(parents=True, exist_ok=True)
             client = chromadb.PersistentClient(path=str(path), settings=_settings())
+            _adopt_earlier(client, name)
         return ChromaStore(client, name, embedder, embedder_name)
     except Exception as exc:  # noqa: BLE001 - connection and storage failures alike
         where = url or str(store_dir / "chroma")

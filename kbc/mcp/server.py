@@ -324,7 +324,8 @@ def serve(kb: KnowledgeBase, transport: str = "stdio", host: str = "127.0.0.1", 
         if transport == "stdio":
             server.run("stdio")
         else:
-            _run_http(server, host, port, token)
+            _run_http(server, host, port, token, kb.settings.session_idle_seconds,
+                      kb.settings.max_sessions)
     finally:
         worker.close()
 
@@ -337,11 +338,16 @@ def _stop(signum: int, frame: FrameType | None) -> None:
     raise _Stopped
 
 
-def _run_http(server: MCPServer, host: str, port: int, token: str | None) -> None:
+def _run_http(server: MCPServer, host: str, port: int, token: str | None, idle_seconds: int,
+              max_sessions: int) -> None:
     import uvicorn
 
+    # A session a client abandons (never sends DELETE) is closed once idle this long, and at
+    # most max_sessions are open at once: a busy or careless client cannot grow the server.
     app: ASGIApp = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=host,
-                                              transport_security=_transport_security(host))
+                                              transport_security=_transport_security(host),
+                                              session_idle_timeout=idle_seconds,
+                                              max_sessions=max_sessions)
     if token:
         app = BearerTokenMiddleware(app, token)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False,

@@ -254,6 +254,12 @@ class Retriever:
         note = f" ({self.note})" if self.note and mode == "lexical" else ""
         header = (f"# kbc slice · {profile.name} · budget {budget} tokens · retrieval: {mode}"
                   f"{note}\n")
+        smallest = self.counter.count(header)
+        if smallest > budget:
+            # not even the header fits: a cut header would pass for a slice with nothing in it
+            raise KbcError(f"budget {budget} is smaller than a slice's header ({smallest} tokens)",
+                           hint=f"give a budget of at least {smallest} tokens (a useful slice needs "
+                                "a few hundred or more)")
         # Chunks carry the token counts taken when they were indexed.
         packed = pack([chunks[cid] for cid, _ in ranked], self.dates, budget, self.counter, header,
                       lambda chunk: chunk.tokens, [score for _, score in ranked])

@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kbc.cli.main import cli
+from kbc.domain.errors import KbcError
 from kbc.index.vectors import open_vector_store
 
 SHOP = {
@@ -188,7 +189,11 @@ def test_no_budget_and_no_query_is_ever_exceeded(shop: Path, budget: int, query:
     from kbc.services.retrieve import open_retriever, profile_named
 
     retriever = _retriever(shop, open_retriever, Settings())
-    result = retriever.retrieve(query, profile_named(shop, "implementation"), budget)
+    try:
+        result = retriever.retrieve(query, profile_named(shop, "implementation"), budget)
+    except KbcError as refused:  # below the header: refused, never a cut header
+        assert budget < 100 and "smaller than a slice's header" in str(refused)
+        return
     assert result.tokens <= budget
     assert retriever.counter.count(result.text) == result.tokens
 
@@ -514,3 +519,26 @@ def test_a_repository_with_no_code_gives_an_empty_slice(tmp_path: Path,
     sliced = runner.invoke(cli, ["retrieve", "--repo", str(tmp_path), "--format", "json", "anything"])
     assert sliced.exit_code == 0, sliced.output
     assert json.loads(sliced.output)["items"] == []
+
+
+@pytest.mark.parametrize("budget", ["1", "5", "12"])
+def test_a_budget_below_the_header_is_refused_not_cut(shop: Path, budget: str) -> None:
+    result = CliRunner().invoke(cli, ["retrieve", "--repo", str(shop), "--budget", budget, "refunds"])
+    assert result.exit_code != 0 and "# kbc slic" not in result.output
+    assert f"budget {budget} is smaller than a slice's header" in result.output
+    assert "give a budget of at least" in result.output
+
+
+def test_a_store_copied_with_its_repository_keeps_its_vectors(shop: Path, tmp_path: Path) -> None:
+    import shutil
+
+    import chromadb
+
+    copy = tmp_path / "moved" / "repo"
+    shutil.copytree(shop, copy, symlinks=True)
+    summary = json.loads(invoke("build", str(copy), "--format", "json", "--workers", "1"))
+    assert summary["index"]["retrieval"] == "hybrid"
+    assert summary["index"]["embedded"] == 0  # nothing embedded again
+    client = chromadb.PersistentClient(path=str(copy / ".kbc" / "index" / "chroma"),
+                                       settings=chromadb.Settings(anonymized_telemetry=False))
+    assert len(client.list_collections()) == 1  # not a second collection beside the first

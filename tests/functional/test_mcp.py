@@ -359,3 +359,53 @@ def test_kbc_serve_refuses_an_open_bind_without_a_token(repo: Path, monkeypatch:
     result = CliRunner().invoke(cli, arguments)
     assert result.exit_code == 2
     assert "bearer token is required" in result.output and "KBC_TOKEN" in result.output
+
+
+def _initialize(url: str, session: str | None = None) -> tuple[int, str]:
+    """A raw ``initialize`` (or, with ``session``, a ping in it): (status, session id)."""
+    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "careless", "version": "0"}}}
+    if session is not None:
+        body = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    if session is not None:
+        headers["Mcp-Session-Id"] = session
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            response.read()
+            return response.status, response.headers.get("Mcp-Session-Id", "")
+    except urllib.error.HTTPError as error:
+        with error:
+            return error.code, ""
+
+
+def test_abandoned_http_sessions_are_bounded_and_closed_when_idle(repo: Path, tmp_path: Path) -> None:
+    port = free_port()
+    log_path = tmp_path / "sessions.log"
+    env = {**server_env(), "KBC_MAX_SESSIONS": "2", "KBC_SESSION_IDLE_SECONDS": "1"}
+    serve_http = PRELUDE + "serve(KnowledgeBase(sys.argv[1]), 'http', '127.0.0.1', int(sys.argv[2]))\n"
+    with log_path.open("w") as log:
+        server = subprocess.Popen([sys.executable, "-c", serve_http, str(repo), str(port)], env=env,
+                                  stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(log_path.read_text()) from None
+                time.sleep(0.1)
+        first, second = _initialize(url), _initialize(url)  # opened, never ended
+        assert first[0] == second[0] == 200 and first[1] and second[1]
+        assert _initialize(url)[0] == 503  # at the limit: refused, the server does not grow
+        time.sleep(2.5)  # both idle past the timeout
+        assert _initialize(url, first[1])[0] == 404  # closed
+        assert _initialize(url)[0] == 200  # room again
+    finally:
+        server.terminate()
+        server.wait(timeout=15)

@@ -23,6 +23,15 @@ def tasks_for(tmp_path, names: list[str]) -> list[AnalysisTask]:  # type: ignore
     return out
 
 
+def test_a_single_threaded_process_forks_its_workers() -> None:
+    import subprocess
+    import sys
+
+    script = "from kbc.analyzers.pool import pool_context; print(pool_context().get_start_method())"
+    started = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert started.stdout.strip() == ("fork" if sys.platform.startswith("linux") else "spawn")
+
+
 def test_results_come_back_in_task_order_from_the_pool(tmp_path) -> None:  # type: ignore[no-untyped-def]
     tasks = tasks_for(tmp_path, [f"m{i}.py" for i in range(POOL_MIN_FILES + 6)])
     seen: list[AnalysisResult] = []
@@ -59,3 +68,24 @@ def test_a_crash_among_few_files_costs_only_its_file(tmp_path) -> None:  # type:
     tasks = tasks_for(tmp_path, ["a.py", "poison.py", "b.py"])  # far fewer than a pool's threshold
     results = run_analysis(tasks, workers=1, analyzer=crash_on_poison)
     assert [type(r).__name__ for r in results] == ["AnalysisOk", "AnalysisFailed", "AnalysisOk"]
+
+
+def test_a_threaded_process_spawns_its_workers_with_the_same_cap(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import threading
+
+    from kbc.analyzers import pool
+
+    stop = threading.Event()
+    helper = threading.Thread(target=stop.wait)  # a process with threads (a server, ONNX) never forks
+    helper.start()
+    try:
+        assert pool.pool_context().get_start_method() == "spawn"
+        monkeypatch.setattr(pool, "WORKER_MEMORY_BYTES", 300 * 1024**2)
+        (tmp_path / "huge.py").write_text("x = 1\n" * 400_000)
+        (tmp_path / "ok.py").write_text("def f():\n    return 1\n")
+        tasks = [AnalysisTask(n, str(tmp_path / n), n[:-3], False) for n in ("huge.py", "ok.py")]
+        huge, ok = run_analysis(tasks, workers=1)
+    finally:
+        stop.set()
+        helper.join()
+    assert isinstance(huge, AnalysisFailed) and isinstance(ok, AnalysisOk)
