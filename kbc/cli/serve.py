@@ -102,6 +102,11 @@ def serve(ctx: click.Context, repo: Path, store: Path | None, transport: str, ho
     get_file, list_use_cases, report_usage. Over HTTP every request must carry
     `Authorization: Bearer $KBC_TOKEN` when KBC_TOKEN is set, and it must be set
     to bind an address other than loopback.
+
+    The server answers from the newest completed build (a `kbc build` or
+    `kbc refresh` from another process is followed, never mixed into a request
+    in flight). An HTTP session idle for serve.session_idle_seconds is closed;
+    at most serve.max_sessions are open at once.
     """
     from kbc.mcp.server import serve as run_server
     from kbc.services.knowledge import KnowledgeBase
