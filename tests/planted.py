@@ -56,6 +56,7 @@ def planted() -> tuple[dict[str, str], dict[str, str]]:
         "nb_api_key": hexa(32),
         "nb_password": "nbpass-" + alnum(10),
         "nb_hf_token": "hf_" + alnum(34),
+        "nb_output_github": "ghp_" + alnum(36),
         "yaml_folded_password": "folded-" + alnum(20),
         "yaml_plain_api_key": alnum(32),
         "yaml_literal_secret": "literal-" + alnum(20),
@@ -80,11 +81,13 @@ def planted() -> tuple[dict[str, str], dict[str, str]]:
             {"cell_type": "markdown", "metadata": {}, "source": [
                 "# Loading the model\n", "\n",
                 f"Log in with `huggingface-cli login --token {v['nb_hf_token']}`.\n"]},
-            {"cell_type": "code", "execution_count": 1, "metadata": {}, "outputs": [], "source": [
+            {"cell_type": "code", "execution_count": 1, "metadata": {}, "source": [
                 "import requests\n",
                 f"api_key = \"{v['nb_api_key']}\"\n",
                 f"password = \"{v['nb_password']}\"\n",
-                "resp = requests.get('https://api.example.com', auth=('me', password))\n"]},
+                "resp = requests.get('https://api.example.com', auth=('me', password))\n"],
+             "outputs": [{"output_type": "stream", "name": "stdout",
+                          "text": [f"deploying with {v['nb_output_github']}\n"]}]},
         ],
         "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3"}},
         "nbformat": 4, "nbformat_minor": 5,

@@ -212,19 +212,17 @@ def _notebook_findings(path: str, text: str, lines: list[str]) -> list[tuple[int
 def _own_findings(path: str, text: str, language: str, lines: list[str]) -> list[tuple[int, str, str]]:
     """(line, detector, value) of every credential in one file: detect-secrets' plugins with
     the reading that fits the file, then kbc's own detectors."""
-    if path.endswith(".ipynb"):
-        found = _notebook_findings(path, text, lines)
-        if found is not None:
-            return found
+    # a notebook: its cells as what they hold, and its JSON as it is (outputs print values too)
+    cells = _notebook_findings(path, text, lines) if path.endswith(".ipynb") else None
     candidates = [(i + 1, line) for i, line in enumerate(lines) if _SCREEN.search(line)]
     if not candidates:
-        return []
+        return cells or []
     if language in LINE_LANGUAGES:
         found = _scan(path, candidates)
     else:
         found = [f for f in _scan_whole_file(path) if f[0] <= len(lines)]
     found += find_credentials(lines, python=language in PYTHON_LANGUAGES, screen=_SCREEN)
-    return found
+    return [*(cells or []), *found]
 
 
 def secret_values(path: str, text: str, language: str = "python") -> set[str]:
