@@ -280,23 +280,12 @@ def retrieve(ctx: click.Context, text: str, repo: Path, store: Path | None, use_
     budget, tokens, fingerprint, retrieval, matched (what TEXT named and what it
     matched), items (one per printed block), text.
     """
-    from kbc.services.retrieve import open_retriever, profile_named
+    from kbc.services.knowledge import KnowledgeBase
 
     try:
-        settings = settings_for(repo)
-        profile = profile_named(repo, use_case)
-        if settings.auto_refresh:
-            from kbc.services.refresh import refresh as run_refresh
-
-            refreshed = run_refresh(str(repo), settings, store, no_llm=False, with_drift=False,
-                                    on_wait=lambda message: click.echo(message, err=True))
-            if refreshed.path != "up-to-date":
-                click.echo(f"kbc: refreshed the store first ({refreshed.path}: {refreshed.reason})", err=True)
-        retriever = open_retriever(repo, settings, store)
-        try:
-            result = retriever.retrieve(text, profile, budget)
-        finally:
-            retriever.close()
+        with KnowledgeBase(repo, store=store, settings=settings_for(repo),
+                           notify=lambda message: click.echo(message, err=True)) as kb:
+            result, _ = kb.retrieve_logged(text, use_case, budget)
     except KbcError as error:
         fail(error, ctx.obj["debug"])
         return

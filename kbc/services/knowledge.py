@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import warnings
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -48,8 +49,12 @@ class KnowledgeBase:
     """The knowledge base of the repository at ``path`` (built with :meth:`build`)."""
 
     def __init__(self, path: str | Path = ".", *, store: str | Path | None = None,
-                 settings: Settings | None = None) -> None:
+                 settings: Settings | None = None,
+                 notify: Callable[[str], None] | None = None) -> None:
+        """``notify`` hears what happens on the way to an answer (an automatic refresh, a wait
+        for another writer of the store); by default nothing is said."""
         self.root = Path(path).resolve()
+        self._notify = notify or (lambda _message: None)
         if settings is None:
             settings = load_settings(self.root)
             for notice in settings.notices:
@@ -77,8 +82,9 @@ class KnowledgeBase:
 
     def _refresh_if_moved(self) -> None:
         """KB_AUTO_REFRESH: bring the store up to the repository's HEAD before answering."""
-        done = refresh(str(self.root), self.settings, self.store, with_drift=False)
+        done = refresh(str(self.root), self.settings, self.store, with_drift=False, on_wait=self._notify)
         if done.path != "up-to-date":
+            self._notify(f"kbc: refreshed the store first ({done.path}: {done.reason})")
             self._reset()
 
     def _reset(self) -> None:

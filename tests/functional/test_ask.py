@@ -183,3 +183,14 @@ def test_a_config_file_changed_since_the_build_is_redacted_as_config(
     with KnowledgeBase(root) as kb:
         served = kb.file("deploy/app.env")
     assert served["text"] == "DEBUG=true\nDATABASE_PASSWORD=[REDACTED]\n"
+
+
+def test_a_cli_retrieve_is_logged_like_an_ask(shop: Path) -> None:
+    import sqlite3
+
+    runner = CliRunner()
+    assert runner.invoke(cli, ["retrieve", "--repo", str(shop), "validate refund window"]).exit_code == 0
+    assert runner.invoke(cli, ["ask", "--repo", str(shop), "how are refunds validated?"]).exit_code == 0
+    with sqlite3.connect(shop / ".kbc" / "gaps.sqlite") as db:
+        logged = db.execute("SELECT kind, question FROM queries ORDER BY at").fetchall()
+    assert logged == [("retrieve", "validate refund window"), ("ask", "how are refunds validated?")]
