@@ -159,7 +159,7 @@ def floor(store: Path, units_wanted: int) -> dict[str, Any]:
     from kbc.index.embed import BATCH_SIZE, load_embedder
     from kbc.index.lexical import LexicalIndex
     from kbc.index.units import units_of
-    from kbc.services.build import index_dir
+    from kbc.store.layout import index_dir
 
     embedder = load_embedder("minilm-l6-int8")
     lexical = LexicalIndex(index_dir(store) / "lexical.sqlite")

@@ -36,8 +36,8 @@ from kbc.index.embed import BATCH_SIZE, load_embedder, model_name
 from kbc.index.lexical import LexicalIndex
 from kbc.index.units import units_of
 from kbc.index.vectors import open_vector_store
-from kbc.services.analyze import store_path
 from kbc.services.retrieve import open_retriever, profile_named
+from kbc.store.layout import store_path
 
 
 class _Subset(LexicalIndex):

@@ -37,8 +37,8 @@ from results_file import update_section
 from kbc.domain.settings import Settings
 from kbc.index.exact import load_snapshot
 from kbc.index.lexical import LexicalIndex
-from kbc.services.analyze import store_path
 from kbc.services.build import open_embedding
+from kbc.store.layout import store_path
 
 CHILD = """
 import json, sys

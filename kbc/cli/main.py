@@ -119,9 +119,9 @@ def symbols(ctx: click.Context, name: str, repo: Path, store: Path | None, fmt: 
     (Class.method) or a bare name.
     """
     from kbc.domain.codec import to_data
-    from kbc.services.analyze import store_path
     from kbc.services.symbols import find_symbols
     from kbc.store.facts_store import FactsStore
+    from kbc.store.layout import store_path
 
     try:
         settings = settings_for(repo)

@@ -100,8 +100,8 @@ def drift(ctx: click.Context, repo: Path, store: Path | None, fmt: str) -> None:
     Reads the store written by `kbc build` (or `kbc analyze`).
     """
     from kbc.domain.codec import to_data
-    from kbc.services.analyze import store_path
     from kbc.services.drift import find_drift, render_drift
+    from kbc.store.layout import store_path
 
     try:
         settings = settings_for(repo)
@@ -128,8 +128,8 @@ def views(ctx: click.Context, repo: Path, store: Path | None, kind: str | None, 
           fmt: str) -> None:
     """Show the views written by `kbc build`."""
     from kbc.domain.codec import to_data
-    from kbc.services.analyze import store_path
     from kbc.services.views import read_views
+    from kbc.store.layout import store_path
     from kbc.views.render import render_view
 
     try:
@@ -159,8 +159,8 @@ def views(ctx: click.Context, repo: Path, store: Path | None, kind: str | None, 
 @click.pass_context
 def render(ctx: click.Context, repo: Path, store: Path | None, out: Path) -> None:
     """Write every view as Markdown (Mermaid diagrams included) with an index page."""
-    from kbc.services.analyze import store_path
     from kbc.services.views import render_folder
+    from kbc.store.layout import store_path
 
     try:
         settings = settings_for(repo)

@@ -34,6 +34,7 @@ from kbc.index.tokencount import default_counter
 from kbc.index.units import unit_metadata, units_of
 from kbc.index.vectors import VectorStore
 from kbc.store.cache import values_digest
+from kbc.store.layout import LEXICAL
 
 CHUNKER_VERSION = "5"
 VIEW_PREFIX = "@views/"  # paths of view documents: never a path in the repository
@@ -157,10 +158,10 @@ def build_index(
     started = time.perf_counter()
     clock = Stopwatch()
     try:
-        lexical = LexicalIndex(index_dir / "lexical.sqlite")
+        lexical = LexicalIndex(index_dir / LEXICAL)
     except IndexDamaged as exc:
-        aside = move_aside(index_dir / "lexical.sqlite")
-        lexical = LexicalIndex(index_dir / "lexical.sqlite")
+        aside = move_aside(index_dir / LEXICAL)
+        lexical = LexicalIndex(index_dir / LEXICAL)
         note = f"{exc.message}; it was moved to {aside} and every file is indexed again" + (
             f"; {note}" if note else "")
     if lexical.stale:
@@ -232,7 +233,7 @@ def index_problem(index_dir: Path) -> str:
     """Why the index in ``index_dir`` needs an index pass though no file changed ("" if none):
     a damaged lexical index or one from another kbc version, or a vector snapshot that is
     not the one the index names."""
-    path = index_dir / "lexical.sqlite"
+    path = index_dir / LEXICAL
     if not path.is_file():
         return "the store has no lexical index"
     try:

@@ -17,6 +17,7 @@ from urllib.parse import urlparse
 
 from kbc.domain.errors import KbcError
 from kbc.index.embed import Embedder
+from kbc.store.layout import chroma_dir
 
 ADD_BATCH = 1000
 PAGE = 5000  # rows read from the store per request
@@ -272,13 +273,13 @@ def open_vector_store(store_dir: Path, repo_root: str, embedder: Embedder,
                                          port=parts.port or 8000, ssl=parts.scheme == "https",
                                          settings=_settings())
         else:
-            path = store_dir / "chroma"
+            path = chroma_dir(store_dir)
             path.mkdir(parents=True, exist_ok=True)
             client = chromadb.PersistentClient(path=str(path), settings=_settings())
             _adopt_earlier(client, name)
         return ChromaStore(client, name, embedder, embedder_name)
     except Exception as exc:  # noqa: BLE001 - connection and storage failures alike
-        where = url or str(store_dir / "chroma")
+        where = url or str(chroma_dir(store_dir))
         raise VectorStoreError(f"the Chroma store at {where} cannot be used: {exc}",
                                hint="check KBC_CHROMA_URL, or unset it for the local store") from exc
 

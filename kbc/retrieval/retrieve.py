@@ -28,6 +28,7 @@ from kbc.retrieval.neighbours import SymbolNeighbours
 from kbc.retrieval.pack import pack
 from kbc.retrieval.profiles import Profile
 from kbc.retrieval.rank import FileGraph, expand, files_in_order, finish, fuse, seeds
+from kbc.store.layout import LEXICAL
 
 CANDIDATES = 200  # hits taken from each search before fusion
 LEXICAL_POOL = 2000  # BM25 hits kept to order the other units of the best files (about as fast)
@@ -93,7 +94,7 @@ class Retriever:
                  embedder: Embedder | None = None, vectors: VectorStore | None = None,
                  note: str = "", facts: Sequence[FileFacts] = (), scripts: Sequence[str] = ()) -> None:
         self.index_dir = index_dir
-        path = index_dir / "lexical.sqlite"
+        path = index_dir / LEXICAL
         if not path.is_file():
             raise KbcError(f"no index at {index_dir}", hint="run `kbc build` on the repository first")
         self.lexical = LexicalIndex(path)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -18,7 +17,7 @@ from kbc.analyzers.pool import run_analysis
 from kbc.analyzers.project_meta import metadata_entry_points
 from kbc.analyzers.python.analyze import ANALYZER_VERSION
 from kbc.analyzers.sweep import Sweep, sweep_secrets
-from kbc.domain.errors import ConfigError, FieldError, in_pass
+from kbc.domain.errors import in_pass
 from kbc.domain.models import (
     AnalysisFailed,
     AnalysisOk,
@@ -32,6 +31,7 @@ from kbc.domain.timing import PassTiming, Stopwatch
 from kbc.graph.build import build_graph
 from kbc.store.cache import AnalysisCache, cache_key
 from kbc.store.facts_store import FactsStore, Snapshot
+from kbc.store.layout import analysis_cache, store_path
 
 # (total files to parse) -> per-result callback; lets the CLI draw a progress bar.
 ProgressFactory = Callable[[int], Callable[[AnalysisResult], None]]
@@ -58,22 +58,6 @@ class AnalyzeSummary:
     failures: tuple[AnalysisFailed, ...] = ()
     warnings: tuple[str, ...] = ()
     passes: tuple[PassTiming, ...] = ()  # discover, analyze, graph, store: seconds and peak RSS
-
-
-def store_path(root: Path, settings: Settings, override: Path | None = None) -> Path:
-    if override is not None:
-        return override.resolve()
-    if settings.store:
-        configured = Path(settings.store).expanduser()
-        return (configured if configured.is_absolute() else root / configured).resolve()
-    base = root.resolve()
-    default = base / ".kbc"
-    if default.is_symlink() and not default.resolve().is_relative_to(base):
-        # a repository cannot choose where its store is written by committing a link
-        raise ConfigError([FieldError(
-            str(default), "store.path", f"is a link to {os.readlink(default)}, outside the repository",
-            "remove the link, or name a store folder with --store or KBC_STORE")])
-    return default
 
 
 def analyzer_version() -> str:
@@ -108,7 +92,7 @@ def analyze_with_sweep(
     with in_pass("discover"), clock.measure("discover"):
         inventory = discover(root, max_file_bytes=settings.max_file_bytes,
                              exclude=settings.exclude, store_dir=store_root)
-    cache_file = store_root / "cache" / "analysis.sqlite"
+    cache_file = analysis_cache(store_root)
     with in_pass("secrets"), clock.measure("secrets"):
         swept = sweep_secrets(root, inventory.files, cache_file, settings.worker_count())
     roots = detect_source_roots((f.path for f in inventory.files), settings.source_roots)

@@ -25,6 +25,7 @@ from kbc.index.vectors import (
 from kbc.services.analyze import AnalyzeSummary, ProgressFactory, analyze_with_sweep
 from kbc.services.views import build_views_pass, view_documents
 from kbc.store.facts_store import FactsStore
+from kbc.store.layout import chroma_dir, index_dir, store_path
 from kbc.store.lock import writer_lock
 from kbc.store.state import BuildState, write_state
 from kbc.views.build import Progress as ViewsProgress
@@ -39,10 +40,6 @@ class BuildSummary:
     index: IndexSummary
     waited: float = 0.0  # seconds spent waiting for another writer of the store
     passes: tuple[PassTiming, ...] = ()  # every pass in order: seconds, peak RSS by its end
-
-
-def index_dir(store_root: Path) -> Path:
-    return store_root / "index"
 
 
 def open_embedding(store_root: Path, repo_root: Path, *, recover: bool = False, lazy: bool = False,
@@ -66,7 +63,7 @@ def open_embedding(store_root: Path, repo_root: Path, *, recover: bool = False, 
     try:
         return embedder, _open_store(where, repo_root, embedder, name, advise=not recover), ""
     except VectorStoreError as exc:
-        local = where / "chroma"
+        local = chroma_dir(where)
         if not recover or os.environ.get("KBC_CHROMA_URL") or not local.exists():
             return None, None, exc.message
         aside = where / f"chroma.broken-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
@@ -86,7 +83,7 @@ def _open_store(where: Path, repo_root: Path, embedder: Embedder, name: str,
     try:
         return open_vector_store(where, str(repo_root.resolve()), embedder, embedder_name=name)
     except VectorStoreError as exc:
-        if not advise or os.environ.get("KBC_CHROMA_URL") or not (where / "chroma").exists():
+        if not advise or os.environ.get("KBC_CHROMA_URL") or not chroma_dir(where).exists():
             raise
         raise VectorStoreError(f"{exc.message}; `kbc build` moves it aside and embeds again",
                                hint=exc.hint) from exc
@@ -100,8 +97,6 @@ def build_repository(root: Path, settings: Settings, store_dir: Path | None = No
                      on_wait: Callable[[str], None] | None = None) -> BuildSummary:
     """Every pass, holding the store's writer lock; ``fresh`` re-does the work its caches
     would skip (parsing, chunking). The build state is written last."""
-    from kbc.services.analyze import store_path
-
     with writer_lock(store_path(root, settings, store_dir), settings.lock_timeout, on_wait) as waited:
         summary = _build(root, settings, store_dir, progress, embed_progress, no_llm, interpreter,
                          views_progress, fresh)

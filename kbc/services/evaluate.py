@@ -41,10 +41,10 @@ from kbc.retrieval.golden import GoldenError, GoldenQuestion, read_golden
 from kbc.retrieval.metrics import BUDGETS, Gold, Passage, Scores, Summary, distinct_files, score, summarize
 from kbc.retrieval.profiles import Profile, load_profiles
 from kbc.retrieval.retrieve import Retriever
-from kbc.services.analyze import store_path
 from kbc.services.refresh import refresh
 from kbc.services.retrieve import open_retriever
 from kbc.store.facts_store import FactsStore
+from kbc.store.layout import store_path
 
 SYSTEMS = ("kbc", "bm25")
 TITLES = {"kbc": "kbc", "bm25": "BM25 whole files"}

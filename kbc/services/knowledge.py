@@ -15,14 +15,14 @@ from kbc.domain.views import View
 from kbc.retrieval.answer import Answer, extractive, llm_answer
 from kbc.retrieval.profiles import Profile, load_profiles
 from kbc.retrieval.retrieve import Evidence, Retriever, Slice
-from kbc.services.analyze import store_path
-from kbc.services.build import BuildSummary, build_repository, index_dir
+from kbc.services.build import BuildSummary, build_repository
 from kbc.services.refresh import RefreshSummary, refresh
 from kbc.services.retrieve import open_retriever
 from kbc.services.symbols import SymbolReport, find_symbols
 from kbc.services.views import configured_interpreter, read_views
 from kbc.store.facts_store import FactsStore
 from kbc.store.gaps import Gap, GapLog
+from kbc.store.layout import gap_log, lexical_path, state_file, store_path
 from kbc.views.llm import Interpreter
 
 # The shipped model's relevance floor: a query whose best embedded unit is less similar than
@@ -120,7 +120,7 @@ class KnowledgeBase:
         """Which completed build the store holds: its build record, written last and replaced
         whole by each build (inode, size, modification time)."""
         try:
-            found = (self.store / "state.json").stat()
+            found = state_file(self.store).stat()
         except OSError:
             return (0, 0, 0)
         return (found.st_ino, found.st_size, found.st_mtime_ns)
@@ -264,9 +264,9 @@ class KnowledgeBase:
 
                 store = FactsStore(self.store)
                 secrets = {f.path: len(f.secrets) for f in store.facts()}
-                lexical_path = index_dir(self.store) / "lexical.sqlite"
-                if lexical_path.is_file():
-                    lexical = LexicalIndex(lexical_path)
+                lexical_file = lexical_path(self.store)
+                if lexical_file.is_file():
+                    lexical = LexicalIndex(lexical_file)
                     try:
                         for record_path, record in lexical.files().items():
                             secrets[record_path] = max(secrets.get(record_path, 0), record.secrets)
@@ -279,7 +279,7 @@ class KnowledgeBase:
     # -- the gap log ---------------------------------------------------------
 
     def _gap_log(self) -> GapLog:
-        return GapLog(self.store / "gaps.sqlite", self.settings.gap_retention_days)
+        return GapLog(gap_log(self.store), self.settings.gap_retention_days)
 
     def _log(self, kind: str, question: str, use_case: str, evidence: Evidence) -> str:
         with self._gap_log() as log:

@@ -22,9 +22,9 @@ from kbc.domain.drift import DriftReport
 from kbc.domain.errors import TargetError
 from kbc.domain.settings import Settings
 from kbc.index.build import index_problem
-from kbc.services.analyze import store_path
-from kbc.services.build import BuildSummary, build_repository, index_dir
+from kbc.services.build import BuildSummary, build_repository
 from kbc.services.drift import find_drift
+from kbc.store.layout import index_dir, store_path
 from kbc.store.state import read_state
 from kbc.views.llm import Interpreter
 

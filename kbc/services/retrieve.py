@@ -9,14 +9,14 @@ from kbc.domain.settings import Settings
 from kbc.index.tokencount import default_counter
 from kbc.retrieval.profiles import Profile, load_profiles
 from kbc.retrieval.retrieve import Retriever
-from kbc.services.analyze import store_path
-from kbc.services.build import index_dir, open_embedding
+from kbc.services.build import open_embedding
 from kbc.store.facts_store import FactsStore
+from kbc.store.layout import index_dir, lexical_path, store_path
 
 
 def open_retriever(root: Path, settings: Settings, store_dir: Path | None = None) -> Retriever:
     store_root = store_path(root, settings, store_dir)
-    if not (index_dir(store_root) / "lexical.sqlite").is_file():
+    if not lexical_path(store_root).is_file():
         raise KbcError(f"no index for {root.resolve()} in {store_root}",
                        hint="run `kbc build` on the repository first")
     store = FactsStore(store_root)

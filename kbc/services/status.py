@@ -14,6 +14,7 @@ from pathlib import Path
 
 from kbc.domain.errors import KbcError
 from kbc.domain.settings import Settings
+from kbc.store.layout import LEXICAL, state_file
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +31,7 @@ class Status:
 
 
 def repository_status(root: Path, settings: Settings, store_dir: Path | None = None) -> Status:
-    from kbc.services.analyze import store_path
+    from kbc.store.layout import store_path
 
     store_root = store_path(root, settings, store_dir)
     if not store_root.is_dir():
@@ -51,7 +52,7 @@ def _last_build(store_root: Path) -> dict[str, str | int]:
     state = read_state(store_root)
     if state is None:
         return {}
-    finished = os.stat(store_root / "state.json").st_mtime
+    finished = os.stat(state_file(store_root)).st_mtime
     return {"commit": state.commit, "tracked": state.tracked, "kbc": state.kbc,
             "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(finished))}
 
@@ -88,14 +89,15 @@ def _index(store_root: Path, root: Path, notes: list[str], settings: Settings
     from kbc.index.exact import load_snapshot
     from kbc.index.lexical import IndexDamaged, LexicalIndex
     from kbc.index.units import units_of
-    from kbc.services.build import index_dir, open_embedding
+    from kbc.services.build import open_embedding
+    from kbc.store.layout import index_dir
 
     where = index_dir(store_root)
-    if not (where / "lexical.sqlite").is_file():
+    if not (where / LEXICAL).is_file():
         notes.append("no index: run `kbc build`")
         return {}, "none"
     try:
-        lexical = LexicalIndex(where / "lexical.sqlite")
+        lexical = LexicalIndex(where / LEXICAL)
     except IndexDamaged as exc:
         notes.append(exc.message)
         return {}, "none"

@@ -9,6 +9,7 @@ from kbc.domain.settings import Settings
 from kbc.domain.views import View
 from kbc.index.build import VIEW_PREFIX
 from kbc.store.facts_store import FactsStore
+from kbc.store.layout import prose_cache
 from kbc.store.prose_cache import ProseCache
 from kbc.store.views_store import ViewsStore
 from kbc.views.build import Progress, ViewsSummary, build_views
@@ -39,7 +40,7 @@ def build_views_pass(store_root: Path, repo_root: Path, settings: Settings, *, n
     chosen = interpreter if interpreter is not None else configured_interpreter(settings, no_llm)
     if no_llm:
         chosen = None
-    with ProseCache(store_root / "cache" / "prose.sqlite") as cache:
+    with ProseCache(prose_cache(store_root)) as cache:
         views, summary = build_views(context, chosen, cache, concurrency=settings.llm_concurrency,
                                      progress=progress, cached_model=settings.llm_model)
     ViewsStore(store_root).write(views)

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from kbc.domain.errors import KbcError
+from kbc.store.layout import lock_file
 
 POLL_SECONDS = 0.2
 _HELD: set[int] = set()  # lock descriptors this process holds (a forked worker inherits them)
@@ -48,7 +49,7 @@ def writer_lock(store_root: Path, timeout: float,
     it waits; past the timeout raises :class:`LockTimeout` saying who holds it.
     """
     store_root.mkdir(parents=True, exist_ok=True)
-    path = store_root / "lock"
+    path = lock_file(store_root)
     handle = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     started = time.monotonic()
     told = False

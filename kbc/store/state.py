@@ -9,6 +9,8 @@ import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from kbc.store.layout import state_file
+
 
 @dataclass(frozen=True, slots=True)
 class BuildState:
@@ -20,15 +22,15 @@ class BuildState:
 
 def read_state(store_root: Path) -> BuildState | None:
     try:
-        data = json.loads((store_root / "state.json").read_text(encoding="utf-8"))
+        data = json.loads(state_file(store_root).read_text(encoding="utf-8"))
         return BuildState(**data)
     except (OSError, ValueError, TypeError):
         return None
 
 
 def write_state(store_root: Path, state: BuildState) -> None:
-    path = store_root / "state.json"
-    temporary = path.with_name(f"state.json.tmp-{os.getpid()}")
+    path = state_file(store_root)
+    temporary = path.with_name(f"{path.name}.tmp-{os.getpid()}")
     with temporary.open("w", encoding="utf-8") as handle:
         json.dump(asdict(state), handle, sort_keys=True)
         handle.flush()

@@ -10,11 +10,12 @@ from pathlib import Path
 from kbc.domain.codec import dumps, load_as
 from kbc.domain.errors import StoreError
 from kbc.domain.views import View
+from kbc.store.layout import views_file
 
 
 class ViewsStore:
     def __init__(self, root: Path) -> None:
-        self.path = root / "views" / "views.jsonl"
+        self.path = views_file(root)
 
     def exists(self) -> bool:
         return self.path.is_file()

@@ -132,7 +132,7 @@ def test_a_repository_may_keep_its_store_inside_itself(tmp_path: Path, value: st
 
 
 def test_a_committed_store_link_out_of_the_repository_is_refused(tmp_path: Path) -> None:
-    from kbc.services.analyze import store_path
+    from kbc.store.layout import store_path
 
     repo = tmp_path / "repo"
     repo.mkdir()
