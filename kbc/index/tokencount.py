@@ -1,27 +1,32 @@
 """Token counting with a real tokenizer that works offline.
 
-tiktoken's cl100k_base needs its encoding file, which tiktoken would download.
-litellm's wheel (a kbc dependency) ships that file; kbc copies it into its own
-cache folder and points ``TIKTOKEN_CACHE_DIR`` there, so nothing is fetched.
+tiktoken's cl100k_base would be downloaded. litellm's wheel (a kbc dependency)
+ships its encoding file; kbc reads that file itself, checks it against the
+encoding's published sha256, and builds the encoding with tiktoken's public
+``Encoding`` constructor, so nothing is fetched, nothing is written to a cache
+and no environment variable is set.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import importlib.util
-import os
-import shutil
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 from typing import Protocol
 
 from kbc.domain.errors import KbcError
-from kbc.index.embed import cache_home
 
 ENCODING = "cl100k_base"
-# tiktoken names its cache files by the sha1 of the encoding's download address.
-CACHE_FILES = {"cl100k_base": "9b5ad71b2ce5302211f9c61530b329a4922fc6a4",
-               "o200k_base": "fb374d419588a4632f3f557e76b4b70aebbca790"}
+# The encoding as OpenAI publishes it (tiktoken_ext.openai_public): the file litellm ships
+# (named by the sha1 of its download address), its sha256, its split pattern, its specials.
+SHIPPED_FILE = "9b5ad71b2ce5302211f9c61530b329a4922fc6a4"
+SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
+PATTERN = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+           r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s""")
+SPECIAL = {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
+           "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276}
 
 
 class TokenCounter(Protocol):
@@ -38,29 +43,32 @@ def _shipped_file(name: str) -> Path | None:
     return candidate if candidate.is_file() else None
 
 
+def _ranks() -> dict[bytes, int]:
+    """cl100k_base's merge ranks from the shipped file (lines of ``base64-token rank``)."""
+    source = _shipped_file(SHIPPED_FILE)
+    if source is None:
+        raise KbcError(f"the {ENCODING} encoding file for token counting is missing",
+                       hint="install kbc's dependencies (litellm ships the file)")
+    data = source.read_bytes()
+    if hashlib.sha256(data).hexdigest() != SHA256:
+        raise KbcError(f"the {ENCODING} encoding file {source} is not the published one",
+                       hint="reinstall litellm (pip install --force-reinstall litellm)")
+    ranks: dict[bytes, int] = {}
+    for line in data.splitlines():
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    return ranks
+
+
 class TiktokenCounter:
     def __init__(self, encoding: str = ENCODING) -> None:
-        cache = cache_home() / "tiktoken"
-        key = CACHE_FILES[encoding]
-        if not (cache / key).is_file():
-            source = _shipped_file(key)
-            if source is None:
-                raise KbcError(f"the {encoding} encoding file for token counting is missing",
-                               hint="install kbc's dependencies (litellm ships the file)")
-            cache.mkdir(parents=True, exist_ok=True)
-            # A temporary name of this process's own: a build's workers may all start on a new
-            # cache at once, and one's rename must not take another's half-written copy.
-            handle, temporary = tempfile.mkstemp(prefix=f"{key}.", suffix=".tmp", dir=cache)
-            os.close(handle)
-            try:
-                shutil.copyfile(source, temporary)
-                os.replace(temporary, cache / key)
-            finally:
-                Path(temporary).unlink(missing_ok=True)
-        os.environ["TIKTOKEN_CACHE_DIR"] = str(cache)
+        if encoding != ENCODING:
+            raise KbcError(f"unknown token encoding {encoding!r}", hint=f"use {ENCODING}")
         import tiktoken
 
-        self._encoding = tiktoken.get_encoding(encoding)
+        self._encoding = tiktoken.Encoding(name=ENCODING, pat_str=PATTERN, mergeable_ranks=_ranks(),
+                                           special_tokens=SPECIAL)
         self.name = encoding
 
     def count(self, text: str) -> int:

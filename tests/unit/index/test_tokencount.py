@@ -1,28 +1,23 @@
-"""Token counting: the encoding file comes from the installed packages, never a download."""
+"""Token counting: the encoding comes from the file the installed packages ship, checked, and
+is built without a download, a cache or a change to the environment."""
 
-import multiprocessing
 import os
-from pathlib import Path
-from typing import Any
 
-from kbc.index.tokencount import CACHE_FILES, ENCODING, TiktokenCounter
+from kbc.index.tokencount import SHA256, SHIPPED_FILE, TiktokenCounter, _shipped_file
 
 
-def _count_in_new_cache(cache: str, start: Any, counts: Any) -> None:
-    os.environ["KBC_CACHE_DIR"] = cache
-    start.wait()
-    counts.put(TiktokenCounter().count("def refund(order): return order.total"))
+def test_cl100k_counts_as_published() -> None:
+    counter = TiktokenCounter()
+    # counts of tiktoken.get_encoding("cl100k_base") on the same texts
+    assert [counter.count(t) for t in ("def refund(order): return order.total", "hello world",
+                                       "ünïcödé  \n\n  spaces\t\ttabs <|endoftext|> 12345678 ")] == [7, 2, 23]
 
 
-def test_workers_starting_at_once_on_a_new_cache_all_count(tmp_path: Path) -> None:
-    context = multiprocessing.get_context("spawn")
-    start, counts = context.Barrier(4), context.Queue()
-    workers = [context.Process(target=_count_in_new_cache, args=(str(tmp_path), start, counts))
-               for _ in range(4)]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join(60)
-    assert [w.exitcode for w in workers] == [0, 0, 0, 0]
-    assert len({counts.get(timeout=5) for _ in workers}) == 1
-    assert sorted(p.name for p in (tmp_path / "tiktoken").iterdir()) == [CACHE_FILES[ENCODING]]
+def test_the_encoding_is_read_where_it_is_shipped_and_nothing_is_written() -> None:
+    import hashlib
+
+    before = dict(os.environ)
+    shipped = _shipped_file(SHIPPED_FILE)
+    assert shipped is not None and hashlib.sha256(shipped.read_bytes()).hexdigest() == SHA256
+    TiktokenCounter()
+    assert dict(os.environ) == before  # no TIKTOKEN_CACHE_DIR, nothing else
