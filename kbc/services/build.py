@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -14,7 +13,7 @@ from kbc.domain.errors import in_pass
 from kbc.domain.settings import Settings
 from kbc.domain.timing import PassTiming, Stopwatch
 from kbc.index.build import IndexSummary, Progress, build_index
-from kbc.index.embed import UNIT_TOKENS, Embedder, EmbedderUnavailable, load_embedder, model_name
+from kbc.index.embed import Embedder, EmbedderUnavailable, load_embedder, model_name
 from kbc.index.vectors import (
     LazyVectorStore,
     VectorStore,
@@ -42,9 +41,11 @@ class BuildSummary:
     passes: tuple[PassTiming, ...] = ()  # every pass in order: seconds, peak RSS by its end
 
 
-def open_embedding(store_root: Path, repo_root: Path, *, recover: bool = False, lazy: bool = False,
-                   unit_tokens: int = UNIT_TOKENS) -> tuple[Embedder | None, VectorStore | None, str]:
-    """The embedder and vector store, or (None, None, why not): retrieval then is lexical.
+def open_embedding(store_root: Path, repo_root: Path, settings: Settings | None = None, *,
+                   recover: bool = False, lazy: bool = False
+                   ) -> tuple[Embedder | None, VectorStore | None, str]:
+    """The embedder and vector store ``settings`` name, or (None, None, why not): retrieval
+    then is lexical.
 
     With ``recover`` (a build, which holds the writer lock), a local Chroma store that
     cannot be opened is moved aside, never deleted, and a new one is started: its
@@ -52,38 +53,40 @@ def open_embedding(store_root: Path, repo_root: Path, *, recover: bool = False, 
     ``lazy`` (retrieval, which mostly reads the exact-search snapshot), the store is
     opened, and Chroma imported, only when it is first used.
     """
-    name = model_name()
+    settings = settings or Settings()
+    name = model_name(settings.embed_model)
+    url = settings.chroma_url
     try:
-        embedder = load_embedder(name, unit_tokens)
+        embedder = load_embedder(name, settings.embed_tokens, settings.cache_dir)
     except EmbedderUnavailable as exc:
         return None, None, exc.message
     where = index_dir(store_root)
     if lazy:
-        return embedder, LazyVectorStore(lambda: _open_store(where, repo_root, embedder, name)), ""
+        return embedder, LazyVectorStore(lambda: _open_store(where, repo_root, embedder, name, url)), ""
     try:
-        return embedder, _open_store(where, repo_root, embedder, name, advise=not recover), ""
+        return embedder, _open_store(where, repo_root, embedder, name, url, advise=not recover), ""
     except VectorStoreError as exc:
         local = chroma_dir(where)
-        if not recover or os.environ.get("KBC_CHROMA_URL") or not local.exists():
+        if not recover or url or not local.exists():
             return None, None, exc.message
         aside = where / f"chroma.broken-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
         forget_local_store(local)
         local.rename(aside)
         try:
-            vectors = _open_store(where, repo_root, embedder, name)
+            vectors = _open_store(where, repo_root, embedder, name, url)
         except VectorStoreError as again:
             return None, None, again.message
         return embedder, vectors, (f"{exc.message}; it was moved to {aside} and the vectors are "
                                    "embedded again (delete it once you no longer need it)")
 
 
-def _open_store(where: Path, repo_root: Path, embedder: Embedder, name: str,
+def _open_store(where: Path, repo_root: Path, embedder: Embedder, name: str, url: str,
                 advise: bool = True) -> VectorStore:
     """The store; when a local one cannot be opened, ``advise`` adds what fixes it."""
     try:
-        return open_vector_store(where, str(repo_root.resolve()), embedder, embedder_name=name)
+        return open_vector_store(where, str(repo_root.resolve()), embedder, url=url, embedder_name=name)
     except VectorStoreError as exc:
-        if not advise or os.environ.get("KBC_CHROMA_URL") or not chroma_dir(where).exists():
+        if not advise or url or not chroma_dir(where).exists():
             raise
         raise VectorStoreError(f"{exc.message}; `kbc build` moves it aside and embeds again",
                                hint=exc.hint) from exc
@@ -116,8 +119,7 @@ def _build(root: Path, settings: Settings, store_dir: Path | None, progress: Pro
     facts = {f.path: f for f in store.facts()}
     inventory = store.inventory()
     with clock.measure("load embedder"):
-        embedder, vectors, note = open_embedding(store_root, root, recover=True,
-                                                 unit_tokens=settings.embed_tokens)
+        embedder, vectors, note = open_embedding(store_root, root, settings, recover=True)
     with in_pass("index"):
         indexed = build_index(
             root.resolve(), inventory.files, facts, index_dir(store_root),

@@ -90,10 +90,11 @@ def decide(changes: Changes | None, tracked: int, settings: Settings, shape_chan
     return "incremental", f"{changes.count} of {tracked} files changed ({fraction:.1%})"
 
 
-def resolve_target(target: str, branch: str = "") -> tuple[Path, str, str]:
-    """A local work tree for ``target``: the path itself, or kbc's followed clone of a URL."""
+def resolve_target(target: str, branch: str = "", data: str = "") -> tuple[Path, str, str]:
+    """A local work tree for ``target``: the path itself, or kbc's followed clone of a URL
+    (kept under ``data``, kbc's data folder)."""
     if is_url(target):
-        root, followed = follow(target, branch)
+        root, followed = follow(target, branch, data)
         return root, target, followed
     root = Path(target)
     if not root.is_dir():
@@ -106,7 +107,7 @@ def refresh(target: str, settings: Settings, store_dir: Path | None = None, *, b
             no_llm: bool = False, interpreter: Interpreter | None = None, force_full: bool = False,
             on_wait: Callable[[str], None] | None = None, with_drift: bool = True) -> RefreshSummary:
     started = time.perf_counter()
-    root, url, followed = resolve_target(target, branch)
+    root, url, followed = resolve_target(target, branch, settings.data_dir)
     store_root = store_path(root, settings, store_dir)
     state = read_state(store_root)
     after = head_commit(root)

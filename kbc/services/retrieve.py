@@ -27,7 +27,7 @@ def open_retriever(root: Path, settings: Settings, store_dir: Path | None = None
         module_paths.setdefault(facts.module, facts.path)
         for symbol in facts.symbols:
             symbol_paths.setdefault(symbol.qname, facts.path)
-    embedder, vectors, note = open_embedding(store_root, root, lazy=True, unit_tokens=settings.embed_tokens)
+    embedder, vectors, note = open_embedding(store_root, root, settings, lazy=True)
     scripts = sorted({e.name for e in store.entry_points() if e.kind in ("console_script", "gui_script")})
     return Retriever(index_dir(store_root), store.graph(), module_paths, symbol_paths,
                      default_counter(), embedder, vectors, note, every, scripts)

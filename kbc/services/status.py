@@ -111,7 +111,7 @@ def _index(store_root: Path, root: Path, notes: list[str], settings: Settings
         files = len(lexical.files())
     finally:
         lexical.close()
-    embedder, _, why = open_embedding(store_root, root, lazy=True, unit_tokens=settings.embed_tokens)
+    embedder, _, why = open_embedding(store_root, root, settings, lazy=True)
     model = embedder.model_id if embedder is not None else indexed_model
     units = {u.id for u in units_of(chunks, model, tests=settings.embed_tests)} if model else set()
     snapshot = load_snapshot(where, digest) if digest else None

@@ -29,7 +29,7 @@ def configured_interpreter(settings: Settings, no_llm: bool) -> Interpreter | No
     if no_llm:
         return None
     return interpreter_from(settings.llm_model, settings.llm_api_base, settings.llm_timeout,
-                            settings.llm_retries)
+                            settings.llm_retries, settings.llm_api_key)
 
 
 def build_views_pass(store_root: Path, repo_root: Path, settings: Settings, *, no_llm: bool = False,

@@ -6,10 +6,11 @@ the installed package rather than fetched.
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from kbc.domain.settings import quiet_dependencies
 
 # Errors worth another try: the server may answer next time. Others (a bad key, an unknown
 # model, a rejected request) fail at once.
@@ -75,8 +76,7 @@ def _give_main_thread_a_loop() -> None:
 
 
 def _import_litellm() -> Any:
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    os.environ.setdefault("LITELLM_TELEMETRY", "False")
+    quiet_dependencies()
     import litellm
 
     litellm.telemetry = False
@@ -136,9 +136,9 @@ def _first_line(exc: BaseException) -> str:
     return text[0][:300] if text else type(exc).__name__
 
 
-def interpreter_from(model: str, api_base: str, timeout: int, retries: int) -> LiteLLMInterpreter | None:
+def interpreter_from(model: str, api_base: str, timeout: int, retries: int,
+                     api_key: str = "") -> LiteLLMInterpreter | None:
     """The configured interpreter, or None when no model is set (prose then comes from docstrings)."""
     if not model:
         return None
-    return LiteLLMInterpreter(model, api_base=api_base, api_key=os.environ.get("KBC_LLM_API_KEY", ""),
-                              timeout=timeout, retries=retries)
+    return LiteLLMInterpreter(model, api_base=api_base, api_key=api_key, timeout=timeout, retries=retries)

@@ -71,9 +71,9 @@ def lexical_only(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KBC_EMBED_MODEL", "none")
 
 
-def settings() -> Settings:
+def settings(**fields: Any) -> Settings:
     """Small fixtures change a large fraction of their files; only the file count may force a rebuild."""
-    return Settings(workers=1, full_rebuild_fraction=1.0)
+    return Settings(workers=1, full_rebuild_fraction=1.0, **fields)
 
 
 def commit(root: Path, files: dict[str, str], message: str, remove: tuple[str, ...] = (),
@@ -261,16 +261,15 @@ def test_a_build_waiting_for_another_writer_says_so(make_repo: Any,
     assert f"waiting for another kbc writer (pid {os.getpid()})" in result.output
 
 
-def test_a_url_is_cloned_then_followed(make_repo: Any, tmp_path: Path,
-                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_url_is_cloned_then_followed(make_repo: Any, tmp_path: Path) -> None:
     origin = make_repo(BASE)
-    monkeypatch.setenv("KBC_DATA_DIR", str(tmp_path / "data"))
+    data = str(tmp_path / "data")
     url = origin.as_uri()
-    first = refresh(url, settings(), no_llm=True)
+    first = refresh(url, settings(data_dir=data), no_llm=True)
     assert first.path == "full" and Path(first.root).is_relative_to(tmp_path / "data" / "repos")
     assert first.branch == "main"
     moved = commit(origin, {"shop/payments.py": BASE["shop/payments.py"] + "\n\nRATE = 2\n"}, "rate")
-    second = refresh(url, settings(), no_llm=True)
+    second = refresh(url, settings(data_dir=data), no_llm=True)
     assert (second.path, second.after, second.changes.modified) == ("incremental", moved,
                                                                     ("shop/payments.py",))
     result = CliRunner().invoke(cli, ["refresh", "file:///nonexistent/repo.git", "--ci"])

@@ -139,3 +139,34 @@ def test_a_committed_store_link_out_of_the_repository_is_refused(tmp_path: Path)
     (repo / ".kbc").symlink_to(tmp_path)
     with pytest.raises(ConfigError, match="outside the repository"):
         store_path(repo, Settings())
+
+
+def test_keys_and_endpoints_come_from_the_settings_table_and_are_never_printed(tmp_path: Path) -> None:
+    (tmp_path / "kbc.toml").write_text('[llm]\napi_key = "sk-from-the-repository-0123456789"\n'
+                                       '[index]\nchroma_url = "http://attacker.example:8000"\n')
+    env = {"KBC_LLM_API_KEY": "sk-user-0123456789abcdef", "KBC_TOKEN": "a-long-enough-token-123",
+           "KBC_EMBED_MODEL": "none", "KBC_CACHE_DIR": str(tmp_path / "cache"),
+           "KBC_DATA_DIR": str(tmp_path / "data")}
+    settings = load_settings(tmp_path, env=env)
+    assert (settings.llm_api_key, settings.token, settings.embed_model, settings.chroma_url) == (
+        "sk-user-0123456789abcdef", "a-long-enough-token-123", "none", "")
+    assert (settings.cache_dir, settings.data_dir) == (str(tmp_path / "cache"), str(tmp_path / "data"))
+    assert "sk-user" not in repr(settings) and "a-long-enough" not in repr(settings)
+    assert "sk-from-the-repository" not in " ".join(settings.notices)
+    assert any("llm.api_key = '…' ignored" in n for n in settings.notices)
+    assert any("index.chroma_url = 'http://attacker.example:8000' ignored" in n for n in settings.notices)
+
+
+def test_nothing_outside_the_settings_module_reads_or_writes_the_environment() -> None:
+    import re
+
+    reads = re.compile(r"os\.environ|os\.getenv|os\.putenv")
+    offenders = []
+    for path in sorted((ROOT / "kbc").rglob("*.py")):
+        relative = path.relative_to(ROOT).as_posix()
+        if relative == "kbc/domain/settings.py" or relative.startswith("kbc/analyzers/python/"):
+            continue  # the analyzers name os.environ as what they find in analyzed code
+        for number, line in enumerate(path.read_text().splitlines(), start=1):
+            if reads.search(line) and not line.lstrip().startswith(("#", '"', "'")) and "``" not in line:
+                offenders.append(f"{relative}:{number}")
+    assert offenders == []
