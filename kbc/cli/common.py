@@ -17,11 +17,19 @@ if TYPE_CHECKING:
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def fail(error: KbcError, debug: bool) -> None:
-    if debug:
-        raise error
-    click.echo(f"error: {error}", err=True)
-    sys.exit(error.exit_code)
+class KbcGroup(click.Group):
+    """kbc's command group: a :class:`KbcError` from any command is reported here, once, as
+    ``error: <message>`` and ``→ <hint>`` on stderr, and ends the process with its exit code
+    (``--debug`` lets it through with its traceback)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KbcError as error:
+            if isinstance(ctx.obj, dict) and ctx.obj.get("debug"):
+                raise
+            click.echo(f"error: {error}", err=True)
+            ctx.exit(error.exit_code)
 
 
 def unexpected(exc: Exception) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from kbc.cli.common import fail, settings_for
+from kbc.cli.common import settings_for
 from kbc.domain.errors import KbcError
 
 
@@ -47,24 +47,20 @@ def eval_command(ctx: click.Context, golden: Path | None, history: int | None, r
     """
     from kbc.services.evaluate import evaluate_golden, evaluate_history, render_report
 
-    try:
-        if (golden is None) == (history is None):
-            raise KbcError("give either --golden FILE or --history N",
-                           hint="kbc eval --golden benchmarks/golden/kbc.yaml, or kbc eval --history 30")
-        if history is not None and use_cases:
-            raise KbcError("--use-case applies to --golden; --history asks in the implementation use case")
-        if max_files < 1:
-            raise KbcError(f"--max-files {max_files}: give 1 or more")
-        settings = settings_for(repo)
-        if golden is not None:
-            report = evaluate_golden(repo, settings, golden, store, use_cases)
-        else:
-            assert history is not None
-            progress = None if fmt == "json" else (lambda line: click.echo(line, err=True))
-            report = evaluate_history(repo, history, settings, max_files=max_files, progress=progress)
-    except KbcError as error:
-        fail(error, ctx.obj["debug"])
-        return
+    if (golden is None) == (history is None):
+        raise KbcError("give either --golden FILE or --history N",
+                       hint="kbc eval --golden benchmarks/golden/kbc.yaml, or kbc eval --history 30")
+    if history is not None and use_cases:
+        raise KbcError("--use-case applies to --golden; --history asks in the implementation use case")
+    if max_files < 1:
+        raise KbcError(f"--max-files {max_files}: give 1 or more")
+    settings = settings_for(repo)
+    if golden is not None:
+        report = evaluate_golden(repo, settings, golden, store, use_cases)
+    else:
+        assert history is not None
+        progress = None if fmt == "json" else (lambda line: click.echo(line, err=True))
+        report = evaluate_history(repo, history, settings, max_files=max_files, progress=progress)
     if fmt == "json":
         click.echo(json.dumps(report.as_data(), indent=1, ensure_ascii=False))
     else:

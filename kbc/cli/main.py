@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from kbc import __version__
-from kbc.cli.common import build_options, fail, reading_options, settings_for, unexpected
-from kbc.domain.errors import KbcError
+from kbc.cli.common import KbcGroup, build_options, reading_options, settings_for, unexpected
+from kbc.domain.errors import exit_codes_text
 
 if TYPE_CHECKING:
     from kbc.domain.models import AnalysisResult
@@ -69,7 +69,8 @@ def _render_summary(summary: AnalyzeSummary) -> str:
     return "\n".join(lines)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=KbcGroup, context_settings={"help_option_names": ["-h", "--help"]},
+             epilog=exit_codes_text())
 @click.version_option(__version__, prog_name="kbc")
 @click.option("--debug", is_flag=True, help="Show tracebacks instead of short error messages.")
 @click.pass_context
@@ -94,12 +95,8 @@ def analyze(ctx: click.Context, path: Path, store: Path | None, fmt: str,
 
     from kbc.services.analyze import analyze_repository
 
-    try:
-        settings = settings_for(path, workers=workers, max_file_bytes=max_file_bytes)
-        summary = analyze_repository(path, settings, store, progress=_progress)
-    except KbcError as error:
-        fail(error, ctx.obj["debug"])
-        return
+    settings = settings_for(path, workers=workers, max_file_bytes=max_file_bytes)
+    summary = analyze_repository(path, settings, store, progress=_progress)
     if fmt == "json":
         click.echo(json.dumps(asdict(summary), indent=1, sort_keys=True))
     else:
@@ -123,12 +120,8 @@ def symbols(ctx: click.Context, name: str, repo: Path, store: Path | None, fmt: 
     from kbc.store.facts_store import FactsStore
     from kbc.store.layout import store_path
 
-    try:
-        settings = settings_for(repo)
-        reports = find_symbols(FactsStore(store_path(repo, settings, store)), name)
-    except KbcError as error:
-        fail(error, ctx.obj["debug"])
-        return
+    settings = settings_for(repo)
+    reports = find_symbols(FactsStore(store_path(repo, settings, store)), name)
     if not reports:
         click.echo(f"no symbol named {name!r}; try a shorter or a qualified name", err=True)
         sys.exit(1)
@@ -230,15 +223,11 @@ def build(ctx: click.Context, path: Path, store: Path | None, fmt: str, workers:
 
     from kbc.services.build import build_repository
 
-    try:
-        settings = settings_for(path, workers=workers)
-        summary = build_repository(path, settings, store, progress=_progress,
-                                   embed_progress=_embed_progress(), no_llm=no_llm,
-                                   views_progress=_views_progress,
-                                   on_wait=lambda message: click.echo(message, err=True))
-    except KbcError as error:
-        fail(error, ctx.obj["debug"])
-        return
+    settings = settings_for(path, workers=workers)
+    summary = build_repository(path, settings, store, progress=_progress,
+                               embed_progress=_embed_progress(), no_llm=no_llm,
+                               views_progress=_views_progress,
+                               on_wait=lambda message: click.echo(message, err=True))
     if fmt == "json":
         click.echo(json.dumps(asdict(summary), indent=1, sort_keys=True))
         return
@@ -282,13 +271,9 @@ def retrieve(ctx: click.Context, text: str, repo: Path, store: Path | None, use_
     """
     from kbc.services.knowledge import KnowledgeBase
 
-    try:
-        with KnowledgeBase(repo, store=store, settings=settings_for(repo),
-                           notify=lambda message: click.echo(message, err=True)) as kb:
-            result, _ = kb.retrieve_logged(text, use_case, budget)
-    except KbcError as error:
-        fail(error, ctx.obj["debug"])
-        return
+    with KnowledgeBase(repo, store=store, settings=settings_for(repo),
+                       notify=lambda message: click.echo(message, err=True)) as kb:
+        result, _ = kb.retrieve_logged(text, use_case, budget)
     click.echo(result.to_json() if fmt == "json" else result.text, nl=fmt == "json")
 
 

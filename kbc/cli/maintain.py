@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from kbc.cli.common import fail, reading_options, settings_for
-from kbc.domain.errors import KbcError
+from kbc.cli.common import reading_options, settings_for
+from kbc.domain.errors import KbcError, exit_codes_text
 
 if TYPE_CHECKING:
     from kbc.services.refresh import RefreshSummary
@@ -42,7 +42,7 @@ def _render_refresh(summary: RefreshSummary) -> str:
     return "\n".join(lines)
 
 
-@click.command()
+@click.command(epilog=exit_codes_text())
 @click.argument("target", default=".")
 @click.option("--store", "store", type=click.Path(file_okay=False, path_type=Path),
               help="Store folder (default: <work tree>/.kbc).")
@@ -61,10 +61,6 @@ def refresh(ctx: click.Context, target: str, store: Path | None, branch: str, fu
     (KB_FULL_REBUILD_FRACTION of tracked files or KB_FULL_REBUILD_FILES files)
     the store is rebuilt from scratch. A URL is cloned into kbc's data folder
     (KBC_DATA_DIR) and its branch followed by fetch and hard reset.
-
-    Exit codes: 0 done (or already up to date), 1 failure, 2 configuration
-    error, 3 unreadable store, 4 another writer held the store too long,
-    5 the target cannot be used.
     """
     from kbc.analyzers.gitrepo import is_url
     from kbc.services.refresh import refresh as run_refresh
@@ -79,8 +75,7 @@ def refresh(ctx: click.Context, target: str, store: Path | None, branch: str, fu
             click.echo(json.dumps({"ok": False, "error": error.message, "hint": error.hint,
                                    "exit_code": error.exit_code}, indent=1))
             sys.exit(error.exit_code)
-        fail(error, ctx.obj["debug"])
-        return
+        raise  # reported by the command group, once for every command
     if ci:
         click.echo(json.dumps({"ok": True, **summary.as_data()}, indent=1, sort_keys=True))
     else:
@@ -103,12 +98,8 @@ def drift(ctx: click.Context, repo: Path, store: Path | None, fmt: str) -> None:
     from kbc.services.drift import find_drift, render_drift
     from kbc.store.layout import store_path
 
-    try:
-        settings = settings_for(repo)
-        reports = find_drift(repo, store_path(repo, settings, store))
-    except KbcError as error:
-        fail(error, ctx.obj["debug"])
-        return
+    settings = settings_for(repo)
+    reports = find_drift(repo, store_path(repo, settings, store))
     if fmt == "json":
         click.echo(json.dumps([to_data(r) for r in reports], indent=1, sort_keys=True))
     else:
@@ -132,12 +123,8 @@ def views(ctx: click.Context, repo: Path, store: Path | None, kind: str | None, 
     from kbc.store.layout import store_path
     from kbc.views.render import render_view
 
-    try:
-        settings = settings_for(repo)
-        found = read_views(store_path(repo, settings, store))
-    except KbcError as error:
-        fail(error, ctx.obj["debug"])
-        return
+    settings = settings_for(repo)
+    found = read_views(store_path(repo, settings, store))
     ids = {v.id for v in found}
     chosen = [v for v in found if (kind is None or v.kind == kind) and (view_id is None or v.id == view_id)]
     if view_id is not None and not chosen:
@@ -162,12 +149,8 @@ def render(ctx: click.Context, repo: Path, store: Path | None, out: Path) -> Non
     from kbc.services.views import render_folder
     from kbc.store.layout import store_path
 
-    try:
-        settings = settings_for(repo)
-        written = render_folder(store_path(repo, settings, store), repo, out)
-    except KbcError as error:
-        fail(error, ctx.obj["debug"])
-        return
+    settings = settings_for(repo)
+    written = render_folder(store_path(repo, settings, store), repo, out)
     click.echo(f"wrote {len(written)} pages to {out} (start at {out / 'index.md'})")
 
 
@@ -186,11 +169,7 @@ def status(ctx: click.Context, repo: Path, store: Path | None, fmt: str) -> None
 
     from kbc.services.status import repository_status
 
-    try:
-        found = repository_status(repo, settings_for(repo), store)
-    except KbcError as error:
-        fail(error, ctx.obj["debug"])
-        return
+    found = repository_status(repo, settings_for(repo), store)
     if fmt == "json":
         click.echo(json.dumps(asdict(found), indent=1, sort_keys=True))
         return

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import click
 
-from kbc.cli.common import fail, reading_options, settings_for
-from kbc.domain.errors import KbcError
+from kbc.cli.common import reading_options, settings_for
 
 GAP_LINE = 200  # characters of a logged question shown on its line (--format json gives all it logged)
 
@@ -31,12 +30,8 @@ def ask(ctx: click.Context, question: str, repo: Path, store: Path | None, budge
     """
     from kbc.services.knowledge import KnowledgeBase
 
-    try:
-        with KnowledgeBase(repo, store=store, settings=settings_for(repo)) as kb:
-            answer, query_id = kb.ask(question, no_llm=no_llm, budget=budget)
-    except KbcError as error:
-        fail(error, ctx.obj["debug"])
-        return
+    with KnowledgeBase(repo, store=store, settings=settings_for(repo)) as kb:
+        answer, query_id = kb.ask(question, no_llm=no_llm, budget=budget)
     if fmt == "json":
         click.echo(json.dumps({**answer.as_data(), "query_id": query_id}, indent=1, ensure_ascii=False))
         return
@@ -64,12 +59,8 @@ def gaps(ctx: click.Context, repo: Path, store: Path | None, fmt: str) -> None:
 
     from kbc.services.knowledge import KnowledgeBase
 
-    try:
-        with KnowledgeBase(repo, store=store, settings=settings_for(repo)) as kb:
-            found = kb.gaps()
-    except KbcError as error:
-        fail(error, ctx.obj["debug"])
-        return
+    with KnowledgeBase(repo, store=store, settings=settings_for(repo)) as kb:
+        found = kb.gaps()
     if fmt == "json":
         click.echo(json.dumps([asdict(g) for g in found], indent=1, ensure_ascii=False))
         return
@@ -110,8 +101,5 @@ def serve(ctx: click.Context, repo: Path, store: Path | None, transport: str, ho
     from kbc.mcp.server import serve as run_server
     from kbc.services.knowledge import KnowledgeBase
 
-    try:
-        kb = KnowledgeBase(repo, store=store, settings=settings_for(repo))
-        run_server(kb, transport, host, port, kb.settings.token or None)
-    except KbcError as error:
-        fail(error, ctx.obj["debug"])
+    kb = KnowledgeBase(repo, store=store, settings=settings_for(repo))
+    run_server(kb, transport, host, port, kb.settings.token or None)

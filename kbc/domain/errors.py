@@ -65,6 +65,72 @@ class StoreError(KbcError):
     exit_code = 3
 
 
+class IndexDamaged(StoreError):
+    """The lexical index file cannot be read as a database."""
+
+
+class LockTimeout(KbcError):
+    """Another writer held the store's lock past ``refresh.lock_timeout``."""
+
+    exit_code = 4
+
+
+class PathRefused(KbcError):
+    """A path that may not be read or served: outside the repository, untracked, a link out,
+    not a regular file, or holding a credential."""
+
+    exit_code = 6
+
+
+GOLDEN_HINT = ("each question needs `question` (text) and `paths` (a list of files); `lines` maps a "
+               "path to [start, end], `symbols` lists qualified names; see docs/eval.md")
+
+
+class GoldenError(KbcError):
+    """A golden file that cannot be used, with every problem found in it."""
+
+    exit_code = 2
+
+    def __init__(self, source: str, problems: list[str], hint: str = GOLDEN_HINT) -> None:
+        self.problems = tuple(problems)
+        count = len(problems)
+        body = "\n".join(f"  - {p}" for p in problems)
+        super().__init__(f"{source}: {count} problem{'s' if count != 1 else ''} in the golden file:\n{body}",
+                         hint=hint)
+
+
+class VectorStoreError(KbcError):
+    """The vector store cannot be reached or used."""
+
+
+class EmbedderUnavailable(KbcError):
+    """The embedding model cannot be used; retrieval falls back to lexical search."""
+
+
+class LLMError(KbcError):
+    """An LLM call failed for good (after its retries); ``message`` says why in one line."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+
+
+# Every exit code a kbc command ends with, and what it means (the CLI's help lists these).
+EXIT_CODES: dict[int, str] = {
+    0: "done (or already up to date)",
+    1: "failure",
+    2: "configuration error (a setting, a profile, a golden file)",
+    3: "unreadable store",
+    4: "another writer held the store too long",
+    5: "the target cannot be used (a missing path, an unreachable URL)",
+    6: "a path refused (outside the repository, untracked, a link out, holding a credential)",
+}
+
+
+def exit_codes_text() -> str:
+    """The exit codes as one line for a command's help."""
+    return "Exit codes: " + ", ".join(f"{code} {meaning}" for code, meaning in EXIT_CODES.items()) + "."
+
+
 DEBUG_HINT = ("re-run with `kbc --debug ...` for the traceback; "
               "the store keeps what the last finished build wrote")
 

@@ -21,7 +21,7 @@ from kbc.analyzers.discover import git_blob_id
 from kbc.analyzers.pool import pool_context, worker_init
 from kbc.analyzers.python.analyze import decode_source
 from kbc.analyzers.secrets import redact
-from kbc.domain.errors import KbcError, in_pass
+from kbc.domain.errors import IndexDamaged, KbcError, in_pass
 from kbc.domain.models import Chunk, EmbedUnit, FileFacts, SourceFile
 from kbc.domain.timing import PassTiming, Stopwatch
 from kbc.index.chunks import chunk_text
@@ -29,7 +29,7 @@ from kbc.index.definitions import Definition
 from kbc.index.embed import Embedder
 from kbc.index.exact import ExactVectors, digest_of, load_snapshot, write_snapshot
 from kbc.index.history import last_commit_dates
-from kbc.index.lexical import FileRecord, IndexDamaged, LexicalIndex, move_aside
+from kbc.index.lexical import FileRecord, LexicalIndex, move_aside
 from kbc.index.tokencount import default_counter
 from kbc.index.units import unit_metadata, units_of
 from kbc.index.vectors import VectorStore

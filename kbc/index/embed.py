@@ -17,7 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
 
-from kbc.domain.errors import KbcError
+from kbc.domain.errors import EmbedderUnavailable
 from kbc.domain.settings import default_cache_dir, quiet_dependencies
 
 DEFAULT_MODEL = "minilm-l6-int8"
@@ -29,10 +29,6 @@ BATCH_SIZE = 32  # fastembed's default of 256 needs several GB for 256-token inp
 MAX_TOKENS = 256  # what the packaged model reads of a query
 UNIT_TOKENS = 64  # what it reads of a unit: the path, breadcrumb, signature and docstring's start
 OFF = frozenset({"none", "off", "false", "0", ""})
-
-
-class EmbedderUnavailable(KbcError):
-    """The embedding model cannot be used; retrieval falls back to lexical search."""
 
 
 class Embedder(Protocol):

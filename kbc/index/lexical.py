@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kbc.domain.errors import StoreError
+from kbc.domain.errors import IndexDamaged
 from kbc.domain.models import Chunk
 from kbc.index.tokens import path_tokens, tokens
 
@@ -40,10 +40,6 @@ COLUMNS = ("id, path, start_line, end_line, kind, language, heading, module, sym
            "unit, context")
 MAX_QUERY_TERMS = 256
 TIE_MARGIN = 64  # rows fetched past a search's limit, to see every row tied at the cut
-
-
-class IndexDamaged(StoreError):
-    """The lexical index file cannot be read as a database."""
 
 
 def move_aside(path: Path) -> Path:

@@ -14,17 +14,13 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlparse
 
-from kbc.domain.errors import KbcError
+from kbc.domain.errors import VectorStoreError
 from kbc.domain.settings import quiet_dependencies
 from kbc.index.embed import Embedder
 from kbc.store.layout import chroma_dir
 
 ADD_BATCH = 1000
 PAGE = 5000  # rows read from the store per request
-
-
-class VectorStoreError(KbcError):
-    """The vector store cannot be reached or used."""
 
 
 class VectorStore(Protocol):

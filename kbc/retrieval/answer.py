@@ -7,8 +7,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from kbc.domain.errors import LLMError
 from kbc.retrieval.retrieve import Slice, SliceItem
-from kbc.views.llm import Interpreter, LLMError
+from kbc.views.llm import Interpreter
 
 CITATION = re.compile(r"\[([^\[\]\s:]+(?::[^\[\]\s:]+)*?):(\d+)(?:-(\d+))?\]")
 EXCERPT_LINES = 6

@@ -22,26 +22,13 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from kbc.domain.errors import KbcError
+from kbc.domain.errors import GOLDEN_HINT, GoldenError, KbcError
 
 DEFAULT_USE_CASE = "implementation"
 KEYS = ("question", "paths", "lines", "symbols", "use_case", "id")
 TOP_KEYS = ("questions", "description")
-HINT = ("each question needs `question` (text) and `paths` (a list of files); `lines` maps a path "
-        "to [start, end], `symbols` lists qualified names; see docs/eval.md")
+HINT = GOLDEN_HINT
 
-
-class GoldenError(KbcError):
-    """A golden file that cannot be used, with every problem found in it."""
-
-    exit_code = 2
-
-    def __init__(self, source: str, problems: list[str], hint: str = HINT) -> None:
-        self.problems = tuple(problems)
-        count = len(problems)
-        body = "\n".join(f"  - {p}" for p in problems)
-        super().__init__(f"{source}: {count} problem{'s' if count != 1 else ''} in the golden file:\n{body}",
-                         hint=hint)
 
 
 @dataclass(frozen=True, slots=True)

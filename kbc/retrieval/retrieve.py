@@ -14,14 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kbc.domain.errors import KbcError
+from kbc.domain.errors import KbcError, VectorStoreError
 from kbc.domain.models import Chunk, FileFacts, GraphFacts
 from kbc.index.embed import Embedder
 from kbc.index.exact import ExactVectors, load_snapshot, read_store
 from kbc.index.lexical import LexicalIndex
 from kbc.index.tokencount import TokenCounter
 from kbc.index.units import best_by_chunk
-from kbc.index.vectors import VectorStore, VectorStoreError
+from kbc.index.vectors import VectorStore
 from kbc.retrieval import rank
 from kbc.retrieval.matched import Matcher
 from kbc.retrieval.neighbours import SymbolNeighbours

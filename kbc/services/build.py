@@ -9,18 +9,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kbc import __version__
-from kbc.domain.errors import in_pass
+from kbc.domain.errors import EmbedderUnavailable, VectorStoreError, in_pass
 from kbc.domain.settings import Settings
 from kbc.domain.timing import PassTiming, Stopwatch
 from kbc.index.build import IndexSummary, Progress, build_index
-from kbc.index.embed import Embedder, EmbedderUnavailable, load_embedder, model_name
-from kbc.index.vectors import (
-    LazyVectorStore,
-    VectorStore,
-    VectorStoreError,
-    forget_local_store,
-    open_vector_store,
-)
+from kbc.index.embed import Embedder, load_embedder, model_name
+from kbc.index.vectors import LazyVectorStore, VectorStore, forget_local_store, open_vector_store
 from kbc.services.analyze import AnalyzeSummary, ProgressFactory, analyze_with_sweep
 from kbc.services.views import build_views_pass, view_documents
 from kbc.store.facts_store import FactsStore

@@ -33,11 +33,11 @@ from pathlib import Path
 from typing import Any
 
 from kbc.analyzers.history_mining import MAX_FILES, MinedCommit, mine_commits, repository_root
-from kbc.domain.errors import KbcError, TargetError
+from kbc.domain.errors import GoldenError, KbcError, TargetError
 from kbc.domain.settings import Settings
 from kbc.index.tokencount import TokenCounter, default_counter
 from kbc.retrieval.baseline import WholeFileBM25
-from kbc.retrieval.golden import GoldenError, GoldenQuestion, read_golden
+from kbc.retrieval.golden import GoldenQuestion, read_golden
 from kbc.retrieval.metrics import BUDGETS, Gold, Passage, Scores, Summary, distinct_files, score, summarize
 from kbc.retrieval.profiles import Profile, load_profiles
 from kbc.retrieval.retrieve import Retriever

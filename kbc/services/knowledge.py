@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from kbc.domain.errors import KbcError
+from kbc.domain.errors import KbcError, PathRefused
 from kbc.domain.settings import Settings, load_settings
 from kbc.domain.views import View
 from kbc.retrieval.answer import Answer, extractive, llm_answer
@@ -33,10 +33,6 @@ MAX_FILE_LINES = 2000
 
 class UntrustedSetting(UserWarning):
     """A repository's own configuration set a field only the user may set; it was ignored."""
-
-
-class PathRefused(KbcError):
-    exit_code = 6
 
 
 def below_floor(evidence: Evidence) -> bool:

@@ -86,8 +86,9 @@ def _views(store_root: Path) -> dict[str, int]:
 
 def _index(store_root: Path, root: Path, notes: list[str], settings: Settings
            ) -> tuple[dict[str, int | str], str]:
+    from kbc.domain.errors import IndexDamaged
     from kbc.index.exact import load_snapshot
-    from kbc.index.lexical import IndexDamaged, LexicalIndex
+    from kbc.index.lexical import LexicalIndex
     from kbc.index.units import units_of
     from kbc.services.build import open_embedding
     from kbc.store.layout import index_dir

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from kbc.domain.errors import KbcError
+from kbc.domain.errors import LockTimeout
 from kbc.store.layout import lock_file
 
 POLL_SECONDS = 0.2
@@ -26,10 +26,6 @@ def forget_inherited_locks() -> None:
         except OSError:
             pass
     _HELD.clear()
-
-
-class LockTimeout(KbcError):
-    exit_code = 4
 
 
 def _holder(path: Path) -> str:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kbc.analyzers.secrets import redact
+from kbc.domain.errors import LLMError
 from kbc.domain.views import Provenance, View, ViewKind
 from kbc.store.prose_cache import ProseCache, prose_key
 from kbc.views.context import Context
@@ -29,7 +30,7 @@ from kbc.views.flows import (
     workflow_id,
 )
 from kbc.views.grounding import KnownNames, ground, known_from_facts
-from kbc.views.llm import Interpreter, LLMError
+from kbc.views.llm import Interpreter
 from kbc.views.prose import PROMPT_VERSION, from_docstrings, is_empty, messages, parse_reply, repair_messages
 from kbc.views.schema import schema_errors, view_schema
 from kbc.views.structure import architecture_facts, entry_points_facts, module_facts

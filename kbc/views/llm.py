@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from kbc.domain.errors import LLMError
 from kbc.domain.settings import quiet_dependencies
 
 # Errors worth another try: the server may answer next time. Others (a bad key, an unknown
@@ -24,14 +25,6 @@ class Completion:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost: float = 0.0  # USD, 0 when litellm does not know the model's price
-
-
-class LLMError(Exception):
-    """An LLM call failed for good (after its retries); ``message`` says why in one line."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
 
 
 class Interpreter(Protocol):

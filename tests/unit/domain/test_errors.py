@@ -33,3 +33,33 @@ def test_a_pass_error_crosses_a_process_pool_whole() -> None:
         pool.submit(_explode, "pkg/b.py").result()
     assert (caught.value.pass_name, caught.value.path) == ("index", "pkg/b.py")
     assert caught.value.cause == "KeyError: 'missing'"
+
+
+def test_every_error_maps_to_a_documented_exit_code_and_the_help_lists_them_all() -> None:
+    import inspect
+    import re
+
+    from click.testing import CliRunner
+
+    from kbc.cli.main import cli
+    from kbc.domain import errors
+
+    family = [c for _, c in inspect.getmembers(errors, inspect.isclass) if issubclass(c, errors.KbcError)]
+    used = {c.exit_code for c in family}
+    assert used <= set(errors.EXIT_CODES) and used | {0} == set(errors.EXIT_CODES)
+    for command in (["--help"], ["refresh", "--help"]):
+        shown = CliRunner().invoke(cli, command).output
+        listed = " ".join(shown.split("Exit codes:", 1)[1].split())
+        assert [int(n) for n in re.findall(r"(?:^|, )(\d) ", listed)] == sorted(errors.EXIT_CODES)
+
+
+def test_a_command_s_error_is_reported_once_with_its_exit_code(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from click.testing import CliRunner
+
+    from kbc.cli.main import cli
+
+    missing = CliRunner().invoke(cli, ["refresh", str(tmp_path / "nowhere")])
+    assert missing.exit_code == 5 and missing.stderr.startswith("error: ")
+    assert missing.stderr.count("error: ") == 1 and "is not a directory" in missing.stderr
+    unbuilt = CliRunner().invoke(cli, ["retrieve", "--repo", str(tmp_path), "anything"])
+    assert unbuilt.exit_code != 0 and "kbc build" in unbuilt.stderr
