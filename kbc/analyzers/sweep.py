@@ -5,9 +5,9 @@ repeated where no detector could know it for one (a sentence of the setup
 guide). The sweep collects every file's own credential values, then finds
 each one wherever else it appears, so the passes after it redact it there too.
 
-Values live only in memory. The analysis cache keeps, per file content, how
-many credentials it holds, so a later build rescans only changed files and the
-few that hold one.
+Values live only in memory. The caller keeps, per file content, how many
+credentials it holds (the analysis cache), so a later build rescans only
+changed files and the few that hold one.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from pathlib import Path
 from kbc.analyzers.pool import POOL_MIN_FILES, pool_context, worker_init
 from kbc.analyzers.secrets import secret_values
 from kbc.domain.models import SourceFile
-from kbc.store.cache import AnalysisCache
 
 SWEEP_VERSION = "1"
 
@@ -37,7 +36,8 @@ class Sweep:
         return self.repeated.get(path, ())
 
 
-def _key(source: SourceFile) -> str:
+def sweep_key(source: SourceFile) -> str:
+    """What a file's credential count is kept under: its path, content and language."""
     raw = "\0".join((SWEEP_VERSION, source.path, source.blob, source.language))
     return hashlib.sha256(raw.encode()).hexdigest()
 
@@ -71,16 +71,17 @@ def repeated_in(text: str, values: set[str], own: frozenset[str] = frozenset()) 
     return tuple(sorted(present))
 
 
-def sweep_secrets(root: Path, files: Sequence[SourceFile], cache_file: Path, workers: int) -> Sweep:
-    keys = {f.path: _key(f) for f in files}
-    with AnalysisCache(cache_file) as cache:
-        counts = cache.secret_counts(keys.values())
-        wanted = [(f.path, f.language) for f in files if counts.get(keys[f.path]) != 0]
-        found = own_values(root, wanted, workers)
-        cache.put_secret_counts((keys[path], len(values)) for path, values in found.items())
+def sweep_secrets(root: Path, files: Sequence[SourceFile], counts: Mapping[str, int],
+                  workers: int) -> tuple[Sweep, dict[str, int]]:
+    """The sweep over ``files``, given ``counts`` (``sweep_key`` -> credentials found, from an
+    earlier build); also the counts of the files scanned now, to keep for the next one."""
+    keys = {f.path: sweep_key(f) for f in files}
+    wanted = [(f.path, f.language) for f in files if counts.get(keys[f.path]) != 0]
+    found = own_values(root, wanted, workers)
+    scanned = {keys[path]: len(values) for path, values in found.items()}
     everything = {value for values in found.values() for value in values}
     if not everything:
-        return Sweep()
+        return Sweep(), scanned
     pattern = re.compile("|".join(re.escape(v) for v in sorted(everything, key=len, reverse=True)))
     repeated: dict[str, tuple[str, ...]] = {}
     for source in files:
@@ -90,4 +91,4 @@ def sweep_secrets(root: Path, files: Sequence[SourceFile], cache_file: Path, wor
         also = repeated_in(text, everything, found.get(source.path, frozenset()))
         if also:
             repeated[source.path] = also
-    return Sweep(repeated)
+    return Sweep(repeated), scanned

@@ -16,7 +16,7 @@ from kbc.analyzers.modules import detect_source_roots, module_name
 from kbc.analyzers.pool import run_analysis
 from kbc.analyzers.project_meta import metadata_entry_points
 from kbc.analyzers.python.analyze import ANALYZER_VERSION
-from kbc.analyzers.sweep import Sweep, sweep_secrets
+from kbc.analyzers.sweep import Sweep, sweep_key, sweep_secrets
 from kbc.domain.errors import in_pass
 from kbc.domain.models import (
     AnalysisFailed,
@@ -93,8 +93,10 @@ def analyze_with_sweep(
         inventory = discover(root, max_file_bytes=settings.max_file_bytes,
                              exclude=settings.exclude, store_dir=store_root)
     cache_file = analysis_cache(store_root)
-    with in_pass("secrets"), clock.measure("secrets"):
-        swept = sweep_secrets(root, inventory.files, cache_file, settings.worker_count())
+    with in_pass("secrets"), clock.measure("secrets"), AnalysisCache(cache_file) as counts:
+        known = counts.secret_counts(sweep_key(f) for f in inventory.files)
+        swept, scanned = sweep_secrets(root, inventory.files, known, settings.worker_count())
+        counts.put_secret_counts(scanned.items())
     roots = detect_source_roots((f.path for f in inventory.files), settings.source_roots)
     warnings: list[str] = []
     tasks: list[tuple[AnalysisTask, str]] = []
