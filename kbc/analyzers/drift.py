@@ -181,11 +181,6 @@ def _translate(pattern: str) -> str:
     return "".join(out)
 
 
-def glob_matches(pattern: str, path: str) -> bool:
-    """Whether one glob (its ``!`` ignored) matches ``path`` or a directory above it."""
-    return compile_glob(pattern).matches(path)
-
-
 def governs(refs: Sequence[str], path: str) -> bool:
     """Whether ``refs`` govern ``path``: as in .gitignore, the last pattern that matches decides."""
     governed = False
@@ -194,11 +189,6 @@ def governs(refs: Sequence[str], path: str) -> bool:
         if glob.negated == governed and glob.matches(path):
             governed = not glob.negated
     return governed
-
-
-def governed_paths(refs: Sequence[str], paths: Iterable[str]) -> list[str]:
-    """The paths ``refs`` govern, sorted."""
-    return sorted(p for p in set(paths) if governs(refs, p))
 
 
 def stale_refs(refs: Sequence[str], tracked: Iterable[str]) -> tuple[str, ...]:

@@ -11,7 +11,6 @@ _VENDOR_PARTS = frozenset({"vendor", "vendored", "_vendor", "third_party", "thir
                            "externals"})
 _EXAMPLE_TOPS = frozenset({"examples", "example", "demo", "demos", "samples", "doc", "docs"})
 CONFIG_LANGUAGES = frozenset({"toml", "yaml", "ini", "json"})
-ROLES = ("source", "test", "doc", "config", "example", "vendored")
 
 
 def is_test_path(path: str) -> bool:

@@ -23,7 +23,6 @@ import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-KS = (5, 10)
 BUDGETS = tuple(range(1_000, 27_001, 1_000))  # the budgets tokens to gold tries, smallest first
 
 

@@ -211,10 +211,6 @@ class Retriever:
                           profile.code, profile.tests, profile.docs, profile.views])
         return hashlib.sha256(key.encode()).hexdigest()[:16]
 
-    def ranked(self, query: str, profile: Profile) -> tuple[list[tuple[str, float]], dict[str, Chunk]]:
-        found = self.search(query, profile)
-        return found.ranked, found.chunks
-
     def search(self, query: str, profile: Profile) -> Ranking:
         pool = self.lexical.search(query, LEXICAL_POOL if rank.EXPAND_SHARE > 0 else CANDIDATES)
         scored = pool[:CANDIDATES]  # the same hits, in the same order, as a search for CANDIDATES

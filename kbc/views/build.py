@@ -32,7 +32,6 @@ from kbc.views.flows import (
 from kbc.views.grounding import KnownNames, ground, known_from_facts
 from kbc.views.llm import Interpreter
 from kbc.views.prose import PROMPT_VERSION, from_docstrings, is_empty, messages, parse_reply, repair_messages
-from kbc.views.schema import schema_errors, view_schema
 from kbc.views.structure import architecture_facts, entry_points_facts, module_facts
 
 
@@ -268,8 +267,4 @@ def _finish(draft: Draft, llm_prose: dict[str, Any] | None, known: KnownNames | 
     return view
 
 
-def view_problems(view: View) -> list[str]:
-    """How a view breaks its kind's schema (empty for every view the pass writes)."""
-    from kbc.domain.codec import to_data
 
-    return schema_errors(view_schema(view.kind), to_data(view))
