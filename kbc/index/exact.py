@@ -19,14 +19,15 @@ from the store instead (slower to open, same answers).
 from __future__ import annotations
 
 import hashlib
+import io
 import json
-import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kbc.index.vectors import VectorStore
+from kbc.store.files import write_atomic
 
 if TYPE_CHECKING:
     import numpy as np
@@ -162,17 +163,12 @@ def write_snapshot(index_dir: Path, snapshot: ExactVectors) -> None:
     name = f"vectors-{snapshot.digest}.npy"
     for leftover in index_dir.glob(".vectors*.partial"):  # from a run that was killed
         leftover.unlink(missing_ok=True)
-    partial = index_dir / f".{name}.partial"
-    with partial.open("wb") as handle:
-        np.save(handle, np.ascontiguousarray(snapshot.matrix, dtype=np.float32))
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(partial, index_dir / name)
+    matrix = io.BytesIO()
+    np.save(matrix, np.ascontiguousarray(snapshot.matrix, dtype=np.float32))
+    write_atomic(index_dir / name, matrix.getvalue())
     meta = {"digest": snapshot.digest, "model": snapshot.model_id, "matrix": name,
             "units": snapshot.units, "chunks": snapshot.chunks}
-    pointer = index_dir / f".{SNAPSHOT}.partial"
-    pointer.write_text(json.dumps(meta, separators=(",", ":")))
-    os.replace(pointer, index_dir / SNAPSHOT)
+    write_atomic(index_dir / SNAPSHOT, json.dumps(meta, separators=(",", ":")))
     for old in index_dir.glob("vectors-*.npy"):
         if old.name != name:
             old.unlink(missing_ok=True)

@@ -20,6 +20,7 @@ from typing import Any
 from kbc.domain.errors import IndexDamaged
 from kbc.domain.models import Chunk
 from kbc.index.tokens import path_tokens, tokens
+from kbc.store.files import connect
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS chunks (
@@ -118,12 +119,15 @@ def match_expression(query: str) -> str:
 
 class LexicalIndex:
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        # One index may serve several threads (an MCP server); callers serialise access.
-        self.db = sqlite3.connect(path, check_same_thread=False)
         try:
-            self.db.execute("PRAGMA journal_mode=WAL")
+            # One index may serve several threads (an MCP server); callers serialise access.
+            self.db = connect(path, shared=True)
+        except sqlite3.DatabaseError as exc:
+            raise IndexDamaged(f"the lexical index {path} is damaged ({exc})",
+                               hint="run `kbc build`: it moves a damaged index aside and indexes "
+                                    "again") from exc
+        try:
             (version,) = self.db.execute("PRAGMA user_version").fetchone()
             (tables,) = self.db.execute(
                 "SELECT COUNT(*) FROM sqlite_master WHERE name = 'chunks'").fetchone()

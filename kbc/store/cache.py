@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import pickle
-import sqlite3
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from kbc.domain.models import AnalysisFailed, AnalysisOk, AnalysisResult, AnalysisTask
+from kbc.store.files import connect
 
 
 def cache_key(task: AnalysisTask, blob: str, analyzer_version: str) -> str:
@@ -33,9 +33,7 @@ def values_digest(values: Iterable[str]) -> str:
 
 class AnalysisCache:
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path)
-        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db = connect(path)
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS analysis (key TEXT PRIMARY KEY, data BLOB)")
         # how many credentials a file's content holds (never the values): 0 spares a rescan

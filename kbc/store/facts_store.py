@@ -36,6 +36,7 @@ from kbc.domain.models import (
     SkippedPath,
     SourceFile,
 )
+from kbc.store.files import write_atomic
 
 STORE_FORMAT = 1
 POINTER = "CURRENT"
@@ -149,9 +150,7 @@ class FactsStore:
             for filename, lines in files.items():
                 _write_lines(staging / filename, lines)
             os.replace(staging, target)
-        pointer_tmp = self.root / f"{POINTER}.{os.getpid()}.tmp"
-        _write(pointer_tmp, name + "\n")
-        os.replace(pointer_tmp, self.root / POINTER)
+        write_atomic(self.root / POINTER, name + "\n")
         self._sweep(keep=name)
         _remember(target / "facts.jsonl", facts)
         return name

@@ -10,11 +10,12 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import sqlite3
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from kbc.store.files import connect
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS queries (
@@ -43,9 +44,7 @@ def _normal(question: str) -> str:
 
 class GapLog:
     def __init__(self, path: Path, retention_days: int = 90) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path, timeout=30, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db = connect(path, shared=True, timeout=30)
         self._db.executescript(SCHEMA)
         self.retention = retention_days * 86400.0
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 from pathlib import Path
 from typing import Any
+
+from kbc.store.files import connect
 
 
 def prose_key(kind: str, facts_hash: str, prompt_version: str, model: str) -> str:
@@ -19,9 +20,7 @@ def prose_key(kind: str, facts_hash: str, prompt_version: str, model: str) -> st
 
 class ProseCache:
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path)
-        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db = connect(path)
         self._db.execute("CREATE TABLE IF NOT EXISTS prose (key TEXT PRIMARY KEY, data TEXT)")
 
     def close(self) -> None:

@@ -5,10 +5,10 @@ run knows it must do the work again."""
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from kbc.store.files import write_atomic
 from kbc.store.layout import state_file
 
 
@@ -29,10 +29,4 @@ def read_state(store_root: Path) -> BuildState | None:
 
 
 def write_state(store_root: Path, state: BuildState) -> None:
-    path = state_file(store_root)
-    temporary = path.with_name(f"{path.name}.tmp-{os.getpid()}")
-    with temporary.open("w", encoding="utf-8") as handle:
-        json.dump(asdict(state), handle, sort_keys=True)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temporary, path)
+    write_atomic(state_file(store_root), json.dumps(asdict(state), sort_keys=True))

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable
 from pathlib import Path
 
 from kbc.domain.codec import dumps, load_as
 from kbc.domain.errors import StoreError
 from kbc.domain.views import View
+from kbc.store.files import write_atomic
 from kbc.store.layout import views_file
 
 
@@ -21,14 +21,7 @@ class ViewsStore:
         return self.path.is_file()
 
     def write(self, views: Iterable[View]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        text = "".join(dumps(v) + "\n" for v in sorted(views, key=lambda v: v.id))
-        temporary = self.path.with_suffix(f".tmp-{os.getpid()}")
-        with temporary.open("w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, self.path)
+        write_atomic(self.path, "".join(dumps(v) + "\n" for v in sorted(views, key=lambda v: v.id)))
 
     def read(self) -> list[View]:
         if not self.path.is_file():

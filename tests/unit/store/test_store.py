@@ -76,3 +76,27 @@ def test_views_round_trip_sorted_and_replaced_whole(tmp_path: Path) -> None:
     store.write([module])
     assert store.read() == [module]
     assert [p.name for p in (tmp_path / "views").iterdir()] == ["views.jsonl"]
+
+
+def test_a_replaced_file_is_whole_or_as_it_was(tmp_path: Path) -> None:
+    from kbc.store.files import write_atomic
+
+    target = tmp_path / "deep" / "state.json"
+    write_atomic(target, "first")
+    write_atomic(target, b"second")
+    assert target.read_bytes() == b"second"
+    assert [p.name for p in target.parent.iterdir()] == ["state.json"]  # nothing left beside it
+
+
+def test_a_file_that_is_not_a_database_is_refused_and_closed(tmp_path: Path) -> None:
+    import sqlite3
+
+    from kbc.store.files import connect
+
+    junk = tmp_path / "lexical.sqlite"
+    junk.write_bytes(b"this is not a database, just bytes " * 100)
+    with pytest.raises(sqlite3.DatabaseError):
+        connect(junk)
+    db = connect(tmp_path / "new" / "ok.sqlite", shared=True)
+    assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    db.close()
