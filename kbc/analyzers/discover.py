@@ -13,6 +13,7 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from kbc.analyzers.gitrepo import git, head_commit, work_tree
 from kbc.domain.errors import TargetError
 from kbc.domain.models import Inventory, SkippedPath, SourceFile
 
@@ -52,36 +53,19 @@ def language_of(path: str, head: bytes) -> str:
 
 def _git_candidates(root: Path, store_prefix: str = "") -> tuple[list[tuple[str, str]], int, str] | None:
     """(mode, path) of tracked files, the ignored count and HEAD; None if not a work tree."""
-    import git  # GitPython, imported only when a repository is read
-
-    try:
-        repo = git.Repo(root, search_parent_directories=True)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+    if work_tree(root) is None:
         return None
-    with repo:  # closes the git processes GitPython keeps open (cat-file) when done
-        if repo.bare:
-            return None
-        cmd = repo.git
-        out = cmd.execute(["git", "-C", str(root), "ls-files", "-s", "-z"], strip_newline_in_stdout=False)
-        entries: dict[str, str] = {}
-        for record in str(out).split("\0"):
-            if not record:
-                continue
-            meta, path = record.split("\t", 1)
-            entries.setdefault(path, meta.split(" ", 1)[0])
-        ignored_out = cmd.execute(
-            ["git", "-C", str(root), "ls-files", "-z", "--others", "--ignored",
-             "--exclude-standard", "--directory"],
-            strip_newline_in_stdout=False,
-        )
-        # kbc's own store is not the repository's: whether it exists yet must not change the count.
-        ignored = sum(1 for p in str(ignored_out).split("\0")
-                      if p and not (store_prefix and (p + "/").startswith(store_prefix)))
-        try:
-            commit = repo.head.commit.hexsha
-        except ValueError:  # a repository with no commit yet
-            commit = ""
-        return sorted((mode, path) for path, mode in entries.items()), ignored, commit
+    entries: dict[str, str] = {}
+    for record in git(root, "ls-files", "-s", "-z").split("\0"):
+        if not record:
+            continue
+        meta, path = record.split("\t", 1)
+        entries.setdefault(path, meta.split(" ", 1)[0])
+    ignored_out = git(root, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
+    # kbc's own store is not the repository's: whether it exists yet must not change the count.
+    ignored = sum(1 for p in ignored_out.split("\0")
+                  if p and not (store_prefix and (p + "/").startswith(store_prefix)))
+    return sorted((mode, path) for path, mode in entries.items()), ignored, head_commit(root)
 
 
 def _walk_candidates(root: Path, store_prefix: str = "") -> tuple[list[tuple[str, str]], int]:

@@ -20,7 +20,6 @@ Nothing here raises on a bad document: problems come back as values.
 from __future__ import annotations
 
 import re
-import subprocess
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -28,6 +27,7 @@ from pathlib import Path
 
 import yaml  # type: ignore[import-untyped,unused-ignore]
 
+from kbc.analyzers.gitrepo import git_lines
 from kbc.analyzers.mentions import CodeIndex, code_spans, missing_names
 from kbc.domain.drift import DriftReason, DriftReport
 
@@ -210,31 +210,20 @@ class Commit:
 
 def _log(root: Path, *args: str) -> Iterator[Commit]:
     """``git log`` newest first, one Commit per entry; nothing when git is missing or fails."""
-    command = ["git", "-c", "core.quotePath=false", "--literal-pathspecs", "-C", str(root), "log",
-               "--format=%x00%H %cs", "--name-only", "--relative", "--no-renames", *args]
-    try:
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                   text=True, encoding="utf-8", errors="replace")
-    except OSError:
-        return
-    with process:
-        assert process.stdout is not None
-        sha, date = "", ""
-        paths: list[str] = []
-        try:
-            for line in process.stdout:
-                line = line.rstrip("\n")
-                if line.startswith("\0"):
-                    if sha:
-                        yield Commit(sha, date, tuple(paths))
-                    sha, _, date = line[1:].partition(" ")
-                    paths = []
-                elif line:
-                    paths.append(line)
+    sha, date = "", ""
+    paths: list[str] = []
+    for line in git_lines(root, "--literal-pathspecs", "log", "--format=%x00%H %cs", "--name-only",
+                          "--relative", "--no-renames", *args):
+        line = line.rstrip("\n")
+        if line.startswith("\0"):
             if sha:
                 yield Commit(sha, date, tuple(paths))
-        finally:
-            process.kill()
+            sha, _, date = line[1:].partition(" ")
+            paths = []
+        elif line:
+            paths.append(line)
+    if sha:
+        yield Commit(sha, date, tuple(paths))
 
 
 def last_commits(root: Path, paths: Iterable[str]) -> dict[str, tuple[str, str]]:

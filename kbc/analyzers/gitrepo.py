@@ -1,16 +1,84 @@
-"""Git operations of a refresh: where HEAD is, what changed since a commit, following a
-remote repository (clone, then fetch + hard reset). GitPython, imported when used."""
+"""kbc's one way to git: every git command kbc runs goes through :func:`git` or
+:func:`git_lines`, as a subprocess of the ``git`` program.
+
+A repository is untrusted input, its own ``.git/config`` included, and git runs
+commands that configuration names: an fsmonitor hook on nearly every command,
+an external diff, a pager, hooks. Each call overrides those settings on its
+command line (which outranks every configuration file), so reading a
+repository never runs anything it names.
+
+Also here: where HEAD is, what changed since a commit, and following a remote
+repository (clone, then fetch + hard reset).
+"""
 
 from __future__ import annotations
 
 import hashlib
 import re
+import subprocess
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from kbc.domain.errors import TargetError
-from kbc.domain.settings import default_data_dir
+from kbc.domain.settings import default_data_dir, environment_with
+
+# What a repository's configuration may not make git run (the command line wins over it).
+SAFE = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "core.pager=cat",
+        "-c", "diff.external=", "-c", "core.quotePath=false", "-c", "protocol.ext.allow=never")
+_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "LC_ALL": "C"}
+
+
+class GitFailed(Exception):
+    """A git command that exited non-zero; ``stderr`` is what git said."""
+
+    def __init__(self, stderr: str) -> None:
+        super().__init__(stderr)
+        self.stderr = stderr
+
+
+def _command(root: Path | None, args: Sequence[str]) -> list[str]:
+    return ["git", *SAFE, *(["-C", str(root)] if root is not None else []), *args]
+
+
+def git(root: Path | None, *args: str, check: bool = True, errors: str = "surrogateescape") -> str:
+    """What ``git -C root args`` prints (raises :class:`GitFailed` when it fails and ``check``;
+    OSError when there is no git)."""
+    done = subprocess.run(_command(root, args), capture_output=True, text=True, encoding="utf-8",
+                          errors=errors, env=environment_with(_ENV), stdin=subprocess.DEVNULL, check=False)
+    if done.returncode != 0 and check:
+        raise GitFailed(done.stderr)
+    return done.stdout if done.returncode == 0 else ""
+
+
+def git_lines(root: Path, *args: str, errors: str = "replace") -> Iterator[str]:
+    """The lines ``git -C root args`` prints, as it prints them (a long log is never held whole,
+    and stopping early stops git); nothing when git is missing or fails."""
+    try:
+        process = subprocess.Popen(_command(root, args), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                   stdin=subprocess.DEVNULL, text=True, encoding="utf-8", errors=errors,
+                                   env=environment_with(_ENV))
+    except OSError:
+        return
+    with process:
+        assert process.stdout is not None
+        try:
+            yield from process.stdout
+        finally:
+            if process.poll() is None:
+                process.kill()
+
+
+def work_tree(root: Path) -> Path | None:
+    """The top of the git work tree ``root`` is in; None outside one (or in a bare repository)."""
+    try:
+        inside = git(root, "rev-parse", "--is-inside-work-tree").strip()
+    except (GitFailed, OSError):
+        return None
+    if inside != "true":
+        return None
+    return Path(git(root, "rev-parse", "--show-toplevel").strip())
+
 
 _URL = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|[\w.-]+@[\w.-]+:)", re.IGNORECASE)
 
@@ -33,44 +101,27 @@ def is_url(target: str) -> bool:
     return bool(_URL.match(target))
 
 
-def _repo(root: Path) -> Any:
-    import git
-
-    try:
-        return git.Repo(root, search_parent_directories=True)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-        return None
-
-
 def head_commit(root: Path) -> str:
     """HEAD of the repository at ``root``; "" outside git or before the first commit."""
-    repo = _repo(root)
-    if repo is None:
+    if work_tree(root) is None:
         return ""
-    with repo:
-        try:
-            return str(repo.head.commit.hexsha)
-        except ValueError:
-            return ""
+    return git(root, "rev-parse", "--verify", "-q", "HEAD^{commit}", check=False).strip()
 
 
 def changes_since(root: Path, commit: str) -> Changes | None:
     """What differs between ``commit`` and the work tree; None when ``commit`` is unknown here."""
-    import git
-
-    repo = _repo(root)
-    if repo is None or not commit:
+    if not commit or work_tree(root) is None:
         return None
-    with repo:
-        try:
-            out = repo.git.diff("--name-status", "-M", "-z", "--no-ext-diff", commit, "--", ".")
-        except git.GitCommandError:
-            return None
+    try:
+        out = git(root, "diff", "--name-status", "-M", "-z", "--no-ext-diff", "--no-textconv", commit,
+                  "--", ".")
+    except GitFailed:
+        return None
     added: list[str] = []
     modified: list[str] = []
     deleted: list[str] = []
     renamed: list[tuple[str, str]] = []
-    parts = str(out).split("\0")
+    parts = out.split("\0")
     index = 0
     while index < len(parts) and parts[index]:
         status = parts[index]
@@ -106,8 +157,6 @@ def follow(url: str, branch: str = "", data: str = "") -> tuple[Path, str]:
 
     Returns the work tree and the branch followed.
     """
-    import git
-
     target = checkout_path(url, data)
     try:
         if not (target / ".git").is_dir():
@@ -117,23 +166,20 @@ def follow(url: str, branch: str = "", data: str = "") -> tuple[Path, str]:
                 import shutil
 
                 shutil.rmtree(partial)
-            cloned = git.Repo.clone_from(url, partial, branch=branch) if branch else git.Repo.clone_from(
-                url, partial)
-            cloned.close()
+            git(None, "clone", "-q", *(["--branch", branch] if branch else []), "--", url, str(partial))
             partial.rename(target)
-        with git.Repo(target) as repo:
-            followed = branch or repo.active_branch.name
-            repo.remotes.origin.fetch()
-            repo.git.reset("--hard", f"origin/{followed}")
-    except git.GitCommandError as exc:
-        raise TargetError(f"cannot follow {url}: {git_failure(exc.stderr or str(exc))}",
+        followed = branch or git(target, "symbolic-ref", "--short", "HEAD").strip()
+        git(target, "fetch", "-q", "origin")
+        git(target, "reset", "-q", "--hard", f"origin/{followed}")
+    except GitFailed as exc:
+        raise TargetError(f"cannot follow {url}: {git_failure(exc.stderr)}",
                           hint="check the URL, the branch and that this machine can reach it") from None
     return target, followed
 
 
 def git_failure(stderr: str) -> str:
-    """What git said went wrong, from its stderr as GitPython quotes it (``stderr: '…'``):
-    its ``fatal:`` or ``error:`` lines, else its last line with words in it."""
+    """What git said went wrong, from its stderr: its ``fatal:`` or ``error:`` lines, else its
+    last line with words in it."""
     lines = [line.strip().removeprefix("stderr:").strip(" '") for line in stderr.splitlines()]
     said = [line for line in lines if line.startswith(("fatal:", "error:"))]
     if said:

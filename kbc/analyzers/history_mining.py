@@ -29,13 +29,13 @@ line it follows (line 1 at the top of a file). A rename without edits has none.
 from __future__ import annotations
 
 import re
-import subprocess
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kbc.analyzers.discover import language_of
+from kbc.analyzers.gitrepo import GitFailed, git, git_lines
 from kbc.analyzers.roles import role_of
 from kbc.domain.errors import TargetError
 
@@ -113,15 +113,13 @@ def query_of(message: str) -> str:
 
 def _git(root: Path, *args: str) -> str:
     try:
-        done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
-                              encoding="utf-8", errors="replace", check=False)
+        return git(root, *args, errors="replace")
     except OSError as exc:
         raise TargetError(f"cannot run git: {exc}", hint="install git") from None
-    if done.returncode != 0:
-        detail = done.stderr.strip().splitlines()
-        raise TargetError(f"git {args[0]} failed in {root}: {detail[-1] if detail else done.returncode}",
-                          hint="give the path of a git work tree with at least one commit")
-    return done.stdout
+    except GitFailed as exc:
+        detail = exc.stderr.strip().splitlines()
+        raise TargetError(f"git {args[0]} failed in {root}: {detail[-1] if detail else 'no reason given'}",
+                          hint="give the path of a git work tree with at least one commit") from None
 
 
 def repository_root(path: Path) -> Path:
@@ -133,25 +131,14 @@ def repository_root(path: Path) -> Path:
 
 def _log(root: Path) -> Iterator[tuple[str, list[str], str]]:
     """(sha, parents, message) from HEAD back, newest first."""
-    command = ["git", "-C", str(root), "log", "--format=%x1e%H%x1f%P%x1f%B", "HEAD"]
-    try:
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                                   encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise TargetError(f"cannot run git: {exc}", hint="install git") from None
-    assert process.stdout is not None
-    with process:
-        pending = ""
-        try:
-            for line in process.stdout:
-                if line.startswith("\x1e") and pending:
-                    yield _record(pending)
-                    pending = ""
-                pending += line
-            if pending:
-                yield _record(pending)
-        finally:
-            process.kill()
+    pending = ""
+    for line in git_lines(root, "log", "--format=%x1e%H%x1f%P%x1f%B", "HEAD"):
+        if line.startswith("\x1e") and pending:
+            yield _record(pending)
+            pending = ""
+        pending += line
+    if pending:
+        yield _record(pending)
 
 
 def _record(text: str) -> tuple[str, list[str], str]:

@@ -389,6 +389,11 @@ QUIET = {"ORT_DISABLE_TELEMETRY": "1", "HF_HUB_DISABLE_TELEMETRY": "1", "DO_NOT_
          "LITELLM_TELEMETRY": "False"}
 
 
+def environment_with(extra: Mapping[str, str]) -> dict[str, str]:
+    """This process's environment with ``extra`` on top: what a child process (git) is given."""
+    return {**os.environ, **extra}
+
+
 def quiet_dependencies() -> None:
     """Tell the libraries kbc uses (onnxruntime, Hugging Face, Chroma, litellm) to phone no one.
     They read only their environment, so these are set for the process, unless already set:

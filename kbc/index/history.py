@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterable
 from pathlib import Path
+
+from kbc.analyzers.gitrepo import git_lines
 
 
 def last_commit_dates(root: Path, paths: Iterable[str]) -> dict[str, str]:
@@ -15,24 +16,15 @@ def last_commit_dates(root: Path, paths: Iterable[str]) -> dict[str, str]:
     wanted = set(paths)
     if not wanted:
         return {}
-    command = ["git", "-C", str(root), "log", "--format=%x00%cs", "--name-only", "--relative",
-               "--no-renames", "--", "."]
     dates: dict[str, str] = {}
-    try:
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                   text=True, encoding="utf-8", errors="replace")
-    except OSError:
-        return dates
-    with process:
-        assert process.stdout is not None
-        current = ""
-        for line in process.stdout:
-            line = line.rstrip("\n")
-            if line.startswith("\0"):
-                current = line[1:]
-            elif line and line in wanted and line not in dates:
-                dates[line] = current
-                if len(dates) == len(wanted):
-                    break
-        process.kill()
+    current = ""
+    for line in git_lines(root, "log", "--format=%x00%cs", "--name-only", "--relative", "--no-renames",
+                          "--", "."):
+        line = line.rstrip("\n")
+        if line.startswith("\0"):
+            current = line[1:]
+        elif line and line in wanted and line not in dates:
+            dates[line] = current
+            if len(dates) == len(wanted):
+                break  # stopping the walk stops git
     return dates

@@ -22,7 +22,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kbc.analyzers.gitrepo import GitFailed, git
 from kbc.analyzers.history_mining import MAX_FILES, MinedCommit, mine_commits, repository_root
 from kbc.domain.errors import GoldenError, KbcError, TargetError
 from kbc.domain.settings import Settings
@@ -212,21 +212,22 @@ def evaluate_golden(root: Path, settings: Settings, golden: Path, store_dir: Pat
 
 
 def _git(tree: Path, *args: str) -> None:
-    done = subprocess.run(["git", "-C", str(tree), *args], capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        detail = done.stderr.strip().splitlines()
-        raise TargetError(f"git {args[0]} failed: {detail[-1] if detail else done.returncode}",
-                          hint="check that the repository is readable and git works")
+    try:
+        git(tree, *args)
+    except GitFailed as exc:
+        detail = exc.stderr.strip().splitlines()
+        raise TargetError(f"git {args[0]} failed: {detail[-1] if detail else 'no reason given'}",
+                          hint="check that the repository is readable and git works") from None
 
 
 def _clone(root: Path, tree: Path) -> None:
     """A clone borrowing ``root``'s objects, so any commit of it can be checked out."""
-    done = subprocess.run(["git", "clone", "-q", "--no-checkout", "--shared", str(root), str(tree)],
-                          capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        detail = done.stderr.strip().splitlines()
-        raise TargetError(f"cannot clone {root}: {detail[-1] if detail else done.returncode}",
-                          hint="check that the repository is readable")
+    try:
+        git(None, "clone", "-q", "--no-checkout", "--shared", "--", str(root), str(tree))
+    except GitFailed as exc:
+        detail = exc.stderr.strip().splitlines()
+        raise TargetError(f"cannot clone {root}: {detail[-1] if detail else 'no reason given'}",
+                          hint="check that the repository is readable") from None
 
 
 def history_settings(settings: Settings) -> Settings:

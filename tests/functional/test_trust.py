@@ -64,3 +64,25 @@ def test_a_committed_store_link_is_refused(hostile: Path, tmp_path: Path) -> Non
     assert result.exit_code == 2
     assert "is a link to" in result.stderr and "--store" in result.stderr
     assert list(outside.iterdir()) == []
+
+
+def test_a_repository_s_git_configuration_runs_nothing(hostile: Path, tmp_path: Path) -> None:
+    """git runs what a repository's .git/config names (an fsmonitor hook on nearly every
+    command, an external diff, a pager): kbc's git calls override each of them."""
+    import os
+    import subprocess
+
+    from helpers import GIT_ENV
+
+    ran = tmp_path / "ran"
+    for key in ("core.fsmonitor", "diff.external", "core.pager"):
+        subprocess.run(["git", "-C", str(hostile), "config", key, f"touch {ran}-{key}; false"], check=True)
+    runner = CliRunner()
+    assert runner.invoke(cli, ["build", "--no-llm", str(hostile)]).exit_code == 0
+    (hostile / "app" / "core.py").write_text('def run():\n    """Run it."""\n    return 2\n')
+    subprocess.run(["git", "-C", str(hostile), "-c", "core.fsmonitor=false", "commit", "-qam", "two"],
+                   check=True, env={**os.environ, **GIT_ENV})  # the test's own commit runs nothing
+    refreshed = runner.invoke(cli, ["refresh", "--no-llm", str(hostile)])
+    assert refreshed.exit_code == 0, refreshed.output
+    runner.invoke(cli, ["drift", "--repo", str(hostile)])
+    assert not list(tmp_path.glob("ran-*"))
