@@ -12,6 +12,7 @@ import click
 
 from kbc.cli.common import reading_options, settings_for
 from kbc.domain.errors import KbcError, exit_codes_text
+from kbc.domain.views import VIEW_KINDS
 
 if TYPE_CHECKING:
     from kbc.services.refresh import RefreshSummary
@@ -108,9 +109,7 @@ def drift(ctx: click.Context, repo: Path, store: Path | None, fmt: str) -> None:
 
 @click.command()
 @reading_options
-@click.option("--kind", type=click.Choice(["architecture", "module", "feature", "workflow", "entry_points",
-                                           "domain_concepts", "business_rules", "integrations"]),
-              help="Only views of this kind.")
+@click.option("--kind", type=click.Choice(VIEW_KINDS), help="Only views of this kind.")
 @click.option("--id", "view_id", help="Only the view with this id (e.g. module:pkg.sub).")
 @click.option("--format", "fmt", type=click.Choice(["md", "json", "list"]), default="list",
               show_default=True, help="list: one line per view; md: rendered; json: the documents.")
