@@ -240,6 +240,38 @@ def repeatable(value: str) -> bool:
     return len(value) >= 8 and not value.isalpha() and MARK not in value
 
 
+_WORD = re.compile(r"[A-Za-z0-9+/=_\-.~]+")
+_EDGES = ".-=/~_"
+
+
+def _words(text: str) -> set[str]:
+    """The credential-shaped words of ``text``, also without the punctuation that ends them."""
+    words = set(_WORD.findall(text))
+    return words | {w.strip(_EDGES) for w in words}
+
+
+def present(text: str, values: set[str]) -> set[str]:
+    """Which of ``values`` appear in ``text``, in time linear in both: a value made only of
+    word characters is looked up among the text's words, any other is searched for."""
+    simple = {v for v in values if _WORD.fullmatch(v)}
+    hits = simple & _words(text) if simple else set()
+    return hits | {v for v in values - simple if v in text}
+
+
+def appearances(lines: list[str], values: set[str]) -> set[tuple[int, str]]:
+    """(line number from 1, value) for each of ``values`` on each line it appears on."""
+    if not values:
+        return set()
+    simple = {v for v in values if _WORD.fullmatch(v)}
+    special = values - simple
+    out: set[tuple[int, str]] = set()
+    for index, line in enumerate(lines):
+        if simple:
+            out.update((index + 1, v) for v in simple & _words(line))
+        out.update((index + 1, v) for v in special if v in line)
+    return out
+
+
 def redact(path: str, text: str, language: str = "python", also: Iterable[str] = ()) -> Redaction:
     """``text`` with every credential found replaced by ``[REDACTED]``.
 
@@ -251,9 +283,9 @@ def redact(path: str, text: str, language: str = "python", also: Iterable[str] =
     # a value found once is redacted on every line it appears on, here and (``also``) elsewhere
     repeated = set(also) | {v for _, kind, v in found if kind != "Private Key" and repeatable(v)}
     found_at = {(number, value) for number, _, value in found}
-    for value in sorted(repeated):
-        found += [(i + 1, "Repeated secret", value) for i, line in enumerate(lines)
-                  if value in line and (i + 1, value) not in found_at]
+    for number, value in sorted(appearances(lines, repeated)):
+        if (number, value) not in found_at:
+            found.append((number, "Repeated secret", value))
     if not found:
         return Redaction(text, ())
     by_line: dict[int, list[str]] = {}

@@ -13,14 +13,13 @@ changed files and the few that hold one.
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from kbc.analyzers.pool import POOL_MIN_FILES, pool_context, worker_init
-from kbc.analyzers.secrets import secret_values
+from kbc.analyzers.secrets import present, secret_values
 from kbc.domain.models import SourceFile
 
 SWEEP_VERSION = "1"
@@ -67,8 +66,7 @@ def own_values(root: Path, files: Sequence[tuple[str, str]], workers: int) -> di
 
 def repeated_in(text: str, values: set[str], own: frozenset[str] = frozenset()) -> tuple[str, ...]:
     """The ``values`` that appear in ``text`` and are not among its ``own``."""
-    present = [v for v in values if v not in own and v in text]
-    return tuple(sorted(present))
+    return tuple(sorted(present(text, values - own)))
 
 
 def sweep_secrets(root: Path, files: Sequence[SourceFile], counts: Mapping[str, int],
@@ -82,11 +80,10 @@ def sweep_secrets(root: Path, files: Sequence[SourceFile], counts: Mapping[str, 
     everything = {value for values in found.values() for value in values}
     if not everything:
         return Sweep(), scanned
-    pattern = re.compile("|".join(re.escape(v) for v in sorted(everything, key=len, reverse=True)))
     repeated: dict[str, tuple[str, ...]] = {}
     for source in files:
         text = read_text(root / source.path)
-        if text is None or not pattern.search(text):
+        if text is None:
             continue
         also = repeated_in(text, everything, found.get(source.path, frozenset()))
         if also:

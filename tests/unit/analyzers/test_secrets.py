@@ -77,3 +77,14 @@ def test_the_linear_indirect_reference_filter_answers_as_detect_secrets_does(lin
     from detect_secrets.filters.heuristic import is_indirect_reference as reference
 
     assert is_indirect_reference(line) == reference(line)
+
+
+def test_a_value_found_once_is_redacted_wherever_it_appears_even_before_punctuation() -> None:
+    from kbc.analyzers.secrets import present
+
+    key = "Zq8vR2mL7xK4pW9n"
+    text = f'api_key = "{key}"\nsee {key}.\n({key}) and Tr0ub&d0r!x\n'
+    redacted = redact("settings.py", text, "python", also=["Tr0ub&d0r!x"]).text
+    assert key not in redacted and "Tr0ub&d0r!x" not in redacted
+    assert redacted.count("[REDACTED]") == 4
+    assert present(f"the key is {key}. done", {key, "other-Value-123", "a&b=c"}) == {key}
