@@ -161,7 +161,7 @@ def write_snapshot(index_dir: Path, snapshot: ExactVectors) -> None:
     import numpy as np
 
     name = f"vectors-{snapshot.digest}.npy"
-    for leftover in index_dir.glob(".vectors*.partial"):  # from a run that was killed
+    for leftover in index_dir.glob(".vectors*"):  # half-written by a run that was killed
         leftover.unlink(missing_ok=True)
     matrix = io.BytesIO()
     np.save(matrix, np.ascontiguousarray(snapshot.matrix, dtype=np.float32))

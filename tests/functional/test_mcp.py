@@ -241,6 +241,19 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def wait_for(server: subprocess.Popen[bytes], port: int, log_path: Path) -> None:
+    """Until the server accepts connections on ``port`` (a loaded machine starts it slowly)."""
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return
+        except OSError:
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(log_path.read_text()) from None
+            time.sleep(0.1)
+
+
 @pytest.fixture
 def http_server(repo: Path, tmp_path: Path) -> Iterator[str]:
     """The server on a free loopback port with a bearer token; yields its URL."""
@@ -250,15 +263,7 @@ def http_server(repo: Path, tmp_path: Path) -> Iterator[str]:
         server = subprocess.Popen([sys.executable, "-c", SERVE_HTTP, str(repo), str(port), TOKEN],
                                   env=server_env(), stdin=subprocess.DEVNULL, stdout=log, stderr=log)
     try:
-        deadline = time.monotonic() + 90  # a loaded machine starts the server slowly
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(log_path.read_text()) from None
-                time.sleep(0.1)
+        wait_for(server, port, log_path)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         server.terminate()
@@ -391,15 +396,7 @@ def test_abandoned_http_sessions_are_bounded_and_closed_when_idle(repo: Path, tm
                                   stdin=subprocess.DEVNULL, stdout=log, stderr=log)
     url = f"http://127.0.0.1:{port}/mcp"
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(log_path.read_text()) from None
-                time.sleep(0.1)
+        wait_for(server, port, log_path)
         first, second = _initialize(url), _initialize(url)  # opened, never ended
         assert first[0] == second[0] == 200 and first[1] and second[1]
         assert _initialize(url)[0] == 503  # at the limit: refused, the server does not grow
