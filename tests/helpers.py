@@ -12,6 +12,9 @@ from kbc.analyzers.python.analyze import analyze_source
 from kbc.domain.models import AnalysisOk, AnalysisTask, FileFacts
 from kbc.store.facts_store import FactsStore
 
+# `kbc -c`: the index without embeddings, where a test is about something else than vectors
+LEXICAL = ("-c", "index.embed_model=none")
+
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "kbc tests", "GIT_AUTHOR_EMAIL": "tests@kbc.invalid",
     "GIT_COMMITTER_NAME": "kbc tests", "GIT_COMMITTER_EMAIL": "tests@kbc.invalid",

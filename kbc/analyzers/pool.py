@@ -16,6 +16,7 @@ from concurrent.futures.process import BrokenProcessPool
 
 from kbc.analyzers.python.analyze import analyze_file
 from kbc.domain.models import AnalysisFailed, AnalysisResult, AnalysisTask
+from kbc.domain.progress import FileDone
 from kbc.store.lock import forget_inherited_locks
 
 # Below this many files one worker parses them all (more cost more to start than they save).
@@ -25,7 +26,6 @@ POOL_MIN_FILES = 24
 WORKER_MEMORY_BYTES = 3 * 1024**3
 
 Analyzer = Callable[[AnalysisTask], AnalysisResult]
-Progress = Callable[[AnalysisResult], None]
 
 
 def worker_init(memory: int | None = None) -> None:
@@ -84,7 +84,7 @@ def pool_context() -> multiprocessing.context.BaseContext:
 def run_analysis(
     tasks: Sequence[AnalysisTask],
     workers: int,
-    progress: Progress | None = None,
+    progress: FileDone | None = None,
     analyzer: Analyzer = analyze_file,
 ) -> list[AnalysisResult]:
     """Results for ``tasks``, in the same order; one per task, whatever happens."""
@@ -114,7 +114,7 @@ def _isolate(
     tasks: Sequence[AnalysisTask],
     remaining: list[int],
     done: dict[int, AnalysisResult],
-    report: Progress,
+    report: FileDone,
     analyzer: Analyzer,
 ) -> None:
     """Finish ``remaining`` with one worker, so a crash points at its own file."""

@@ -13,6 +13,7 @@ from kbc.domain.errors import KbcError
 
 if TYPE_CHECKING:
     from kbc.domain.settings import Settings
+    from kbc.services.knowledge import KnowledgeBase
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -41,12 +42,31 @@ def unexpected(exc: Exception) -> None:
 
 
 def settings_for(root: Path, **overrides: Any) -> Settings:
+    """The settings of the repository at ``root``: its configuration, the environment, the
+    group's ``-c section.key=value`` and the command's own flags (``overrides``); every
+    notice (a field the repository may not set) is a warning on stderr."""
     from kbc.domain.settings import load_settings
 
-    settings = load_settings(root, overrides=overrides)
+    context = click.get_current_context(silent=True)
+    found = context.find_root().obj if context is not None else None
+    assignments = found.get("assignments", ()) if isinstance(found, dict) else ()
+    settings = load_settings(root, overrides=overrides, assignments=assignments)
     for notice in settings.notices:
         click.echo(f"warning: {notice}", err=True)
     return settings
+
+
+def say(message: str) -> None:
+    """A notice on stderr (an automatic refresh, a wait for another writer)."""
+    click.echo(message, err=True)
+
+
+def knowledge_base(repo: Path, store: Path | None = None, **overrides: Any) -> KnowledgeBase:
+    """The knowledge base a command works on, with its settings as :func:`settings_for`
+    resolves them and its notices on stderr."""
+    from kbc.services.knowledge import KnowledgeBase
+
+    return KnowledgeBase(repo, store=store, settings=settings_for(repo, **overrides), notify=say)
 
 
 def build_options(command: F) -> F:

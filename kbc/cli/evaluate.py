@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from kbc.cli.common import settings_for
+from kbc.cli.common import knowledge_base, say, settings_for
 from kbc.domain.errors import KbcError
 
 
@@ -45,7 +45,7 @@ def eval_command(ctx: click.Context, golden: Path | None, history: int | None, r
     at the use case's budget, and tokens to gold the smallest budget (1,000 to
     27,000 tokens) at which it does. See docs/eval.md.
     """
-    from kbc.services.evaluate import evaluate_golden, evaluate_history, render_report
+    from kbc.services.evaluate import evaluate_history, render_report
 
     if (golden is None) == (history is None):
         raise KbcError("give either --golden FILE or --history N",
@@ -54,13 +54,13 @@ def eval_command(ctx: click.Context, golden: Path | None, history: int | None, r
         raise KbcError("--use-case applies to --golden; --history asks in the implementation use case")
     if max_files < 1:
         raise KbcError(f"--max-files {max_files}: give 1 or more")
-    settings = settings_for(repo)
     if golden is not None:
-        report = evaluate_golden(repo, settings, golden, store, use_cases)
+        with knowledge_base(repo, store) as kb:
+            report = kb.evaluate(golden, use_cases)
     else:
         assert history is not None
-        progress = None if fmt == "json" else (lambda line: click.echo(line, err=True))
-        report = evaluate_history(repo, history, settings, max_files=max_files, progress=progress)
+        report = evaluate_history(repo, history, settings_for(repo), max_files=max_files,
+                                  progress=None if fmt == "json" else say)
     if fmt == "json":
         click.echo(json.dumps(report.as_data(), indent=1, ensure_ascii=False))
     else:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from kbc import __version__
-from kbc.cli.common import KbcGroup, build_options, reading_options, settings_for, unexpected
+from kbc.cli.common import KbcGroup, build_options, knowledge_base, reading_options, unexpected
 from kbc.domain.errors import exit_codes_text
 
 if TYPE_CHECKING:
@@ -73,10 +73,13 @@ def _render_summary(summary: AnalyzeSummary) -> str:
              epilog=exit_codes_text())
 @click.version_option(__version__, prog_name="kbc")
 @click.option("--debug", is_flag=True, help="Show tracebacks instead of short error messages.")
+@click.option("-c", "assignments", multiple=True, metavar="SECTION.KEY=VALUE",
+              help="Set a setting for this run, above the environment and every configuration "
+                   "file (e.g. -c index.embed_model=none); repeatable.")
 @click.pass_context
-def cli(ctx: click.Context, debug: bool) -> None:
+def cli(ctx: click.Context, debug: bool, assignments: tuple[str, ...]) -> None:
     """kbc compiles a repository into a knowledge base for coding agents."""
-    ctx.obj = {"debug": debug}
+    ctx.obj = {"debug": debug, "assignments": assignments}
 
 
 @cli.command()
@@ -93,10 +96,8 @@ def analyze(ctx: click.Context, path: Path, store: Path | None, fmt: str,
     """
     from dataclasses import asdict
 
-    from kbc.services.analyze import analyze_repository
-
-    settings = settings_for(path, workers=workers, max_file_bytes=max_file_bytes)
-    summary = analyze_repository(path, settings, store, progress=_progress)
+    with knowledge_base(path, store, workers=workers, max_file_bytes=max_file_bytes) as kb:
+        summary = kb.analyze(progress=_progress)
     if fmt == "json":
         click.echo(json.dumps(asdict(summary), indent=1, sort_keys=True))
     else:
@@ -116,12 +117,9 @@ def symbols(ctx: click.Context, name: str, repo: Path, store: Path | None, fmt: 
     (Class.method) or a bare name.
     """
     from kbc.domain.codec import to_data
-    from kbc.services.symbols import find_symbols
-    from kbc.store.facts_store import FactsStore
-    from kbc.store.layout import store_path
 
-    settings = settings_for(repo)
-    reports = find_symbols(FactsStore(store_path(repo, settings, store)), name)
+    with knowledge_base(repo, store) as kb:
+        reports = kb.symbol(name)
     if not reports:
         click.echo(f"no symbol named {name!r}; try a shorter or a qualified name", err=True)
         sys.exit(1)
@@ -221,13 +219,11 @@ def build(ctx: click.Context, path: Path, store: Path | None, fmt: str, workers:
     """
     from dataclasses import asdict
 
-    from kbc.services.build import build_repository
+    from kbc.services.knowledge import BuildProgress
 
-    settings = settings_for(path, workers=workers)
-    summary = build_repository(path, settings, store, progress=_progress,
-                               embed_progress=_embed_progress(), no_llm=no_llm,
-                               views_progress=_views_progress,
-                               on_wait=lambda message: click.echo(message, err=True))
+    with knowledge_base(path, store, workers=workers) as kb:
+        summary = kb.build(no_llm=no_llm, progress=BuildProgress(_progress, _views_progress,
+                                                                 _embed_progress()))
     if fmt == "json":
         click.echo(json.dumps(asdict(summary), indent=1, sort_keys=True))
         return
@@ -269,10 +265,7 @@ def retrieve(ctx: click.Context, text: str, repo: Path, store: Path | None, use_
     budget, tokens, fingerprint, retrieval, matched (what TEXT named and what it
     matched), items (one per printed block), text.
     """
-    from kbc.services.knowledge import KnowledgeBase
-
-    with KnowledgeBase(repo, store=store, settings=settings_for(repo),
-                       notify=lambda message: click.echo(message, err=True)) as kb:
+    with knowledge_base(repo, store) as kb:
         result, _ = kb.retrieve_logged(text, use_case, budget)
     click.echo(result.to_json() if fmt == "json" else result.text, nl=fmt == "json")
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from kbc.cli.common import reading_options, settings_for
+from kbc.cli.common import knowledge_base, reading_options, say, settings_for
 from kbc.domain.errors import KbcError, exit_codes_text
 from kbc.domain.views import VIEW_KINDS
 
@@ -22,7 +22,7 @@ def _render_refresh(summary: RefreshSummary) -> str:
     changes = summary.changes
     lines = [f"kbc refresh: {summary.root}" + (f" (following {summary.url} {summary.branch})"
                                                 if summary.url else ""),
-             f"  path          {summary.path}: {summary.reason}",
+             f"  path          {summary.mode}: {summary.reason}",
              f"  commits       {summary.before[:10] or '(none)'} → {summary.after[:10] or '(none)'}",
              f"  changed       {len(changes.added)} added, {len(changes.modified)} modified, "
              f"{len(changes.deleted)} deleted, {len(changes.renamed)} renamed"]
@@ -70,7 +70,7 @@ def refresh(ctx: click.Context, target: str, store: Path | None, branch: str, fu
         local = Path(".") if is_url(target) else Path(target)
         settings = settings_for(local, lock_timeout=lock_timeout)
         summary = run_refresh(target, settings, store, branch=branch, no_llm=no_llm, force_full=full,
-                              on_wait=lambda message: click.echo(message, err=True))
+                              on_wait=say)
     except KbcError as error:
         if ci:
             click.echo(json.dumps({"ok": False, "error": error.message, "hint": error.hint,
@@ -96,11 +96,10 @@ def drift(ctx: click.Context, repo: Path, store: Path | None, fmt: str) -> None:
     Reads the store written by `kbc build` (or `kbc analyze`).
     """
     from kbc.domain.codec import to_data
-    from kbc.services.drift import find_drift, render_drift
-    from kbc.store.layout import store_path
+    from kbc.services.drift import render_drift
 
-    settings = settings_for(repo)
-    reports = find_drift(repo, store_path(repo, settings, store))
+    with knowledge_base(repo, store) as kb:
+        reports = kb.drift()
     if fmt == "json":
         click.echo(json.dumps([to_data(r) for r in reports], indent=1, sort_keys=True))
     else:
@@ -118,12 +117,10 @@ def views(ctx: click.Context, repo: Path, store: Path | None, kind: str | None, 
           fmt: str) -> None:
     """Show the views written by `kbc build`."""
     from kbc.domain.codec import to_data
-    from kbc.services.views import read_views
-    from kbc.store.layout import store_path
     from kbc.views.render import render_view
 
-    settings = settings_for(repo)
-    found = read_views(store_path(repo, settings, store))
+    with knowledge_base(repo, store) as kb:
+        found = kb.views()
     ids = {v.id for v in found}
     chosen = [v for v in found if (kind is None or v.kind == kind) and (view_id is None or v.id == view_id)]
     if view_id is not None and not chosen:
@@ -145,11 +142,8 @@ def views(ctx: click.Context, repo: Path, store: Path | None, kind: str | None, 
 @click.pass_context
 def render(ctx: click.Context, repo: Path, store: Path | None, out: Path) -> None:
     """Write every view as Markdown (Mermaid diagrams included) with an index page."""
-    from kbc.services.views import render_folder
-    from kbc.store.layout import store_path
-
-    settings = settings_for(repo)
-    written = render_folder(store_path(repo, settings, store), repo, out)
+    with knowledge_base(repo, store) as kb:
+        written = kb.render(out)
     click.echo(f"wrote {len(written)} pages to {out} (start at {out / 'index.md'})")
 
 
@@ -166,9 +160,8 @@ def status(ctx: click.Context, repo: Path, store: Path | None, fmt: str) -> None
     """
     from dataclasses import asdict
 
-    from kbc.services.status import repository_status
-
-    found = repository_status(repo, settings_for(repo), store)
+    with knowledge_base(repo, store) as kb:
+        found = kb.status()
     if fmt == "json":
         click.echo(json.dumps(asdict(found), indent=1, sort_keys=True))
         return

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from kbc.cli.common import reading_options, settings_for
+from kbc.cli.common import knowledge_base, reading_options
 
 GAP_LINE = 200  # characters of a logged question shown on its line (--format json gives all it logged)
 
@@ -28,9 +28,7 @@ def ask(ctx: click.Context, question: str, repo: Path, store: Path | None, budge
     that points elsewhere is dropped and counted). Without an LLM the answer
     quotes the best passages and says so.
     """
-    from kbc.services.knowledge import KnowledgeBase
-
-    with KnowledgeBase(repo, store=store, settings=settings_for(repo)) as kb:
+    with knowledge_base(repo, store) as kb:
         answer, query_id = kb.ask(question, no_llm=no_llm, budget=budget)
     if fmt == "json":
         click.echo(json.dumps({**answer.as_data(), "query_id": query_id}, indent=1, ensure_ascii=False))
@@ -57,9 +55,7 @@ def gaps(ctx: click.Context, repo: Path, store: Path | None, fmt: str) -> None:
     """
     from dataclasses import asdict
 
-    from kbc.services.knowledge import KnowledgeBase
-
-    with KnowledgeBase(repo, store=store, settings=settings_for(repo)) as kb:
+    with knowledge_base(repo, store) as kb:
         found = kb.gaps()
     if fmt == "json":
         click.echo(json.dumps([asdict(g) for g in found], indent=1, ensure_ascii=False))
@@ -99,7 +95,5 @@ def serve(ctx: click.Context, repo: Path, store: Path | None, transport: str, ho
     at most serve.max_sessions are open at once.
     """
     from kbc.mcp.server import serve as run_server
-    from kbc.services.knowledge import KnowledgeBase
-
-    kb = KnowledgeBase(repo, store=store, settings=settings_for(repo))
+    kb = knowledge_base(repo, store)
     run_server(kb, transport, host, port, kb.settings.token or None)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -300,14 +300,33 @@ def config_files(root: Path) -> list[Path]:
     return [p for p in (root / "pyproject.toml", root / "kbc.toml") if p.is_file()]
 
 
+def _assign(assignments: Sequence[str], values: dict[str, Any], errors: list[FieldError]) -> None:
+    """``kbc -c section.key=value``: the user's own, so trusted like the environment."""
+    by_dotted = {f.dotted: f for f in FIELDS}
+    for assignment in assignments:
+        dotted, equals, raw = assignment.partition("=")
+        spec = by_dotted.get(dotted.strip())
+        if not equals or spec is None:
+            problem = "is not a known setting" if equals else "is not section.key=value"
+            errors.append(FieldError("-c", dotted.strip() or assignment, problem,
+                                     f"write section.key=value with one of: {', '.join(sorted(by_dotted))}"))
+            continue
+        value = _coerce(spec, raw.strip(), f"-c {spec.dotted}", errors)
+        if value is not None:
+            values[spec.name] = value
+
+
 def load_settings(
     root: Path,
     env: Mapping[str, str] | None = None,
     overrides: Mapping[str, Any] | None = None,
+    assignments: Sequence[str] = (),
 ) -> Settings:
     """Resolve settings for the repository at ``root``.
 
-    ``overrides`` maps Settings attribute names to flag values (None = not given).
+    ``assignments`` are ``section.key=value`` strings (``kbc -c``), above the
+    environment; ``overrides`` maps Settings attribute names to flag values (None =
+    not given), above everything.
     """
     env = os.environ if env is None else env
     errors: list[FieldError] = []
@@ -353,6 +372,7 @@ def load_settings(
             value = _coerce(spec, env[spec.env], spec.env, errors)
             if value is not None:
                 values[spec.name] = value
+    _assign(assignments, values, errors)
     for name, raw in (overrides or {}).items():
         if raw is None:
             continue

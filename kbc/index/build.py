@@ -12,7 +12,7 @@ import dataclasses
 import hashlib
 import json
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +23,7 @@ from kbc.analyzers.python.analyze import decode_source
 from kbc.analyzers.secrets import redact
 from kbc.domain.errors import IndexDamaged, KbcError, in_pass
 from kbc.domain.models import Chunk, EmbedUnit, FileFacts, SourceFile
+from kbc.domain.progress import EmbedProgress
 from kbc.domain.timing import PassTiming, Stopwatch
 from kbc.index.chunks import chunk_text
 from kbc.index.definitions import Definition
@@ -41,7 +42,6 @@ VIEW_PREFIX = "@views/"  # paths of view documents: never a path in the reposito
 POOL_MIN_FILES = 64
 EMBED_BATCH = 256  # units handed to the embedder per call (it batches 32 inside)
 
-Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +146,7 @@ def build_index(
     embedder: Embedder | None,
     vectors: VectorStore | None,
     note: str = "",
-    progress: Progress | None = None,
+    progress: EmbedProgress | None = None,
     documents: Mapping[str, str] | None = None,
     fresh: bool = False,
     embed_tests: bool = False,
@@ -261,7 +261,7 @@ class VectorSync:
 
 
 def _sync_vectors(lexical: LexicalIndex, embedder: Embedder, vectors: VectorStore,
-                  progress: Progress | None, index_dir: Path, embed_tests: bool = False,
+                  progress: EmbedProgress | None, index_dir: Path, embed_tests: bool = False,
                   clock: Stopwatch | None = None) -> VectorSync:
     """Make the vector store hold exactly the units of the chunk table, and write the
     snapshot of its vectors that retrieval searches exactly."""
@@ -274,7 +274,7 @@ def _sync_vectors(lexical: LexicalIndex, embedder: Embedder, vectors: VectorStor
 
 
 def _embed_missing(lexical: LexicalIndex, embedder: Embedder, vectors: VectorStore,
-                   progress: Progress | None, embed_tests: bool, clock: Stopwatch,
+                   progress: EmbedProgress | None, embed_tests: bool, clock: Stopwatch,
                    ) -> tuple[list[EmbedUnit], list[EmbedUnit], list[str], dict[str, Chunk]]:
     """Embed and store the units the store lacks, delete those it no longer needs: (every
     unit, the units embedded, the ids deleted, the chunks by id). The clock gets the model's

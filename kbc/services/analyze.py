@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
@@ -26,6 +25,7 @@ from kbc.domain.models import (
     AnalysisTask,
     FileFacts,
 )
+from kbc.domain.progress import AnalyzeProgress
 from kbc.domain.settings import Settings
 from kbc.domain.timing import PassTiming, Stopwatch
 from kbc.graph.build import build_graph
@@ -34,7 +34,6 @@ from kbc.store.facts_store import FactsStore, Snapshot
 from kbc.store.layout import analysis_cache, store_path
 
 # (total files to parse) -> per-result callback; lets the CLI draw a progress bar.
-ProgressFactory = Callable[[int], Callable[[AnalysisResult], None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +67,7 @@ def analyze_repository(
     root: Path,
     settings: Settings,
     store_dir: Path | None = None,
-    progress: ProgressFactory | None = None,
+    progress: AnalyzeProgress | None = None,
     *,
     fresh: bool = False,
 ) -> AnalyzeSummary:
@@ -80,7 +79,7 @@ def analyze_with_sweep(
     root: Path,
     settings: Settings,
     store_dir: Path | None = None,
-    progress: ProgressFactory | None = None,
+    progress: AnalyzeProgress | None = None,
     *,
     fresh: bool = False,
 ) -> tuple[AnalyzeSummary, Sweep]:

@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,13 +34,15 @@ from typing import Any
 from kbc.analyzers.gitrepo import GitFailed, git
 from kbc.analyzers.history_mining import MAX_FILES, MinedCommit, mine_commits, repository_root
 from kbc.domain.errors import GoldenError, KbcError, TargetError
+from kbc.domain.progress import Say
 from kbc.domain.settings import Settings
-from kbc.index.tokencount import TokenCounter, default_counter
+from kbc.index.tokencount import TokenCounter
 from kbc.retrieval.baseline import WholeFileBM25
 from kbc.retrieval.golden import GoldenQuestion, read_golden
 from kbc.retrieval.metrics import BUDGETS, Gold, Passage, Scores, Summary, distinct_files, score, summarize
 from kbc.retrieval.profiles import Profile, load_profiles
 from kbc.retrieval.retrieve import Retriever
+from kbc.services.components import CONFIGURED, Components
 from kbc.services.refresh import refresh
 from kbc.services.retrieve import open_retriever
 from kbc.store.facts_store import FactsStore
@@ -50,7 +52,6 @@ SYSTEMS = ("kbc", "bm25")
 TITLES = {"kbc": "kbc", "bm25": "BM25 whole files"}
 HISTORY_USE_CASE = "implementation"
 TOP = 10  # files kept per question in the report
-Progress = Callable[[str], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,12 +179,12 @@ def select(questions: Sequence[GoldenQuestion], use_cases: Sequence[str],
 
 
 def evaluate_golden(root: Path, settings: Settings, golden: Path, store_dir: Path | None = None,
-                    use_cases: Sequence[str] = ()) -> EvalReport:
+                    use_cases: Sequence[str] = (), components: Components = CONFIGURED) -> EvalReport:
     """Every question of ``golden`` asked of the store built for ``root``."""
     started = time.perf_counter()
     profiles = load_profiles(root)
     questions = select(read_golden(golden), use_cases, profiles, str(golden))
-    retriever = open_retriever(root, settings, store_dir)
+    retriever = open_retriever(root, settings, store_dir, components)
     try:
         store = FactsStore(store_path(root, settings, store_dir))
         tracked = {f.path for f in store.inventory().files}
@@ -194,7 +195,7 @@ def evaluate_golden(root: Path, settings: Settings, golden: Path, store_dir: Pat
             raise GoldenError(str(golden), problems,
                               hint="fix the golden file, or rebuild the store if the repository moved "
                                    "(`kbc refresh`)")
-        counter = default_counter()
+        counter = components.token_counter()
         results = []
         with WholeFileBM25(root, tracked) as baseline:
             for question, gold in zip(questions, golds, strict=True):
@@ -238,7 +239,7 @@ def history_settings(settings: Settings) -> Settings:
 
 
 def evaluate_history(path: Path, count: int, settings: Settings, *, max_files: int = MAX_FILES,
-                     progress: Progress | None = None) -> EvalReport:
+                     progress: Say | None = None, components: Components = CONFIGURED) -> EvalReport:
     """The newest ``count`` qualifying commits of the repository at ``path``, each asked of a
     store built at its parent, in the implementation use case."""
     started = time.perf_counter()
@@ -256,7 +257,7 @@ def evaluate_history(path: Path, count: int, settings: Settings, *, max_files: i
         raise KbcError(f"no use case named {HISTORY_USE_CASE!r}")
     ordered = sorted(mined.commits, key=lambda c: (c.parent_time, c.sha))
     chosen = history_settings(settings)
-    counter = default_counter()
+    counter = components.token_counter()
     results: list[QuestionResult] = []
     paths: Counter[str] = Counter()
     modes: set[str] = set()
@@ -265,7 +266,8 @@ def evaluate_history(path: Path, count: int, settings: Settings, *, max_files: i
         tree, store = Path(work) / root.name, Path(work) / "store"
         _clone(root, tree)
         for number, commit in enumerate(ordered, start=1):
-            result, refresh_path, mode = _history_question(tree, store, chosen, profile, counter, commit)
+            result, refresh_path, mode = _history_question(tree, store, chosen, profile, counter, commit,
+                                                           components)
             paths[refresh_path] += 1
             modes.add(mode)
             if result is None:
@@ -286,17 +288,18 @@ def evaluate_history(path: Path, count: int, settings: Settings, *, max_files: i
 
 
 def _history_question(tree: Path, store: Path, settings: Settings, profile: Profile,
-                      counter: TokenCounter, commit: MinedCommit) -> tuple[QuestionResult | None, str, str]:
+                      counter: TokenCounter, commit: MinedCommit,
+                      components: Components) -> tuple[QuestionResult | None, str, str]:
     _git(tree, "checkout", "-q", "-f", "--detach", commit.parent)
     _git(tree, "clean", "-q", "-f", "-d", "-x")
-    refreshed = refresh(str(tree), settings, store, no_llm=True)
+    refreshed = refresh(str(tree), settings, store, no_llm=True, components=components)
     tracked = {f.path for f in FactsStore(store).inventory().files}
     answer = tuple(p for p in commit.answer if p in tracked)
-    retriever = open_retriever(tree, settings, store)
+    retriever = open_retriever(tree, settings, store, components)
     try:
         mode = retriever.mode
         if not answer:  # the changed files were skipped at the parent (binary, oversized, excluded)
-            return None, refreshed.path, mode
+            return None, refreshed.mode, mode
         gold = Gold(answer, {path: ranges for path, ranges in commit.lines().items() if path in answer})
         with WholeFileBM25(tree, tracked) as baseline:
             top, scores = _ask(retriever, baseline, counter, profile, commit.query, gold)
@@ -304,7 +307,7 @@ def _history_question(tree: Path, store: Path, settings: Settings, profile: Prof
         retriever.close()
     label = f"{commit.sha[:10]} {commit.subject}"
     return (QuestionResult(label, commit.query, profile.name, answer, top, scores, gold.ranges),
-            refreshed.path, mode)
+            refreshed.mode, mode)
 
 
 # -- rendering ------------------------------------------------------------------

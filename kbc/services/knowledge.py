@@ -1,25 +1,35 @@
-"""One repository's knowledge base, opened once: what the Python API, the CLI and the MCP
-server call. Every path argument is confined to the repository's tracked files."""
+"""One repository's knowledge base, opened once: what the Python API, the CLI, the MCP server
+and `kbc eval` call. Its parts (embedder, vector store, LLM interpreter, token counter) come
+from :class:`~kbc.services.components.Components`; every path argument is confined to the
+repository's tracked files."""
 
 from __future__ import annotations
 
 import threading
 import warnings
-from collections.abc import Callable
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from kbc.domain.drift import DriftReport
 from kbc.domain.errors import KbcError, PathRefused
+from kbc.domain.progress import AnalyzeProgress, EmbedProgress, Say, ViewsProgress
 from kbc.domain.settings import Settings, load_settings
 from kbc.domain.views import View
 from kbc.retrieval.answer import Answer, extractive, llm_answer
 from kbc.retrieval.profiles import Profile, load_profiles
 from kbc.retrieval.retrieve import Evidence, Retriever, Slice
+from kbc.services.analyze import AnalyzeSummary, analyze_repository
 from kbc.services.build import BuildSummary, build_repository
+from kbc.services.components import CONFIGURED, Components
+from kbc.services.drift import find_drift
+from kbc.services.evaluate import EvalReport, evaluate_golden
 from kbc.services.refresh import RefreshSummary, refresh
 from kbc.services.retrieve import open_retriever
+from kbc.services.status import Status, repository_status
 from kbc.services.symbols import SymbolReport, find_symbols
-from kbc.services.views import configured_interpreter, read_views
+from kbc.services.views import read_views, render_folder
 from kbc.store.facts_store import FactsStore
 from kbc.store.gaps import Gap, GapLog
 from kbc.store.layout import gap_log, lexical_path, state_file, store_path
@@ -29,6 +39,15 @@ from kbc.views.llm import Interpreter
 # this found nothing relevant (measured on the development split: benchmarks/relevance_floor.py).
 RELEVANCE_FLOOR = 0.34
 MAX_FILE_LINES = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class BuildProgress:
+    """Who hears a build's progress: files analyzed, views interpreted, units embedded."""
+
+    files: AnalyzeProgress | None = None
+    views: ViewsProgress | None = None
+    embedding: EmbedProgress | None = None
 
 
 class UntrustedSetting(UserWarning):
@@ -46,10 +65,14 @@ class KnowledgeBase:
 
     def __init__(self, path: str | Path = ".", *, store: str | Path | None = None,
                  settings: Settings | None = None,
-                 notify: Callable[[str], None] | None = None) -> None:
-        """``notify`` hears what happens on the way to an answer (an automatic refresh, a wait
-        for another writer of the store); by default nothing is said."""
+                 notify: Say | None = None,
+                 components: Components = CONFIGURED) -> None:
+        """``settings`` default to the repository's resolved configuration; ``components``
+        to the parts those settings name. ``notify`` hears what happens on the way to an
+        answer (an automatic refresh, a wait for another writer of the store); by default
+        nothing is said."""
         self.root = Path(path).resolve()
+        self.components = components
         self._notify = notify or (lambda _message: None)
         if settings is None:
             settings = load_settings(self.root)
@@ -65,22 +88,35 @@ class KnowledgeBase:
 
     # -- writing -------------------------------------------------------------
 
-    def build(self, *, no_llm: bool = False, interpreter: Interpreter | None = None) -> BuildSummary:
+    def analyze(self, *, progress: AnalyzeProgress | None = None) -> AnalyzeSummary:
+        """The facts pass alone (what `kbc analyze` runs)."""
         with self._lock:
             self._reset()
-            return build_repository(self.root, self.settings, self.store, no_llm=no_llm,
-                                    interpreter=interpreter)
+            return analyze_repository(self.root, self.settings, self.store, progress=progress)
+
+    def build(self, *, no_llm: bool = False, interpreter: Interpreter | None = None,
+              progress: BuildProgress | None = None) -> BuildSummary:
+        """Every pass; ``interpreter`` overrides the components' one for this build."""
+        shown = progress or BuildProgress()
+        with self._lock:
+            self._reset()
+            return build_repository(self.root, self.settings, self.store, progress=shown.files,
+                                    embed_progress=shown.embedding, no_llm=no_llm,
+                                    interpreter=interpreter, views_progress=shown.views,
+                                    on_wait=self._notify, components=self.components)
 
     def refresh(self, *, no_llm: bool = False, full: bool = False) -> RefreshSummary:
         with self._lock:
             self._reset()
-            return refresh(str(self.root), self.settings, self.store, no_llm=no_llm, force_full=full)
+            return refresh(str(self.root), self.settings, self.store, no_llm=no_llm, force_full=full,
+                           on_wait=self._notify, components=self.components)
 
     def _refresh_if_moved(self) -> None:
         """KB_AUTO_REFRESH: bring the store up to the repository's HEAD before answering."""
-        done = refresh(str(self.root), self.settings, self.store, with_drift=False, on_wait=self._notify)
-        if done.path != "up-to-date":
-            self._notify(f"kbc: refreshed the store first ({done.path}: {done.reason})")
+        done = refresh(str(self.root), self.settings, self.store, with_drift=False, on_wait=self._notify,
+                       components=self.components)
+        if done.mode != "up-to-date":
+            self._notify(f"kbc: refreshed the store first ({done.mode}: {done.reason})")
             self._reset()
 
     def _reset(self) -> None:
@@ -109,7 +145,7 @@ class KnowledgeBase:
         with self._lock:
             self.follow()
             if self._retriever is None:
-                self._retriever = open_retriever(self.root, self.settings, self.store)
+                self._retriever = open_retriever(self.root, self.settings, self.store, self.components)
             return self._retriever
 
     def _build_record(self) -> tuple[int, int, int]:
@@ -159,7 +195,7 @@ class KnowledgeBase:
             interpreter: Interpreter | None = None) -> tuple[Answer, str]:
         """An answer whose citations all point inside the retrieved sources, and its query id."""
         found, query_id = self.retrieve_logged(question, "qa", budget, kind="ask")
-        chosen = None if no_llm else (interpreter or configured_interpreter(self.settings, no_llm))
+        chosen = None if no_llm else (interpreter or self.components.llm(self.settings))
         if chosen is None:
             why = "--no-llm" if no_llm else "no LLM configured (set KBC_LLM_MODEL)"
             return extractive(question, found, why), query_id
@@ -189,6 +225,22 @@ class KnowledgeBase:
 
     def symbol(self, name: str) -> list[SymbolReport]:
         return find_symbols(FactsStore(self.store), name)
+
+    def render(self, out: Path) -> list[Path]:
+        """Every view as Markdown in ``out``, with an index page; the pages written."""
+        return render_folder(self.store, self.root, out)
+
+    def drift(self) -> list[DriftReport]:
+        """The documents that are behind the code."""
+        return find_drift(self.root, self.store)
+
+    def status(self) -> Status:
+        """What the store holds and what retrieval will use; builds nothing."""
+        return repository_status(self.root, self.settings, self.store, self.components)
+
+    def evaluate(self, golden: Path, use_cases: Sequence[str] = ()) -> EvalReport:
+        """Every question of the golden file ``golden`` asked of this store."""
+        return evaluate_golden(self.root, self.settings, golden, self.store, use_cases, self.components)
 
     def file(self, path: str, start: int | None = None, end: int | None = None) -> dict[str, Any]:
         """Lines of a tracked file; anything else (traversal, absolute, untracked or ignored

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from kbc.analyzers.gitrepo import Changes, changes_since, follow, head_commit, is_url
 from kbc.domain.codec import to_data
@@ -23,10 +23,13 @@ from kbc.domain.errors import TargetError
 from kbc.domain.settings import Settings
 from kbc.index.build import index_problem
 from kbc.services.build import BuildSummary, build_repository
+from kbc.services.components import CONFIGURED, Components
 from kbc.services.drift import find_drift
 from kbc.store.layout import index_dir, store_path
 from kbc.store.state import read_state
 from kbc.views.llm import Interpreter
+
+RefreshMode = Literal["up-to-date", "incremental", "full"]
 
 
 @dataclass(slots=True)
@@ -35,7 +38,7 @@ class RefreshSummary:
     store: str
     before: str  # the commit of the last completed build ("" if none)
     after: str  # the commit now
-    path: str  # "up-to-date" | "incremental" | "full"
+    mode: RefreshMode  # what the refresh did (the JSON summary's "path")
     reason: str
     changes: Changes = field(default_factory=Changes)
     build: BuildSummary | None = None
@@ -48,7 +51,7 @@ class RefreshSummary:
         build = self.build
         data: dict[str, Any] = {
             "root": self.root, "store": self.store, "url": self.url, "branch": self.branch,
-            "before": self.before, "after": self.after, "path": self.path, "reason": self.reason,
+            "before": self.before, "after": self.after, "path": self.mode, "reason": self.reason,
             "changed": {"added": list(self.changes.added), "modified": list(self.changes.modified),
                         "deleted": list(self.changes.deleted),
                         "renamed": [list(pair) for pair in self.changes.renamed]},
@@ -70,7 +73,7 @@ class RefreshSummary:
 
 
 def decide(changes: Changes | None, tracked: int, settings: Settings, shape_changed: bool,
-           have_state: bool) -> tuple[str, str]:
+           have_state: bool) -> tuple[RefreshMode, str]:
     """The path a refresh takes and why, from what changed and the drift threshold."""
     if not have_state:
         return "full", "no completed build in the store yet"
@@ -105,7 +108,8 @@ def resolve_target(target: str, branch: str = "", data: str = "") -> tuple[Path,
 
 def refresh(target: str, settings: Settings, store_dir: Path | None = None, *, branch: str = "",
             no_llm: bool = False, interpreter: Interpreter | None = None, force_full: bool = False,
-            on_wait: Callable[[str], None] | None = None, with_drift: bool = True) -> RefreshSummary:
+            on_wait: Callable[[str], None] | None = None, with_drift: bool = True,
+            components: Components = CONFIGURED) -> RefreshSummary:
     started = time.perf_counter()
     root, url, followed = resolve_target(target, branch, settings.data_dir)
     store_root = store_path(root, settings, store_dir)
@@ -115,26 +119,27 @@ def refresh(target: str, settings: Settings, store_dir: Path | None = None, *, b
     changes = changes_since(root, before) if before else None
     tracked = state.tracked if state is not None else 0
     shape_changed = state is not None and state.settings != settings.shape()
-    path, reason = decide(changes, tracked, settings, shape_changed, state is not None)
+    mode, reason = decide(changes, tracked, settings, shape_changed, state is not None)
     if state is not None and not before and not after and not shape_changed:
         # Not a git repository: no diff to read, so files are compared by content (the caches do).
-        path, reason = "incremental", "not a git repository: files compared by content"
+        mode, reason = "incremental", "not a git repository: files compared by content"
     if force_full:
-        path, reason = "full", "asked for with --full"
-    if path == "up-to-date":
+        mode, reason = "full", "asked for with --full"
+    if mode == "up-to-date":
         problem = index_problem(index_dir(store_root))
         if problem:
-            path, reason = "incremental", f"no file changed, but {problem}"
-    if path == "up-to-date" and before == after:
-        summary = RefreshSummary(str(root.resolve()), str(store_root), before, after, path, reason,
+            mode, reason = "incremental", f"no file changed, but {problem}"
+    if mode == "up-to-date" and before == after:
+        summary = RefreshSummary(str(root.resolve()), str(store_root), before, after, mode, reason,
                                  changes or Changes(), url=url, branch=followed,
                                  drift=find_drift(root, store_root) if with_drift else [])
         summary.seconds = time.perf_counter() - started
         return summary
     build = build_repository(root, settings, store_dir, no_llm=no_llm, interpreter=interpreter,
-                             fresh=path == "full", on_wait=on_wait)
+                             fresh=mode == "full", on_wait=on_wait,
+                             components=components)
     summary = RefreshSummary(str(root.resolve()), str(store_root), before, after,
-                             path if path != "up-to-date" else "incremental", reason, changes or Changes(),
+                             mode if mode != "up-to-date" else "incremental", reason, changes or Changes(),
                              build, url, followed,
                              drift=find_drift(root, store_root) if with_drift else [])
     summary.seconds = time.perf_counter() - started

@@ -6,15 +6,15 @@ from pathlib import Path
 
 from kbc.domain.errors import KbcError
 from kbc.domain.settings import Settings
-from kbc.index.tokencount import default_counter
 from kbc.retrieval.profiles import Profile, load_profiles
 from kbc.retrieval.retrieve import Retriever
-from kbc.services.build import open_embedding
+from kbc.services.components import CONFIGURED, Components
 from kbc.store.facts_store import FactsStore
 from kbc.store.layout import index_dir, lexical_path, store_path
 
 
-def open_retriever(root: Path, settings: Settings, store_dir: Path | None = None) -> Retriever:
+def open_retriever(root: Path, settings: Settings, store_dir: Path | None = None,
+                   components: Components = CONFIGURED) -> Retriever:
     store_root = store_path(root, settings, store_dir)
     if not lexical_path(store_root).is_file():
         raise KbcError(f"no index for {root.resolve()} in {store_root}",
@@ -27,10 +27,10 @@ def open_retriever(root: Path, settings: Settings, store_dir: Path | None = None
         module_paths.setdefault(facts.module, facts.path)
         for symbol in facts.symbols:
             symbol_paths.setdefault(symbol.qname, facts.path)
-    embedder, vectors, note = open_embedding(store_root, root, settings, lazy=True)
+    embedder, vectors, note = components.open_embedding(store_root, root, settings, lazy=True)
     scripts = sorted({e.name for e in store.entry_points() if e.kind in ("console_script", "gui_script")})
     return Retriever(index_dir(store_root), store.graph(), module_paths, symbol_paths,
-                     default_counter(), embedder, vectors, note, every, scripts)
+                     components.token_counter(), embedder, vectors, note, every, scripts)
 
 
 def profile_named(root: Path, name: str) -> Profile:

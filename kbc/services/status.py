@@ -11,10 +11,14 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kbc.domain.errors import KbcError
 from kbc.domain.settings import Settings
 from kbc.store.layout import LEXICAL, state_file
+
+if TYPE_CHECKING:
+    from kbc.services.components import Components
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +34,9 @@ class Status:
     note: str = ""  # why retrieval is not hybrid, or what is incomplete
 
 
-def repository_status(root: Path, settings: Settings, store_dir: Path | None = None) -> Status:
+def repository_status(root: Path, settings: Settings, store_dir: Path | None = None,
+                      components: Components | None = None) -> Status:
+    from kbc.services.components import CONFIGURED
     from kbc.store.layout import store_path
 
     store_root = store_path(root, settings, store_dir)
@@ -41,7 +47,7 @@ def repository_status(root: Path, settings: Settings, store_dir: Path | None = N
     last = _last_build(store_root)
     facts = _facts(store_root, notes)
     views = _views(store_root)
-    index, retrieval = _index(store_root, root, notes, settings)
+    index, retrieval = _index(store_root, root, notes, settings, components or CONFIGURED)
     return Status(str(root.resolve()), str(store_root), bool(last), last, facts, views, index,
                   retrieval, "; ".join(notes))
 
@@ -84,13 +90,12 @@ def _views(store_root: Path) -> dict[str, int]:
         return {}
 
 
-def _index(store_root: Path, root: Path, notes: list[str], settings: Settings
-           ) -> tuple[dict[str, int | str], str]:
+def _index(store_root: Path, root: Path, notes: list[str], settings: Settings,
+           components: Components) -> tuple[dict[str, int | str], str]:
     from kbc.domain.errors import IndexDamaged
     from kbc.index.exact import load_snapshot
     from kbc.index.lexical import LexicalIndex
     from kbc.index.units import units_of
-    from kbc.services.build import open_embedding
     from kbc.store.layout import index_dir
 
     where = index_dir(store_root)
@@ -112,7 +117,7 @@ def _index(store_root: Path, root: Path, notes: list[str], settings: Settings
         files = len(lexical.files())
     finally:
         lexical.close()
-    embedder, _, why = open_embedding(store_root, root, settings, lazy=True)
+    embedder, _, why = components.open_embedding(store_root, root, settings, lazy=True)
     model = embedder.model_id if embedder is not None else indexed_model
     units = {u.id for u in units_of(chunks, model, tests=settings.embed_tests)} if model else set()
     snapshot = load_snapshot(where, digest) if digest else None

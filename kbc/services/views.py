@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kbc.domain.errors import KbcError
+from kbc.domain.progress import ViewsProgress
 from kbc.domain.settings import Settings
 from kbc.domain.views import View
 from kbc.index.build import VIEW_PREFIX
@@ -12,9 +13,9 @@ from kbc.store.facts_store import FactsStore
 from kbc.store.layout import prose_cache
 from kbc.store.prose_cache import ProseCache
 from kbc.store.views_store import ViewsStore
-from kbc.views.build import Progress, ViewsSummary, build_views
+from kbc.views.build import ViewsSummary, build_views
 from kbc.views.context import Context, build_context
-from kbc.views.llm import Interpreter, interpreter_from
+from kbc.views.llm import Interpreter
 from kbc.views.render import render_all, render_view, view_file
 
 
@@ -25,21 +26,13 @@ def load_context(store_root: Path, repo_root: Path, settings: Settings) -> Conte
                          max_workflows=settings.max_workflows)
 
 
-def configured_interpreter(settings: Settings, no_llm: bool) -> Interpreter | None:
-    if no_llm:
-        return None
-    return interpreter_from(settings.llm_model, settings.llm_api_base, settings.llm_timeout,
-                            settings.llm_retries, settings.llm_api_key)
-
-
 def build_views_pass(store_root: Path, repo_root: Path, settings: Settings, *, no_llm: bool = False,
                      interpreter: Interpreter | None = None,
-                     progress: Progress | None = None) -> tuple[list[View], ViewsSummary]:
-    """Write the views of the store's current facts; ``interpreter`` overrides the configured one."""
+                     progress: ViewsProgress | None = None) -> tuple[list[View], ViewsSummary]:
+    """Write the views of the store's current facts, their prose by ``interpreter`` (None,
+    or ``no_llm``: from docstrings)."""
     context = load_context(store_root, repo_root, settings)
-    chosen = interpreter if interpreter is not None else configured_interpreter(settings, no_llm)
-    if no_llm:
-        chosen = None
+    chosen = None if no_llm else interpreter
     with ProseCache(prose_cache(store_root)) as cache:
         views, summary = build_views(context, chosen, cache, concurrency=settings.llm_concurrency,
                                      progress=progress, cached_model=settings.llm_model)

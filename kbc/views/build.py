@@ -9,13 +9,13 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any
 
 from kbc.analyzers.secrets import redact
 from kbc.domain.errors import LLMError
+from kbc.domain.progress import ViewsProgress
 from kbc.domain.views import Provenance, View, ViewKind
 from kbc.store.prose_cache import ProseCache, prose_key
 from kbc.views.context import Context
@@ -195,11 +195,10 @@ def _ask(interpreter: Interpreter, draft: Draft) -> _Outcome:
     return outcome
 
 
-Progress = Callable[[int], Callable[[], None]]
 
 
 def build_views(context: Context, interpreter: Interpreter | None, cache: ProseCache | None,
-                *, concurrency: int = 4, progress: Progress | None = None,
+                *, concurrency: int = 4, progress: ViewsProgress | None = None,
                 cached_model: str = "") -> tuple[list[View], ViewsSummary]:
     """Every view; prose from ``interpreter`` (cached), or without one from the cache of
     ``cached_model`` where it holds these facts (no call is made), else from docstrings."""

@@ -11,11 +11,13 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from helpers import RepoFactory
+from helpers import LEXICAL, RepoFactory
 from llm_server import Reply, chat_server
 
 import kbc
 from kbc.cli.main import cli
+from kbc.domain.settings import Settings, load_settings
+from kbc.services.components import Components
 from kbc.services.knowledge import KnowledgeBase, PathRefused
 from kbc.store.gaps import GapLog
 from kbc.views.llm import LiteLLMInterpreter
@@ -48,11 +50,15 @@ REPO = {
 }
 
 
+def open_kb(root: Path, settings: Settings | None = None) -> KnowledgeBase:
+    """Lexical retrieval keeps these tests quick."""
+    return KnowledgeBase(root, settings=settings, components=Components.lexical())
+
+
 @pytest.fixture
-def shop(make_repo: RepoFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("KBC_EMBED_MODEL", "none")  # lexical retrieval keeps these tests quick
+def shop(make_repo: RepoFactory) -> Path:
     root = make_repo(REPO)
-    KnowledgeBase(root).build(no_llm=True)
+    open_kb(root).build(no_llm=True)
     return root
 
 
@@ -65,13 +71,13 @@ def test_the_public_api_is_exactly_these_names() -> None:
 
 
 def test_without_an_llm_the_answer_quotes_the_best_passages_and_says_so(shop: Path) -> None:
-    result = CliRunner().invoke(cli, ["ask", "how are refunds validated?", "--repo", str(shop)])
+    result = CliRunner().invoke(cli, [*LEXICAL, "ask", "how are refunds validated?", "--repo", str(shop)])
     assert result.exit_code == 0, result.output
     assert result.output.startswith("_No LLM answer (no LLM configured (set KBC_LLM_MODEL))")
     assert "- [shop/refunds.py:1-12] (code)" in result.output
     assert 'raise ValueError("refund window closed")' in result.output
-    data = json.loads(CliRunner().invoke(cli, ["ask", "how are refunds validated?", "--repo", str(shop),
-                                               "--no-llm", "--format", "json"]).output)
+    data = json.loads(CliRunner().invoke(cli, [*LEXICAL, "ask", "how are refunds validated?", "--repo",
+                                               str(shop), "--no-llm", "--format", "json"]).output)
     assert data["mode"] == "extractive" and data["dropped_citations"] == []
     sources = {(s["path"], s["start_line"], s["end_line"]) for s in data["sources"]}
     assert {(c["path"], c["start_line"], c["end_line"]) for c in data["citations"]} <= sources
@@ -91,7 +97,7 @@ def test_an_llm_answer_keeps_only_citations_inside_the_retrieved_sources(shop: P
     with chat_server(_cite) as server:
         interpreter = LiteLLMInterpreter("openai/test-model", api_base=server.url, api_key="k", timeout=20,
                                          retries=0)
-        with KnowledgeBase(shop) as kb:
+        with open_kb(shop) as kb:
             answer, query_id = kb.ask("how are refunds validated?", interpreter=interpreter)
         request = server.requests[0]
     assert "response_format" not in request  # prose, not a JSON object
@@ -103,9 +109,34 @@ def test_an_llm_answer_keeps_only_citations_inside_the_retrieved_sources(shop: P
     assert answer.usage["prompt_tokens"] == 100 and len(query_id) == 16
 
 
+def test_a_knowledge_base_is_built_from_the_parts_it_is_given(make_repo: RepoFactory) -> None:
+    """An embedder loaded once and an interpreter of one's own, passed in, not configured."""
+    from kbc.index.embed import load_embedder, model_name
+    from kbc.services.components import Embedding
+
+    root = make_repo(REPO)
+    embedder = load_embedder(model_name())
+    with chat_server(_cite) as server:
+        interpreter = LiteLLMInterpreter("openai/test-model", api_base=server.url, api_key="k", timeout=20,
+                                         retries=0)
+        parts = Components(embedding=Embedding(embedder), interpreter=interpreter)
+        with KnowledgeBase(root, settings=Settings(workers=1), components=parts) as kb:
+            built = kb.build(no_llm=True)
+            answer, _ = kb.ask("how are refunds validated?")
+            status = kb.status()
+        assert server.calls() == 1  # the answer; the build was asked for no LLM
+    assert built.index.retrieval == "hybrid" and built.index.embedded == built.index.units > 0
+    assert status.retrieval == "hybrid" and status.index["model"] == embedder.model_id
+    assert answer.mode == "llm" and [str(c) for c in answer.citations] == ["[shop/refunds.py:7-8]"]
+    with KnowledgeBase(root, settings=Settings(workers=1), components=Components.lexical("asked for")) as kb:
+        header = kb.retrieve("validate refund window").text.splitlines()[0]
+        assert header.endswith("retrieval: lexical (asked for)"), header
+        assert kb.status().retrieval == "lexical" and kb.status().note == "asked for"
+
+
 def test_gaps_are_logged_on_evidence_only(shop: Path) -> None:
     runner = CliRunner()
-    with KnowledgeBase(shop) as kb:
+    with open_kb(shop) as kb:
         kb.retrieve("validate refund window")  # found: not a gap
         for _ in range(2):
             kb.retrieve("kubernetes helm chart deployment")  # nothing matches: below the floor
@@ -114,13 +145,13 @@ def test_gaps_are_logged_on_evidence_only(shop: Path) -> None:
         _, helpful = kb.retrieve_logged("refund days")
         assert kb.report_usage(helpful, ["some-chunk-id"]) is True
         assert kb.report_usage("no-such-query", []) is False
-    listed = runner.invoke(cli, ["gaps", "--repo", str(shop), "--format", "json"])
+    listed = runner.invoke(cli, [*LEXICAL, "gaps", "--repo", str(shop), "--format", "json"])
     gaps = json.loads(listed.output)
     assert [(g["question"], g["count"], g["asked"], g["reasons"]) for g in gaps] == [
         ("kubernetes helm chart deployment", 2, 2, ["below the relevance floor"]),
         ("place an order", 1, 1, ["reported unhelpful"]),
     ]
-    text = runner.invoke(cli, ["gaps", "--repo", str(shop)]).output
+    text = runner.invoke(cli, [*LEXICAL, "gaps", "--repo", str(shop)]).output
     assert text.startswith("2×  kubernetes helm chart deployment\n")
 
 
@@ -133,21 +164,20 @@ def test_old_entries_are_pruned_after_the_retention(tmp_path: Path) -> None:
         assert [g.question for g in log.gaps(now=1031 * day)] == ["a recent question"]
 
 
-def test_auto_refresh_applies_to_ask_and_the_api(shop: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_auto_refresh_applies_to_ask_and_the_api(shop: Path) -> None:
     from helpers import git, write_tree
 
     write_tree(shop, {"shop/coupons.py": '"""Coupons."""\n\n\ndef redeem_coupon(code):\n    return code\n'})
     git(shop, "add", "-A")
     git(shop, "commit", "-qm", "coupons")
-    monkeypatch.setenv("KB_AUTO_REFRESH", "true")
-    with KnowledgeBase(shop) as kb:
+    with open_kb(shop, load_settings(shop, assignments=["refresh.auto=true"])) as kb:
         answer, _ = kb.ask("redeem coupon code", no_llm=True)
     assert answer.sources[0].path == "shop/coupons.py"
 
 
 def test_a_file_changed_since_the_build_is_served_redacted(shop: Path) -> None:
     (shop / "shop" / "orders.py").write_text('"""Orders."""\n\nKEY = "AKIAIOSFODNN7EXAMPLE"\n')
-    with KnowledgeBase(shop) as kb:
+    with open_kb(shop) as kb:
         served = kb.file("shop/orders.py")
     assert "AKIAIOSFODNN7EXAMPLE" not in served["text"] and "[REDACTED]" in served["text"]
     assert (served["start_line"], served["end_line"], served["lines"]) == (1, 3, 3)
@@ -160,7 +190,7 @@ def test_a_file_swapped_since_the_build_for_a_link_out_or_a_fifo_is_refused(shop
     orders = shop / "shop" / "orders.py"
     orders.unlink()
     orders.symlink_to(outside)
-    with KnowledgeBase(shop) as kb:
+    with open_kb(shop) as kb:
         with pytest.raises(PathRefused, match="leads outside the repository"):
             kb.file("shop/orders.py")
         orders.unlink()
@@ -174,13 +204,11 @@ def test_a_file_swapped_since_the_build_for_a_link_out_or_a_fifo_is_refused(shop
             kb.file("shop/orders.py")
 
 
-def test_a_config_file_changed_since_the_build_is_redacted_as_config(
-        make_repo: RepoFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("KBC_EMBED_MODEL", "none")
+def test_a_config_file_changed_since_the_build_is_redacted_as_config(make_repo: RepoFactory) -> None:
     root = make_repo({**REPO, "deploy/app.env": "DEBUG=true\n"})
-    KnowledgeBase(root).build(no_llm=True)
+    open_kb(root).build(no_llm=True)
     (root / "deploy" / "app.env").write_text("DEBUG=true\nDATABASE_PASSWORD=hunter2isnotgood\n")
-    with KnowledgeBase(root) as kb:
+    with open_kb(root) as kb:
         served = kb.file("deploy/app.env")
     assert served["text"] == "DEBUG=true\nDATABASE_PASSWORD=[REDACTED]\n"
 
@@ -189,8 +217,9 @@ def test_a_cli_retrieve_is_logged_like_an_ask(shop: Path) -> None:
     import sqlite3
 
     runner = CliRunner()
-    assert runner.invoke(cli, ["retrieve", "--repo", str(shop), "validate refund window"]).exit_code == 0
-    assert runner.invoke(cli, ["ask", "--repo", str(shop), "how are refunds validated?"]).exit_code == 0
+    for asked in (["retrieve", "--repo", str(shop), "validate refund window"],
+                  ["ask", "--repo", str(shop), "how are refunds validated?"]):
+        assert runner.invoke(cli, [*LEXICAL, *asked]).exit_code == 0
     with sqlite3.connect(shop / ".kbc" / "gaps.sqlite") as db:
         logged = db.execute("SELECT kind, question FROM queries ORDER BY at").fetchall()
     assert logged == [("retrieve", "validate refund window"), ("ask", "how are refunds validated?")]

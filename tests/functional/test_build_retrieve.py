@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from helpers import git, write_tree
+from helpers import LEXICAL, git, write_tree
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -129,7 +129,12 @@ def make_shop(root: Path, extra: dict[str, str] | None = None) -> Path:
 
 
 def retrieve_json(root: Path, text: str, *extra: str) -> dict:  # type: ignore[type-arg]
-    return json.loads(invoke("retrieve", "--repo", str(root), "--format", "json", *extra, text))  # type: ignore[no-any-return]
+    return retrieve_json_with((), root, text, *extra)
+
+
+def retrieve_json_with(config: tuple[str, ...], root: Path, text: str, *extra: str) -> dict:  # type: ignore[type-arg]
+    """``kbc -c …`` (``config``) ``retrieve --format json``."""
+    return json.loads(invoke(*config, "retrieve", "--repo", str(root), "--format", "json", *extra, text))  # type: ignore[no-any-return]
 
 
 @pytest.fixture(scope="module")
@@ -316,33 +321,31 @@ def test_a_broken_chroma_store_costs_only_its_vectors_and_build_moves_it_aside(t
     assert retrieve_json(root, "refund window")["retrieval"] == "hybrid"
 
 
-def test_without_the_embedding_model_retrieval_is_lexical_and_says_so(tmp_path: Path,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_the_embedding_model_retrieval_is_lexical_and_says_so(tmp_path: Path) -> None:
     root = make_shop(tmp_path / "repo")
-    monkeypatch.setenv("KBC_EMBED_MODEL", "no-such/model-anywhere")
-    summary = json.loads(invoke("build", str(root), "--format", "json", "--workers", "1"))["index"]
+    missing = ("-c", "index.embed_model=no-such/model-anywhere")
+    summary = json.loads(invoke(*missing, "build", str(root), "--format", "json", "--workers", "1"))["index"]
     assert summary["retrieval"] == "lexical" and "cannot be loaded" in summary["note"]
-    data = retrieve_json(root, "refund window", "--budget", "800")
+    data = retrieve_json_with(missing, root, "refund window", "--budget", "800")
     assert data["retrieval"] == "lexical"
     assert data["text"].startswith("# kbc slice · implementation · budget 800 tokens · retrieval: lexical (")
     assert data["items"][0]["path"] in ("shop/refunds.py", "docs/refunds.md")
 
 
-def test_a_damaged_lexical_index_is_refused_clearly_and_rebuilt_beside_the_old_one(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_damaged_lexical_index_is_refused_clearly_and_rebuilt_beside_the_old_one(tmp_path: Path) -> None:
     root = make_shop(tmp_path / "repo")
-    monkeypatch.setenv("KBC_EMBED_MODEL", "none")
-    invoke("build", str(root), "--workers", "1")
+    invoke(*LEXICAL, "build", str(root), "--workers", "1")
     index = root / ".kbc" / "index"
     (index / "lexical.sqlite").write_bytes(b"torn" * 100)
-    refused = CliRunner().invoke(cli, ["retrieve", "--repo", str(root), "refund window"])
+    refused = CliRunner().invoke(cli, [*LEXICAL, "retrieve", "--repo", str(root), "refund window"])
     assert refused.exit_code == 3
     assert "is damaged" in refused.output and "run `kbc build`" in refused.output
-    summary = json.loads(invoke("build", str(root), "--format", "json", "--workers", "1"))["index"]
+    summary = json.loads(invoke(*LEXICAL, "build", str(root), "--format", "json", "--workers", "1"))["index"]
     (aside,) = index.glob("lexical.sqlite.broken-*")
     assert aside.read_bytes() == b"torn" * 100 and str(aside) in summary["note"]
     assert summary["changed_files"] == summary["files"] > 0
-    assert retrieve_json(root, "refund window")["items"][0]["path"] in ("shop/refunds.py", "docs/refunds.md")
+    found = retrieve_json_with(LEXICAL, root, "refund window")
+    assert found["items"][0]["path"] in ("shop/refunds.py", "docs/refunds.md")
 
 
 def test_profiles_are_overridable_and_unknown_ones_refused(tmp_path: Path) -> None:
@@ -360,14 +363,12 @@ def test_retrieve_before_build_says_what_to_do(tmp_path: Path) -> None:
     assert "no index for" in result.output and "run `kbc build`" in result.output
 
 
-def test_a_new_chunk_layout_rechunks_every_file_without_leftovers(tmp_path: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("KBC_EMBED_MODEL", "none")
+def test_a_new_chunk_layout_rechunks_every_file_without_leftovers(tmp_path: Path) -> None:
     root = make_shop(tmp_path / "repo")
-    first = json.loads(invoke("build", str(root), "--format", "json", "--workers", "1"))["index"]
-    monkeypatch.setenv("KBC_CHUNK_LINES", "4")
-    monkeypatch.setenv("KBC_CHUNK_OVERLAP", "1")
-    second = json.loads(invoke("build", str(root), "--format", "json", "--workers", "1"))["index"]
+    first = json.loads(invoke(*LEXICAL, "build", str(root), "--format", "json", "--workers", "1"))["index"]
+    layout = ("-c", "index.chunk_lines=4", "-c", "index.chunk_overlap=1")
+    second = json.loads(invoke(*LEXICAL, *layout, "build", str(root), "--format", "json",
+                               "--workers", "1"))["index"]
     assert second["changed_files"] == second["files"] == first["files"]
     lexical = sqlite3.connect(root / ".kbc" / "index" / "lexical.sqlite")
     texts = [text for (text,) in lexical.execute("SELECT text FROM chunks")]
@@ -388,37 +389,33 @@ def test_chunks_carry_their_token_counts_from_the_build(shop: Path) -> None:
     assert rows and all(tokens == counter.count(text) > 0 for tokens, text in rows)
 
 
-def test_an_index_from_another_kbc_version_is_rebuilt_not_misread(tmp_path: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("KBC_EMBED_MODEL", "none")
+def test_an_index_from_another_kbc_version_is_rebuilt_not_misread(tmp_path: Path) -> None:
     root = make_shop(tmp_path / "repo")
-    invoke("build", str(root), "--workers", "1")
+    invoke(*LEXICAL, "build", str(root), "--workers", "1")
     lexical = sqlite3.connect(root / ".kbc" / "index" / "lexical.sqlite")
     lexical.execute("PRAGMA user_version = 1")
     lexical.commit()
     lexical.close()
-    refused = CliRunner().invoke(cli, ["retrieve", "--repo", str(root), "refunds"])
+    refused = CliRunner().invoke(cli, [*LEXICAL, "retrieve", "--repo", str(root), "refunds"])
     assert refused.exit_code == 1 and "written by another kbc version" in refused.output
-    rebuilt = json.loads(invoke("build", str(root), "--format", "json", "--workers", "1"))["index"]
+    rebuilt = json.loads(invoke(*LEXICAL, "build", str(root), "--format", "json", "--workers", "1"))["index"]
     assert rebuilt["changed_files"] == rebuilt["files"]
-    assert retrieve_json(root, "refund window")["items"]
+    assert retrieve_json_with(LEXICAL, root, "refund window")["items"]
 
 
-def test_a_slice_of_real_code_holds_the_definition_that_answers_and_no_line_twice(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_slice_of_real_code_holds_the_definition_that_answers_and_no_line_twice(tmp_path: Path) -> None:
     """The sources of requests (installed with kbc's dependencies), lexical retrieval: the
     redirect-following method that carries cookies is in the slice, every file once, no line
     printed twice."""
     requests = pytest.importorskip("requests")
     import shutil
 
-    monkeypatch.setenv("KBC_EMBED_MODEL", "none")
     root = tmp_path / "requests-src"
     shutil.copytree(Path(requests.__file__).parent, root / "requests",
                     ignore=shutil.ignore_patterns("__pycache__"))
-    invoke("build", str(root), "--no-llm", "--workers", "1")
-    data = retrieve_json(root, "how are cookies persisted across redirects in a session",
-                         "--budget", "4000")
+    invoke(*LEXICAL, "build", str(root), "--no-llm", "--workers", "1")
+    data = retrieve_json_with(LEXICAL, root, "how are cookies persisted across redirects in a session",
+                              "--budget", "4000")
     assert data["tokens"] <= 4000
     source = (root / "requests" / "sessions.py").read_text().splitlines()
     line = next(n for n, text in enumerate(source, 1) if "def resolve_redirects(" in text)
@@ -436,18 +433,14 @@ def test_a_slice_of_real_code_holds_the_definition_that_answers_and_no_line_twic
 @pytest.fixture(scope="module")
 def lexical_shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = make_shop(tmp_path_factory.mktemp("lexical-shop") / "repo")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("KBC_EMBED_MODEL", "none")
-        invoke("build", str(root), "--no-llm", "--workers", "1")
+    invoke(*LEXICAL, "build", str(root), "--no-llm", "--workers", "1")
     return root
 
 
-def test_a_traceback_frame_brings_its_definition_and_the_json_says_what_matched(
-        lexical_shop: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("KBC_EMBED_MODEL", "none")
+def test_a_traceback_frame_brings_its_definition_and_the_json_says_what_matched(lexical_shop: Path) -> None:
     task = ('Refund crashes:\n  File "/srv/app/site-packages/shop/refunds.py", line 17, in refund\n'
             "AttributeError: 'NoneType' object has no attribute 'charge_id'\n")
-    data = retrieve_json(lexical_shop, task, "--budget", "600")
+    data = retrieve_json_with(LEXICAL, lexical_shop, task, "--budget", "600")
     frame = next(m for m in data["matched"] if m["kind"] == "frame")
     assert frame["how"] == "frame" and frame["targets"] == ["shop.refunds.refund"]
     first = data["items"][0]
@@ -456,8 +449,7 @@ def test_a_traceback_frame_brings_its_definition_and_the_json_says_what_matched(
 
 
 
-def test_status_reports_what_the_store_holds_and_the_mode_retrieval_will_use(
-        shop: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_status_reports_what_the_store_holds_and_the_mode_retrieval_will_use(shop: Path) -> None:
     status = json.loads(invoke("status", "--repo", str(shop), "--format", "json"))
     assert status["built"] and status["last_build"]["commit"] == git(shop, "rev-parse", "HEAD").strip()
     assert status["facts"]["files"] == status["last_build"]["tracked"] > 0
@@ -466,8 +458,7 @@ def test_status_reports_what_the_store_holds_and_the_mode_retrieval_will_use(
     assert status["retrieval"] == "hybrid" and status["note"] == ""
     assert sum(status["views"].values()) > 0 and "architecture" in status["views"]
 
-    monkeypatch.setenv("KBC_EMBED_MODEL", "none")
-    text = invoke("status", "--repo", str(shop))
+    text = invoke(*LEXICAL, "status", "--repo", str(shop))
     assert "  retrieval     lexical\n" in text and "switched off" in text
 
 
@@ -476,8 +467,7 @@ def test_status_of_a_repository_never_built_says_what_to_do(tmp_path: Path) -> N
     assert result.exit_code == 1 and "run `kbc build`" in result.output
 
 
-def test_test_code_is_indexed_and_found_but_embedded_only_when_asked(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_test_code_is_indexed_and_found_but_embedded_only_when_asked(tmp_path: Path) -> None:
     from kbc.index.exact import load_snapshot
 
     root = make_shop(tmp_path / "repo", {"tests/test_refunds.py": (
@@ -501,22 +491,21 @@ def test_test_code_is_indexed_and_found_but_embedded_only_when_asked(
     assert found["matched"][0]["targets"] == ["tests.test_refunds.test_a_refund_after_the_window_is_refused"]
     assert "tests/test_refunds.py" in {item["path"] for item in found["items"]}
 
-    monkeypatch.setenv("KBC_EMBED_TESTS", "1")
-    again = json.loads(invoke("build", str(root), "--format", "json", "--workers", "1"))["index"]
+    again = json.loads(invoke("-c", "index.embed_tests=true", "build", str(root), "--format", "json",
+                              "--workers", "1"))["index"]
     assert "test" in embedded_roles()
     assert again["units"] > first["units"] and again["embedded"] == again["units"] - first["units"]
 
 
-def test_a_repository_with_no_code_gives_an_empty_slice(tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("KBC_EMBED_MODEL", "none")
+def test_a_repository_with_no_code_gives_an_empty_slice(tmp_path: Path) -> None:
     write_tree(tmp_path, {"logo.bin": bytes(range(256))})
     git(tmp_path, "init", "-q")
     git(tmp_path, "add", ".")
     git(tmp_path, "commit", "-qm", "only a binary")
     runner = CliRunner()
-    assert runner.invoke(cli, ["build", str(tmp_path), "--no-llm"]).exit_code == 0
-    sliced = runner.invoke(cli, ["retrieve", "--repo", str(tmp_path), "--format", "json", "anything"])
+    assert runner.invoke(cli, [*LEXICAL, "build", str(tmp_path), "--no-llm"]).exit_code == 0
+    sliced = runner.invoke(cli, [*LEXICAL, "retrieve", "--repo", str(tmp_path), "--format", "json",
+                                 "anything"])
     assert sliced.exit_code == 0, sliced.output
     assert json.loads(sliced.output)["items"] == []
 

@@ -81,9 +81,9 @@ def test_build_and_retrieve_through_a_chroma_server(tmp_path: Path, chroma_url: 
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "calc")
-    monkeypatch.setenv("KBC_CHROMA_URL", chroma_url)
+    remote = ("-c", f"index.chroma_url={chroma_url}")
     runner = CliRunner()
-    built = runner.invoke(cli, ["build", str(root), "--format", "json", "--workers", "1"])
+    built = runner.invoke(cli, [*remote, "build", str(root), "--format", "json", "--workers", "1"])
     assert built.exit_code == 0, built.output
     index = json.loads(built.output)["index"]
     assert index["retrieval"] == "hybrid" and index["embedded"] == index["units"] > 0
@@ -96,7 +96,8 @@ def test_build_and_retrieve_through_a_chroma_server(tmp_path: Path, chroma_url: 
     (collection,) = client.list_collections()
     assert collection.count() == index["units"]
 
-    found = runner.invoke(cli, ["retrieve", "--repo", str(root), "--format", "json", "--budget", "500",
+    found = runner.invoke(cli, [*remote, "retrieve", "--repo", str(root), "--format", "json",
+                                "--budget", "500",
                                 "division by zero is refused"])
     assert found.exit_code == 0, found.output
     data = json.loads(found.output)

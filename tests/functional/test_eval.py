@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from helpers import GIT_ENV, RepoFactory, git, write_tree
+from helpers import GIT_ENV, LEXICAL, RepoFactory, git, write_tree
 
 from kbc.analyzers.history_mining import mine_commits
 from kbc.cli.main import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# Measured on kbc's own repository with `KBC_EMBED_MODEL=none` (lexical retrieval), all 42
+# Measured on kbc's own repository with `kbc -c index.embed_model=none` (lexical retrieval), all 42
 # questions of benchmarks/golden/kbc.yaml: Recall@5 0.929, Recall@10 0.976, MRR 0.691, budget
 # recall 0.952 (BM25 whole files: 0.857, 0.952, 0.529, 0.857). The floors sit a little under.
 FLOOR_RECALL_AT_10 = 0.92
@@ -159,11 +159,10 @@ def test_the_history_miner_keeps_commits_that_changed_existing_source_files(
 
 
 def test_eval_history_builds_each_parent_in_a_clone_and_scores_both_systems(
-        shop_history: tuple[Path, dict[str, str]], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("KBC_EMBED_MODEL", "none")
+        shop_history: tuple[Path, dict[str, str]]) -> None:
     root, shas = shop_history
     head = git(root, "rev-parse", "HEAD")
-    data = json.loads(invoke("eval", "--history", "2", "--repo", str(root), "--max-files", "3",
+    data = json.loads(invoke(*LEXICAL, "eval", "--history", "2", "--repo", str(root), "--max-files", "3",
                              "--format", "json"))
     assert data["mode"] == "history" and data["retrieval"] == "lexical"
     assert data["questions"] == 2
@@ -205,8 +204,7 @@ def covered(items: list[dict[str, Any]], lines: dict[str, list[list[int]]]) -> b
 
 
 def test_eval_history_scores_the_lines_a_commit_changed_as_a_slice_of_its_parent_holds_them(
-        make_repo: RepoFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("KBC_EMBED_MODEL", "none")
+        make_repo: RepoFactory, tmp_path: Path) -> None:
     # Discounts after total() make orders.py too big to fit whole in 1,000 tokens.
     discounts = "".join(f'\n\ndef discount_{n}(cart):\n    """Discount {n} percent off a cart."""\n'
                         f'    return total(cart) * {100 - n} / 100\n' for n in range(1, 60))
@@ -216,7 +214,7 @@ def test_eval_history_scores_the_lines_a_commit_changed_as_a_slice_of_its_parent
     after = before.replace("The sum of the prices in a cart", "The sum of the prices times the quantities")
     after = after.replace('item["price"] for', 'item["price"] * item.get("quantity", 1) for')
     History(root).commit("Count the quantity of each item in the total of a cart", {"shop/orders.py": after})
-    data = json.loads(invoke("eval", "--history", "1", "--repo", str(root), "--format", "json"))
+    data = json.loads(invoke(*LEXICAL, "eval", "--history", "1", "--repo", str(root), "--format", "json"))
     (result,) = data["results"]
     assert result["gold"] == ["shop/orders.py"]
     assert result["gold_lines"] == {"shop/orders.py": [[11, 12]]}  # the docstring and body of total()
@@ -224,12 +222,12 @@ def test_eval_history_scores_the_lines_a_commit_changed_as_a_slice_of_its_parent
     clone = tmp_path / "parent"
     subprocess.run(["git", "clone", "-q", str(root), str(clone)], check=True)
     git(clone, "checkout", "-q", "--detach", parent)
-    invoke("build", str(clone), "--no-llm", "--workers", "1")
+    invoke(*LEXICAL, "build", str(clone), "--no-llm", "--workers", "1")
 
     def holds(budget: int | None) -> bool:
         extra = [] if budget is None else ["--budget", str(budget)]
-        sliced = json.loads(invoke("retrieve", result["question"], "--repo", str(clone), "--format", "json",
-                                   *extra))
+        sliced = json.loads(invoke(*LEXICAL, "retrieve", result["question"], "--repo", str(clone),
+                                   "--format", "json", *extra))
         return covered(sliced["items"], result["gold_lines"])
 
     kbc = result["kbc"]
@@ -241,15 +239,13 @@ def test_eval_history_scores_the_lines_a_commit_changed_as_a_slice_of_its_parent
     assert (overall["hunk_questions"], overall["hunk_all@budget"]) == (1, kbc["hunk_all@budget"])
     assert overall["tokens_to_gold_median"] == kbc["tokens_to_gold"]
     assert overall["tokens_to_gold_never"] == (kbc["tokens_to_gold"] == "never")
-    text = invoke("eval", "--history", "1", "--repo", str(root))
+    text = invoke(*LEXICAL, "eval", "--history", "1", "--repo", str(root))
     assert "Budget recall  HunkAll@budget  To gold (median)" in text
 
 
-def test_eval_golden_reports_per_use_case_and_overall(make_repo: RepoFactory, tmp_path: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("KBC_EMBED_MODEL", "none")
+def test_eval_golden_reports_per_use_case_and_overall(make_repo: RepoFactory, tmp_path: Path) -> None:
     root = make_repo(SHOP)
-    invoke("build", str(root), "--no-llm", "--workers", "1")
+    invoke(*LEXICAL, "build", str(root), "--no-llm", "--workers", "1")
     golden = tmp_path / "golden.yaml"
     golden.write_text("""\
 questions:
@@ -264,7 +260,7 @@ questions:
     paths: [shop/payments.py]
     use_case: review
 """, encoding="utf-8")
-    text = invoke("eval", "--golden", str(golden), "--repo", str(root))
+    text = invoke(*LEXICAL, "eval", "--golden", str(golden), "--repo", str(root))
     assert "kbc eval: 3 questions from" in text
     assert "Recall@5  Recall@10    MRR  Budget recall  HunkAll@budget  To gold (median)" in text
     for row in ("implementation  kbc", "qa              BM25 whole files", "overall         kbc"):
@@ -274,43 +270,41 @@ questions:
     assert rows[("review", "kbc")].split()[-2:] == ["-", "-"]  # no lines nor symbols: no line metrics
     assert "-" not in rows[("qa", "kbc")].split()
     assert "(2)" in rows[("overall", "kbc")].split()  # HunkAll over the two questions with ranges
-    data = json.loads(invoke("eval", "--golden", str(golden), "--repo", str(root), "--use-case", "qa",
-                             "--format", "json"))
+    data = json.loads(invoke(*LEXICAL, "eval", "--golden", str(golden), "--repo", str(root),
+                             "--use-case", "qa", "--format", "json"))
     assert data["questions"] == 1 and list(data["systems"]["kbc"]) == ["qa", "overall"]
     assert data["systems"]["kbc"]["qa"]["recall@5"] == 1.0
     assert data["results"][0]["gold"] == ["shop/legacy.py"]
     assert data["results"][0]["gold_lines"] == {"shop/legacy.py": [[4, 6]]}
     assert data["systems"]["kbc"]["qa"]["hunk_questions"] == 1
-    error = invoke("eval", "--golden", str(golden), "--repo", str(root), "--use-case", "nope", code=1)
+    error = invoke(*LEXICAL, "eval", "--golden", str(golden), "--repo", str(root), "--use-case", "nope",
+                   code=1)
     assert "no use case named 'nope'" in error and "implementation" in error
 
 
-def test_a_bad_golden_file_is_a_clear_error_naming_the_question(make_repo: RepoFactory, tmp_path: Path,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("KBC_EMBED_MODEL", "none")
+def test_a_bad_golden_file_is_a_clear_error_naming_the_question(make_repo: RepoFactory,
+                                                               tmp_path: Path) -> None:
     root = make_repo(SHOP)
     golden = tmp_path / "golden.yaml"
     golden.write_text("questions:\n  - question: where?\n    path: [shop/orders.py]\n", encoding="utf-8")
-    error = invoke("eval", "--golden", str(golden), "--repo", str(root), code=2)
+    error = invoke(*LEXICAL, "eval", "--golden", str(golden), "--repo", str(root), code=2)
     assert "question 1, line 2 ('where?'): unknown key 'path'" in error
-    invoke("build", str(root), "--no-llm", "--workers", "1")
+    invoke(*LEXICAL, "build", str(root), "--no-llm", "--workers", "1")
     golden.write_text("questions:\n  - question: where?\n    paths: [shop/nope.py, shop/orders.py]\n"
                       "    symbols: [shop.orders.missing, shop.payments.charge]\n"
                       "    use_case: qa\n", encoding="utf-8")
-    error = invoke("eval", "--golden", str(golden), "--repo", str(root), code=2)
+    error = invoke(*LEXICAL, "eval", "--golden", str(golden), "--repo", str(root), code=2)
     assert "question 1, line 2 ('where?'): shop/nope.py is not a tracked text file" in error
     assert "no symbol 'shop.orders.missing'" in error
     assert "'shop.payments.charge' is defined in shop/payments.py, which is not one of its `paths`" in error
-    assert "either --golden FILE or --history N" in invoke("eval", "--repo", str(root), code=1)
+    assert "either --golden FILE or --history N" in invoke(*LEXICAL, "eval", "--repo", str(root), code=1)
 
 
-def test_kbc_golden_file_on_kbc_itself_stays_above_the_floors(tmp_path: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("KBC_EMBED_MODEL", "none")  # lexical retrieval keeps this quick
+def test_kbc_golden_file_on_kbc_itself_stays_above_the_floors(tmp_path: Path) -> None:
     clone = tmp_path / "kbc"
     subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
-    invoke("build", str(clone), "--no-llm", "--workers", "2")
-    data = json.loads(invoke("eval", "--golden", str(clone / "benchmarks" / "golden" / "kbc.yaml"),
+    invoke(*LEXICAL, "build", str(clone), "--no-llm", "--workers", "2")
+    data = json.loads(invoke(*LEXICAL, "eval", "--golden", str(clone / "benchmarks" / "golden" / "kbc.yaml"),
                              "--repo", str(clone), "--format", "json"))
     overall = data["systems"]["kbc"]["overall"]
     assert data["retrieval"] == "lexical" and overall["questions"] >= 30

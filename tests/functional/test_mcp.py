@@ -26,6 +26,7 @@ from mcp.types import CallToolResult, TextContent
 
 from kbc.domain.errors import ConfigError, KbcError
 from kbc.mcp.server import is_loopback, serve
+from kbc.services.components import Components
 from kbc.services.knowledge import KnowledgeBase
 
 TOOLS = {"retrieve_slice", "ask", "search", "get_view", "list_views", "get_symbol", "get_file",
@@ -67,10 +68,12 @@ SHOP = {
     "local.env": "DEBUG=1\n",
 }
 
-PRELUDE = "import sys\nfrom kbc.services.knowledge import KnowledgeBase\nfrom kbc.mcp.server import serve\n"
-SERVE_STDIO = PRELUDE + "serve(KnowledgeBase(sys.argv[1]), 'stdio')\n"
-SERVE_HTTP = PRELUDE + ("serve(KnowledgeBase(sys.argv[1]), 'http', '127.0.0.1', int(sys.argv[2]),"
-                        " sys.argv[3] or None)\n")
+# A server over a lexical knowledge base (the components a test gives, not the environment).
+PRELUDE = ("import sys\nfrom kbc.services.components import Components\n"
+           "from kbc.services.knowledge import KnowledgeBase\nfrom kbc.mcp.server import serve\n"
+           "kb = KnowledgeBase(sys.argv[1], components=Components.lexical())\n")
+SERVE_STDIO = PRELUDE + "serve(kb, 'stdio')\n"
+SERVE_HTTP = PRELUDE + "serve(kb, 'http', '127.0.0.1', int(sys.argv[2]), sys.argv[3] or None)\n"
 TOKEN = "s3cret-token-for-tests"
 
 
@@ -80,17 +83,16 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     with pytest.MonkeyPatch.context() as mp:
         for key in [k for k in os.environ if k.startswith("KBC_")]:
             mp.delenv(key)
-        mp.setenv("KBC_EMBED_MODEL", "none")
         root = repo_factory(tmp_path_factory.mktemp("mcp"))(SHOP)
         (root / "notes.txt").write_text("scratch notes, never committed\n", encoding="utf-8")
-        with KnowledgeBase(root) as kb:
+        with KnowledgeBase(root, components=Components.lexical()) as kb:
             kb.build(no_llm=True)
         yield root
 
 
 def server_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KBC_")}
-    return {**env, "KBC_EMBED_MODEL": "none"}
+    """The environment of a server process: none of the test runner's kbc settings."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("KBC_")}
 
 
 def data(result: CallToolResult) -> Any:
@@ -218,7 +220,7 @@ def run(main: Callable[[], Awaitable[None]]) -> None:
 
 def test_tools_over_stdio(repo: Path) -> None:
     params = StdioServerParameters(command=sys.executable, args=["-c", SERVE_STDIO, str(repo)],
-                                   env={"KBC_EMBED_MODEL": "none"})
+                                   env=server_env())
 
     async def main() -> None:
         with (repo.parent / "stdio-server.log").open("w") as log:
@@ -333,9 +335,8 @@ def test_http_refuses_a_missing_or_wrong_token(http_server: str) -> None:
 # -- exposure ----------------------------------------------------------------
 
 
-def test_binding_beyond_loopback_needs_a_token(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("KBC_EMBED_MODEL", "none")
-    kb = KnowledgeBase(repo)
+def test_binding_beyond_loopback_needs_a_token(repo: Path) -> None:
+    kb = KnowledgeBase(repo, components=Components.lexical())
     for host in ("0.0.0.0", "::", "192.0.2.10", "kbc.example.com"):
         for token in (None, ""):
             with pytest.raises(ConfigError) as refused:
@@ -390,7 +391,7 @@ def test_abandoned_http_sessions_are_bounded_and_closed_when_idle(repo: Path, tm
     port = free_port()
     log_path = tmp_path / "sessions.log"
     env = {**server_env(), "KBC_MAX_SESSIONS": "2", "KBC_SESSION_IDLE_SECONDS": "1"}
-    serve_http = PRELUDE + "serve(KnowledgeBase(sys.argv[1]), 'http', '127.0.0.1', int(sys.argv[2]))\n"
+    serve_http = PRELUDE + "serve(kb, 'http', '127.0.0.1', int(sys.argv[2]))\n"
     with log_path.open("w") as log:
         server = subprocess.Popen([sys.executable, "-c", serve_http, str(repo), str(port)], env=env,
                                   stdin=subprocess.DEVNULL, stdout=log, stderr=log)

@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 import pytest
 from click.testing import CliRunner
-from helpers import repo_factory
+from helpers import LEXICAL, repo_factory
 from llm_server import ChatServer, Reply, chat_server
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -34,19 +34,22 @@ def leaks(text: str) -> list[str]:
     return [name for name, value in VALUES.items() if value in text or value.lower() in lowered]
 
 
+def llm(server: ChatServer) -> tuple[str, ...]:
+    """``kbc -c …``: the LLM on loopback writes the views' prose and the answers."""
+    return ("-c", "llm.model=openai/test-model", "-c", f"llm.api_base={server.url}",
+            "-c", "llm.api_key=k", "-c", "llm.retries=0")
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, ChatServer]]:
     """The corpus built hybrid, with views written by an LLM on loopback (every prompt kept)."""
     with pytest.MonkeyPatch.context() as mp, chat_server(lambda _r: Reply("{}")) as server:
         for key in [k for k in os.environ if k.startswith("KBC_")]:
-            mp.delenv(key)
+            mp.delenv(key)  # only this test's configuration
         mp.setenv("KBC_CONFIG", "")
-        mp.setenv("KBC_LLM_MODEL", "openai/test-model")
-        mp.setenv("KBC_LLM_API_BASE", server.url)
-        mp.setenv("KBC_LLM_API_KEY", "k")
-        mp.setenv("KBC_LLM_RETRIES", "0")
         root = repo_factory(tmp_path_factory.mktemp("planted"))(FILES)
-        result = CliRunner().invoke(cli, ["build", str(root), "--format", "json", "--workers", "1"])
+        result = CliRunner().invoke(cli, [*llm(server), "build", str(root), "--format", "json",
+                                          "--workers", "1"])
         assert result.exit_code == 0, result.output
         assert json.loads(result.stdout)["index"]["retrieval"] == "hybrid"
         yield root, server
@@ -81,18 +84,20 @@ def test_no_cli_output_holds_a_planted_value(built: tuple[Path, ChatServer], tmp
     for use_case in ("implementation", "architecture", "qa"):
         for query in QUERIES:
             for fmt in ("md", "json"):
-                result = runner.invoke(cli, ["retrieve", "--repo", str(root), "--use-case", use_case,
+                result = runner.invoke(cli, [*llm(server), "retrieve", "--repo", str(root),
+                                             "--use-case", use_case,
                                              "--budget", "30000", "--format", fmt, query])
                 assert result.exit_code == 0, result.output
                 outputs.append(result.output)
     assert "[REDACTED]" in "".join(outputs)
-    asked = runner.invoke(cli, ["ask", "--repo", str(root), "what is the staging password?"])
+    asked = runner.invoke(cli, [*llm(server), "ask", "--repo", str(root), "what is the staging password?"])
     outputs.append(asked.output)
     outputs.append(json.dumps(server.requests))
     for command in (["views"], ["symbols", "settings"], ["gaps"], ["status"]):
-        outputs.append(runner.invoke(cli, [*command, "--repo", str(root)]).output)
+        outputs.append(runner.invoke(cli, [*llm(server), *command, "--repo", str(root)]).output)
     rendered = tmp_path / "rendered"
-    assert runner.invoke(cli, ["render", "--repo", str(root), "--out", str(rendered)]).exit_code == 0
+    assert runner.invoke(cli, [*llm(server), "render", "--repo", str(root), "--out",
+                               str(rendered)]).exit_code == 0
     outputs += [p.read_text() for p in rendered.rglob("*.md")]
     assert not leaks("\n".join(outputs)), leaks("\n".join(outputs))
 
@@ -131,23 +136,21 @@ def test_no_mcp_answer_holds_a_planted_value(built: tuple[Path, ChatServer]) -> 
     assert not leaks("\n".join(answers)), leaks("\n".join(answers))
 
 
-def test_a_value_that_becomes_a_credential_elsewhere_is_redacted_in_unchanged_files(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_value_that_becomes_a_credential_elsewhere_is_redacted_in_unchanged_files(tmp_path: Path) -> None:
     from helpers import git
 
-    monkeypatch.setenv("KBC_EMBED_MODEL", "none")
     value = "Xy7pQ2mN9vB4kL"
     root = repo_factory(tmp_path)({"app/__init__.py": '"""App."""\n',
                                    "docs/notes.md": f"# Notes\n\nThe door code is {value}.\n"})
     runner = CliRunner()
-    assert runner.invoke(cli, ["build", str(root)]).exit_code == 0
+    assert runner.invoke(cli, [*LEXICAL, "build", str(root)]).exit_code == 0
     store = root / ".kbc"
     assert value in (store / "index" / "lexical.sqlite").read_bytes().decode("utf-8", "replace")
     (root / "app" / "settings.py").write_text(f'password = "{value}"\n')
     git(root, "add", "-A")
     git(root, "commit", "-qm", "settings")
-    assert runner.invoke(cli, ["refresh", str(root)]).exit_code == 0
+    assert runner.invoke(cli, [*LEXICAL, "refresh", str(root)]).exit_code == 0
     for path in (p for p in store.rglob("*") if p.is_file()):
         assert value not in path.read_bytes().decode("utf-8", "replace"), path
-    served = runner.invoke(cli, ["retrieve", "--repo", str(root), "door code notes"]).output
+    served = runner.invoke(cli, [*LEXICAL, "retrieve", "--repo", str(root), "door code notes"]).output
     assert "docs/notes.md" in served and "[REDACTED]" in served and value not in served

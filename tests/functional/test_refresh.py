@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from helpers import git, write_tree
+from helpers import LEXICAL, git, write_tree
 
 from kbc.cli.main import cli
 from kbc.domain.settings import Settings
@@ -65,15 +65,11 @@ BASE = {
 }
 
 
-@pytest.fixture(autouse=True)
-def lexical_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Vectors are tested elsewhere; here the store's exactness is about facts, chunks and views."""
-    monkeypatch.setenv("KBC_EMBED_MODEL", "none")
-
-
 def settings(**fields: Any) -> Settings:
-    """Small fixtures change a large fraction of their files; only the file count may force a rebuild."""
-    return Settings(workers=1, full_rebuild_fraction=1.0, **fields)
+    """Small fixtures change a large fraction of their files; only the file count may force a
+    rebuild. Vectors are tested elsewhere: here the store's exactness is about facts, chunks and
+    views, so the index is lexical."""
+    return Settings(**{"workers": 1, "full_rebuild_fraction": 1.0, "embed_model": "none", **fields})
 
 
 def commit(root: Path, files: dict[str, str], message: str, remove: tuple[str, ...] = (),
@@ -117,7 +113,7 @@ def cold(source: Path, commit_id: str, tmp_path: Path) -> dict[str, Any]:
 def test_refresh_follows_a_history_and_equals_a_cold_build(make_repo: Any, tmp_path: Path) -> None:
     root = make_repo(BASE)
     first = refresh(str(root), settings(), no_llm=True)
-    assert (first.path, first.reason) == ("full", "no completed build in the store yet")
+    assert (first.mode, first.reason) == ("full", "no completed build in the store yet")
 
     second_commit = commit(root, {
         "shop/orders.py": BASE["shop/orders.py"] + '''
@@ -132,7 +128,7 @@ def cancel(order_id):
         "shop.payments", "shop.billing")})
     second_commit = commit(root, {}, "import billing")
     second = refresh(str(root), settings(), no_llm=True)
-    assert second.path == "incremental" and second.after == second_commit
+    assert second.mode == "incremental" and second.after == second_commit
     assert second.changes.renamed == (("shop/payments.py", "shop/billing.py"),)
     assert second.changes.added == ("shop/refunds.py",) and second.changes.modified == ("shop/orders.py",)
     assert second.build is not None
@@ -142,7 +138,7 @@ def cancel(order_id):
     third_commit = commit(root, {"docs/shop.md": "# Shop\n\nOrders and refunds.\n"}, "docs",
                           remove=("shop/cli.py",))
     third = refresh(str(root), settings(), no_llm=True)
-    assert third.path == "incremental" and third.build is not None
+    assert third.mode == "incremental" and third.build is not None
     assert (third.build.analyze.parsed, third.build.index.changed_files,
             third.build.index.removed_files) == (0, 1, 1)
     refreshed = snapshot(root / ".kbc")
@@ -150,7 +146,7 @@ def cancel(order_id):
     assert refreshed == cold(root, third_commit, tmp_path)
 
     again = refresh(str(root), settings(), no_llm=True)
-    assert (again.path, again.build) == ("up-to-date", None)
+    assert (again.mode, again.build) == ("up-to-date", None)
 
 
 def test_past_the_drift_threshold_the_store_is_rebuilt_from_scratch(make_repo: Any) -> None:
@@ -158,13 +154,13 @@ def test_past_the_drift_threshold_the_store_is_rebuilt_from_scratch(make_repo: A
     refresh(str(root), settings(), no_llm=True)
     commit(root, {"shop/payments.py": BASE["shop/payments.py"] + "\n\nRATE = 2\n",
                   "shop/orders.py": BASE["shop/orders.py"] + "\n\nMAX = 3\n"}, "two files")
-    by_fraction = refresh(str(root), Settings(workers=1, full_rebuild_fraction=0.3), no_llm=True)
-    assert by_fraction.path == "full"
+    by_fraction = refresh(str(root), settings(full_rebuild_fraction=0.3), no_llm=True)
+    assert by_fraction.mode == "full"
     assert by_fraction.reason == "2 of 5 files changed (40%), at or past KB_FULL_REBUILD_FRACTION=0.3"
     assert by_fraction.build is not None and by_fraction.build.analyze.parsed == 4  # everything again
     commit(root, {"docs/shop.md": "# Shop\n"}, "one doc")
-    by_count = refresh(str(root), Settings(workers=1, full_rebuild_files=1), no_llm=True)
-    assert by_count.path == "full"
+    by_count = refresh(str(root), settings(full_rebuild_files=1), no_llm=True)
+    assert by_count.mode == "full"
     assert by_count.reason == "1 files changed, at or past KB_FULL_REBUILD_FILES=1"
 
 
@@ -195,20 +191,20 @@ def test_a_refresh_killed_at_any_moment_leaves_a_usable_store_and_completes_late
         make_repo: Any, tmp_path: Path) -> None:
     root = make_repo(_many_modules(60))
     build_repository(root, settings(), no_llm=True)
-    env = {**os.environ, "KBC_EMBED_MODEL": "none", "KBC_WORKERS": "2"}
+    kbc = [sys.executable, "-m", "kbc", *LEXICAL, "-c", "analyze.workers=2"]
     rng = random.Random(20261129)
     for round_number in range(8):
         if round_number % 2 == 0:
             commit(root, {f"shop/parts/part_{round_number}.py": f'"""Part {round_number}, changed."""\n',
                           f"shop/extra_{round_number}.py": "X = 1\n"}, f"change {round_number}")
-        process = subprocess.Popen([sys.executable, "-m", "kbc", "refresh", str(root), "--no-llm", "--full"],
-                                   env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        process = subprocess.Popen([*kbc, "refresh", str(root), "--no-llm", "--full"],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(rng.uniform(0.5, 4.0))
         process.send_signal(signal.SIGKILL)
         process.wait()
         _usable(root / ".kbc")
-    final = subprocess.run([sys.executable, "-m", "kbc", "refresh", str(root), "--no-llm", "--ci"],
-                           env=env, capture_output=True, text=True, timeout=300)
+    final = subprocess.run([*kbc, "refresh", str(root), "--no-llm", "--ci"],
+                           capture_output=True, text=True, timeout=300)
     assert final.returncode == 0, final.stderr
     assert json.loads(final.stdout)["ok"] is True
     head = git(root, "rev-parse", "HEAD").strip()
@@ -220,7 +216,7 @@ def test_a_second_writer_waits_or_gives_up_and_says_so(make_repo: Any) -> None:
     store_root = root / ".kbc"
     runner = CliRunner()
     with writer_lock(store_root, timeout=1):
-        result = runner.invoke(cli, ["refresh", str(root), "--no-llm", "--lock-timeout", "1"])
+        result = runner.invoke(cli, [*LEXICAL, "refresh", str(root), "--no-llm", "--lock-timeout", "1"])
     assert result.exit_code == 4
     assert f"gave up after 1 s waiting for another kbc writer (pid {os.getpid()})" in result.output
 
@@ -234,16 +230,14 @@ def test_a_second_writer_waits_or_gives_up_and_says_so(make_repo: Any) -> None:
     holder.start()
     time.sleep(0.3)
     threading.Timer(1.0, released.set).start()
-    result = runner.invoke(cli, ["refresh", str(root), "--no-llm", "--lock-timeout", "60"])
+    result = runner.invoke(cli, [*LEXICAL, "refresh", str(root), "--no-llm", "--lock-timeout", "60"])
     holder.join()
     assert result.exit_code == 0, result.output
     assert "waiting for another kbc writer" in result.output
     assert "lock          waited" in result.output
 
 
-def test_a_build_waiting_for_another_writer_says_so(make_repo: Any,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("KBC_EMBED_MODEL", "none")
+def test_a_build_waiting_for_another_writer_says_so(make_repo: Any) -> None:
     root = make_repo(BASE)
     released = threading.Event()
 
@@ -255,7 +249,7 @@ def test_a_build_waiting_for_another_writer_says_so(make_repo: Any,
     holder.start()
     time.sleep(0.3)
     threading.Timer(1.0, released.set).start()
-    result = CliRunner().invoke(cli, ["build", str(root), "--no-llm"])
+    result = CliRunner().invoke(cli, [*LEXICAL, "build", str(root), "--no-llm"])
     holder.join()
     assert result.exit_code == 0, result.output
     assert f"waiting for another kbc writer (pid {os.getpid()})" in result.output
@@ -266,13 +260,13 @@ def test_a_url_is_cloned_then_followed(make_repo: Any, tmp_path: Path) -> None:
     data = str(tmp_path / "data")
     url = origin.as_uri()
     first = refresh(url, settings(data_dir=data), no_llm=True)
-    assert first.path == "full" and Path(first.root).is_relative_to(tmp_path / "data" / "repos")
+    assert first.mode == "full" and Path(first.root).is_relative_to(tmp_path / "data" / "repos")
     assert first.branch == "main"
     moved = commit(origin, {"shop/payments.py": BASE["shop/payments.py"] + "\n\nRATE = 2\n"}, "rate")
     second = refresh(url, settings(data_dir=data), no_llm=True)
-    assert (second.path, second.after, second.changes.modified) == ("incremental", moved,
+    assert (second.mode, second.after, second.changes.modified) == ("incremental", moved,
                                                                     ("shop/payments.py",))
-    result = CliRunner().invoke(cli, ["refresh", "file:///nonexistent/repo.git", "--ci"])
+    result = CliRunner().invoke(cli, [*LEXICAL, "refresh", "file:///nonexistent/repo.git", "--ci"])
     assert result.exit_code == 5
     error = json.loads(result.output)["error"]
     assert error.startswith("cannot follow file:///nonexistent/repo.git: fatal:")
@@ -283,10 +277,10 @@ def test_auto_refresh_brings_the_store_up_to_date_before_retrieving(make_repo: A
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     root = make_repo(BASE)
     runner = CliRunner()
-    assert runner.invoke(cli, ["build", str(root), "--no-llm"]).exit_code == 0
+    assert runner.invoke(cli, [*LEXICAL, "build", str(root), "--no-llm"]).exit_code == 0
     commit(root, {"shop/discounts.py": '"""Discounts."""\n\n\ndef seasonal_discount(amount):\n'
                                        '    return amount * 0.9\n'}, "discounts")
-    question = ["retrieve", "--repo", str(root), "--format", "json", "seasonal discount"]
+    question = [*LEXICAL, "retrieve", "--repo", str(root), "--format", "json", "seasonal discount"]
     stale = json.loads(runner.invoke(cli, question).output)
     assert "shop/discounts.py" not in {item["path"] for item in stale["items"]}
     monkeypatch.setenv("KB_AUTO_REFRESH", "1")
@@ -299,11 +293,11 @@ def test_auto_refresh_brings_the_store_up_to_date_before_retrieving(make_repo: A
 
 def test_a_plain_directory_is_refreshed_by_content(make_repo: Any) -> None:
     root = make_repo(BASE, use_git=False)
-    assert refresh(str(root), settings(), no_llm=True).path == "full"
+    assert refresh(str(root), settings(), no_llm=True).mode == "full"
     changed = '"""Payments."""\n\n\ndef charge(amount):\n    return amount\n'
     (root / "shop" / "payments.py").write_text(changed)
     second = refresh(str(root), settings(), no_llm=True)
-    assert (second.path, second.reason) == ("incremental", "not a git repository: files compared by content")
+    assert (second.mode, second.reason) == ("incremental", "not a git repository: files compared by content")
     assert second.build is not None and second.build.analyze.parsed == 1
 
 
@@ -311,10 +305,10 @@ def test_an_up_to_date_refresh_still_repairs_a_damaged_index(make_repo: Any) -> 
     root = make_repo({"shop/__init__.py": "",
                       "shop/orders.py": "def cancel(order_id):\n    return order_id\n"})
     refresh(str(root), settings())
-    assert refresh(str(root), settings()).path == "up-to-date"
+    assert refresh(str(root), settings()).mode == "up-to-date"
     (root / ".kbc" / "index" / "lexical.sqlite").write_bytes(b"torn" * 50)
     repaired = refresh(str(root), settings())
-    assert repaired.path == "incremental"
+    assert repaired.mode == "incremental"
     assert repaired.reason.startswith("no file changed, but the lexical index")
     assert "is damaged" in repaired.reason
     lexical = LexicalIndex(root / ".kbc" / "index" / "lexical.sqlite")
@@ -322,13 +316,13 @@ def test_an_up_to_date_refresh_still_repairs_a_damaged_index(make_repo: Any) -> 
     lexical.close()
     assert {p for p in paths if not p.startswith("@views/")} == {"shop/orders.py"}
     assert "@views/architecture.md" in paths
-    assert refresh(str(root), settings()).path == "up-to-date"
+    assert refresh(str(root), settings()).mode == "up-to-date"
     lexical = LexicalIndex(root / ".kbc" / "index" / "lexical.sqlite")
     lexical.db.execute("PRAGMA user_version = 1")  # as another kbc version leaves it
     lexical.db.commit()
     lexical.close()
     again = refresh(str(root), settings())
-    assert (again.path, again.reason) == (
+    assert (again.mode, again.reason) == (
         "incremental", "no file changed, but the lexical index was written by another kbc version")
     rebuilt = LexicalIndex(root / ".kbc" / "index" / "lexical.sqlite")
     assert not rebuilt.stale and rebuilt.chunk_ids()

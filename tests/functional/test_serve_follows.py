@@ -12,14 +12,16 @@ from typing import Any
 
 import anyio
 import pytest
-from helpers import git, repo_factory
+from helpers import LEXICAL, git, repo_factory
 from llm_server import Reply, chat_server
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import TextContent
 
-SERVE = ("import sys\nfrom kbc.services.knowledge import KnowledgeBase\n"
-         "from kbc.mcp.server import serve\nserve(KnowledgeBase(sys.argv[1]), 'stdio')\n")
+SERVE = ("import sys\nfrom kbc.services.components import Components\n"
+         "from kbc.services.knowledge import KnowledgeBase\nfrom kbc.mcp.server import serve\n"
+         "serve(KnowledgeBase(sys.argv[1], components=Components.lexical()), 'stdio')\n")
+KBC = [sys.executable, "-m", "kbc", *LEXICAL]
 PREAMBLE = "".join(f"# note {i}: nothing to see here\n" for i in range(40))
 REFUNDS = '''def validate_refund(amount, paid):
     """A refund may not exceed what was paid."""
@@ -30,8 +32,9 @@ REFUNDS = '''def validate_refund(amount, paid):
 
 
 def clean_env(**extra: str) -> dict[str, str]:
+    """A process's environment: none of the test runner's kbc settings, and ``extra``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("KBC_")}
-    return {**env, "KBC_EMBED_MODEL": "none", "KBC_CONFIG": "", **extra}
+    return {**env, "KBC_CONFIG": "", **extra}
 
 
 def text_of(result: Any) -> Any:
@@ -41,10 +44,9 @@ def text_of(result: Any) -> Any:
 
 
 @pytest.fixture
-def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("KBC_EMBED_MODEL", "none")
+def repo(tmp_path: Path) -> Path:
     root = repo_factory(tmp_path)({"shop/__init__.py": "", "shop/refunds.py": PREAMBLE + REFUNDS})
-    subprocess.run([sys.executable, "-m", "kbc", "build", "--no-llm", str(root)], check=True,
+    subprocess.run([*KBC, "build", "--no-llm", str(root)], check=True,
                    env=clean_env(), capture_output=True)
     return root
 
@@ -62,7 +64,7 @@ def test_a_running_server_answers_from_a_build_made_by_another_process(repo: Pat
                 assert any(i["path"] == "shop/refunds.py" and i["end_line"] > 40 for i in before["items"])
                 (repo / "shop" / "refunds.py").write_text(REFUNDS)  # the 40 lines on top are gone
                 git(repo, "commit", "-qam", "drop the preamble")
-                subprocess.run([sys.executable, "-m", "kbc", "refresh", str(repo)], check=True,
+                subprocess.run([*KBC, "refresh", str(repo)], check=True,
                                env=clean_env(), capture_output=True)
                 after = text_of(await session.call_tool("retrieve_slice", {"task": task}))
                 assert after["fingerprint"] != before["fingerprint"]
@@ -110,13 +112,14 @@ def test_a_slow_answer_does_not_hold_up_other_calls(repo: Path) -> None:
 
 def test_a_request_reads_one_build_while_another_completes(repo: Path) -> None:
     from kbc.retrieval.profiles import load_profiles
+    from kbc.services.components import Components
     from kbc.services.knowledge import KnowledgeBase
 
-    with KnowledgeBase(repo) as kb:
+    with KnowledgeBase(repo, components=Components.lexical()) as kb:
         retriever = kb.retriever()  # what a request in flight holds
         (repo / "shop" / "refunds.py").write_text(REFUNDS.replace("refund exceeds payment", "too much"))
         git(repo, "commit", "-qam", "reword")
-        subprocess.run([sys.executable, "-m", "kbc", "refresh", str(repo)], check=True,
+        subprocess.run([*KBC, "refresh", str(repo)], check=True,
                        env=clean_env(), capture_output=True)
         ranking = retriever.search("refund exceeds payment", load_profiles(repo)["implementation"])
         texts = "".join(chunk.text for chunk in ranking.chunks.values())

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from helpers import RepoFactory
+from helpers import LEXICAL, RepoFactory
 from llm_server import Reply, chat_server
 
 from kbc.cli.main import cli
@@ -20,7 +20,7 @@ REPO = {
 
 @pytest.fixture
 def hostile(make_repo: RepoFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("KBC_EMBED_MODEL", "none")
+    # the user's own environment holds their key; the repository's configuration must not send it
     monkeypatch.setenv("KBC_LLM_API_KEY", "sk-user-secret-key-0123456789")
     monkeypatch.delenv("KBC_LLM_MODEL", raising=False)
     monkeypatch.delenv("KBC_LLM_API_BASE", raising=False)
@@ -36,9 +36,9 @@ def test_a_repository_config_pointing_at_a_server_sends_it_nothing(hostile: Path
             f'[llm]\nmodel = "openai/test-model"\napi_base = "{server.url}"\n'
             f'[store]\npath = "{elsewhere}"\n')
         runner = CliRunner()
-        built = runner.invoke(cli, ["build", str(hostile)])
+        built = runner.invoke(cli, [*LEXICAL, "build", str(hostile)])
         assert built.exit_code == 0, built.output
-        asked = runner.invoke(cli, ["ask", "how does the app run?", "--repo", str(hostile)])
+        asked = runner.invoke(cli, [*LEXICAL, "ask", "how does the app run?", "--repo", str(hostile)])
         assert asked.exit_code == 0, asked.output
         assert server.calls() == 0
         assert not elsewhere.exists() and (hostile / ".kbc").is_dir()
@@ -49,7 +49,7 @@ def test_a_repository_config_pointing_at_a_server_sends_it_nothing(hostile: Path
 
         # the user allows this repository's configuration: now it is honoured
         monkeypatch.setenv("KBC_TRUST_REPOSITORIES", str(hostile))
-        trusted = runner.invoke(cli, ["ask", "how does the app run?", "--repo", str(hostile),
+        trusted = runner.invoke(cli, [*LEXICAL, "ask", "how does the app run?", "--repo", str(hostile),
                                       "--store", str(hostile / ".kbc")])
         assert trusted.exit_code == 0, trusted.output
         assert server.calls() == 1 and "warning" not in trusted.stderr
@@ -60,7 +60,7 @@ def test_a_committed_store_link_is_refused(hostile: Path, tmp_path: Path) -> Non
     outside = tmp_path / "outside"
     outside.mkdir()
     (hostile / ".kbc").symlink_to(outside)
-    result = CliRunner().invoke(cli, ["build", str(hostile)])
+    result = CliRunner().invoke(cli, [*LEXICAL, "build", str(hostile)])
     assert result.exit_code == 2
     assert "is a link to" in result.stderr and "--store" in result.stderr
     assert list(outside.iterdir()) == []
@@ -78,11 +78,11 @@ def test_a_repository_s_git_configuration_runs_nothing(hostile: Path, tmp_path: 
     for key in ("core.fsmonitor", "diff.external", "core.pager"):
         subprocess.run(["git", "-C", str(hostile), "config", key, f"touch {ran}-{key}; false"], check=True)
     runner = CliRunner()
-    assert runner.invoke(cli, ["build", "--no-llm", str(hostile)]).exit_code == 0
+    assert runner.invoke(cli, [*LEXICAL, "build", "--no-llm", str(hostile)]).exit_code == 0
     (hostile / "app" / "core.py").write_text('def run():\n    """Run it."""\n    return 2\n')
     subprocess.run(["git", "-C", str(hostile), "-c", "core.fsmonitor=false", "commit", "-qam", "two"],
                    check=True, env={**os.environ, **GIT_ENV})  # the test's own commit runs nothing
-    refreshed = runner.invoke(cli, ["refresh", "--no-llm", str(hostile)])
+    refreshed = runner.invoke(cli, [*LEXICAL, "refresh", "--no-llm", str(hostile)])
     assert refreshed.exit_code == 0, refreshed.output
-    runner.invoke(cli, ["drift", "--repo", str(hostile)])
+    runner.invoke(cli, [*LEXICAL, "drift", "--repo", str(hostile)])
     assert not list(tmp_path.glob("ran-*"))

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from helpers import RepoFactory
+from helpers import LEXICAL, RepoFactory
 from llm_server import Reply, chat_server, grounded_answer, view_kind
 
 from kbc.cli.main import cli
@@ -313,25 +313,24 @@ def test_secrets_are_redacted_from_prompts(make_repo: RepoFactory) -> None:
     assert "AKIAIOSFODNN7EXAMPLE" not in sent and "wJalrXUtnFEMI" not in sent
 
 
-def test_cli_build_views_render_and_architecture_retrieval(shop: Path, tmp_path: Path,
-                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("KBC_EMBED_MODEL", "none")  # lexical retrieval keeps this test quick
+def test_cli_build_views_render_and_architecture_retrieval(shop: Path, tmp_path: Path) -> None:
     runner = CliRunner()
-    result = runner.invoke(cli, ["build", str(shop), "--no-llm"])
+    result = runner.invoke(cli, [*LEXICAL, "build", str(shop), "--no-llm"])
     assert result.exit_code == 0, result.output
     assert "kbc views:" in result.output and "llm           none" in result.output
-    listing = runner.invoke(cli, ["views", "--repo", str(shop), "--kind", "workflow"])
+    listing = runner.invoke(cli, [*LEXICAL, "views", "--repo", str(shop), "--kind", "workflow"])
     assert listing.output.splitlines() == [
         "workflow:shop.cli.main\tdocstring\tWorkflow: console_script shop"]
-    shown = runner.invoke(cli, ["views", "--repo", str(shop), "--id", "architecture", "--format", "json"])
+    shown = runner.invoke(cli, [*LEXICAL, "views", "--repo", str(shop), "--id", "architecture",
+                                "--format", "json"])
     assert json.loads(shown.output)[0]["facts"]["repository"] == "shop"
     out = tmp_path / "site"
-    rendered = runner.invoke(cli, ["render", "--repo", str(shop), "--out", str(out)])
+    rendered = runner.invoke(cli, [*LEXICAL, "render", "--repo", str(shop), "--out", str(out)])
     assert rendered.exit_code == 0, rendered.output
     assert (out / "index.md").read_text().count("](") == len(read_views(shop / ".kbc"))
     assert "```mermaid" in (out / "architecture.md").read_text()
     question = "how is the shop organised: modules, layers, entry points"
-    sliced = runner.invoke(cli, ["retrieve", "--repo", str(shop), "--use-case", "architecture",
+    sliced = runner.invoke(cli, [*LEXICAL, "retrieve", "--repo", str(shop), "--use-case", "architecture",
                                  "--format", "json", question])
     assert sliced.exit_code == 0, sliced.output
     kinds = [item["kind"] for item in json.loads(sliced.output)["items"]]
@@ -339,14 +338,12 @@ def test_cli_build_views_render_and_architecture_retrieval(shop: Path, tmp_path:
     assert any(item["path"] == "@views/architecture.md" for item in json.loads(sliced.output)["items"])
 
 
-def test_render_into_a_folder_that_cannot_be_made_is_one_clear_error(
-        shop: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("KBC_EMBED_MODEL", "none")
+def test_render_into_a_folder_that_cannot_be_made_is_one_clear_error(shop: Path, tmp_path: Path) -> None:
     runner = CliRunner()
-    assert runner.invoke(cli, ["build", str(shop), "--no-llm"]).exit_code == 0
+    assert runner.invoke(cli, [*LEXICAL, "build", str(shop), "--no-llm"]).exit_code == 0
     blocked = tmp_path / "a-file"
     blocked.write_text("not a folder\n")
-    rendered = runner.invoke(cli, ["render", "--repo", str(shop), "--out", str(blocked / "site")])
+    rendered = runner.invoke(cli, [*LEXICAL, "render", "--repo", str(shop), "--out", str(blocked / "site")])
     assert rendered.exit_code == 1
     assert "cannot write the rendered views to" in rendered.output and "--out" in rendered.output
     assert "Traceback" not in rendered.output and "unexpected" not in rendered.output

@@ -1,4 +1,4 @@
-"""Settings: defaults < pyproject [tool.kbc] < kbc.toml < environment < flags."""
+"""Settings: defaults < user config < pyproject [tool.kbc] < kbc.toml < environment < kbc -c < flags."""
 
 from dataclasses import fields
 from pathlib import Path
@@ -23,6 +23,27 @@ def test_each_source_overrides_the_one_below(tmp_path: Path) -> None:
     settings = load_settings(tmp_path, env=env, overrides={"workers": 6, "max_file_bytes": None})
     assert (settings.source_roots, settings.max_modules, settings.module_split_files,
             settings.workers) == (("lib",), 12, 11, 6)
+
+
+def test_dash_c_assignments_sit_above_the_environment_and_below_flags(tmp_path: Path) -> None:
+    (tmp_path / "kbc.toml").write_text('[analyze]\nworkers = 4\n[llm]\nmodel = "from/repo"\n')
+    settings = load_settings(tmp_path, env={"KBC_WORKERS": "5", "KBC_EMBED_MODEL": "some/model"},
+                             assignments=["analyze.workers=6", "index.embed_model = none",
+                                          "llm.model=openai/mine", "discover.exclude=a/*, b/*"],
+                             overrides={"workers": 7})
+    assert (settings.workers, settings.embed_model, settings.llm_model, settings.exclude) == (
+        7, "none", "openai/mine", ("a/*", "b/*"))
+    assert [n for n in settings.notices if "llm.model" in n]  # the repository's value was refused
+
+
+def test_a_bad_dash_c_assignment_names_what_is_wrong(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_settings(tmp_path, env={},
+                      assignments=["index.embed_modle=none", "workers", "analyze.workers=x"])
+    message = str(caught.value)
+    assert "-c: index.embed_modle: is not a known setting" in message and "index.embed_model" in message
+    assert "-c: workers: is not section.key=value" in message
+    assert "-c analyze.workers: analyze.workers: 'x' is not a whole number" in message
 
 
 def test_every_bad_field_is_reported_at_once(tmp_path: Path) -> None:

@@ -1,0 +1,125 @@
+"""The composition root: the parts behind kbc's seams (embedder, vector store, LLM interpreter,
+token counter), each built from the settings unless one is given.
+
+A :class:`KnowledgeBase` and the use-case functions beside it take one
+:class:`Components`; a test or an embedding application passes its own parts there
+(``Components.lexical()`` for lexical retrieval, an :class:`Embedding` with an embedder it
+loaded once, an interpreter that talks to its own server) instead of changing the
+environment. The git port (:mod:`kbc.analyzers.gitrepo`), the SQLite and atomic-write
+helpers (:mod:`kbc.store.files`) and the store layout (:mod:`kbc.store.layout`) are modules,
+not parts: there is one of each.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from kbc.domain.errors import EmbedderUnavailable, VectorStoreError
+from kbc.domain.settings import Settings
+from kbc.index.embed import Embedder, load_embedder, model_name
+from kbc.index.tokencount import TokenCounter, default_counter
+from kbc.index.vectors import LazyVectorStore, VectorStore, forget_local_store, open_vector_store
+from kbc.store.layout import chroma_dir, index_dir
+from kbc.views.llm import Interpreter, interpreter_from
+
+LEXICAL_NOTE = "embeddings are not used: retrieval is lexical"
+
+
+@dataclass(frozen=True, slots=True)
+class Embedding:
+    """An embedder given rather than loaded from ``index.embed_model``: None makes retrieval
+    lexical (``note`` says why); ``vectors`` None keeps the vector store the settings name
+    (the local Chroma store, or ``index.chroma_url``), opened with this embedder."""
+
+    embedder: Embedder | None
+    vectors: VectorStore | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Components:
+    """The parts a knowledge base is built from; a part left at None is built from the settings."""
+
+    embedding: Embedding | None = None
+    interpreter: Interpreter | None = None
+    counter: TokenCounter | None = None
+
+    @classmethod
+    def lexical(cls, note: str = LEXICAL_NOTE) -> Components:
+        """No embedder: the index is lexical only, and retrieval says ``note``."""
+        return cls(embedding=Embedding(None, note=note))
+
+    def token_counter(self) -> TokenCounter:
+        return self.counter if self.counter is not None else default_counter()
+
+    def llm(self, settings: Settings, no_llm: bool = False) -> Interpreter | None:
+        """The interpreter that writes prose and answers: the given one, else the one
+        ``llm.model`` names, else (none configured, or ``no_llm``) None."""
+        if no_llm:
+            return None
+        if self.interpreter is not None:
+            return self.interpreter
+        return interpreter_from(settings.llm_model, settings.llm_api_base, settings.llm_timeout,
+                                settings.llm_retries, settings.llm_api_key)
+
+    def open_embedding(self, store_root: Path, repo_root: Path, settings: Settings, *,
+                       recover: bool = False, lazy: bool = False
+                       ) -> tuple[Embedder | None, VectorStore | None, str]:
+        """The embedder and vector store, or (None, None, why not): retrieval then is lexical.
+
+        With ``recover`` (a build, which holds the writer lock), a local Chroma store that
+        cannot be opened is moved aside, never deleted, and a new one is started: its
+        vectors are embedded again, and the note says where the old one went. With
+        ``lazy`` (retrieval, which mostly reads the exact-search snapshot), the store is
+        opened, and Chroma imported, only when it is first used.
+        """
+        given = self.embedding
+        if given is not None and given.embedder is None:
+            return None, None, given.note or LEXICAL_NOTE
+        if given is not None and given.vectors is not None:
+            return given.embedder, given.vectors, given.note
+        name = model_name(settings.embed_model)
+        url = settings.chroma_url
+        if given is not None and given.embedder is not None:
+            embedder = given.embedder
+            name = ""  # the store names its collection by the embedder's model id
+        else:
+            try:
+                embedder = load_embedder(name, settings.embed_tokens, settings.cache_dir)
+            except EmbedderUnavailable as exc:
+                return None, None, exc.message
+        where = index_dir(store_root)
+        if lazy:
+            return embedder, LazyVectorStore(lambda: _open_store(where, repo_root, embedder, name, url)), ""
+        try:
+            return embedder, _open_store(where, repo_root, embedder, name, url, advise=not recover), ""
+        except VectorStoreError as exc:
+            local = chroma_dir(where)
+            if not recover or url or not local.exists():
+                return None, None, exc.message
+            aside = where / f"chroma.broken-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
+            forget_local_store(local)
+            local.rename(aside)
+            try:
+                vectors = _open_store(where, repo_root, embedder, name, url)
+            except VectorStoreError as again:
+                return None, None, again.message
+            return embedder, vectors, (f"{exc.message}; it was moved to {aside} and the vectors are "
+                                       "embedded again (delete it once you no longer need it)")
+
+
+CONFIGURED = Components()  # every part from the settings
+
+
+def _open_store(where: Path, repo_root: Path, embedder: Embedder, name: str, url: str,
+                advise: bool = True) -> VectorStore:
+    """The store; when a local one cannot be opened, ``advise`` adds what fixes it."""
+    try:
+        return open_vector_store(where, str(repo_root.resolve()), embedder, url=url, embedder_name=name)
+    except VectorStoreError as exc:
+        if not advise or url or not chroma_dir(where).exists():
+            raise
+        raise VectorStoreError(f"{exc.message}; `kbc build` moves it aside and embeds again",
+                               hint=exc.hint) from exc
