@@ -11,8 +11,9 @@ A document names the code it governs in YAML front-matter::
 and is behind when governed files changed in commits after its own last
 commit, when its body mentions code names the facts no longer hold, when a ref
 matches no tracked file, or when its front-matter cannot be read. This module
-holds the pure logic (front-matter, globs; mentions and name resolution are in
-:mod:`kbc.analyzers.mentions`) and the two ``git log`` queries;
+holds the pure logic (front-matter, globs; mentions are read by
+:mod:`kbc.analyzers.mentions` and judged by whatever ``code`` is given, over the linked
+facts in :mod:`kbc.graph.mentions`) and the two ``git log`` queries;
 ``kbc.services.drift`` wires them to the store.
 Nothing here raises on a bad document: problems come back as values.
 """
@@ -28,7 +29,7 @@ from pathlib import Path
 import yaml  # type: ignore[import-untyped,unused-ignore]
 
 from kbc.analyzers.gitrepo import git_lines
-from kbc.analyzers.mentions import CodeIndex, code_spans, missing_names
+from kbc.analyzers.mentions import MentionJudge, code_spans
 from kbc.domain.drift import DriftReason, DriftReport
 
 # -- front-matter ---------------------------------------------------------------
@@ -254,7 +255,7 @@ def check_document(
     front: FrontMatter,
     *,
     tracked: Sequence[str],
-    code: CodeIndex,
+    code: MentionJudge,
     last: tuple[str, str] | None = None,
     history: Sequence[Commit] = (),
 ) -> DriftReport | None:
@@ -277,7 +278,7 @@ def check_document(
                 f"{_plural(count, 'commit')} since the document's last commit ({last[1]}) changed "
                 f"{_plural(len(files), 'governed file')}; the latest on {latest}",
                 commits_since=count, last_change=latest, files=files))
-    names = missing_names(code_spans(front.body, front.body_line), code)
+    names = code.missing(code_spans(front.body, front.body_line))
     if names:
         reasons.append(DriftReason(
             "missing_symbols", f"mentions {_plural(len(names), 'name')} the code no longer has",

@@ -11,8 +11,9 @@ from kbc.analyzers.drift import (
     last_commits,
     parse_front_matter,
 )
-from kbc.analyzers.mentions import CodeIndex
 from kbc.domain.drift import DriftReport
+from kbc.graph.mentions import MentionChecker
+from kbc.graph.symbols import SymbolTable
 from kbc.store.facts_store import FactsStore
 
 MAX_FILES_SHOWN = 10
@@ -40,7 +41,7 @@ def find_drift(root: Path, store_root: Path) -> list[DriftReport]:
     def read_source(path: str) -> str:
         return _read(root, path) or ""
 
-    code = CodeIndex(store.facts(), read_source)
+    code = MentionChecker(SymbolTable(store.facts(), read_source))
     last = last_commits(root, documents) if inventory.vcs == "git" else {}
     histories: dict[str, list[Commit]] = {}
     reports: list[DriftReport] = []

@@ -15,9 +15,11 @@ from kbc.analyzers.drift import (
     stale_refs,
 )
 from kbc.analyzers.link import link
-from kbc.analyzers.mentions import CodeIndex, Mention, code_spans, missing_names, scope_bindings
+from kbc.analyzers.mentions import Mention, code_spans, scope_bindings
 from kbc.domain.codec import to_data
 from kbc.domain.drift import DriftReason, DriftReport
+from kbc.graph.mentions import MentionChecker
+from kbc.graph.symbols import SymbolTable
 
 
 def doc(text: str) -> str:
@@ -223,12 +225,12 @@ UTIL = """
 """
 
 
-def index() -> CodeIndex:
+def index() -> MentionChecker:
     sources = {"pkg/core.py": CORE, "pkg/base.py": BASE, "pkg/util.py": UTIL, "pkg/__init__.py": ""}
     facts = [facts_of(source, module=path.removesuffix(".py").replace("/", ".").removesuffix(".__init__"),
                       path=path, is_package=path.endswith("__init__.py"))
              for path, source in sources.items()]
-    return CodeIndex(link(facts), lambda path: textwrap.dedent(sources[path]))
+    return MentionChecker(SymbolTable(link(facts), lambda path: textwrap.dedent(sources[path])))
 
 
 @pytest.mark.parametrize("name", [
@@ -244,7 +246,7 @@ def index() -> CodeIndex:
     "Engine.run()", "Path.unlink()", "dict.keys()", "tidy()", "start()", "a b()", "x = f()", "pkg.",
 ])
 def test_names_the_code_has_or_cannot_judge_pass(name: str) -> None:
-    assert missing_names([Mention(name, 1)], index()) == ()
+    assert index().missing([Mention(name, 1)]) == ()
 
 
 @pytest.mark.parametrize("name", [
@@ -254,16 +256,16 @@ def test_names_the_code_has_or_cannot_judge_pass(name: str) -> None:
     "gone()", "Engine.stop()", "Gone.run2()", "pkg.core.py()",
 ])
 def test_names_the_code_no_longer_has_are_missing(name: str) -> None:
-    assert missing_names([Mention(name, 1)], index()) == (name,)
+    assert index().missing([Mention(name, 1)]) == (name,)
 
 
 def test_missing_names_are_unique_and_sorted() -> None:
     mentions = [Mention("zap()", 1), Mention("pkg.core.gone", 2), Mention("zap()", 3), Mention("run()", 4)]
-    assert missing_names(mentions, index()) == ("pkg.core.gone", "zap()")
+    assert index().missing(mentions) == ("pkg.core.gone", "zap()")
 
 
 def test_without_python_facts_nothing_is_judged() -> None:
-    assert missing_names([Mention("gone()", 1)], CodeIndex([])) == ()
+    assert MentionChecker(SymbolTable([])).missing([Mention("gone()", 1)]) == ()
 
 
 def test_scope_bindings_cover_module_and_class_bodies() -> None:
