@@ -1,19 +1,18 @@
 """Views: typed documents whose facts come from the code and whose prose alone is interpreted.
 
 A view's ``facts`` and ``interpretation`` are plain JSON data, checked against
-the JSON Schema of its kind (``kbc.views.schema``). ``provenance`` says where
+the JSON Schema of its kind (``kbc.views.kinds``, where every kind is defined). ``provenance`` says where
 the prose came from; ``grounding`` what the check against the facts removed.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 ViewKind = Literal["architecture", "module", "feature", "workflow", "entry_points",
                    "domain_concepts", "business_rules", "integrations"]
-VIEW_KINDS: tuple[ViewKind, ...] = ("architecture", "module", "feature", "workflow", "entry_points",
-                                    "domain_concepts", "business_rules", "integrations")
+VIEW_KINDS: tuple[ViewKind, ...] = get_args(ViewKind)  # in the order views are built and shown
 ProseSource = Literal["llm", "docstring", "none"]
 
 

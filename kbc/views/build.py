@@ -202,9 +202,9 @@ def build_views(context: Context, interpreter: Interpreter | None, cache: ProseC
                 cached_model: str = "") -> tuple[list[View], ViewsSummary]:
     """Every view; prose from ``interpreter`` (cached), or without one from the cache of
     ``cached_model`` where it holds these facts (no call is made), else from docstrings."""
-    drafts = plan_views(context)
-    model = interpreter.model if interpreter is not None else cached_model
     summary = ViewsSummary(model=interpreter.model if interpreter else "")
+    drafts = _checked(plan_views(context), summary)
+    model = interpreter.model if interpreter is not None else cached_model
     prose: dict[str, dict[str, Any]] = {}
     if model:
         keys = {d.id: prose_key(d.kind, d.facts_hash, PROMPT_VERSION, model) for d in drafts}
@@ -245,6 +245,23 @@ def build_views(context: Context, interpreter: Interpreter | None, cache: ProseC
     summary.by_kind = dict(sorted(Counter(v.kind for v in views).items()))
     summary.by_source = dict(sorted(Counter(v.provenance.source for v in views).items()))
     return views, summary
+
+
+def _checked(drafts: list[Draft], summary: ViewsSummary) -> list[Draft]:
+    """The drafts whose facts hold to their kind's schema; any other is left out, with an error
+    that names it (facts come from the code, so a broken one is kbc's own fault)."""
+    from kbc.views.kinds import KINDS
+    from kbc.views.schema import schema_errors
+
+    kept = []
+    for draft in drafts:
+        problems = schema_errors(KINDS[draft.kind].facts, draft.facts)
+        if problems:
+            summary.errors.append(f"{draft.id}: left out, its facts break the {draft.kind} schema "
+                                  f"({'; '.join(problems[:3])}); please report this as a kbc bug")
+        else:
+            kept.append(draft)
+    return kept
 
 
 def _finish(draft: Draft, llm_prose: dict[str, Any] | None, known: KnownNames | None,

@@ -10,31 +10,11 @@ import json
 from typing import Any
 
 from kbc.domain.views import ViewKind
-from kbc.views.schema import INTERPRETATION
+from kbc.views.kinds import KINDS
 
 PROMPT_VERSION = "1"
 PROMPT_FACTS_CHARS = 24_000  # the facts sent with one prompt (lists are shortened to fit)
 MAX_DOC_ITEMS = 8
-
-GUIDANCE: dict[ViewKind, str] = {
-    "architecture": "overview: 3 to 6 sentences on what the repository does and how its packages "
-                    "and layers fit together. design_decisions: the key design decisions the facts "
-                    "show (layering, entry points, integrations), one sentence each.",
-    "module": "purpose: one or two sentences on what this module group is for. responsibilities: "
-              "what it does, one short item each. collaborators: the modules it works with and why, "
-              "one item each.",
-    "feature": "summary: 2 to 4 sentences on what this capability does for a user, and through "
-               "which entry points.",
-    "workflow": "summary: 1 to 3 sentences on what happens when this entry point runs. steps: for "
-                "the important steps (by their number n), what the step does, one sentence each.",
-    "entry_points": "summary: 1 to 3 sentences on the ways into this repository and who uses each.",
-    "domain_concepts": "concepts: for each concept (by its exact name), what it means in the "
-                       "domain, one or two sentences.",
-    "business_rules": "rules: for each rule (by its number n), the rule in plain words: what is "
-                      "required or refused, and what happens otherwise. One sentence each.",
-    "integrations": "integrations: for each integration (by its exact name), its role in the "
-                    "repository, one sentence.",
-}
 
 SYSTEM = (
     "You write the interpretive part of one view in a knowledge base about a code repository, "
@@ -48,7 +28,7 @@ SYSTEM = (
 
 def empty(kind: ViewKind) -> dict[str, Any]:
     """The interpretation with every field present and empty."""
-    properties = INTERPRETATION[kind]["properties"]
+    properties = KINDS[kind].interpretation["properties"]
     return {name: ([] if spec["type"] == "array" else "") for name, spec in sorted(properties.items())}
 
 
@@ -111,11 +91,11 @@ def _shrink(facts: dict[str, Any], limit: int) -> dict[str, Any]:
 
 
 def messages(kind: ViewKind, title: str, facts: dict[str, Any]) -> list[dict[str, str]]:
-    schema = json.dumps(INTERPRETATION[kind], sort_keys=True)
+    schema = json.dumps(KINDS[kind].interpretation, sort_keys=True)
     shown = json.dumps(_shrink(facts, PROMPT_FACTS_CHARS), sort_keys=True, indent=1)
     return [
         {"role": "system", "content": SYSTEM + schema},
-        {"role": "user", "content": f"View kind: {kind}\nWhat to write: {GUIDANCE[kind]}\n"
+        {"role": "user", "content": f"View kind: {kind}\nWhat to write: {KINDS[kind].guidance}\n"
                                     f"Title: {title}\nFacts (JSON):\n{shown}"},
     ]
 
@@ -142,7 +122,7 @@ def parse_reply(kind: ViewKind, reply: str) -> tuple[dict[str, Any] | None, list
     if isinstance(data, dict):
         for name, value in empty(kind).items():
             data.setdefault(name, value)  # a field left out is an empty field
-    problems = schema_errors(INTERPRETATION[kind], data)
+    problems = schema_errors(KINDS[kind].interpretation, data)
     if problems:
         return None, problems
     return data, []

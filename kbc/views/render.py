@@ -11,12 +11,8 @@ from typing import Any
 
 from kbc.domain.codec import to_data
 from kbc.domain.views import VIEW_KINDS, View
+from kbc.views.kinds import KINDS
 
-HEADINGS = {
-    "architecture": "Architecture", "module": "Modules", "feature": "Features", "workflow": "Workflows",
-    "entry_points": "Entry points", "domain_concepts": "Domain concepts",
-    "business_rules": "Business rules", "integrations": "Integrations",
-}
 MERMAID_MAX_NODES = 40
 _UNSAFE = re.compile(r"[^\w.-]+")
 
@@ -96,7 +92,7 @@ def _links(view: View, ids: set[str]) -> dict[str, str]:
 def render_view(view: View, ids: set[str] | None = None) -> str:
     """The view as Markdown; ``ids`` are the other views it may link to."""
     data = to_data(view)
-    template = _environment().get_template(f"{view.kind}.md.j2")
+    template = _environment().get_template(KINDS[view.kind].template)
     text: str = template.render(view=data, f=data["facts"], i=data["interpretation"], mermaid=mermaid(view),
                                 links=_links(view, ids if ids is not None else set()))
     return re.sub(r"\n{3,}", "\n\n", text).rstrip("\n") + "\n"
@@ -110,7 +106,8 @@ def render_index(views: Sequence[View], repository: str, commit: str) -> str:
         if items:
             by_kind.append((kind, items))
     text: str = _environment().get_template("index.md.j2").render(
-        repository=repository, commit=commit, views=views, by_kind=by_kind, headings=HEADINGS)
+        repository=repository, commit=commit, views=views, by_kind=by_kind,
+        headings={kind: definition.heading for kind, definition in KINDS.items()})
     return re.sub(r"\n{3,}", "\n\n", text).rstrip("\n") + "\n"
 
 

@@ -141,7 +141,8 @@ def by_id(views: list[View]) -> dict[str, View]:
 def view_problems(view: View) -> list[str]:
     """How a view breaks its kind's schema (empty for every view the pass writes)."""
     from kbc.domain.codec import to_data
-    from kbc.views.schema import schema_errors, view_schema
+    from kbc.views.kinds import view_schema
+    from kbc.views.schema import schema_errors
 
     return schema_errors(view_schema(view.kind), to_data(view))
 
