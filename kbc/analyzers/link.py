@@ -60,9 +60,25 @@ def classify(imp: Import, index: ModuleIndex) -> Import:
     return dataclasses.replace(imp, kind="external", distribution=DISTRIBUTIONS.get(top, top))
 
 
+def _named(integrations: Iterable[Integration], constants: dict[str, str]) -> list[Integration]:
+    """Environment variables named by a constant imported from another module get its value;
+    one whose constant the repository does not bind to a string is not reported."""
+    out = []
+    for found in integrations:
+        if found.kind == "env_var" and not found.name:
+            value = constants.get(found.detail.removeprefix("constant "))
+            if not value:
+                continue
+            found = dataclasses.replace(found, name=value)
+        out.append(found)
+    return out
+
+
 def link(files: list[FileFacts]) -> list[FileFacts]:
-    """Imports classified and one ``package`` integration per external distribution used."""
+    """Imports classified, environment variables named by imported constants resolved, and one
+    ``package`` integration per external distribution used."""
     index = ModuleIndex(f.module for f in files)
+    constants = {f"{f.module}.{name}": value for f in files for name, value in f.constants}
     out = []
     for facts in files:
         imports = tuple(classify(i, index) for i in facts.imports)
@@ -72,7 +88,7 @@ def link(files: list[FileFacts]) -> list[FileFacts]:
                 first_use[imp.distribution] = imp.line
         packages = [Integration("package", dist, facts.path, line, facts.module)
                     for dist, line in first_use.items()]
-        integrations = tuple(sorted(
-            (*facts.integrations, *packages), key=lambda i: (i.line, i.kind, i.name, i.symbol)))
+        integrations = tuple(sorted((*_named(facts.integrations, constants), *packages),
+                                    key=lambda i: (i.line, i.kind, i.name, i.symbol)))
         out.append(dataclasses.replace(facts, imports=imports, integrations=integrations))
     return out

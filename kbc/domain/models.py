@@ -145,6 +145,7 @@ class FileFacts:
     integrations: tuple[Integration, ...] = ()
     guards: tuple[Guard, ...] = ()
     fields: tuple[ClassField, ...] = ()
+    constants: tuple[tuple[str, str], ...] = ()  # module-level names bound once to a string literal
     warnings: tuple[str, ...] = ()
     secrets: tuple[tuple[int, str], ...] = ()  # (line, detector) of redacted credentials
 

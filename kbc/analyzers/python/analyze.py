@@ -34,7 +34,7 @@ from kbc.domain.models import (
 )
 
 # Bump when the facts a file yields change shape or meaning: it keys the cache.
-ANALYZER_VERSION = "5"
+ANALYZER_VERSION = "6"
 
 
 def decode_source(data: bytes) -> tuple[str, tuple[str, ...]]:
@@ -125,7 +125,8 @@ class _Extractor:
                 target = resolved.qname if resolved is not None else ""
             else:
                 text, target = squash(self.code(record.node.func), 80), ""
-            out.append(ResolvedCall(record.node, Call(record.scope.qname, record.line, text, target)))
+            out.append(ResolvedCall(record.node, Call(record.scope.qname, record.line, text, target),
+                                    record.scope))
         return out
 
     def facts(self, blob: str, lines: int, warnings: tuple[str, ...]) -> FileFacts:
@@ -155,6 +156,7 @@ class _Extractor:
                                       key=lambda i: (i.line, i.kind, i.name, i.symbol))),
             guards=tuple(to_guard(r, self.code) for r in self.walk.guards),
             fields=tuple(to_field(f, self.code) for f in self.walk.fields),
+            constants=tuple(sorted((name, value) for name, value in self.walk.constants.items() if value)),
             warnings=warnings,
         )
 

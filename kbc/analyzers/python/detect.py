@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from kbc.analyzers.python import catalog
-from kbc.analyzers.python.scope import Resolver
+from kbc.analyzers.python.scope import REF, Resolver, Scope
 from kbc.analyzers.python.syntax import dotted, keyword_arg, positional_arg, squash, string_value
 from kbc.analyzers.python.walker import DefRecord, WalkResult
 from kbc.domain.models import Call, EntryPoint, Integration
@@ -18,6 +18,7 @@ from kbc.domain.models import Call, EntryPoint, Integration
 class ResolvedCall:
     node: cst.Call
     call: Call
+    scope: Scope
 
 
 def _command_name(call: cst.Call | None, default: str) -> str:
@@ -131,9 +132,9 @@ class Detector:
                     if service:
                         kind = catalog.BOTO3_SERVICES.get(service, kind)
                         detail = f"service {service}"
-                self._integrate(kind, name, call, detail)
+                self._integrate(kind, name, detail, call=call)
             elif target in catalog.ENV_READERS:
-                self._env(positional_arg(node, 0), call)
+                self._env(positional_arg(node, 0), call, item.scope)
             elif target == "argparse.ArgumentParser":
                 prog = string_value(keyword_arg(node, "prog"))
                 self._add("argparse", prog or call.caller.rpartition(".")[2], call.caller,
@@ -202,7 +203,7 @@ class Detector:
             if resolved is None or resolved.qname not in catalog.ENV_MAPPINGS:
                 continue
             call = Call(record.scope.qname, record.line, ".".join(record.parts), resolved.qname)
-            self._env(record.key, call)
+            self._env(record.key, call, record.scope)
 
     def main_guards(self, calls: list[Call]) -> None:
         for guard in self.walk.main_guards:
@@ -213,15 +214,34 @@ class Detector:
 
     # -- recording ----------------------------------------------------------
 
-    def _env(self, key: cst.BaseExpression | None, call: Call) -> None:
+    def _env(self, key: cst.BaseExpression | None, call: Call, scope: Scope) -> None:
+        """An environment variable, when its name is a string the code passes: a literal, or a
+        constant (this module's, or one imported from the repository, named by link). A
+        variable, an attribute or a call is not a name: nothing is reported for it."""
         name = string_value(key)
-        detail = ""
-        if name is None:
-            name = squash(self.code(key), 60) if key is not None else "?"
-            detail = "name computed at run time"
-        self._integrate("env_var", name, call, detail)
+        if name is not None:
+            self._integrate("env_var", name, call=call)
+        elif isinstance(key, cst.Name):
+            constant = self._constant(key.value, scope)
+            if constant is not None:
+                self._integrate("env_var", *constant, call=call)
 
-    def _integrate(self, kind: str, name: str, call: Call, detail: str = "") -> None:
+    def _constant(self, name: str, scope: Scope) -> tuple[str, str] | None:
+        """(the value, where it came from) of the constant ``name`` read in ``scope``, or
+        ("", "constant <qname>") for one imported (link looks its value up), or None."""
+        holder: Scope | None = scope
+        while holder is not None and not (name in holder.bindings and (holder.kind != "class"
+                                                                       or holder is scope)):
+            holder = holder.parent
+        if holder is None or holder.kind != "module":
+            return None  # unbound, or a local or a parameter: a variable
+        if holder.bindings[name].kind == REF:
+            resolved = self.resolver.resolve((name,), holder)
+            return ("", f"constant {resolved.qname}") if resolved is not None else None
+        value = self.walk.constants.get(name)
+        return (value, f"constant {name}") if value else None
+
+    def _integrate(self, kind: str, name: str, detail: str = "", *, call: Call) -> None:
         self.integrations.append(Integration(kind, name, self.path, call.line, call.caller, detail))
 
     def _add(self, kind: str, name: str, target: str, line: int, detail: str = "") -> None:

@@ -30,7 +30,7 @@ from kbc.analyzers.python.scope import (
     Binding,
     Scope,
 )
-from kbc.analyzers.python.syntax import annotation_parts, dotted, literal_strings
+from kbc.analyzers.python.syntax import annotation_parts, dotted, literal_strings, string_value
 from kbc.domain.models import Import
 
 
@@ -82,6 +82,8 @@ class WalkResult:
     exports: tuple[str, ...] | None = None
     guards: list[rules.RuleRecord] = field(default_factory=list)
     fields: list[rules.FieldRecord] = field(default_factory=list)
+    # module-level names bound to one string literal (None: bound otherwise, or more than once)
+    constants: dict[str, str | None] = field(default_factory=dict)
 
 
 class FactsWalker(CodegenState):
@@ -283,6 +285,18 @@ class FactsWalker(CodegenState):
             self._bind_target(target.target, binding)
             self._note_exports(target.target, node.value, extend=False)
             self._field(target.target, None, node.value)
+            self._constant(target.target, node.value)
+
+    def _constant(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+        """A module-level name bound once to a string literal is a constant; any other binding
+        of it (another value, an augmented assignment, a second assignment) makes it none."""
+        if self.scope.kind != "module" or not isinstance(target, cst.Name):
+            return
+        literal = string_value(value) if value is not None else None
+        name = target.value
+        if name in self.result.constants and self.result.constants[name] != literal:
+            literal = None
+        self.result.constants[name] = literal
 
     def _ann_assign(self, node: cst.AnnAssign) -> None:
         parts = annotation_parts(node.annotation.annotation)
@@ -294,6 +308,7 @@ class FactsWalker(CodegenState):
         if node.value is not None:
             self._note_exports(node.target, node.value, extend=False)
         self._field(node.target, node.annotation.annotation, node.value)
+        self._constant(node.target, node.value)
 
     def _field(self, target: cst.BaseExpression, annotation: cst.BaseExpression | None,
                value: cst.BaseExpression | None) -> None:
@@ -305,6 +320,7 @@ class FactsWalker(CodegenState):
     def _aug_assign(self, node: cst.AugAssign) -> None:
         if isinstance(node.target, cst.Name) and node.target.value not in self.scope.bindings:
             self.scope.bind(node.target.value, Binding(LOCAL))
+        self._constant(node.target, None)
         if isinstance(node.operator, cst.AddAssign):
             self._note_exports(node.target, node.value, extend=True)
 

@@ -27,14 +27,47 @@ def test_environment_variables_read_every_common_way() -> None:
     ]
 
 
-def test_environment_variable_with_a_computed_name() -> None:
+def test_only_a_name_the_code_passes_is_an_environment_variable() -> None:
+    """A literal or a constant names a variable; a parameter, a local, an attribute, a call or a
+    name bound twice does not (the repository's `requests` read `env_name`, `key.upper()`)."""
     facts = facts_of("""
         import os
-        def read(name):
-            return os.environ[name]
+        TOKEN_VAR = "APP_TOKEN"
+        CHANGED = "FIRST"
+        CHANGED = "SECOND"
+        SUFFIX = "_HOME"
+        SUFFIX += "X"
+
+        def read(name, key):
+            local = "LOCAL_NAME"
+            TOKEN_VAR = "SHADOWED"
+            return (os.environ[name], os.getenv(key.upper()), os.environ.get(local),
+                    os.getenv(TOKEN_VAR), os.getenv(CHANGED), os.getenv(SUFFIX), os.getenv(config.KEY))
+
+        def token():
+            return os.environ[TOKEN_VAR]
     """)
-    (item,) = facts.integrations
-    assert (item.name, item.detail) == ("name", "name computed at run time")
+    assert [(i.name, i.detail, i.symbol) for i in facts.integrations] == [
+        ("APP_TOKEN", "constant TOKEN_VAR", "pkg.mod.token")]
+
+
+def test_an_environment_variable_named_by_an_imported_constant_gets_its_value(
+        make_repo: RepoFactory) -> None:
+    root = make_repo({
+        "app/__init__.py": "",
+        "app/names.py": 'HOME = "APP_HOME"\nDYNAMIC = compute()\n',
+        "app/main.py": """
+            import os
+            from app.names import HOME, DYNAMIC
+            from elsewhere import OUTSIDE
+
+            def where():
+                return os.getenv(HOME), os.getenv(DYNAMIC), os.getenv(OUTSIDE)
+        """,
+    })
+    (facts,) = [f for f in analyze_repo(root).facts() if f.path == "app/main.py"]
+    assert [(i.kind, i.name, i.detail) for i in facts.integrations if i.kind == "env_var"] == [
+        ("env_var", "APP_HOME", "constant app.names.HOME")]
 
 
 def test_http_database_and_queue_clients() -> None:
