@@ -34,7 +34,7 @@ from kbc.domain.models import (
 )
 
 # Bump when the facts a file yields change shape or meaning: it keys the cache.
-ANALYZER_VERSION = "6"
+ANALYZER_VERSION = "7"
 
 
 def decode_source(data: bytes) -> tuple[str, tuple[str, ...]]:

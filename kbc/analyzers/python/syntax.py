@@ -80,11 +80,11 @@ def squash(text: str, limit: int = 160) -> str:
 
 
 def doc_summary(doc: str | None, limit: int = 240) -> str:
-    """The first paragraph of a cleaned docstring, on one line."""
-    if not doc:
-        return ""
-    paragraph = doc.strip().split("\n\n", 1)[0]
-    return squash(paragraph, limit)
+    """The first prose paragraph of a cleaned docstring, on one line, markup off
+    (:func:`kbc.analyzers.docstrings.summary`)."""
+    from kbc.analyzers.docstrings import summary
+
+    return summary(doc, limit)
 
 
 def keyword_arg(call: cst.Call, name: str) -> cst.BaseExpression | None:
