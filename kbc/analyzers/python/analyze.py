@@ -34,7 +34,7 @@ from kbc.domain.models import (
 )
 
 # Bump when the facts a file yields change shape or meaning: it keys the cache.
-ANALYZER_VERSION = "7"
+ANALYZER_VERSION = "8"
 
 
 def decode_source(data: bytes) -> tuple[str, tuple[str, ...]]:
@@ -63,6 +63,23 @@ def _public(record: DefRecord, parent_public: bool, exports: tuple[str, ...] | N
     if exports is not None and record.outer.kind == "module":
         return name in exports
     return not name.startswith("_") or (name.startswith("__") and name.endswith("__"))
+
+
+def _is_overload(symbol: Symbol) -> bool:
+    return any(d.rsplit(".", 1)[-1] == "overload" for d in symbol.decorators)
+
+
+def _without_overload_stubs(symbols: list[Symbol]) -> list[Symbol]:
+    """The ``@overload`` signatures of a function are not its definition: where the file also
+    holds the implementation, the symbol is the implementation (its span, its docstring), and
+    what is nested in a stub goes with it."""
+    implemented = {s.qname for s in symbols if s.kind != "class" and not _is_overload(s)}
+    stubs = [s for s in symbols if _is_overload(s) and s.qname in implemented]
+    if not stubs:
+        return symbols
+    spans = [(stub.start_line, stub.end_line) for stub in stubs]
+    return [s for s in symbols
+            if not any(start <= s.start_line and s.end_line <= end for start, end in spans)]
 
 
 class _Extractor:
@@ -101,7 +118,7 @@ class _Extractor:
                 decorators=decorators, doc=doc_summary(node.get_docstring()), public=public,
                 parent=parent, is_async=is_async, bases=bases,
             ))
-        return out
+        return _without_overload_stubs(out)
 
     def _arg(self, arg: cst.Arg) -> str:
         keyword = f"{arg.keyword.value}=" if arg.keyword is not None else ""

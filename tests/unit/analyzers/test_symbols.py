@@ -133,3 +133,25 @@ def test_dunder_all_decides_module_level_visibility() -> None:
 
 def test_module_docstring_is_summarised() -> None:
     assert facts_of('"""Billing rules.\n\nMore."""\n').doc == "Billing rules."
+
+
+def test_an_overloaded_function_is_its_implementation_not_its_stubs() -> None:
+    facts = facts_of('''
+        import typing as t
+        from typing import overload
+
+        class Command:
+            @t.overload
+            def main(self, args: None) -> None: ...
+            @t.overload
+            def main(self, args: list[str]) -> int: ...
+            def main(self, args=None):
+                """Run the command."""
+                return 0
+
+        @overload
+        def only_declared(x: int) -> int: ...
+    ''')
+    spans = [(s.qname, s.start_line, s.end_line, s.doc) for s in facts.symbols]
+    assert spans == [("pkg.mod.Command", 4, 11, ""), ("pkg.mod.Command.main", 9, 11, "Run the command."),
+                     ("pkg.mod.only_declared", 13, 14, "")]
