@@ -43,6 +43,7 @@ class Settings:
     llm_concurrency: int = 4
     workflow_depth: int = 4
     max_workflows: int = 50
+    max_api_workflows: int = 10
     full_rebuild_fraction: float = 0.3
     full_rebuild_files: int = 2000
     auto_refresh: bool = False
@@ -68,7 +69,7 @@ class Settings:
 
         shaping = (self.max_file_bytes, self.exclude, self.source_roots, self.module_split_files,
                    self.max_modules, self.chunk_lines, self.chunk_overlap, self.workflow_depth,
-                   self.max_workflows)
+                   self.max_workflows, self.max_api_workflows)
         return hashlib.sha256(repr(shaping).encode()).hexdigest()[:16]
 
 
@@ -167,6 +168,9 @@ FIELDS: tuple[FieldSpec, ...] = (
               "how deep a workflow view follows calls from its entry point"),
     FieldSpec("max_workflows", "views", "max_workflows", int, "KBC_MAX_WORKFLOWS", 0,
               "the most workflow views (one per entry point, most central first)"),
+    FieldSpec("max_api_workflows", "views", "max_api_workflows", int, "KBC_MAX_API_WORKFLOWS", 0,
+              "the most workflow views followed from the public API (what the top-level package "
+              "exports, the flows that reach most of the call graph first)"),
 )
 
 _BY_NAME = {f.name: f for f in FIELDS}

@@ -23,7 +23,8 @@ def load_context(store_root: Path, repo_root: Path, settings: Settings) -> Conte
     store = FactsStore(store_root)
     return build_context(store.inventory(str(repo_root.resolve())), store.facts(), store.graph(),
                          store.entry_points(), workflow_depth=settings.workflow_depth,
-                         max_workflows=settings.max_workflows)
+                         max_workflows=settings.max_workflows,
+                         max_api_workflows=settings.max_api_workflows)
 
 
 def build_views_pass(store_root: Path, repo_root: Path, settings: Settings, *, no_llm: bool = False,

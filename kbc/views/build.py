@@ -22,6 +22,7 @@ from kbc.views.context import Context
 from kbc.views.domain import business_rules_facts, domain_concepts_facts, edges_into, integrations_facts
 from kbc.views.flows import (
     communities,
+    community_lead,
     feature_facts_for_community,
     feature_facts_for_entries,
     feature_groups,
@@ -112,7 +113,8 @@ def plan_views(context: Context) -> list[Draft]:
     else:
         for members in communities(context):
             facts = feature_facts_for_community(context, members)
-            drafts.append(Draft(f"feature:{facts['name']}", "feature", f"Feature: {facts['name']}", facts))
+            drafts.append(Draft(f"feature:{community_lead(context, members)}", "feature",
+                                f"Feature: {facts['name']}", facts))
     for entry, also in workflow_entries(context):
         drafts.append(Draft(workflow_id(entry), "workflow", f"Workflow: {entry.kind} {entry.name}",
                             workflow_facts(context, entry, also)))

@@ -26,6 +26,7 @@ class Context:
     declared_entry_points: tuple[EntryPoint, ...]
     workflow_depth: int = 4
     max_workflows: int = 50
+    max_api_workflows: int = 10
     # Derived indexes (filled by ``build_context``):
     module_path: dict[str, str] = field(default_factory=dict)
     group_of: dict[str, str] = field(default_factory=dict)  # module -> group name
@@ -79,10 +80,11 @@ class Context:
 
 def build_context(inventory: Inventory, files: Iterable[FileFacts], graph: GraphFacts,
                   declared_entry_points: Iterable[EntryPoint], *, workflow_depth: int = 4,
-                  max_workflows: int = 50) -> Context:
+                  max_workflows: int = 50, max_api_workflows: int = 10) -> Context:
     by_path = {f.path: f for f in files}
     context = Context(inventory, by_path, graph, tuple(declared_entry_points),
-                      workflow_depth=workflow_depth, max_workflows=max_workflows)
+                      workflow_depth=workflow_depth, max_workflows=max_workflows,
+                      max_api_workflows=max_api_workflows)
     for path, facts in sorted(by_path.items()):
         context.module_path[facts.module] = path
         for symbol in facts.symbols:

@@ -9,11 +9,12 @@ from typing import Any
 import networkx as nx
 
 from kbc.analyzers.roles import role_of
-from kbc.domain.models import EntryPoint
+from kbc.domain.models import EntryPoint, Symbol
 from kbc.views.context import MAX_LIST, Context, location
 from kbc.views.structure import entry_point_data
 
 MAX_STEPS = 40
+MAX_EXPLORED = 2000  # steps a workflow's walk looks at before it keeps the shallowest
 FEATURE_SYMBOLS = 15
 
 
@@ -33,20 +34,29 @@ def _reach(context: Context, starts: list[str], depth: int) -> dict[str, int]:
 
 
 def workflow_steps(context: Context, target: str) -> tuple[list[dict[str, Any]], bool]:
-    """Depth-first, in call order: each step is a symbol with where it is defined and called."""
-    steps: list[dict[str, Any]] = []
-    visited: set[str] = set()
-    truncated = False
+    """Depth-first, in call order: each step is a symbol with where it is defined and called.
 
-    def visit(qname: str, depth: int, called_at: str) -> None:
-        nonlocal truncated
+    Past ``MAX_STEPS`` the shallowest steps are kept (every call the target makes, then theirs,
+    ...), still in call order: a long first branch does not crowd out the calls after it."""
+    order: list[tuple[str, int, str]] = []  # (qname, depth, called at), depth first
+    visited: set[str] = set()
+    stack = [(target, 0, "")]
+    while stack and len(order) < MAX_EXPLORED:
+        qname, depth, called_at = stack.pop()
         if qname in visited or qname not in context.symbols:
-            return
-        if len(steps) >= MAX_STEPS:
-            truncated = True
-            return
+            continue
         visited.add(qname)
-        step: dict[str, Any] = {"n": len(steps) + 1, "depth": depth, "symbol": qname,
+        order.append((qname, depth, called_at))
+        if depth < context.workflow_depth:
+            callees = reversed(context.callees.get(qname, ()))
+            stack.extend((callee, depth + 1, location(path, line)) for callee, line, path in callees)
+    truncated = len(order) > MAX_STEPS
+    if len(order) > MAX_STEPS:
+        kept = sorted(sorted(range(len(order)), key=lambda i: (order[i][1], i))[:MAX_STEPS])
+        order = [order[i] for i in kept]
+    steps: list[dict[str, Any]] = []
+    for n, (qname, depth, called_at) in enumerate(order, start=1):
+        step: dict[str, Any] = {"n": n, "depth": depth, "symbol": qname,
                                 "location": context.symbol_location(qname)}
         if called_at:
             step["called_at"] = called_at
@@ -54,12 +64,6 @@ def workflow_steps(context: Context, target: str) -> tuple[list[dict[str, Any]],
         if doc:
             step["doc"] = doc
         steps.append(step)
-        if depth >= context.workflow_depth:
-            return
-        for callee, line, path in context.callees.get(qname, ()):
-            visit(callee, depth + 1, location(path, line))
-
-    visit(target, 0, "")
     return steps, truncated
 
 
@@ -79,7 +83,8 @@ def _serves_users(entry: EntryPoint) -> bool:
 
 def workflow_entries(context: Context) -> list[tuple[EntryPoint, list[EntryPoint]]]:
     """One entry point per code path that runs (with the others that run it too), most central
-    first, capped. Entry points defined in tests are left out."""
+    first, capped; then the main flows of the public API (:func:`public_api_entries`). Entry
+    points defined in tests are left out."""
     by_target: dict[str, list[EntryPoint]] = {}
     for entry in context.entry_points():
         if entry.target in context.symbols and _serves_users(entry):
@@ -90,7 +95,72 @@ def workflow_entries(context: Context) -> list[tuple[EntryPoint, list[EntryPoint
         chosen.append((ordered[0], ordered[1:]))
     chosen.sort(key=lambda pair: (-context.symbol_rank.get(pair[0].target, 0.0), pair[0].kind,
                                   pair[0].name, pair[0].path))
-    return chosen[: context.max_workflows]
+    chosen = chosen[: context.max_workflows]
+    return chosen + [(entry, []) for entry in public_api_entries(context, {e.target for e, _ in chosen})]
+
+
+# A flow of the public API whose code is mostly run by a flow already chosen adds nothing.
+COVERED = 0.8
+MIN_API_REACH = 5  # a name whose calls reach fewer symbols (itself included) is no workflow
+
+
+def exported_names(context: Context) -> list[tuple[str, str]]:
+    """(the public name, the qname it resolves to) of what each top-level package of the
+    product exports: its ``__all__``, else the public names its ``__init__`` binds."""
+    from kbc.graph.symbols import SymbolTable
+
+    table = SymbolTable(context.files.values())
+    found: dict[str, str] = {}
+    for facts in context.source_files():
+        if "." in facts.module or not facts.is_package:
+            continue
+        names = facts.exports
+        if names is None:
+            bound = [i.alias for i in facts.imports if i.kind == "internal" and i.alias and i.name != "*"]
+            defined = [s.name for s in facts.symbols if not s.parent]
+            names = tuple(dict.fromkeys(n for n in (*bound, *defined) if not n.startswith("_")))
+        for name in names:
+            qname = table.resolve(f"{facts.module}.{name}")
+            if qname is not None and qname in context.symbols:
+                found.setdefault(f"{facts.module}.{name}", qname)
+    return sorted(found.items())
+
+
+def public_api_entries(context: Context, taken: set[str]) -> list[EntryPoint]:
+    """Where a library's users start: the exported functions, and the public methods of the
+    exported classes, ranked by how much of the call graph they reach, then by PageRank; one
+    whose reach a higher one mostly covers is left out; capped at ``views.max_api_workflows``."""
+    exported = exported_names(context)
+    classes = {qname for _, qname in exported if context.symbols[qname][0].kind == "class"}
+    methods: dict[str, list[Symbol]] = {}
+    for symbol, _path in context.symbols.values():
+        if symbol.parent in classes and symbol.kind != "class" and (
+                not symbol.name.startswith("_") or symbol.name == "__call__"):
+            methods.setdefault(symbol.parent, []).append(symbol)
+    candidates: dict[str, str] = {}  # qname -> the public name it is reached by
+    for public, qname in exported:
+        if qname in classes:
+            for method in methods.get(qname, ()):
+                candidates.setdefault(method.qname, f"{public}.{method.name}")
+        else:
+            candidates.setdefault(qname, public)
+    reach = {q: set(_reach(context, [q], context.workflow_depth)) for q in candidates}
+    ranked = sorted((q for q in candidates if len(reach[q]) >= MIN_API_REACH and q not in taken),
+                    key=lambda q: (-len(reach[q]), -context.symbol_rank.get(q, 0.0), q))
+    covered: set[str] = set()
+    for target in taken:
+        covered |= set(_reach(context, [target], context.workflow_depth))
+    chosen: list[EntryPoint] = []
+    for qname in ranked:
+        if len(chosen) >= context.max_api_workflows:
+            break
+        if len(reach[qname] & covered) >= COVERED * len(reach[qname]):
+            continue
+        covered |= reach[qname]
+        symbol, path = context.symbols[qname]
+        chosen.append(EntryPoint("public_api", candidates[qname], qname, path, symbol.start_line,
+                                 "exported by the package"))
+    return chosen
 
 
 def workflow_id(entry: EntryPoint) -> str:
@@ -124,10 +194,14 @@ def feature_groups(context: Context) -> dict[str, list[EntryPoint]]:
 
 
 def communities(context: Context) -> list[list[str]]:
-    """Without entry points: module groups that import each other most, as features."""
+    """Without entry points: module groups of the product's code (not tests, docs or examples)
+    that import each other most, as features."""
+    product = {context.group_of[f.module] for f in context.source_files() if f.module in context.group_of}
     graph = nx.Graph()
-    graph.add_nodes_from(sorted(context.groups))
+    graph.add_nodes_from(sorted(product))
     for (source, target), n in sorted(context.group_edges.items()):
+        if source not in product or target not in product:
+            continue
         weight = graph.get_edge_data(source, target, {"weight": 0})["weight"]
         graph.add_edge(source, target, weight=weight + n)
     found = nx.community.louvain_communities(graph, weight="weight", seed=0)
@@ -145,7 +219,19 @@ def feature_facts_for_community(context: Context, members: list[str]) -> dict[st
     inside = set(members)
     qnames = [q for q in context.symbols if context.group_of_symbol(q) in inside
               and context.symbols[q][0].public]
-    ranked = sorted(members, key=lambda g: (-sum(context.module_rank.get(m, 0.0)
-                                                 for m in context.groups[g].modules), g))
-    return {"name": ranked[0], "entry_points": [], "modules": members,
-            "symbols": _top_symbols(context, qnames)}
+    return {"name": _dominant(context, qnames) or community_lead(context, members), "entry_points": [],
+            "modules": members, "symbols": _top_symbols(context, qnames)}
+
+
+def community_lead(context: Context, members: list[str]) -> str:
+    """The community's most central module group: what its feature view's id is named by."""
+    return sorted(members, key=lambda g: (-sum(context.module_rank.get(m, 0.0)
+                                               for m in context.groups[g].modules), g))[0]
+
+
+def _dominant(context: Context, qnames: list[str], count: int = 3) -> str:
+    """A library's feature by its dominant public symbols: the top-level classes and functions
+    the call graph ranks highest ("Command, Option, Context")."""
+    top = [q for q in qnames if not context.symbols[q][0].parent]
+    ranked = sorted(top, key=lambda q: (-context.symbol_rank.get(q, 0.0), q))[:count]
+    return ", ".join(context.symbols[q][0].name for q in ranked)

@@ -370,3 +370,93 @@ def test_a_commit_that_changes_no_fact_changes_no_view(shop: Path) -> None:
     after, _, _ = build(shop)
     hashes = [(v.id, v.provenance.facts_hash) for v in before]
     assert [(v.id, v.provenance.facts_hash) for v in after] == hashes
+
+
+LIBRARY = {
+    "fetchlib/__init__.py": '''
+        """Fetch things over a transport.
+
+        Usage::
+
+            >>> import fetchlib
+        """
+        from fetchlib.client import Client, fetch
+
+        __all__ = ["Client", "fetch"]
+    ''',
+    "fetchlib/base.py": '''
+        class Transport:
+            def open(self, url):
+                return self.connect(url)
+
+            def connect(self, url):
+                shaken = self.handshake(url)
+                return shaken + self.encode(url)
+
+            def handshake(self, url):
+                return len(url)
+
+            def encode(self, url):
+                return url.encode()
+    ''',
+    "fetchlib/client.py": '''
+        from fetchlib.base import Transport
+
+
+        class Client(Transport):
+            """A client over a transport."""
+
+            def get(self, url):
+                prepared = self.prepare(url)
+                return prepared + self.open(url)
+
+            def prepare(self, url):
+                return self.normalise(url)
+
+            def normalise(self, url):
+                return url.strip()
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                return None
+
+
+        def fetch(url):
+            """Fetch one url."""
+            with Client() as client:
+                return client.get(url)
+
+
+        def helper(url):
+            return url
+    ''',
+    "tests/test_client.py": '''
+        from fetchlib import fetch
+
+        def test_fetch():
+            assert fetch("u")
+    ''',
+}
+
+
+def test_a_library_without_entry_points_gets_workflows_from_its_public_api(make_repo: RepoFactory) -> None:
+    root = make_repo(LIBRARY)
+    analyze_repository(root, Settings(workers=1))
+    views = by_id(build(root)[0])
+    flows = {i: v for i, v in views.items() if v.kind == "workflow"}
+    # fetch reaches Client.get and everything it calls, so Client.get's own flow adds nothing
+    assert list(flows) == ["workflow:fetchlib.client.fetch"]
+    facts = flows["workflow:fetchlib.client.fetch"].facts
+    assert (facts["entry_point"]["kind"], facts["entry_point"]["name"]) == ("public_api", "fetchlib.fetch")
+    steps = [(s["depth"], s["symbol"].removeprefix("fetchlib.")) for s in facts["steps"]]
+    assert steps == [(0, "client.fetch"), (1, "client.Client"), (1, "client.Client.get"),
+                     (2, "client.Client.prepare"), (3, "client.Client.normalise"),
+                     (2, "base.Transport.open"), (3, "base.Transport.connect"),  # inherited, via self
+                     (4, "base.Transport.handshake"), (4, "base.Transport.encode")]
+    overview = views["architecture"].interpretation["overview"]
+    assert overview == "Fetch things over a transport."  # no literal block, no doctest
+    (feature,) = [v for v in views.values() if v.kind == "feature"]
+    assert feature.id == "feature:fetchlib" and feature.title == "Feature: fetch, Client, Transport"
+    assert "tests" not in feature.facts["modules"]
