@@ -39,6 +39,12 @@ from kbc.store.layout import LEXICAL
 
 CHUNKER_VERSION = "5"
 VIEW_PREFIX = "@views/"  # paths of view documents: never a path in the repository
+
+
+def view_kind_of(path: str) -> str:
+    """The kind of the view document at ``path`` (``@views/workflow/x.md``, ``@views/architecture.md``)."""
+    rest = path.removeprefix(VIEW_PREFIX)
+    return rest.split("/", 1)[0] if "/" in rest else rest.removesuffix(".md")
 POOL_MIN_FILES = 64
 EMBED_BATCH = 256  # units handed to the embedder per call (it batches 32 inside)
 

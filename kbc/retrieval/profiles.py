@@ -10,6 +10,8 @@ from typing import Any
 
 from kbc.domain.errors import ConfigError, FieldError
 from kbc.domain.settings import config_files
+from kbc.domain.views import VIEW_KINDS
+from kbc.index.build import view_kind_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,16 +27,20 @@ class Profile:
     examples: float
     vendored: float
     graph: float
+    view_kinds: tuple[str, ...] = VIEW_KINDS  # the kinds of view this use case retrieves
+    cited: float = 0.0  # how strongly the code the best views cite is lifted (0: not followed)
 
-    def weight(self, kind: str, role: str) -> float:
-        """How much a chunk of this kind and role weighs (see kbc.analyzers.roles.role_of)."""
+    def weight(self, kind: str, role: str, path: str = "") -> float:
+        """How much a chunk of this kind and role weighs (see kbc.analyzers.roles.role_of); a
+        view of a kind the profile leaves out (``path`` names it) weighs nothing."""
         if kind == "view":
-            return self.views
+            return self.views if not path or view_kind_of(path) in self.view_kinds else 0.0
         return {"test": self.tests, "doc": self.docs, "config": self.config,
                 "example": self.examples, "vendored": self.vendored}.get(role, self.code)
 
 
-_NUMBERS = {f.name for f in fields(Profile)} - {"name", "description"}
+_NUMBERS = {f.name for f in fields(Profile)} - {"name", "description", "view_kinds"}
+_OPTIONAL = {"cited"}  # a new profile may leave these at their defaults
 
 
 def shipped_profiles_text() -> str:
@@ -59,19 +65,25 @@ def _apply(base: dict[str, Profile], table: dict[str, Any], source: str,
             where = f"profiles.{name}.{key}"
             if key == "description" and isinstance(value, str):
                 values[key] = value
+            elif key == "view_kinds":
+                if isinstance(value, list) and all(v in VIEW_KINDS for v in value):
+                    values[key] = tuple(k for k in VIEW_KINDS if k in value)
+                else:
+                    errors.append(FieldError(source, where, f"{value!r} is not a list of view kinds",
+                                             f"list some of: {', '.join(VIEW_KINDS)}"))
             elif key == "budget" and isinstance(value, int) and not isinstance(value, bool) and value > 0:
                 values[key] = value
             elif key in _NUMBERS - {"budget"} and isinstance(value, (int, float)) and \
                     not isinstance(value, bool) and value >= 0:
                 values[key] = float(value)
             elif key not in _NUMBERS | {"description"}:
-                errors.append(FieldError(source, where, "unknown field",
-                                         f"use one of: {', '.join(sorted(_NUMBERS | {'description'}))}"))
+                known = sorted(_NUMBERS | {"description", "view_kinds"})
+                errors.append(FieldError(source, where, "unknown field", f"use one of: {', '.join(known)}"))
             else:
                 errors.append(FieldError(source, where, f"{value!r} is not valid",
                                          "budget is a positive whole number; weights are numbers ≥ 0"))
         if current is None:
-            missing = sorted(_NUMBERS - set(values))
+            missing = sorted(_NUMBERS - _OPTIONAL - set(values))
             if missing:
                 errors.append(FieldError(source, f"profiles.{name}",
                                          f"a new profile lacks {', '.join(missing)}",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -11,6 +12,10 @@ from kbc.retrieval.profiles import Profile
 
 RRF_K = 60
 SEEDS = 10  # the best fused hits whose graph neighbourhood is lifted
+# A view found among the best hits points at code: the units it cites (`path:start-end`) are
+# lifted at the profile's ``cited`` weight, by the order they are cited in (0 here: never).
+CITED_WEIGHT = 1.0
+CITED_PER_VIEW = 8  # the first citations of one view chunk that are followed
 FILE_EVIDENCE = True
 FILE_EVIDENCE_UNITS = 0  # a file's best units summed for its evidence (0: all of them)
 MATCHED_WEIGHT = 1.0  # of the list of what the query names, against the searches' lists
@@ -138,17 +143,37 @@ def seeds(fused: Mapping[str, float], matched: Sequence[str], count: int = SEEDS
     return list(dict.fromkeys([*matched[:count], *best]))
 
 
+_CITATION = re.compile(r"([\w./-]+\.\w+):(\d+)(?:-(\d+))?")
+
+
+def citations(text: str, limit: int = CITED_PER_VIEW) -> list[tuple[str, int, int]]:
+    """The first ``limit`` distinct ``path:start-end`` (or ``path:line``) a view's text cites."""
+    found: dict[tuple[str, int, int], None] = {}
+    for match in _CITATION.finditer(text):
+        start = int(match.group(2))
+        found.setdefault((match.group(1), start, int(match.group(3) or start)), None)
+        if len(found) >= limit:
+            break
+    return list(found)
+
+
 def finish(fused: Mapping[str, float], near: Sequence[str], chunks: Mapping[str, Chunk], profile: Profile,
-           files: FileGraph | None, preludes: Mapping[str, str] | None = None) -> list[tuple[str, float]]:
+           files: FileGraph | None, preludes: Mapping[str, str] | None = None,
+           cited: Sequence[str] = ()) -> list[tuple[str, float]]:
     """Final scores, best first (ties by id): the neighbours of the seeds (``near``, a ranked
-    list of unit ids) fused in at the profile's graph weight, every unit weighed by the role of
-    its file, then lifted by its file's personalised PageRank."""
+    list of unit ids) fused in at the profile's graph weight and the code the best views cite
+    (``cited``, ranked) at its view weight, every unit weighed by the role of its file, then
+    lifted by its file's personalised PageRank."""
     combined = dict(fused)
     for position, cid in enumerate(near, start=1):
         if cid in chunks:
             combined[cid] = combined.get(cid, 0.0) + profile.graph / (RRF_K + position)
-    scored = {cid: score * profile.weight(chunks[cid].kind, chunks[cid].role)
-              for cid, score in combined.items() if cid in chunks}
+    for position, cid in enumerate(cited, start=1):
+        if cid in chunks:
+            combined[cid] = combined.get(cid, 0.0) + CITED_WEIGHT * profile.cited / (RRF_K + position)
+    weighed = {cid: (score, profile.weight(chunks[cid].kind, chunks[cid].role, chunks[cid].path))
+               for cid, score in combined.items() if cid in chunks}
+    scored = {cid: score * weight for cid, (score, weight) in weighed.items() if weight > 0}
     if FILE_LIFT and files is not None and profile.graph > 0 and scored:
         weights: dict[str, float] = defaultdict(float)
         for cid, score in sorted(scored.items(), key=lambda kv: (-kv[1], kv[0]))[:SEEDS]:

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kbc.domain.errors import KbcError, VectorStoreError
 from kbc.domain.models import Chunk, FileFacts, GraphFacts
+from kbc.domain.views import VIEW_KINDS
 from kbc.index.embed import Embedder
 from kbc.index.exact import ExactVectors, load_snapshot, read_store
 from kbc.index.lexical import LexicalIndex
@@ -150,6 +151,21 @@ class Retriever:
         chunks.update(self.lexical.chunks(missing))
         return list(dict.fromkeys(near))
 
+    def _cited(self, fused: Mapping[str, float], chunks: dict[str, Chunk], profile: Profile) -> list[str]:
+        """The code units the best view chunks cite (added to ``chunks``), best view first,
+        each view's citations in its order: where a view found for the task points."""
+        best = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[:rank.SEEDS]
+        views = [cid for cid, _ in best if chunks[cid].kind == "view"
+                 and profile.weight("view", chunks[cid].role, chunks[cid].path) > 0]
+        by_path = self.matcher().by_path
+        found: list[str] = []
+        for cid in views:
+            for path, start, end in rank.citations(chunks[cid].text):
+                found.extend(u.id for u in by_path.get(path, ()) if u.start <= end and start <= u.end)
+        found = list(dict.fromkeys(found))
+        chunks.update(self.lexical.chunks([cid for cid in found if cid not in chunks]))
+        return found
+
     def _preludes(self, chunks: dict[str, Chunk]) -> dict[str, str]:
         """Path -> prelude unit id of the candidates' parsed modules (added to ``chunks``)."""
         matcher = self.matcher()
@@ -207,8 +223,10 @@ class Retriever:
         return "hybrid" if self.embedder is not None else "lexical"
 
     def fingerprint(self, profile: Profile, budget: int, query: str) -> str:
+        chosen: list[object] = [] if profile.view_kinds == VIEW_KINDS else [list(profile.view_kinds)]
+        chosen += [profile.cited] if profile.cited else []
         key = json.dumps([self.state, self.mode, profile.name, budget, query, profile.graph,
-                          profile.code, profile.tests, profile.docs, profile.views])
+                          profile.code, profile.tests, profile.docs, profile.views, *chosen])
         return hashlib.sha256(key.encode()).hexdigest()[:16]
 
     def search(self, query: str, profile: Profile) -> Ranking:
@@ -231,7 +249,8 @@ class Retriever:
         chunks = self.lexical.chunks(sorted(seen | set(vector) | set(matched.ids)))
         fused = fuse(scored, vector, matched.ids, chunks)
         near = self._near(seeds(fused, matched.ids), chunks) if profile.graph > 0 else []
-        ranked = finish(fused, near, chunks, profile, self.graph, self._preludes(chunks))
+        cited = self._cited(fused, chunks, profile) if rank.CITED_WEIGHT * profile.cited > 0 else []
+        ranked = finish(fused, near, chunks, profile, self.graph, self._preludes(chunks), cited)
         ranked = self._expanded(ranked, chunks, dict(pool), embedding)
         evidence = Evidence(len(lexical), best_similarity, tuple(score for _, score in ranked[:10]))
         return Ranking(ranked, chunks, evidence, tuple(matched.described))

@@ -160,7 +160,7 @@ def gold_of(question: GoldenQuestion, tracked: set[str], spans: dict[str, tuple[
 
 
 def select(questions: Sequence[GoldenQuestion], use_cases: Sequence[str],
-           profiles: dict[str, Profile], source: str) -> list[GoldenQuestion]:
+           profiles: Mapping[str, Profile], source: str) -> list[GoldenQuestion]:
     """The questions of the chosen use cases; unknown use cases are errors."""
     unknown = sorted(set(use_cases) - set(profiles))
     if unknown:
@@ -179,10 +179,12 @@ def select(questions: Sequence[GoldenQuestion], use_cases: Sequence[str],
 
 
 def evaluate_golden(root: Path, settings: Settings, golden: Path, store_dir: Path | None = None,
-                    use_cases: Sequence[str] = (), components: Components = CONFIGURED) -> EvalReport:
-    """Every question of ``golden`` asked of the store built for ``root``."""
+                    use_cases: Sequence[str] = (), components: Components = CONFIGURED,
+                    profiles: Mapping[str, Profile] | None = None) -> EvalReport:
+    """Every question of ``golden`` asked of the store built for ``root``, in the use cases'
+    profiles (``profiles``, else the repository's: an ablation passes its variants)."""
     started = time.perf_counter()
-    profiles = load_profiles(root)
+    profiles = load_profiles(root) if profiles is None else profiles
     questions = select(read_golden(golden), use_cases, profiles, str(golden))
     retriever = open_retriever(root, settings, store_dir, components)
     try:

@@ -334,9 +334,10 @@ def test_cli_build_views_render_and_architecture_retrieval(shop: Path, tmp_path:
     sliced = runner.invoke(cli, [*LEXICAL, "retrieve", "--repo", str(shop), "--use-case", "architecture",
                                  "--format", "json", question])
     assert sliced.exit_code == 0, sliced.output
-    kinds = [item["kind"] for item in json.loads(sliced.output)["items"]]
-    assert kinds[0] == "view"
-    assert any(item["path"] == "@views/architecture.md" for item in json.loads(sliced.output)["items"])
+    items = json.loads(sliced.output)["items"]
+    # the code that shows the organisation, with the views that map it (benchmarks/RESULTS.md,
+    # "What views add to retrieval")
+    assert {"shop/orders.py", "shop/cli.py", "@views/architecture.md"} <= {i["path"] for i in items}
 
 
 def test_render_into_a_folder_that_cannot_be_made_is_one_clear_error(shop: Path, tmp_path: Path) -> None:

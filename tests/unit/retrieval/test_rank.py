@@ -99,3 +99,42 @@ def test_the_best_files_bring_their_other_units_nearest_first() -> None:
     assert dict(expanded)["a.g"] == pytest.approx(0.5)
     assert "c.f" not in order
     assert expand(ranked, chunks, units, share=0.0) == ranked
+
+
+def test_a_profile_retrieves_only_its_view_kinds() -> None:
+    import dataclasses
+
+    chunks = {"w": chunk("w", "@views/workflow/pkg.run.md", "a", "view", role="doc"),
+              "a": chunk("a", "@views/architecture.md", "b", "view", role="doc"),
+              "c": chunk("c", "x.py", "c")}
+    lexical = hits(["w", "a", "c"])
+    assert {cid for cid, _ in rank(lexical, [], [], chunks, PROFILE, None)} == {"w", "a", "c"}
+    only = dataclasses.replace(PROFILE, view_kinds=("architecture",))
+    assert [cid for cid, _ in rank(lexical, [], [], chunks, only, None)] == ["c", "a"]
+
+
+def test_the_code_a_view_cites_is_lifted_at_the_profiles_cited_weight() -> None:
+    import dataclasses
+
+    from kbc.retrieval.rank import citations, finish
+
+    text = "Runs `pkg.run` (src/pkg/run.py:3-9); then src/pkg/store.py:40 and src/pkg/run.py:3-9 again."
+    assert citations(text) == [("src/pkg/run.py", 3, 9), ("src/pkg/store.py", 40, 40)]
+    chunks = {"v": chunk("v", "@views/workflow/pkg.run.md", text, "view", role="doc"),
+              "x": chunk("x", "src/pkg/other.py", "x"), "run": chunk("run", "src/pkg/run.py", "r")}
+    fused = {"v": 0.03, "x": 0.02, "run": 0.01}
+    plain = [cid for cid, _ in finish(fused, [], chunks, PROFILE, None, cited=["run"])]
+    lifted = [cid for cid, _ in finish(fused, [], chunks, dataclasses.replace(PROFILE, cited=1.0), None,
+                                       cited=["run"])]
+    assert PROFILE.cited == 0.0 and plain.index("run") > plain.index("x")
+    assert lifted.index("run") < lifted.index("x")
+
+
+def test_shipped_profiles_follow_the_views_ablation() -> None:
+    """benchmarks/RESULTS.md, "What views add to retrieval": the code that shows the
+    architecture before its docs, and the code the best views cite followed."""
+    shipped = load_profiles()
+    for name in ("architecture", "story-breakdown"):
+        profile = shipped[name]
+        assert profile.code >= profile.views >= profile.docs and profile.cited > 0
+    assert shipped["implementation"].cited == 0.0  # measured: it cost one instance of the dev split
