@@ -78,11 +78,16 @@ class _Outcome:
 
 
 def _package_doc(context: Context) -> str:
+    """The docstring of the main package, or under a namespace package (``acme/`` with no
+    ``__init__``) of its shallowest package that has one."""
     packages = Counter(f.module.split(".")[0] for f in context.source_files() if f.module)
     for name, _ in sorted(packages.items(), key=lambda kv: (-kv[1], kv[0])):
-        path = context.module_path.get(name)
-        if path and context.files[path].doc:
-            return context.files[path].doc
+        inside = sorted((m for m in context.module_path if m == name or m.startswith(f"{name}.")),
+                        key=lambda m: (m.count("."), m))
+        for module in inside:
+            facts = context.files[context.module_path[module]]
+            if facts.is_package and facts.doc:
+                return facts.doc
     return ""
 
 

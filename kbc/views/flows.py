@@ -106,13 +106,15 @@ MIN_API_REACH = 5  # a name whose calls reach fewer symbols (itself included) is
 
 def exported_names(context: Context) -> list[tuple[str, str]]:
     """(the public name, the qname it resolves to) of what each top-level package of the
-    product exports: its ``__all__``, else the public names its ``__init__`` binds."""
+    product exports (the first package with an ``__init__`` under a namespace package too):
+    its ``__all__``, else the public names its ``__init__`` binds."""
     from kbc.graph.symbols import SymbolTable
 
     table = SymbolTable(context.files.values())
     found: dict[str, str] = {}
     for facts in context.source_files():
-        if "." in facts.module or not facts.is_package:
+        parent = facts.module.rpartition(".")[0]
+        if not facts.is_package or (parent and parent in context.module_path):
             continue
         names = facts.exports
         if names is None:
@@ -120,7 +122,10 @@ def exported_names(context: Context) -> list[tuple[str, str]]:
             defined = [s.name for s in facts.symbols if not s.parent]
             names = tuple(dict.fromkeys(n for n in (*bound, *defined) if not n.startswith("_")))
         for name in names:
-            qname = table.resolve(f"{facts.module}.{name}")
+            # the package's own binding first: `from .distance import distance` makes the name
+            # the function, not the submodule it shares its name with
+            binding = table.bindings.get(facts.module, {}).get(name)
+            qname = table.resolve(binding) if binding else table.resolve(f"{facts.module}.{name}")
             if qname is not None and qname in context.symbols:
                 found.setdefault(f"{facts.module}.{name}", qname)
     return sorted(found.items())

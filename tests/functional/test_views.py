@@ -461,3 +461,144 @@ def test_a_library_without_entry_points_gets_workflows_from_its_public_api(make_
     (feature,) = [v for v in views.values() if v.kind == "feature"]
     assert feature.id == "feature:fetchlib" and feature.title == "Feature: fetch, Client, Transport"
     assert "tests" not in feature.facts["modules"]
+
+
+WEB_SERVICE = {
+    "pyproject.toml": '[project]\nname = "notes"\nversion = "1.0"\ndependencies = ["flask"]\n',
+    "notes/__init__.py": '"""Notes: a small web service that keeps notes."""\n',
+    "notes/app.py": '''
+        """The HTTP routes."""
+        import os
+
+        from flask import Flask, jsonify, request
+
+        from notes.store import NoteStore
+
+        DATABASE_VAR = "NOTES_DATABASE"
+        app = Flask(__name__)
+        store = NoteStore(os.environ.get(DATABASE_VAR, "notes.db"))
+
+
+        @app.route("/notes", methods=["POST"])
+        def create_note():
+            """Create a note from the posted JSON."""
+            return jsonify(store.add(request.json["text"]))
+
+
+        @app.get("/notes/<int:note_id>")
+        def read_note(note_id):
+            """One note by its id."""
+            return jsonify(store.get(note_id))
+    ''',
+    "notes/store.py": '''
+        """Where notes are kept."""
+        import sqlite3
+        from dataclasses import dataclass
+
+
+        @dataclass
+        class Note:
+            """A note a user wrote."""
+
+            id: int
+            text: str
+
+
+        class NoteStore:
+            def __init__(self, path):
+                self.db = sqlite3.connect(path)
+
+            def add(self, text):
+                if not text:
+                    raise ValueError("a note needs text")
+                return Note(1, text)
+
+            def get(self, note_id):
+                return Note(note_id, "")
+    ''',
+}
+
+SRC_NAMESPACE = {
+    "pyproject.toml": '[project]\nname = "acme-geo"\nversion = "1.0"\n',
+    "src/acme/geo/__init__.py": '''
+        """Geometry for acme: distances between points.
+
+        .. note:: coordinates are in metres.
+        """
+        from acme.geo.distance import distance
+
+        __all__ = ["distance"]
+    ''',
+    "src/acme/geo/distance.py": '''
+        """Distances."""
+        from acme.geo.points import Point, normalise
+
+
+        def distance(a, b):
+            """The distance between two points."""
+            check(a)
+            first = normalise(Point(*a))
+            second = normalise(Point(*b))
+            return abs(first.x - second.x) + abs(first.y - second.y)
+
+
+        def check(pair):
+            if len(pair) != 2:
+                raise ValueError("a point has two coordinates")
+    ''',
+    "src/acme/geo/points.py": '''
+        """Points."""
+        from typing import NamedTuple
+
+
+        class Point(NamedTuple):
+            x: float
+            y: float
+
+
+        def normalise(point):
+            return Point(_rounded(point.x), _rounded(point.y))
+
+
+        def _rounded(value):
+            return round(value, 3)
+    ''',
+}
+
+
+def _kinds(views: dict[str, View]) -> list[str]:
+    return sorted(views)
+
+
+def test_a_web_service_gets_its_routes_as_entry_points_and_workflows(make_repo: RepoFactory) -> None:
+    root = make_repo(WEB_SERVICE)
+    analyze_repository(root, Settings(workers=1))
+    views = by_id(build(root)[0])
+    assert _kinds(views) == [
+        "architecture", "business_rules:notes", "domain_concepts:notes", "entry_points", "feature:notes",
+        "integrations", "module:notes", "workflow:notes.app.create_note", "workflow:notes.app.read_note"]
+    routes = {(e["kind"], e["name"]) for e in views["entry_points"].facts["entry_points"]}
+    assert routes == {("flask_route", "/notes"), ("flask_route", "/notes/<int:note_id>")}
+    found = {(i["kind"], i["name"]) for i in views["integrations"].facts["integrations"]}
+    assert {("env_var", "NOTES_DATABASE"), ("database", "sqlite3.connect"), ("package", "flask")} <= found
+    assert views["architecture"].interpretation["overview"] == "Notes: a small web service that keeps notes."
+    steps = [s["symbol"] for s in views["workflow:notes.app.create_note"].facts["steps"]]
+    assert steps[:2] == ["notes.app.create_note", "notes.store.NoteStore.add"]
+    (rule,) = views["business_rules:notes"].facts["rules"]
+    assert rule["message"] == "a note needs text"
+
+
+def test_a_namespace_package_in_a_src_layout_is_named_and_followed_from_its_api(
+        make_repo: RepoFactory) -> None:
+    root = make_repo(SRC_NAMESPACE)
+    analyze_repository(root, Settings(workers=1))
+    views = by_id(build(root)[0])
+    assert [i for i in _kinds(views) if not i.startswith(("module:", "domain_concepts:"))] == [
+        "architecture", "business_rules:acme", "entry_points", "feature:acme", "integrations",
+        "workflow:acme.geo.distance.distance"]
+    flow = views["workflow:acme.geo.distance.distance"].facts
+    assert (flow["entry_point"]["kind"], flow["entry_point"]["name"]) == ("public_api", "acme.geo.distance")
+    assert [s["symbol"].removeprefix("acme.geo.") for s in flow["steps"]] == [
+        "distance.distance", "distance.check", "points.Point", "points.normalise", "points._rounded"]
+    assert views["architecture"].facts["repository"] == "acme"
+    assert views["architecture"].interpretation["overview"] == "Geometry for acme: distances between points."
