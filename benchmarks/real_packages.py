@@ -2,7 +2,7 @@
 popular packages from the registry; no build may end in a Python traceback.
 
     python benchmarks/real_packages.py [--work DIR] [--only sympy,django] [--timeout S]
-        [--update-results]
+        [--views] [--update-results]
 
 Each package's source distribution (a pinned version) is fetched from PyPI's simple
 index (PEP 691 JSON), checked against its sha256, unpacked under ``WORK/src`` and
@@ -10,6 +10,8 @@ built as a plain directory with ``KBC_EMBED_MODEL=none`` in a process of its own
 one at a time. Recorded per package (``WORK/results.jsonl``; an interrupted run
 resumes): files, Python files, seconds, peak RSS of the build, exit code, the files
 kbc could not analyze grouped by reason, and whether a Python traceback was printed.
+With ``--views``: the views each build wrote, by kind, how many carry prose quoted from the
+code, and how many sentences grounding removed (its own section of RESULTS.md).
 """
 
 from __future__ import annotations
@@ -131,9 +133,11 @@ def build(tree: Path, timeout: float) -> dict[str, Any]:
     if code == 0:
         summary = json.loads(stdout)
         analyze = summary["analyze"]
+        views = summary["views"]
         row.update(files=analyze["files"], python_files=analyze["python_files"],
                    failed=analyze["failed"], chunks=summary["index"]["chunks"],
-                   reasons=failure_reasons(Path(analyze["store"])))
+                   reasons=failure_reasons(Path(analyze["store"])), views=views["by_kind"],
+                   quoted=views["by_source"].get("docstring", 0), ungrounded=views["ungrounded"])
     return row
 
 
@@ -164,12 +168,28 @@ def table(rows: list[dict[str, Any]]) -> str:
     return f"{verdict} Date: {date.today().isoformat()}.\n\n" + "\n".join(lines)
 
 
+def views_table(rows: list[dict[str, Any]]) -> str:
+    """Per package: views by kind, how many carry prose quoted from the code, and how many
+    sentences grounding removed (none without an LLM: quoted prose names only what is there)."""
+    kinds = sorted({k for r in rows for k in r.get("views", {})})
+    lines = ["| package | " + " | ".join(kinds) + " | views | quoted prose | grounding removed |",
+             "| --- |" + " ---: |" * (len(kinds) + 3)]
+    for r in rows:
+        found = r.get("views", {})
+        lines.append(f"| {r['package']} | " + " | ".join(str(found.get(k, 0)) for k in kinds)
+                     + f" | {sum(found.values())} | {r.get('quoted', 0)} | {r.get('ungrounded', 0)} |")
+    return (f"`kbc build --no-llm`, lexical, {len(rows)} packages. Date: {date.today().isoformat()}.\n\n"
+            + "\n".join(lines))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--work", type=Path, default=Path("/tmp/kbc-real-packages"))
     parser.add_argument("--only", default="", help="comma-separated package names")
     parser.add_argument("--timeout", type=float, default=3600.0)
     parser.add_argument("--update-results", action="store_true")
+    parser.add_argument("--views", action="store_true",
+                        help="report the views each build wrote (builds again what lacks them)")
     args = parser.parse_args()
     only = {normalized(n) for n in args.only.split(",") if n}
     args.work.mkdir(parents=True, exist_ok=True)
@@ -180,7 +200,7 @@ def main() -> None:
         if only and normalized(name) not in only:
             continue
         package = f"{name} {version}"
-        if package not in done:
+        if package not in done or (args.views and "views" not in done[package]):
             tree = fetch(name, version, args.work)
             row = {"package": package, **build(tree, args.timeout)}
             with log.open("a") as fh:
@@ -191,7 +211,13 @@ def main() -> None:
         rows.append(done[package])
     text = table(rows)
     print(text)
-    if args.update_results:
+    if args.views:
+        shown = views_table(rows)
+        print(shown)
+    if args.update_results and args.views:
+        update_section("real-packages-views", "Views on real packages", shown,
+                       f"python benchmarks/real_packages.py --views --only {args.only} --update-results")
+    elif args.update_results:
         update_section("real-packages", "Reliability on real packages", text,
                        "python benchmarks/real_packages.py --update-results")
 
