@@ -16,6 +16,7 @@ the names a document mentions (:mod:`kbc.graph.mentions`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 
 from kbc.analyzers.link import ModuleIndex
@@ -24,6 +25,9 @@ from kbc.domain.models import FileFacts, Symbol
 
 MAX_HOPS = 16
 _OBJECT = frozenset({"object", "builtins.object"})
+_ANNOTATION_NAME = re.compile(r"[A-Za-z_][\w.]*")
+_NOT_A_CLASS = frozenset({"None", "Optional", "Union", "typing.Optional", "typing.Union", "t.Optional",
+                          "t.Union", "Self", "typing.Self", "te.Self", "t.Any", "Any", "typing.Any"})
 
 
 class SymbolTable:
@@ -182,6 +186,12 @@ class SymbolTable:
         if symbol is None or hops >= MAX_HOPS:
             return None
         if symbol.kind != "class":
+            # ``adapter = self.get_adapter(url); adapter.send(...)`` reaches here as
+            # ``Session.get_adapter.send``: a member of what the function is declared to return
+            returned = self.returns(owner)
+            found = self._member(returned, rest, hops + 1, lenient=lenient) if returned else None
+            if found is not None:
+                return found
             return owner if lenient else None  # an attribute of a function: nothing to check it against
         if lenient and (rest[0] in self.fields.get(owner, ())
                         or rest[0] in self._scope_names(self._home[owner], owner)):
@@ -195,6 +205,43 @@ class SymbolTable:
             elif lenient and base not in _OBJECT:
                 return owner  # inherits from code outside the facts: its members are unknown
         return None
+
+    def returns(self, qname: str) -> str | None:
+        """The class of the repository a function's return annotation names (``-> Response``,
+        ``-> Optional[Response]``, ``-> "Response | None"``), resolved where it is defined."""
+        symbol = self.symbols.get(qname)
+        if symbol is None or " -> " not in symbol.signature:
+            return None
+        annotation = symbol.signature.rsplit(" -> ", 1)[1].replace('"', "").replace("'", "")
+        for name in _ANNOTATION_NAME.findall(annotation):
+            if name in _NOT_A_CLASS:
+                continue
+            found = self.resolve(f"{self._home[qname]}.{name}")
+            if found is not None and found in self.symbols and self.symbols[found].kind == "class":
+                return found
+            return None
+        return None
+
+    def overriding(self) -> dict[str, list[str]]:
+        """Method -> the methods of the same name in the classes that derive from its class
+        directly (dunder methods left out)."""
+        methods: dict[str, dict[str, str]] = {}  # class -> method name -> qname
+        for symbol in self.symbols.values():
+            if symbol.kind == "method" and symbol.parent:
+                methods.setdefault(symbol.parent, {})[symbol.name] = symbol.qname
+        found: dict[str, set[str]] = {}
+        for qname, symbol in sorted(self.symbols.items()):
+            if symbol.kind != "class":
+                continue
+            for base in symbol.bases:
+                parent = self.resolve(base)
+                if parent is None or parent not in methods:
+                    continue
+                for name, method in methods.get(qname, {}).items():
+                    other = methods[parent].get(name)
+                    if other is not None and not name.startswith("__"):
+                        found.setdefault(other, set()).add(method)
+        return {method: sorted(subs) for method, subs in sorted(found.items())}
 
     def _scope_names(self, module: str, owner: str) -> frozenset[str]:
         """Names bound in ``module`` at its top (``owner`` empty) or in the class ``owner``."""

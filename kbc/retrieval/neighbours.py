@@ -49,21 +49,9 @@ class SymbolNeighbours:
 
 def _overrides(facts: Sequence[FileFacts], table: SymbolTable) -> dict[str, list[str]]:
     """Method -> the methods of the same name in its class's bases and subclasses."""
-    methods: dict[str, dict[str, str]] = defaultdict(dict)  # class -> method name -> qname
-    bases: dict[str, list[str]] = {}
-    for file in facts:
-        for symbol in file.symbols:
-            if symbol.kind == "method" and symbol.parent:
-                methods[symbol.parent][symbol.name] = symbol.qname
-            elif symbol.kind == "class":
-                resolved = [table.resolve(b) for b in symbol.bases]
-                bases[symbol.qname] = [b for b in resolved if b is not None and b in table.symbols]
     linked: dict[str, set[str]] = defaultdict(set)
-    for klass, parents in sorted(bases.items()):
-        for parent in parents:
-            for name, qname in methods.get(klass, {}).items():
-                other = methods.get(parent, {}).get(name)
-                if other is not None and not name.startswith("__"):
-                    linked[qname].add(other)
-                    linked[other].add(qname)
+    for method, subs in table.overriding().items():
+        for sub in subs:
+            linked[method].add(sub)
+            linked[sub].add(method)
     return {q: sorted(found) for q, found in linked.items()}

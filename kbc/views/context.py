@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from kbc.analyzers.roles import role_of
 from kbc.domain.models import EntryPoint, FileFacts, GraphFacts, Inventory, ModuleGroup, Symbol
+from kbc.graph.symbols import SymbolTable
 
 # Lists inside one view stay readable and fit a prompt.
 MAX_LIST = 60
@@ -38,6 +39,8 @@ class Context:
     callees: dict[str, list[tuple[str, int, str]]] = field(default_factory=dict)
     callers: dict[str, set[str]] = field(default_factory=dict)
     group_edges: Counter[tuple[str, str]] = field(default_factory=Counter)
+    table: SymbolTable | None = None  # names resolved over the linked facts
+    overriding: dict[str, list[str]] = field(default_factory=dict)  # method -> subclasses' overrides
 
     def source_files(self) -> list[FileFacts]:
         """Python files that are the product's code (not tests, examples or vendored code)."""
@@ -101,6 +104,8 @@ def build_context(inventory: Inventory, files: Iterable[FileFacts], graph: Graph
         callees[edge.source].append((edge.target, min(edge.lines) if edge.lines else 0, edge.path))
         callers[edge.target].add(edge.source)
     context.callees = {k: sorted(v, key=lambda c: (c[1], c[0])) for k, v in callees.items()}
+    context.table = SymbolTable(by_path.values())
+    context.overriding = context.table.overriding()
     context.callers = dict(callers)
     for edge in graph.import_edges:
         source, target = context.group_of.get(edge.source, ""), context.group_of.get(edge.target, "")

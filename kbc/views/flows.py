@@ -10,6 +10,7 @@ import networkx as nx
 
 from kbc.analyzers.roles import role_of
 from kbc.domain.models import EntryPoint, Symbol
+from kbc.graph.symbols import SymbolTable
 from kbc.views.context import MAX_LIST, Context, location
 from kbc.views.structure import entry_point_data
 
@@ -48,6 +49,10 @@ def workflow_steps(context: Context, target: str) -> tuple[list[dict[str, Any]],
         visited.add(qname)
         order.append((qname, depth, called_at))
         if depth < context.workflow_depth:
+            # what it calls, in call order, then the methods that override it in subclasses (a
+            # call to the base's method runs one of them): all pushed in reverse, popped in order
+            here = context.symbol_location(qname)
+            stack.extend((sub, depth + 1, here) for sub in reversed(context.overriding.get(qname, ())))
             callees = reversed(context.callees.get(qname, ()))
             stack.extend((callee, depth + 1, location(path, line)) for callee, line, path in callees)
     truncated = len(order) > MAX_STEPS
@@ -108,9 +113,7 @@ def exported_names(context: Context) -> list[tuple[str, str]]:
     """(the public name, the qname it resolves to) of what each top-level package of the
     product exports (the first package with an ``__init__`` under a namespace package too):
     its ``__all__``, else the public names its ``__init__`` binds."""
-    from kbc.graph.symbols import SymbolTable
-
-    table = SymbolTable(context.files.values())
+    table = context.table if context.table is not None else SymbolTable(context.files.values())
     found: dict[str, str] = {}
     for facts in context.source_files():
         parent = facts.module.rpartition(".")[0]

@@ -602,3 +602,44 @@ def test_a_namespace_package_in_a_src_layout_is_named_and_followed_from_its_api(
         "distance.distance", "distance.check", "points.Point", "points.normalise", "points._rounded"]
     assert views["architecture"].facts["repository"] == "acme"
     assert views["architecture"].interpretation["overview"] == "Geometry for acme: distances between points."
+
+
+def test_a_workflow_follows_a_call_to_a_base_method_into_its_overrides(make_repo: RepoFactory) -> None:
+    root = make_repo({
+        "wire/__init__.py": "from wire.session import Session\n__all__ = ['Session']\n",
+        "wire/adapters.py": '''
+            class BaseAdapter:
+                def send(self, request):
+                    raise NotImplementedError
+
+            class HTTPAdapter(BaseAdapter):
+                def send(self, request):
+                    return self.build(request)
+
+                def build(self, request):
+                    return request
+        ''',
+        "wire/session.py": '''
+            from wire.adapters import BaseAdapter, HTTPAdapter
+
+            class Session:
+                def get_adapter(self, url) -> BaseAdapter:
+                    return HTTPAdapter()
+
+                def request(self, url):
+                    prepared = self.prepare(url)
+                    adapter = self.get_adapter(url)
+                    return adapter.send(prepared)
+
+                def prepare(self, url):
+                    return url.strip()
+        ''',
+    })
+    analyze_repository(root, Settings(workers=1))
+    views = by_id(build(root)[0])
+    steps = [(s["depth"], s["symbol"].removeprefix("wire.")) for s in
+             views["workflow:wire.session.Session.request"].facts["steps"]]
+    assert steps == [(0, "session.Session.request"), (1, "session.Session.prepare"),
+                     (1, "session.Session.get_adapter"), (2, "adapters.HTTPAdapter"),
+                     (1, "adapters.BaseAdapter.send"), (2, "adapters.HTTPAdapter.send"),
+                     (3, "adapters.HTTPAdapter.build")]

@@ -109,3 +109,51 @@ def test_a_binding_that_names_itself_ends_unresolved_instead_of_growing_forever(
         "app/m.py": "from app.m.x import y as x\n\ndef here(): ...\n\ndef run():\n    x()\n    here()\n",
     })
     assert [(e.source, e.target) for e in graph.call_edges] == [("app.m.run", "app.m.here")]
+
+
+def test_a_call_on_what_a_function_returns_resolves_through_its_return_annotation(
+        make_repo: RepoFactory) -> None:
+    graph = graph_of(make_repo, {
+        "net/__init__.py": "",
+        "net/adapters.py": (
+            "class BaseAdapter:\n"
+            "    def send(self, request): ...\n"
+            "class HTTPAdapter(BaseAdapter):\n"
+            "    def send(self, request):\n"
+            "        return request\n"
+        ),
+        "net/sessions.py": (
+            "from typing import Optional\n"
+            "from net.adapters import BaseAdapter, HTTPAdapter\n"
+            "class Session:\n"
+            "    def get_adapter(self, url) -> Optional['BaseAdapter']:\n"
+            "        return HTTPAdapter()\n"
+            "    def plain(self): \n"
+            "        return 1\n"
+            "    def send(self, request):\n"
+            "        adapter = self.get_adapter(request)\n"
+            "        value = self.plain()\n"
+            "        value.bit_length()\n"
+            "        return adapter.send(request)\n"
+        ),
+    })
+    edges = {(e.source, e.target) for e in graph.call_edges if e.source == "net.sessions.Session.send"}
+    assert edges == {("net.sessions.Session.send", "net.sessions.Session.get_adapter"),
+                     ("net.sessions.Session.send", "net.sessions.Session.plain"),
+                     ("net.sessions.Session.send", "net.adapters.BaseAdapter.send")}
+
+
+def test_a_method_is_overridden_by_the_methods_of_its_subclasses(make_repo: RepoFactory) -> None:
+    from kbc.graph.symbols import SymbolTable
+
+    root = make_repo({
+        "shapes.py": (
+            "class Shape:\n    def area(self): ...\n    def __init__(self): ...\n"
+            "class Square(Shape):\n    def area(self): return 1\n    def __init__(self): ...\n"
+            "class Tile(Square):\n    def area(self): return 2\n"
+        ),
+    })
+    table = SymbolTable(analyze_repo(root).facts())
+    assert table.overriding() == {"shapes.Shape.area": ["shapes.Square.area"],
+                                  "shapes.Square.area": ["shapes.Tile.area"]}
+    assert table.returns("shapes.Shape.area") is None
