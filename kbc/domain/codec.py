@@ -99,13 +99,17 @@ def _decoder(cls: type) -> Convert:
 
 
 def dumps(value: Any, *, indent: int | None = None) -> str:
-    return json.dumps(
-        to_data(value),
-        sort_keys=True,
-        ensure_ascii=False,
-        indent=indent,
-        separators=(",", ": ") if indent is not None else (",", ":"),
-    )
+    """``value`` as JSON text. Text that UTF-8 cannot hold (a lone surrogate, which a Python
+    string literal may spell) is written with ASCII escapes, so the text can always be
+    stored, and loads back the same."""
+    data = to_data(value)
+    separators = (",", ": ") if indent is not None else (",", ":")
+    text = json.dumps(data, sort_keys=True, ensure_ascii=False, indent=indent, separators=separators)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(data, sort_keys=True, ensure_ascii=True, indent=indent, separators=separators)
+    return text
 
 
 def load_as(cls: type[T], data: dict[str, Any]) -> T:

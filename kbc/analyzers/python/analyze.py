@@ -20,7 +20,7 @@ from kbc.analyzers.discover import git_blob_id
 from kbc.analyzers.python.detect import Detector, ResolvedCall
 from kbc.analyzers.python.rules import to_field, to_guard
 from kbc.analyzers.python.scope import Resolver
-from kbc.analyzers.python.syntax import doc_summary, dotted, squash
+from kbc.analyzers.python.syntax import doc_summary, dotted, name_like, squash
 from kbc.analyzers.python.walker import DefRecord, WalkResult, walk
 from kbc.analyzers.secrets import redact
 from kbc.domain.models import (
@@ -173,7 +173,8 @@ class _Extractor:
                                       key=lambda i: (i.line, i.kind, i.name, i.symbol))),
             guards=tuple(to_guard(r, self.code) for r in self.walk.guards),
             fields=tuple(to_field(f, self.code) for f in self.walk.fields),
-            constants=tuple(sorted((name, value) for name, value in self.walk.constants.items() if value)),
+            constants=tuple(sorted((name, value) for name, value in self.walk.constants.items()
+                                   if value and name_like(value))),
             warnings=warnings,
         )
 

@@ -9,7 +9,7 @@ import libcst as cst
 
 from kbc.analyzers.python import catalog
 from kbc.analyzers.python.scope import REF, Resolver, Scope
-from kbc.analyzers.python.syntax import dotted, keyword_arg, positional_arg, squash, string_value
+from kbc.analyzers.python.syntax import dotted, keyword_arg, name_like, positional_arg, squash, string_value
 from kbc.analyzers.python.walker import DefRecord, WalkResult
 from kbc.domain.models import Call, EntryPoint, Integration
 
@@ -220,7 +220,8 @@ class Detector:
         variable, an attribute or a call is not a name: nothing is reported for it."""
         name = string_value(key)
         if name is not None:
-            self._integrate("env_var", name, call=call)
+            if name_like(name):
+                self._integrate("env_var", name, call=call)
         elif isinstance(key, cst.Name):
             constant = self._constant(key.value, scope)
             if constant is not None:
@@ -239,7 +240,7 @@ class Detector:
             resolved = self.resolver.resolve((name,), holder)
             return ("", f"constant {resolved.qname}") if resolved is not None else None
         value = self.walk.constants.get(name)
-        return (value, f"constant {name}") if value else None
+        return (value, f"constant {name}") if value and name_like(value) else None
 
     def _integrate(self, kind: str, name: str, detail: str = "", *, call: Call) -> None:
         self.integrations.append(Integration(kind, name, self.path, call.line, call.caller, detail))

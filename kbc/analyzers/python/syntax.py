@@ -97,3 +97,16 @@ def keyword_arg(call: cst.Call, name: str) -> cst.BaseExpression | None:
 def positional_arg(call: cst.Call, index: int) -> cst.BaseExpression | None:
     positional = [a for a in call.args if a.keyword is None and not a.star]
     return positional[index].value if index < len(positional) else None
+
+
+def name_like(value: str) -> bool:
+    """A string that can name something (an environment variable): printable, without white
+    space, at most 200 characters, valid UTF-8 (a lone surrogate, as in a table of Unicode
+    ranges, is not)."""
+    if not value or len(value) > 200 or not value.isprintable() or any(c.isspace() for c in value):
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -121,3 +121,23 @@ def test_external_packages_are_named_by_distribution(make_repo: RepoFactory) -> 
     ]
     packages = [(i.name, i.line) for i in facts.integrations if i.kind == "package"]
     assert packages == [("PyYAML", 2), ("requests", 4)]
+
+
+def test_a_string_that_cannot_name_a_variable_is_no_constant_and_no_name() -> None:
+    """pygments' table of Unicode ranges holds lone surrogates: no fact may carry them."""
+    facts = facts_of('''
+        import os
+        RANGES = "\\ud800-\\udbff"
+        SPACED = "two words"
+
+        def read():
+            return os.getenv(RANGES), os.getenv(SPACED), os.getenv("\\udc00")
+    ''')
+    assert facts.constants == () and facts.integrations == ()
+
+
+def test_a_docstring_with_a_lone_surrogate_is_stored_and_read_back(make_repo: RepoFactory) -> None:
+    source = '"""Ranges from \\ud800 on."""\n\ndef f():\n    """Up to \\udfff."""\n'
+    root = make_repo({"ranges.py": source})
+    (facts,) = analyze_repo(root).facts()
+    assert facts.doc == "Ranges from \ud800 on." and facts.symbols[0].doc == "Up to \udfff."
