@@ -1,13 +1,13 @@
 """What views add to retrieval: the golden files of three real packages asked with views and
 without, and with each view kind left out in turn.
 
-    python benchmarks/views_ablation.py [--src DIR] [--work DIR] [--only flask,click]
-        [--lexical] [--update-results]
+    python benchmarks/views_ablation.py [--work DIR] [--only flask,click] [--lexical]
+        [--update-results]
 
-Each package's sdist (the version its golden file names) is fetched from the registry with
-``pip download`` and unpacked under ``SRC`` (the paths of ``benchmarks/golden/<name>.yaml``
-are relative to it), built once (``kbc build --no-llm``, hybrid unless ``--lexical``) into
-``WORK/stores/<name>``, and every golden question of the ``architecture``,
+Each package's sdist (the version its golden file names) is fetched from the registry and
+unpacked under ``WORK/src`` as ``benchmarks/real_packages.py`` fetches (the paths of
+``benchmarks/golden/<name>.yaml`` are relative to it), built once (``kbc build --no-llm``,
+hybrid unless ``--lexical``) into ``WORK/stores/<name>``, and every golden question of the ``architecture``,
 ``story-breakdown`` and ``implementation`` use cases is asked of that one store in each
 variant: the shipped profiles; no view retrieved (``view_kinds = []``); every kind but one.
 A variant changes only which view documents retrieval may return; the index is the same.
@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import subprocess
 import sys
-import tarfile
 from pathlib import Path
 
+from real_packages import fetch
 from results_file import update_section
 
 from kbc.domain.settings import Settings
@@ -41,17 +40,6 @@ EXTRA_VARIANTS: tuple[tuple[str, dict[str, float]], ...] = (
 # The two profiles as they were shipped before this ablation: views and docs before code.
 BEFORE = {"architecture": {"code": 0.5, "docs": 0.9, "views": 1.5, "cited": 0.0},
           "story-breakdown": {"code": 0.5, "docs": 0.9, "views": 1.3, "cited": 0.0}}
-
-
-def source_of(name: str, version: str, src: Path) -> Path:
-    root = src / f"{name}-{version}"
-    if not root.is_dir():
-        src.mkdir(parents=True, exist_ok=True)
-        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
-                        "-d", str(src), f"{name}=={version}"], check=True)
-        with tarfile.open(src / f"{name}-{version}.tar.gz") as archive:
-            archive.extractall(src, filter="data")
-    return root
 
 
 def variants(shipped: dict[str, Profile]) -> list[tuple[str, dict[str, Profile]]]:
@@ -78,7 +66,6 @@ def cell(summary: Summary | None) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--src", type=Path, default=Path("/tmp/golden-src"))
     parser.add_argument("--work", type=Path, default=Path("/tmp/kbc-views-ablation"))
     parser.add_argument("--only", default="")
     parser.add_argument("--lexical", action="store_true")
@@ -89,7 +76,7 @@ def main() -> None:
     rows: dict[str, dict[str, dict[str, Summary]]] = {}  # variant -> package -> use case -> summary
     counts: dict[str, int] = {}
     for name, version in chosen:
-        root = source_of(name, version, args.src)
+        root = fetch(name, version, args.work)
         store = args.work / "stores" / name
         settings = Settings(workers=2)
         with KnowledgeBase(root, store=store, settings=settings, components=components) as kb:

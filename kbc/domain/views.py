@@ -14,6 +14,13 @@ ViewKind = Literal["architecture", "module", "feature", "workflow", "entry_point
                    "domain_concepts", "business_rules", "integrations"]
 VIEW_KINDS: tuple[ViewKind, ...] = get_args(ViewKind)  # in the order views are built and shown
 ProseSource = Literal["llm", "docstring", "none"]
+VIEW_PREFIX = "@views/"  # where view documents sit in the index: never a path in the repository
+
+
+def view_kind_of(path: str) -> str:
+    """The kind of the view document at ``path`` (``@views/workflow/x.md``, ``@views/architecture.md``)."""
+    rest = path.removeprefix(VIEW_PREFIX)
+    return rest.split("/", 1)[0] if "/" in rest else rest.removesuffix(".md")
 
 
 @dataclass(frozen=True, slots=True)

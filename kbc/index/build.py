@@ -25,6 +25,7 @@ from kbc.domain.errors import IndexDamaged, KbcError, in_pass
 from kbc.domain.models import Chunk, EmbedUnit, FileFacts, SourceFile
 from kbc.domain.progress import EmbedProgress
 from kbc.domain.timing import PassTiming, Stopwatch
+from kbc.domain.views import VIEW_PREFIX
 from kbc.index.chunks import chunk_text
 from kbc.index.definitions import Definition
 from kbc.index.embed import Embedder
@@ -38,13 +39,6 @@ from kbc.store.cache import values_digest
 from kbc.store.layout import LEXICAL
 
 CHUNKER_VERSION = "5"
-VIEW_PREFIX = "@views/"  # paths of view documents: never a path in the repository
-
-
-def view_kind_of(path: str) -> str:
-    """The kind of the view document at ``path`` (``@views/workflow/x.md``, ``@views/architecture.md``)."""
-    rest = path.removeprefix(VIEW_PREFIX)
-    return rest.split("/", 1)[0] if "/" in rest else rest.removesuffix(".md")
 POOL_MIN_FILES = 64
 EMBED_BATCH = 256  # units handed to the embedder per call (it batches 32 inside)
 

@@ -10,8 +10,7 @@ from typing import Any
 
 from kbc.domain.errors import ConfigError, FieldError
 from kbc.domain.settings import config_files
-from kbc.domain.views import VIEW_KINDS
-from kbc.index.build import view_kind_of
+from kbc.domain.views import VIEW_KINDS, view_kind_of
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,8 +7,7 @@ from pathlib import Path
 from kbc.domain.errors import KbcError
 from kbc.domain.progress import ViewsProgress
 from kbc.domain.settings import Settings
-from kbc.domain.views import View
-from kbc.index.build import VIEW_PREFIX
+from kbc.domain.views import VIEW_PREFIX, View
 from kbc.store.facts_store import FactsStore
 from kbc.store.layout import prose_cache
 from kbc.store.prose_cache import ProseCache

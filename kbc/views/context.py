@@ -39,7 +39,7 @@ class Context:
     callees: dict[str, list[tuple[str, int, str]]] = field(default_factory=dict)
     callers: dict[str, set[str]] = field(default_factory=dict)
     group_edges: Counter[tuple[str, str]] = field(default_factory=Counter)
-    table: SymbolTable | None = None  # names resolved over the linked facts
+    table: SymbolTable = field(default_factory=lambda: SymbolTable(()))  # names over the linked facts
     overriding: dict[str, list[str]] = field(default_factory=dict)  # method -> subclasses' overrides
 
     def source_files(self) -> list[FileFacts]:

@@ -10,7 +10,6 @@ import networkx as nx
 
 from kbc.analyzers.roles import role_of
 from kbc.domain.models import EntryPoint, Symbol
-from kbc.graph.symbols import SymbolTable
 from kbc.views.context import MAX_LIST, Context, location
 from kbc.views.structure import entry_point_data
 
@@ -113,7 +112,7 @@ def exported_names(context: Context) -> list[tuple[str, str]]:
     """(the public name, the qname it resolves to) of what each top-level package of the
     product exports (the first package with an ``__init__`` under a namespace package too):
     its ``__all__``, else the public names its ``__init__`` binds."""
-    table = context.table if context.table is not None else SymbolTable(context.files.values())
+    table = context.table
     found: dict[str, str] = {}
     for facts in context.source_files():
         parent = facts.module.rpartition(".")[0]

@@ -230,11 +230,8 @@ class Detector:
     def _constant(self, name: str, scope: Scope) -> tuple[str, str] | None:
         """(the value, where it came from) of the constant ``name`` read in ``scope``, or
         ("", "constant <qname>") for one imported (link looks its value up), or None."""
-        holder: Scope | None = scope
-        while holder is not None and not (name in holder.bindings and (holder.kind != "class"
-                                                                       or holder is scope)):
-            holder = holder.parent
-        if holder is None or holder.kind != "module":
+        holder = self.resolver.binder(name, scope)
+        if holder is None or holder.kind != "module" or name not in holder.bindings:
             return None  # unbound, or a local or a parameter: a variable
         if holder.bindings[name].kind == REF:
             resolved = self.resolver.resolve((name,), holder)

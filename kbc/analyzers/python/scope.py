@@ -69,17 +69,21 @@ class Resolver:
         self.classes = classes  # class qname -> its scope, for attributes set through self
         self._depth = 0
 
-    def lookup(self, name: str, scope: Scope) -> Binding | None:
+    def binder(self, name: str, scope: Scope) -> Scope | None:
+        """The scope whose binding of ``name`` a read in ``scope`` sees (for a ``global``
+        name, the module), or None where nothing binds it."""
         current: Scope | None = scope
         while current is not None:
             if current.kind != "class" or current is scope:
                 binding = current.bindings.get(name)
                 if binding is not None:
-                    if binding.kind == GLOBAL:
-                        return current.module().bindings.get(name)
-                    return binding
+                    return current.module() if binding.kind == GLOBAL else current
             current = current.parent
         return None
+
+    def lookup(self, name: str, scope: Scope) -> Binding | None:
+        holder = self.binder(name, scope)
+        return holder.bindings.get(name) if holder is not None else None
 
     def resolve(self, parts: tuple[str, ...], scope: Scope) -> Resolved | None:
         if not parts or self._depth > 12:
