@@ -116,7 +116,7 @@ def symbols(ctx: click.Context, name: str, repo: Path, store: Path | None, fmt: 
     NAME is a qualified name (pkg.mod.Class.method), a dotted suffix
     (Class.method) or a bare name.
     """
-    from kbc.domain.codec import to_data
+    from kbc.services.payloads import symbols_data
 
     with knowledge_base(repo, store) as kb:
         reports = kb.symbol(name)
@@ -124,8 +124,7 @@ def symbols(ctx: click.Context, name: str, repo: Path, store: Path | None, fmt: 
         click.echo(f"no symbol named {name!r}; try a shorter or a qualified name", err=True)
         sys.exit(1)
     if fmt == "json":
-        data = [dict(to_data(r), location=r.location) for r in reports]
-        click.echo(json.dumps(data, indent=1, sort_keys=True))
+        click.echo(json.dumps(symbols_data(reports), indent=1, sort_keys=True))
         return
     blocks = []
     for report in reports:

@@ -95,13 +95,13 @@ def drift(ctx: click.Context, repo: Path, store: Path | None, fmt: str) -> None:
     it mentions symbols that no longer exist, or when a ref matches no file.
     Reads the store written by `kbc build` (or `kbc analyze`).
     """
-    from kbc.domain.codec import to_data
     from kbc.services.drift import render_drift
+    from kbc.services.payloads import drift_data
 
     with knowledge_base(repo, store) as kb:
         reports = kb.drift()
     if fmt == "json":
-        click.echo(json.dumps([to_data(r) for r in reports], indent=1, sort_keys=True))
+        click.echo(json.dumps(drift_data(reports), indent=1, sort_keys=True))
     else:
         click.echo(render_drift(reports), nl=False)
 
@@ -116,7 +116,7 @@ def drift(ctx: click.Context, repo: Path, store: Path | None, fmt: str) -> None:
 def views(ctx: click.Context, repo: Path, store: Path | None, kind: str | None, view_id: str | None,
           fmt: str) -> None:
     """Show the views written by `kbc build`."""
-    from kbc.domain.codec import to_data
+    from kbc.services.payloads import views_data
     from kbc.views.render import render_view
 
     with knowledge_base(repo, store) as kb:
@@ -127,7 +127,7 @@ def views(ctx: click.Context, repo: Path, store: Path | None, kind: str | None, 
         click.echo(f"error: no view {view_id!r}; `kbc views` lists them", err=True)
         sys.exit(1)
     if fmt == "json":
-        click.echo(json.dumps([to_data(v) for v in chosen], indent=1, sort_keys=True, ensure_ascii=False))
+        click.echo(json.dumps(views_data(chosen), indent=1, sort_keys=True, ensure_ascii=False))
     elif fmt == "md":
         click.echo("\n".join(render_view(v, ids) for v in chosen), nl=False)
     else:
@@ -158,12 +158,12 @@ def status(ctx: click.Context, repo: Path, store: Path | None, fmt: str) -> None
     kind, the index (files, chunks, embedding units embedded of the total) and
     the retrieval mode (`hybrid`, or `lexical` with the reason). Builds nothing.
     """
-    from dataclasses import asdict
+    from kbc.services.payloads import status_data
 
     with knowledge_base(repo, store) as kb:
         found = kb.status()
     if fmt == "json":
-        click.echo(json.dumps(asdict(found), indent=1, sort_keys=True))
+        click.echo(json.dumps(status_data(found), indent=1, sort_keys=True))
         return
     last = found.last_build
     lines = [f"kbc status: {found.repo}", f"  store         {found.store}",

@@ -28,10 +28,12 @@ def ask(ctx: click.Context, question: str, repo: Path, store: Path | None, budge
     that points elsewhere is dropped and counted). Without an LLM the answer
     quotes the best passages and says so.
     """
+    from kbc.services.payloads import answer_data
+
     with knowledge_base(repo, store) as kb:
         answer, query_id = kb.ask(question, no_llm=no_llm, budget=budget)
     if fmt == "json":
-        click.echo(json.dumps({**answer.as_data(), "query_id": query_id}, indent=1, ensure_ascii=False))
+        click.echo(json.dumps(answer_data(answer, query_id), indent=1, ensure_ascii=False))
         return
     click.echo(answer.text, nl=False)
     footer = [f"\n_Sources ({answer.retrieval} retrieval): "
@@ -53,12 +55,12 @@ def gaps(ctx: click.Context, repo: Path, store: Path | None, fmt: str) -> None:
     or when a caller reported (report_usage) that none of its results helped.
     Entries older than gaps.retention_days (KBC_GAP_RETENTION_DAYS) are pruned.
     """
-    from dataclasses import asdict
+    from kbc.services.payloads import gaps_data
 
     with knowledge_base(repo, store) as kb:
         found = kb.gaps()
     if fmt == "json":
-        click.echo(json.dumps([asdict(g) for g in found], indent=1, ensure_ascii=False))
+        click.echo(json.dumps(gaps_data(found), indent=1, ensure_ascii=False))
         return
     if not found:
         click.echo("No knowledge gaps logged.")
@@ -82,18 +84,23 @@ def gaps(ctx: click.Context, repo: Path, store: Path | None, fmt: str) -> None:
 @click.option("--port", type=int, default=8765, show_default=True, help="HTTP: port.")
 @click.pass_context
 def serve(ctx: click.Context, repo: Path, store: Path | None, transport: str, host: str, port: int) -> None:
-    """Serve the knowledge base to agents over MCP (stdio, or streamable HTTP).
+    """Serve the knowledge base: MCP on stdio, or everything over HTTP.
 
-    Tools: retrieve_slice, ask, search, get_view, list_views, get_symbol,
-    get_file, list_use_cases, report_usage. Over HTTP every request must carry
-    `Authorization: Bearer $KBC_TOKEN` when KBC_TOKEN is set, and it must be set
-    to bind an address other than loopback.
+    stdio: the MCP tools (retrieve_slice, ask, search, get_view, list_views,
+    get_symbol, get_file, list_use_cases, report_usage) on stdin/stdout.
+
+    http: on one port, the UI in a browser at /, the REST API at /api/v1
+    (its OpenAPI document at /api/v1/openapi.json), MCP (streamable HTTP) at
+    /mcp and Prometheus metrics at /metrics. When KBC_TOKEN is set every request
+    must carry `Authorization: Bearer $KBC_TOKEN` (the UI asks for it once and
+    keeps it in a cookie), and it must be set to bind an address other than
+    loopback.
 
     The server answers from the newest completed build (a `kbc build` or
     `kbc refresh` from another process is followed, never mixed into a request
     in flight). An HTTP session idle for serve.session_idle_seconds is closed;
     at most serve.max_sessions are open at once.
     """
-    from kbc.mcp.server import serve as run_server
+    from kbc.web.server import serve as run_server
     kb = knowledge_base(repo, store)
     run_server(kb, transport, host, port, kb.settings.token or None)

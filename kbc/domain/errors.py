@@ -75,6 +75,10 @@ class LockTimeout(KbcError):
     exit_code = 4
 
 
+class NotFound(KbcError):
+    """What was asked for by name (a view, a symbol) does not exist."""
+
+
 class PathRefused(KbcError):
     """A path that may not be read or served: outside the repository, untracked, a link out,
     not a regular file, or holding a credential."""

@@ -1,4 +1,5 @@
-"""kbc's knowledge base as MCP tools, served over stdio or streamable HTTP.
+"""kbc's knowledge base as MCP tools, served over stdio here and over streamable HTTP by
+:mod:`kbc.web.server` (beside the REST API and the browsable UI).
 
 Every tool returns its data twice, as the MCP spec recommends: as ``structuredContent``
 (validated against the tool's ``outputSchema``; a list result sits under ``"result"``, the
@@ -15,32 +16,33 @@ request, follows the store to its newest completed build.
 from __future__ import annotations
 
 import asyncio
-import hmac
-import ipaddress
 import json
-import signal
-import sys
-import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from types import FrameType
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 from kbc import __version__
 from kbc.domain.codec import to_data
-from kbc.domain.errors import ConfigError, FieldError, KbcError
+from kbc.domain.errors import KbcError
 from kbc.services.knowledge import KnowledgeBase
+from kbc.services.metrics import Metrics
+from kbc.services.payloads import (
+    answer_data,
+    slice_data,
+    symbols_data,
+    use_cases_data,
+    view_list_data,
+)
 
-__all__ = ["BearerTokenMiddleware", "create_server", "is_loopback", "serve"]
+__all__ = ["Worker", "build_server", "create_server", "serve_stdio"]
 
 HTTP_PATH = "/mcp"
-TRANSPORTS = ("stdio", "http")
+T = TypeVar("T")
 
 INSTRUCTIONS = """\
 kbc serves the compiled knowledge base of one repository: facts extracted statically from the
@@ -69,18 +71,29 @@ ListResult = Annotated[CallToolResult, list[dict[str, Any]]]
 CALL_THREADS = 4
 
 
-class _Worker:
-    """Runs the knowledge base's calls on a bounded pool of threads."""
+class Worker:
+    """Runs the knowledge base's calls on a bounded pool of threads (shared by every way in a
+    server offers), and counts the MCP tool calls when the server keeps metrics."""
 
-    def __init__(self, kb: KnowledgeBase) -> None:
+    def __init__(self, kb: KnowledgeBase, metrics: Metrics | None = None) -> None:
         self.kb = kb
-        self._executor = ThreadPoolExecutor(max_workers=CALL_THREADS, thread_name_prefix="kbc-mcp")
+        self.metrics = metrics
+        self._executor = ThreadPoolExecutor(max_workers=CALL_THREADS, thread_name_prefix="kbc-call")
 
-    async def reply(self, work: Callable[[KnowledgeBase], Any], *, listing: bool = False) -> CallToolResult:
+    async def run(self, work: Callable[[KnowledgeBase], T]) -> T:
+        return await asyncio.wrap_future(self._executor.submit(work, self.kb))
+
+    async def reply(self, tool: str, work: Callable[[KnowledgeBase], Any], *,
+                    listing: bool = False) -> CallToolResult:
+        started = time.perf_counter()
         try:
-            data = await asyncio.wrap_future(self._executor.submit(work, self.kb))
+            data = await self.run(work)
         except KbcError as error:
+            if self.metrics is not None:
+                self.metrics.tool(tool, False, time.perf_counter() - started)
             return CallToolResult(content=[TextContent(type="text", text=str(error))], is_error=True)
+        if self.metrics is not None:
+            self.metrics.tool(tool, True, time.perf_counter() - started)
         text = json.dumps(data, indent=1, ensure_ascii=False)
         return CallToolResult(content=[TextContent(type="text", text=text)],
                               structured_content={"result": data} if listing else data)
@@ -95,13 +108,22 @@ class _Worker:
 
 def create_server(kb: KnowledgeBase) -> MCPServer:
     """An MCP server with kbc's nine tools over ``kb`` (opened once, shared by all calls)."""
-    return _build(kb)[0]
+    return build_server(Worker(kb))
 
 
-def _build(kb: KnowledgeBase) -> tuple[MCPServer, _Worker]:
+def serve_stdio(kb: KnowledgeBase) -> None:
+    """Serve ``kb``'s tools on stdin/stdout until stdin closes; the knowledge base is closed then."""
+    worker = Worker(kb)
+    try:
+        build_server(worker).run("stdio")
+    finally:
+        worker.close()
+
+
+def build_server(worker: Worker) -> MCPServer:
+    """The MCP server whose tools run on ``worker``."""
     server: MCPServer = MCPServer("kbc", title="kbc knowledge base", version=__version__,
                                   instructions=INSTRUCTIONS, log_level="WARNING")
-    worker = _Worker(kb)
 
     @server.tool(annotations=READ_ONLY)
     async def retrieve_slice(
@@ -124,11 +146,9 @@ def _build(kb: KnowledgeBase) -> tuple[MCPServer, _Worker]:
         the same build always gives the same slice."""
 
         def work(kb: KnowledgeBase) -> dict[str, Any]:
-            found, query_id = kb.retrieve_logged(task, use_case, budget)
-            data: dict[str, Any] = json.loads(found.to_json())
-            return {**data, "query_id": query_id}
+            return slice_data(*kb.retrieve_logged(task, use_case, budget))
 
-        return await worker.reply(work)
+        return await worker.reply("retrieve_slice", work)
 
     @server.tool(annotations=READ_ONLY)
     async def ask(
@@ -142,11 +162,7 @@ def _build(kb: KnowledgeBase) -> tuple[MCPServer, _Worker]:
         best passages quoted), `citations`, `dropped_citations`, `sources` (id, path, lines, kind,
         score), `retrieval`, `model`, `note`, and `query_id` for report_usage."""
 
-        def work(kb: KnowledgeBase) -> dict[str, Any]:
-            answer, query_id = kb.ask(question)
-            return {**answer.as_data(), "query_id": query_id}
-
-        return await worker.reply(work)
+        return await worker.reply("ask", lambda kb: answer_data(*kb.ask(question)))
 
     @server.tool(annotations=READ_ONLY)
     async def search(
@@ -156,7 +172,7 @@ def _build(kb: KnowledgeBase) -> tuple[MCPServer, _Worker]:
         """Ranked lookup over the index (code, tests, docs, views), without a budget: the top k
         chunks, each with id, path, start_line, end_line, kind, score, heading, symbols and text.
         To prime work on a task prefer retrieve_slice; use search to locate something specific."""
-        return await worker.reply(lambda kb: kb.search(query, k), listing=True)
+        return await worker.reply("search", lambda kb: kb.search(query, k), listing=True)
 
     @server.tool(annotations=READ_ONLY)
     async def get_view(
@@ -166,7 +182,7 @@ def _build(kb: KnowledgeBase) -> tuple[MCPServer, _Worker]:
         """One typed view of the repository: `facts` extracted statically from the code (modules,
         layers, dependencies, rules, entry points, ...), `interpretation` (prose from an LLM or
         docstrings, grounded in the facts), `title`, `kind`, `provenance` and `grounding`."""
-        return await worker.reply(lambda kb: to_data(kb.view(id)))
+        return await worker.reply("get_view", lambda kb: to_data(kb.view(id)))
 
     @server.tool(annotations=READ_ONLY)
     async def list_views(
@@ -176,10 +192,7 @@ def _build(kb: KnowledgeBase) -> tuple[MCPServer, _Worker]:
     ) -> ListResult:
         """The views of the repository: id, kind, title and source of their prose ("llm",
         "docstring" or "none"). Read one with get_view."""
-        return await worker.reply(
-            lambda kb: [{"id": v.id, "kind": v.kind, "title": v.title, "source": v.provenance.source}
-                        for v in kb.views(kind)],
-            listing=True)
+        return await worker.reply("list_views", lambda kb: view_list_data(kb.views(kind)), listing=True)
 
     @server.tool(annotations=READ_ONLY)
     async def get_symbol(
@@ -188,8 +201,7 @@ def _build(kb: KnowledgeBase) -> tuple[MCPServer, _Worker]:
     ) -> ListResult:
         """Where a function, class or method is defined, with its signature facts, callers and
         callees; each match carries `location` as "path:start-end" (read it with get_file)."""
-        return await worker.reply(
-            lambda kb: [dict(to_data(r), location=r.location) for r in kb.symbol(name)], listing=True)
+        return await worker.reply("get_symbol", lambda kb: symbols_data(kb.symbol(name)), listing=True)
 
     @server.tool(annotations=READ_ONLY)
     async def get_file(
@@ -201,16 +213,14 @@ def _build(kb: KnowledgeBase) -> tuple[MCPServer, _Worker]:
         """Exact lines of a tracked file of the repository (at most 2000 per call): `path`,
         `start_line`, `end_line`, `lines` (the file's length) and `text`. Absolute paths, '..',
         untracked or ignored files and files where credentials were detected are refused."""
-        return await worker.reply(lambda kb: kb.file(path, start, end))
+        return await worker.reply("get_file", lambda kb: kb.file(path, start, end))
 
     @server.tool(annotations=READ_ONLY)
     async def list_use_cases() -> ListResult:
         """The retrieval use cases (profiles) for retrieve_slice: name, description and default
         token budget."""
-        return await worker.reply(
-            lambda kb: [{"name": p.name, "description": p.description, "budget": p.budget}
-                        for p in kb.use_cases().values()],
-            listing=True)
+        return await worker.reply("list_use_cases", lambda kb: use_cases_data(kb.use_cases().values()),
+                                  listing=True)
 
     @server.tool(annotations=RECORDS)
     async def report_usage(
@@ -221,151 +231,7 @@ def _build(kb: KnowledgeBase) -> tuple[MCPServer, _Worker]:
         """Report which results of a retrieve_slice or ask call helped. An empty list marks the
         query as a knowledge gap (`kbc gaps` lists them). Returns {"recorded": true}, or false
         when the query id is unknown or expired."""
-        return await worker.reply(lambda kb: {"recorded": kb.report_usage(query_id, helpful_ids)})
+        return await worker.reply("report_usage",
+                                  lambda kb: {"recorded": kb.report_usage(query_id, helpful_ids)})
 
-    return server, worker
-
-
-# -- running ----------------------------------------------------------------
-
-
-def is_loopback(host: str) -> bool:
-    """True for localhost, 127.0.0.0/8 and ::1."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-class BearerTokenMiddleware:
-    """ASGI middleware: every HTTP request must carry ``Authorization: Bearer <token>``, else 401.
-
-    The 401 body is a JSON-RPC error, so an MCP client reports why it was turned away."""
-
-    def __init__(self, app: ASGIApp, token: str) -> None:
-        self.app = app
-        self._token = token.encode()
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] not in ("http", "websocket") or self._authorized(scope):
-            await self.app(scope, receive, send)
-            return
-        if scope["type"] == "websocket":
-            await send({"type": "websocket.close", "code": 1008})
-            return
-        body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {
-            "code": -32001, "message": "unauthorized: missing or wrong bearer token "
-                                       "(send the header 'Authorization: Bearer <KBC_TOKEN>')"}}).encode()
-        await send({"type": "http.response.start", "status": 401, "headers": [
-            (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-            (b"www-authenticate", b'Bearer realm="kbc", error="invalid_token"')]})
-        await send({"type": "http.response.body", "body": body})
-
-    def _authorized(self, scope: Scope) -> bool:
-        raw = next((value for name, value in scope["headers"] if name.lower() == b"authorization"), b"")
-        scheme, _, credential = bytes(raw).partition(b" ")
-        # The digest is compared whatever the scheme, so the time says nothing about either.
-        return hmac.compare_digest(credential.strip(), self._token) and scheme.lower() == b"bearer"
-
-
-def _transport_security(host: str) -> TransportSecuritySettings | None:
-    """DNS-rebinding protection (Host and Origin checked) when bound to a loopback address."""
-    if not is_loopback(host):
-        return None
-    bare = host.strip("[]")
-    named = f"[{bare}]" if ":" in bare else bare
-    hosts = sorted({"127.0.0.1", "localhost", "[::1]", named})
-    return TransportSecuritySettings(enable_dns_rebinding_protection=True,
-                                     allowed_hosts=[f"{h}:*" for h in hosts],
-                                     allowed_origins=[f"http://{h}:*" for h in hosts])
-
-
-MIN_TOKEN_CHARS = 16  # of a bearer token that guards a bind beyond loopback
-_SECRET = ("a long random secret without spaces, e.g. the output of "
-           "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`")
-
-
-def _check_http(host: str, port: int, token: str | None) -> None:
-    if not 0 < port < 65536:
-        raise ConfigError([FieldError("--port", "serve.port", f"{port} is not a TCP port",
-                                      "give a port between 1 and 65535")])
-    if token and token != token.strip():
-        raise ConfigError([FieldError(
-            "KBC_TOKEN", "serve.token", "the token is blank or has white space around it, which no "
-            "client can send back in an Authorization header", f"set KBC_TOKEN to {_SECRET}")])
-    if token and not is_loopback(host) and len(token) < MIN_TOKEN_CHARS:
-        raise ConfigError([FieldError(
-            "KBC_TOKEN", "serve.token", f"a {len(token)}-character token guards a bind beyond this "
-            f"machine ({host}); it must have at least {MIN_TOKEN_CHARS} characters",
-            f"set KBC_TOKEN to {_SECRET}")])
-    if not token and not is_loopback(host):
-        raise ConfigError([FieldError(
-            "--host", "serve.host",
-            f"binding {host} exposes the knowledge base beyond this machine, so a bearer token is required",
-            "set KBC_TOKEN to a long random secret (clients send 'Authorization: Bearer <token>'), "
-            "or bind 127.0.0.1")])
-
-
-def serve(kb: KnowledgeBase, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8765,
-          token: str | None = None) -> None:
-    """Serve ``kb``'s tools until stopped: on stdin/stdout (``"stdio"``) or as streamable HTTP at
-    ``http://host:port/mcp`` (``"http"``). Over HTTP a ``token`` makes every request carry
-    ``Authorization: Bearer <token>``; binding anything but a loopback address requires one.
-    Returns when stdin closes (stdio) or on SIGINT/SIGTERM (HTTP, after a graceful shutdown);
-    the knowledge base is closed then."""
-    if transport not in TRANSPORTS:
-        raise KbcError(f"unknown transport {transport!r}", hint="use 'stdio' or 'http'")
-    if transport == "http":
-        _check_http(host, port, token)
-    server, worker = _build(kb)
-    try:
-        if transport == "stdio":
-            server.run("stdio")
-        else:
-            _run_http(server, host, port, token, kb.settings.session_idle_seconds,
-                      kb.settings.max_sessions)
-    finally:
-        worker.close()
-
-
-class _Stopped(Exception):
-    """SIGINT or SIGTERM, re-raised by uvicorn once it has shut down gracefully."""
-
-
-def _stop(signum: int, frame: FrameType | None) -> None:
-    raise _Stopped
-
-
-def _run_http(server: MCPServer, host: str, port: int, token: str | None, idle_seconds: int,
-              max_sessions: int) -> None:
-    import uvicorn
-
-    # A session a client abandons (never sends DELETE) is closed once idle this long, and at
-    # most max_sessions are open at once: a busy or careless client cannot grow the server.
-    app: ASGIApp = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=host,
-                                              transport_security=_transport_security(host),
-                                              session_idle_timeout=idle_seconds,
-                                              max_sessions=max_sessions)
-    if token:
-        app = BearerTokenMiddleware(app, token)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False,
-                            timeout_graceful_shutdown=3)
-    shown = f"[{host}]" if ":" in host else host
-    print(f"kbc MCP server on http://{shown}:{port}{HTTP_PATH}"
-          + (" (bearer token required)" if token else ""), file=sys.stderr, flush=True)
-    # uvicorn handles the signals while it runs, then raises the one it caught again; ending
-    # with _Stopped instead of dying of it lets the caller close the knowledge base.
-    in_main = threading.current_thread() is threading.main_thread()
-    previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)} if in_main else {}
-    try:
-        uvicorn.Server(config).run()
-    except _Stopped:
-        pass
-    except SystemExit as exit_:  # uvicorn's way to report that it could not start
-        raise KbcError(f"could not serve on {shown}:{port} (uvicorn's error is above)",
-                       hint="is the port taken? choose another with --port") from exit_
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+    return server

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import threading
 import warnings
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from kbc.domain.drift import DriftReport
-from kbc.domain.errors import KbcError, PathRefused
+from kbc.domain.errors import KbcError, NotFound, PathRefused
 from kbc.domain.progress import AnalyzeProgress, EmbedProgress, Say, ViewsProgress
 from kbc.domain.settings import Settings, load_settings
 from kbc.domain.views import View
@@ -39,6 +40,9 @@ from kbc.views.llm import Interpreter
 # this found nothing relevant (measured on the development split: benchmarks/relevance_floor.py).
 RELEVANCE_FLOOR = 0.34
 MAX_FILE_LINES = 2000
+# Slices kept per build: the same request on the same build gives the same bytes, so a repeated
+# one (a pipeline's fixed prompts, a retried call) is answered without ranking again.
+SLICE_CACHE = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +52,19 @@ class BuildProgress:
     files: AnalyzeProgress | None = None
     views: ViewsProgress | None = None
     embedding: EmbedProgress | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Logged:
+    """A query written to the gap log: what a server's metrics count."""
+
+    kind: str  # "retrieve", "ask", "search" or "usage" (a report_usage call)
+    use_case: str
+    gap: bool  # the query is now a gap: nothing passed the floor, or nothing helped
+    found: Slice | None = None  # the slice, for a retrieve or an ask
+
+
+Listener = Callable[[Logged], None]
 
 
 class UntrustedSetting(UserWarning):
@@ -85,6 +102,16 @@ class KnowledgeBase:
         self._tracked: dict[str, tuple[int, str]] | None = None  # path -> (secrets found, language)
         self._values: set[str] | None = None  # credential values of the files that hold some
         self._record: tuple[int, int, int] | None = None  # the build the retriever reads
+        self._slices: OrderedDict[tuple[str, Profile, int | None], tuple[Slice, Evidence]] = OrderedDict()
+        self._listeners: list[Listener] = []
+
+    def listen(self, listener: Listener) -> None:
+        """Call ``listener`` after every query logged (retrieve, ask, search, report_usage)."""
+        self._listeners.append(listener)
+
+    def _heard(self, logged: Logged) -> None:
+        for listener in self._listeners:
+            listener(logged)
 
     # -- writing -------------------------------------------------------------
 
@@ -126,6 +153,7 @@ class KnowledgeBase:
         self._tracked = None
         self._values = None
         self._record = None
+        self._slices.clear()
 
     def close(self) -> None:
         with self._lock:
@@ -157,6 +185,10 @@ class KnowledgeBase:
             return (0, 0, 0)
         return (found.st_ino, found.st_size, found.st_mtime_ns)
 
+    def build_marker(self) -> tuple[int, int, int]:
+        """Changes exactly when a build completes: what caches of a build's answers key on."""
+        return self._build_record()
+
     def follow(self) -> None:
         """Forget what was read from an older build if a newer one completed since (the next
         read opens the newer one whole)."""
@@ -186,9 +218,19 @@ class KnowledgeBase:
             if self.settings.auto_refresh:
                 self._refresh_if_moved()
             retriever = self.retriever()  # one build for the whole request
-            found = retriever.retrieve(task, profile, budget)
-            evidence = retriever.last_evidence
+            key = (task, profile, budget)
+            cached = self._slices.get(key)
+            if cached is not None:
+                self._slices.move_to_end(key)
+                found, evidence = cached
+            else:
+                found = retriever.retrieve(task, profile, budget)
+                evidence = retriever.last_evidence
+                self._slices[key] = (found, evidence)
+                if len(self._slices) > SLICE_CACHE:
+                    self._slices.popitem(last=False)
         query_id = self._log(kind, task, use_case, evidence)
+        self._heard(Logged(kind, use_case, below_floor(evidence), found))
         return found, query_id
 
     def ask(self, question: str, *, no_llm: bool = False, budget: int | None = None,
@@ -212,6 +254,7 @@ class KnowledgeBase:
                         "end_line": chunk.end_line, "kind": chunk.kind, "score": round(score, 8),
                         "heading": chunk.heading, "symbols": list(chunk.symbols), "text": chunk.text})
         self._log("search", query, use_case, ranking.evidence)
+        self._heard(Logged("search", use_case, below_floor(ranking.evidence)))
         return out
 
     def views(self, kind: str | None = None) -> list[View]:
@@ -221,7 +264,7 @@ class KnowledgeBase:
         for found in read_views(self.store):
             if found.id == view_id:
                 return found
-        raise KbcError(f"no view {view_id!r}", hint="list_views / `kbc views` lists them")
+        raise NotFound(f"no view {view_id!r}", hint="list_views / `kbc views` lists them")
 
     def symbol(self, name: str) -> list[SymbolReport]:
         return find_symbols(FactsStore(self.store), name)
@@ -268,6 +311,10 @@ class KnowledgeBase:
             raise KbcError(f"{clean} has {len(lines)} lines; line {first} is past its end")
         return {"path": clean, "start_line": first, "end_line": last, "lines": len(lines),
                 "text": "\n".join(lines[first - 1:last]) + ("\n" if last >= first else "")}
+
+    def tracked_paths(self) -> frozenset[str]:
+        """The tracked text files that may be served (credentials-free ones)."""
+        return frozenset(path for path, (secrets, _) in self._tracked_files().items() if not secrets)
 
     def _confine(self, path: str) -> tuple[str, str]:
         """The clean relative path of a tracked file that may be served, and its language."""
@@ -336,7 +383,10 @@ class KnowledgeBase:
 
     def report_usage(self, query_id: str, helpful_ids: list[str]) -> bool:
         with self._gap_log() as log:
-            return log.report_usage(query_id, helpful_ids)
+            recorded = log.report_usage(query_id, helpful_ids)
+        if recorded:
+            self._heard(Logged("usage", "", not helpful_ids))
+        return recorded
 
     def gaps(self) -> list[Gap]:
         with self._gap_log() as log:

@@ -10,6 +10,7 @@ cache is keyed by them).
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,13 +20,14 @@ from typing import Any, Literal
 from kbc.analyzers.gitrepo import Changes, changes_since, follow, head_commit, is_url
 from kbc.domain.codec import to_data
 from kbc.domain.drift import DriftReport
-from kbc.domain.errors import TargetError
+from kbc.domain.errors import KbcError, TargetError
 from kbc.domain.settings import Settings
 from kbc.index.build import index_problem
 from kbc.services.build import BuildSummary, build_repository
 from kbc.services.components import CONFIGURED, Components
 from kbc.services.drift import find_drift
-from kbc.store.layout import index_dir, store_path
+from kbc.store.files import write_atomic
+from kbc.store.layout import index_dir, refresh_file, store_path
 from kbc.store.state import read_state
 from kbc.views.llm import Interpreter
 
@@ -106,13 +108,49 @@ def resolve_target(target: str, branch: str = "", data: str = "") -> tuple[Path,
     return root, "", ""
 
 
+def read_refresh_record(store_root: Path) -> dict[str, Any]:
+    """The last refresh's record (at, ok, mode, reason or error, seconds); {} if none ran."""
+    try:
+        data = json.loads(refresh_file(store_root).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _record(store_root: Path, record: dict[str, Any]) -> None:
+    if store_root.is_dir():
+        try:
+            write_atomic(refresh_file(store_root), json.dumps({"at": time.time(), **record}, sort_keys=True))
+        except OSError:
+            pass  # the record is for operators; a refresh is not failed for want of it
+
+
 def refresh(target: str, settings: Settings, store_dir: Path | None = None, *, branch: str = "",
             no_llm: bool = False, interpreter: Interpreter | None = None, force_full: bool = False,
             on_wait: Callable[[str], None] | None = None, with_drift: bool = True,
             components: Components = CONFIGURED) -> RefreshSummary:
+    """Bring the store up to date; how it ended (done, or the error) is recorded in the store."""
     started = time.perf_counter()
     root, url, followed = resolve_target(target, branch, settings.data_dir)
     store_root = store_path(root, settings, store_dir)
+    try:
+        summary = _refresh(root, url, followed, store_root, settings, store_dir, no_llm=no_llm,
+                           interpreter=interpreter, force_full=force_full, on_wait=on_wait,
+                           with_drift=with_drift, components=components)
+    except KbcError as error:
+        _record(store_root, {"ok": False, "mode": "", "error": error.message,
+                             "seconds": round(time.perf_counter() - started, 3)})
+        raise
+    summary.seconds = time.perf_counter() - started
+    _record(store_root, {"ok": True, "mode": summary.mode, "reason": summary.reason,
+                         "seconds": round(summary.seconds, 3)})
+    return summary
+
+
+def _refresh(root: Path, url: str, followed: str, store_root: Path, settings: Settings,
+             store_dir: Path | None, *, no_llm: bool, interpreter: Interpreter | None, force_full: bool,
+             on_wait: Callable[[str], None] | None, with_drift: bool,
+             components: Components) -> RefreshSummary:
     state = read_state(store_root)
     after = head_commit(root)
     before = state.commit if state is not None else ""
@@ -133,7 +171,6 @@ def refresh(target: str, settings: Settings, store_dir: Path | None = None, *, b
         summary = RefreshSummary(str(root.resolve()), str(store_root), before, after, mode, reason,
                                  changes or Changes(), url=url, branch=followed,
                                  drift=find_drift(root, store_root) if with_drift else [])
-        summary.seconds = time.perf_counter() - started
         return summary
     build = build_repository(root, settings, store_dir, no_llm=no_llm, interpreter=interpreter,
                              fresh=mode == "full", on_wait=on_wait,
@@ -142,5 +179,4 @@ def refresh(target: str, settings: Settings, store_dir: Path | None = None, *, b
                              mode if mode != "up-to-date" else "incremental", reason, changes or Changes(),
                              build, url, followed,
                              drift=find_drift(root, store_root) if with_drift else [])
-    summary.seconds = time.perf_counter() - started
     return summary

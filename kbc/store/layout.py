@@ -9,6 +9,7 @@
     <store>/index/chroma/         the local vector store
     <store>/index/vectors.json    the exact-search snapshot's pointer (kbc.index.exact)
     <store>/gaps.sqlite           the knowledge-gap log
+    <store>/refresh.json          when the last refresh ran and how it ended
     <store>/lock                  the writer lock
 """
 
@@ -53,6 +54,10 @@ def lock_file(store_root: Path) -> Path:
 
 def state_file(store_root: Path) -> Path:
     return store_root / STATE
+
+
+def refresh_file(store_root: Path) -> Path:
+    return store_root / "refresh.json"
 
 
 def gap_log(store_root: Path) -> Path:

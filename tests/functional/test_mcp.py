@@ -25,9 +25,9 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent
 
 from kbc.domain.errors import ConfigError, KbcError
-from kbc.mcp.server import is_loopback, serve
 from kbc.services.components import Components
 from kbc.services.knowledge import KnowledgeBase
+from kbc.web.server import is_loopback, serve
 
 TOOLS = {"retrieve_slice", "ask", "search", "get_view", "list_views", "get_symbol", "get_file",
          "list_use_cases", "report_usage"}
@@ -70,7 +70,7 @@ SHOP = {
 
 # A server over a lexical knowledge base (the components a test gives, not the environment).
 PRELUDE = ("import sys\nfrom kbc.services.components import Components\n"
-           "from kbc.services.knowledge import KnowledgeBase\nfrom kbc.mcp.server import serve\n"
+           "from kbc.services.knowledge import KnowledgeBase\nfrom kbc.web.server import serve\n"
            "kb = KnowledgeBase(sys.argv[1], components=Components.lexical())\n")
 SERVE_STDIO = PRELUDE + "serve(kb, 'stdio')\n"
 SERVE_HTTP = PRELUDE + "serve(kb, 'http', '127.0.0.1', int(sys.argv[2]), sys.argv[3] or None)\n"
@@ -276,7 +276,7 @@ def http_server(repo: Path, tmp_path: Path) -> Iterator[str]:
             server.wait()
             raise
     assert code == 0, log_path.read_text()
-    assert "kbc MCP server on http://127.0.0.1:" in log_path.read_text()
+    assert "kbc on http://127.0.0.1:" in log_path.read_text()
 
 
 def raw_post(url: str, token: str | None) -> tuple[int, dict[str, Any], str]:

@@ -1,0 +1,146 @@
+"""Prometheus metrics of a serving knowledge base: requests, tool calls, retrievals, slices'
+token use, gaps, the index's size and the last refresh.
+
+Each server has its own registry (no process-wide state), so two servers in one process, as in
+tests, never share counts. What the store holds is read when scraped, and read again only once
+a new build has completed.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from kbc.domain.errors import KbcError
+
+if TYPE_CHECKING:
+    from prometheus_client import CollectorRegistry
+    from prometheus_client.core import Metric
+
+    from kbc.services.knowledge import KnowledgeBase, Logged
+
+LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+USE_BUCKETS = (0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 1.0)
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+
+class Metrics:
+    """The metrics of one server over ``kb``; :meth:`exposition` is what ``/metrics`` serves."""
+
+    def __init__(self, kb: KnowledgeBase) -> None:
+        from prometheus_client import CollectorRegistry, Counter, Histogram
+
+        self.registry: CollectorRegistry = CollectorRegistry(auto_describe=True)
+        registry = self.registry
+        self.requests = Counter("kbc_http_requests", "HTTP requests answered, by endpoint and status.",
+                                ["endpoint", "method", "status"], registry=registry)
+        self.request_seconds = Histogram("kbc_http_request_seconds", "Time to answer an HTTP request.",
+                                         ["endpoint"], buckets=LATENCY_BUCKETS, registry=registry)
+        self.tool_calls = Counter("kbc_mcp_tool_calls", "MCP tool calls, by tool and outcome.",
+                                  ["tool", "outcome"], registry=registry)
+        self.tool_seconds = Histogram("kbc_mcp_tool_seconds", "Time to answer an MCP tool call.",
+                                      ["tool"], buckets=LATENCY_BUCKETS, registry=registry)
+        self.retrievals = Counter("kbc_retrievals", "Slices retrieved (retrieve and ask), by use case "
+                                  "and retrieval mode.", ["use_case", "retrieval"], registry=registry)
+        self.slice_tokens = Counter("kbc_slice_tokens", "Tokens of the slices handed out.",
+                                    ["use_case"], registry=registry)
+        self.slice_budget = Counter("kbc_slice_budget_tokens", "Token budgets of the slices handed out.",
+                                    ["use_case"], registry=registry)
+        self.budget_used = Histogram("kbc_slice_budget_used_ratio", "A slice's tokens over its budget.",
+                                     ["use_case"], buckets=USE_BUCKETS, registry=registry)
+        self.gaps = Counter("kbc_gaps_logged", "Queries logged as knowledge gaps, by kind (retrieve, "
+                            "ask, search; usage: reported unhelpful).", ["kind"], registry=registry)
+        self.queries = Counter("kbc_queries_logged", "Queries written to the gap log, by kind.",
+                               ["kind"], registry=registry)
+        registry.register(_StoreCollector(kb))
+        kb.listen(self.heard)
+
+    def heard(self, logged: Logged) -> None:
+        self.queries.labels(logged.kind).inc()
+        if logged.gap:
+            self.gaps.labels(logged.kind).inc()
+        found = logged.found
+        if found is not None:
+            self.retrievals.labels(found.use_case, found.retrieval).inc()
+            self.slice_tokens.labels(found.use_case).inc(found.tokens)
+            self.slice_budget.labels(found.use_case).inc(found.budget)
+            self.budget_used.labels(found.use_case).observe(found.tokens / max(1, found.budget))
+
+    def request(self, endpoint: str, method: str, status: int, seconds: float) -> None:
+        self.requests.labels(endpoint, method, str(status)).inc()
+        self.request_seconds.labels(endpoint).observe(seconds)
+
+    def tool(self, tool: str, ok: bool, seconds: float) -> None:
+        self.tool_calls.labels(tool, "ok" if ok else "error").inc()
+        self.tool_seconds.labels(tool).observe(seconds)
+
+    def exposition(self) -> bytes:
+        from prometheus_client import generate_latest
+
+        return generate_latest(self.registry)
+
+
+class _StoreCollector:
+    """What the store holds, read at scrape time and kept until the next build completes."""
+
+    def __init__(self, kb: KnowledgeBase) -> None:
+        self.kb = kb
+        self._lock = threading.Lock()
+        self._marker: tuple[int, int, int] | None = None
+        self._index: dict[str, Any] = {}
+        self._retrieval = "none"
+        self._built = 0.0
+
+    def describe(self) -> list[Metric]:
+        return []  # described by collecting: the values are cheap once cached
+
+    def _read(self) -> None:
+        marker = self.kb.build_marker()
+        if marker == self._marker:
+            return
+        try:
+            status = self.kb.status()
+        except KbcError:
+            self._index, self._retrieval, self._built = {}, "none", 0.0
+        else:
+            self._index, self._retrieval = dict(status.index), status.retrieval
+            self._built = marker[2] / 1e9 if status.built else 0.0
+        self._marker = marker
+
+    def collect(self) -> Iterator[Metric]:
+        from prometheus_client.core import GaugeMetricFamily
+
+        from kbc.services.refresh import read_refresh_record
+
+        with self._lock:
+            self._read()
+            index, retrieval, built = self._index, self._retrieval, self._built
+        sizes = GaugeMetricFamily("kbc_index_size", "What the index holds: files, chunks, embedding "
+                                  "units and units embedded.", labels=["part"])
+        for part in ("files", "chunks", "units", "embedded"):
+            value = index.get(part)
+            if isinstance(value, int):
+                sizes.add_metric([part], value)
+        yield sizes
+        mode = GaugeMetricFamily("kbc_retrieval_mode", "1 for the retrieval mode the index allows now.",
+                                 labels=["retrieval"])
+        for name in ("hybrid", "lexical", "none"):
+            mode.add_metric([name], 1.0 if name == retrieval else 0.0)
+        yield mode
+        now = time.time()
+        if built:
+            yield GaugeMetricFamily("kbc_last_build_timestamp_seconds",
+                                    "When the last completed build finished (Unix time).", value=built)
+        record = read_refresh_record(self.kb.store)
+        at = record.get("at")
+        if isinstance(at, (int, float)):
+            yield GaugeMetricFamily("kbc_last_refresh_timestamp_seconds",
+                                    "When the last refresh ended (Unix time).", value=float(at))
+            yield GaugeMetricFamily("kbc_seconds_since_last_refresh", "Seconds since the last refresh "
+                                    "ended.", value=max(0.0, now - float(at)))
+            outcome = GaugeMetricFamily("kbc_last_refresh_success", "1 if the last refresh succeeded, "
+                                        "0 if it failed; labelled with what it did.", labels=["mode"])
+            outcome.add_metric([str(record.get("mode") or "failed")], 1.0 if record.get("ok") else 0.0)
+            yield outcome

@@ -1,0 +1,277 @@
+"""The REST API, ``/api/v1/…``: the same answers as the CLI's ``--format json`` and the MCP tools.
+
+Every endpoint is declared once in :data:`ENDPOINTS`; the routes and the OpenAPI document
+served at ``/api/v1/openapi.json`` are both made from that table, so the document cannot
+drift from what is served. Errors are JSON, ``{"error": message, "hint": hint}``, with a
+status that says what kind of error it is (see :func:`status_of`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from kbc import __version__
+from kbc.domain.codec import to_data
+from kbc.domain.errors import KbcError, LLMError, LockTimeout, NotFound, PathRefused, StoreError
+from kbc.mcp.server import Worker
+from kbc.services.knowledge import KnowledgeBase
+from kbc.services.payloads import (
+    answer_data,
+    drift_data,
+    gaps_data,
+    slice_data,
+    status_data,
+    symbols_data,
+    use_cases_data,
+    views_data,
+)
+
+PREFIX = "/api/v1"
+MAX_BODY = 1_000_000  # bytes of a request body: a task is text, not a file upload
+
+
+class RetrieveRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    task: str = Field(min_length=1, description="What the agent is about to do, in plain words.")
+    use_case: str = Field("implementation", description="Retrieval profile (GET /api/v1/use-cases).")
+    budget: int | None = Field(None, gt=0, description="Token budget; default: the use case's.")
+
+
+class AskRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    question: str = Field(min_length=1, description="A question about the repository.")
+    budget: int | None = Field(None, gt=0, description="Tokens of sources to answer from.")
+    no_llm: bool = Field(False, description="Quote the best passages instead of asking the LLM.")
+
+
+class UsageRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    query_id: str = Field(min_length=1, description="The query_id of a retrieve or ask.")
+    helpful_ids: list[str] = Field(description="Ids of the items that helped; [] if none did.")
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    name: str
+    description: str
+    kind: str = "string"  # "string" or "integer"
+    required: bool = False
+    where: str = "query"  # "query" or "path"
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    method: str
+    path: str  # OpenAPI form: /views/{view_id}
+    name: str  # operationId, and the metrics' endpoint label
+    summary: str
+    answer: Callable[[KnowledgeBase, dict[str, Any]], Any]
+    params: tuple[Param, ...] = ()
+    body: type[BaseModel] | None = None
+    returns: dict[str, Any] = field(default_factory=lambda: {"type": "object"})
+    route: str = ""  # Starlette form, when it differs: /views/{view_id:path}
+
+
+def _int(value: str | None, name: str) -> int | None:
+    if value is None or value == "":
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise KbcError(f"{name} must be an integer, not {value!r}") from None
+
+
+def _symbols(kb: KnowledgeBase, args: dict[str, Any]) -> list[dict[str, Any]]:
+    name = str(args.get("name") or "")
+    if not name:
+        raise KbcError("name is required", hint="give a qualified name or its tail: ?name=pkg.mod.func")
+    found = symbols_data(kb.symbol(name))
+    if not found:
+        raise NotFound(f"no symbol named {name!r}", hint="try a shorter or a qualified name")
+    return found
+
+
+def _search(kb: KnowledgeBase, args: dict[str, Any]) -> list[dict[str, Any]]:
+    query = str(args.get("q") or "")
+    if not query:
+        raise KbcError("q is required", hint="give the words to look up: ?q=token budget")
+    return kb.search(query, _int(args.get("k"), "k") or 10, str(args.get("use_case") or "implementation"))
+
+
+def _health(kb: KnowledgeBase, args: dict[str, Any]) -> dict[str, Any]:
+    return {"ok": True, "version": __version__, "built": kb.build_marker() != (0, 0, 0)}
+
+
+ITEM = {"type": "object", "required": ["id", "path", "start_line", "end_line", "kind", "score", "tokens"],
+        "properties": {"id": {"type": "string"}, "path": {"type": "string"},
+                       "start_line": {"type": "integer"}, "end_line": {"type": "integer"},
+                       "kind": {"type": "string"}, "score": {"type": "number"},
+                       "tokens": {"type": "integer"}}}
+SLICE = {"type": "object",
+         "required": ["use_case", "budget", "tokens", "fingerprint", "retrieval", "matched", "items", "text",
+                      "query_id"],
+         "properties": {"use_case": {"type": "string"}, "budget": {"type": "integer"},
+                        "tokens": {"type": "integer"}, "fingerprint": {"type": "string"},
+                        "retrieval": {"type": "string", "enum": ["hybrid", "lexical"]},
+                        "matched": {"type": "array", "items": {"type": "object"}},
+                        "items": {"type": "array", "items": ITEM}, "text": {"type": "string"},
+                        "query_id": {"type": "string"}}}
+LIST = {"type": "array", "items": {"type": "object"}}
+
+ENDPOINTS: tuple[Endpoint, ...] = (
+    Endpoint("GET", "/health", "health", "Whether the server is up and a build is there.", _health,
+             returns={"type": "object", "required": ["ok", "version", "built"],
+                      "properties": {"ok": {"type": "boolean"}, "version": {"type": "string"},
+                                     "built": {"type": "boolean"}}}),
+    Endpoint("GET", "/status", "status", "What the store holds and what retrieval uses (kbc status).",
+             lambda kb, _: status_data(kb.status())),
+    Endpoint("POST", "/retrieve", "retrieve", "A precision slice under a token budget (MCP "
+             "retrieve_slice; kbc retrieve --format json, with the query_id for /usage).",
+             lambda kb, a: slice_data(*kb.retrieve_logged(a["task"], a["use_case"], a["budget"])),
+             body=RetrieveRequest, returns=SLICE),
+    Endpoint("POST", "/ask", "ask", "An answer with validated citations (kbc ask --format json).",
+             lambda kb, a: answer_data(*kb.ask(a["question"], no_llm=a["no_llm"], budget=a["budget"])),
+             body=AskRequest),
+    Endpoint("POST", "/usage", "usage", "Report which items of a retrieve or ask helped (MCP "
+             "report_usage); an empty list marks a gap.",
+             lambda kb, a: {"recorded": kb.report_usage(a["query_id"], a["helpful_ids"])},
+             body=UsageRequest),
+    Endpoint("GET", "/search", "search", "Ranked lookup over the index, without a budget (MCP search).",
+             _search, params=(Param("q", "Words, identifiers or a phrase.", required=True),
+                              Param("k", "How many hits (default 10).", "integer"),
+                              Param("use_case", "Profile whose weights rank the hits."))),
+    Endpoint("GET", "/views", "views", "The views, whole (kbc views --format json).",
+             lambda kb, a: views_data(kb.views(a.get("kind") or None)),
+             params=(Param("kind", "Only views of this kind."),), returns=LIST),
+    Endpoint("GET", "/views/{view_id}", "view", "One view (MCP get_view).",
+             lambda kb, a: to_data(kb.view(a["view_id"])),
+             params=(Param("view_id", "e.g. architecture, module:pkg.sub", required=True, where="path"),),
+             route="/views/{view_id:path}"),
+    Endpoint("GET", "/symbols", "symbols", "Where a name is defined, its callers and callees "
+             "(kbc symbols --format json).", _symbols,
+             params=(Param("name", "A qualified name or its tail.", required=True),), returns=LIST),
+    Endpoint("GET", "/files/{path}", "files", "Lines of a tracked file, confined and redacted as MCP "
+             "get_file.", lambda kb, a: kb.file(a["path"], _int(a.get("start"), "start"),
+                                                 _int(a.get("end"), "end")),
+             params=(Param("path", "Relative to the repository root.", required=True, where="path"),
+                     Param("start", "First line, 1-based.", "integer"),
+                     Param("end", "Last line, inclusive.", "integer")),
+             route="/files/{path:path}"),
+    Endpoint("GET", "/use-cases", "use_cases", "The retrieval profiles and their budgets.",
+             lambda kb, _: use_cases_data(kb.use_cases().values()), returns=LIST),
+    Endpoint("GET", "/gaps", "gaps", "What the knowledge base could not answer (kbc gaps --format json).",
+             lambda kb, _: gaps_data(kb.gaps()), returns=LIST),
+    Endpoint("GET", "/drift", "drift", "Documents behind the code (kbc drift --format json).",
+             lambda kb, _: drift_data(kb.drift()), returns=LIST),
+)
+
+
+def status_of(error: KbcError) -> int:
+    if isinstance(error, NotFound):
+        return 404
+    if isinstance(error, PathRefused):
+        return 403
+    if isinstance(error, (StoreError, LockTimeout)):
+        return 503
+    if isinstance(error, LLMError):
+        return 502
+    return 400
+
+
+def error_response(status: int, message: str, hint: str = "") -> JSONResponse:
+    return JSONResponse({"error": message, "hint": hint}, status_code=status)
+
+
+def _json(data: Any) -> Response:
+    body = json.dumps(data, indent=1, ensure_ascii=False).encode()
+    return Response(body, media_type="application/json")
+
+
+async def _arguments(endpoint: Endpoint, request: Request) -> dict[str, Any]:
+    args: dict[str, Any] = {**request.query_params, **request.path_params}
+    if endpoint.body is None:
+        return args
+    if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+        # Also what keeps a web page from posting here: a JSON body needs a CORS preflight.
+        raise KbcError("the body must be JSON", hint="send 'Content-Type: application/json'")
+    raw = await request.body()
+    if len(raw) > MAX_BODY:
+        raise KbcError(f"the body has {len(raw)} bytes; at most {MAX_BODY} are read")
+    try:
+        model = endpoint.body.model_validate_json(raw)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'body'}: {e['msg']}"
+                             for e in exc.errors())
+        raise KbcError(f"bad request body: {problems}",
+                       hint=f"see {PREFIX}/openapi.json for the fields") from None
+    return {**args, **model.model_dump()}
+
+
+def _handler(endpoint: Endpoint, worker: Worker) -> Callable[[Request], Awaitable[Response]]:
+    async def handle(request: Request) -> Response:
+        try:
+            args = await _arguments(endpoint, request)
+            data = await worker.run(lambda kb: endpoint.answer(kb, args))
+        except KbcError as error:
+            return error_response(status_of(error), error.message, error.hint)
+        return _json(data)
+
+    return handle
+
+
+def routes(worker: Worker) -> list[Route]:
+    found = [Route(PREFIX + (e.route or e.path), _handler(e, worker), methods=[e.method], name=e.name)
+             for e in ENDPOINTS]
+
+    async def openapi(request: Request) -> Response:
+        return _json(openapi_document())
+
+    found.append(Route(PREFIX + "/openapi.json", openapi, methods=["GET"], name="openapi"))
+    return found
+
+
+ERROR_REF = {"$ref": "#/components/schemas/Error"}
+ERROR = {"type": "object", "required": ["error", "hint"],
+         "properties": {"error": {"type": "string"}, "hint": {"type": "string"}}}
+
+
+def openapi_document() -> dict[str, Any]:
+    """The OpenAPI 3.1 document of :data:`ENDPOINTS`."""
+    paths: dict[str, dict[str, Any]] = {}
+    schemas: dict[str, Any] = {"Error": ERROR}
+    for e in ENDPOINTS:
+        operation: dict[str, Any] = {
+            "operationId": e.name, "summary": e.summary,
+            "parameters": [{"name": p.name, "in": p.where, "required": p.required or p.where == "path",
+                            "description": p.description, "schema": {"type": p.kind}} for p in e.params],
+            "responses": {
+                "200": {"description": "The answer.", "content": {"application/json": {"schema": e.returns}}},
+                "default": {"description": "An error, with what to do about it.",
+                            "content": {"application/json": {"schema": ERROR_REF}}},
+            },
+        }
+        if e.body is not None:
+            schemas[e.body.__name__] = e.body.model_json_schema(ref_template="#/components/schemas/{model}")
+            operation["requestBody"] = {"required": True, "content": {"application/json": {
+                "schema": {"$ref": f"#/components/schemas/{e.body.__name__}"}}}}
+        paths.setdefault(PREFIX + e.path, {})[e.method.lower()] = operation
+    paths[PREFIX + "/openapi.json"] = {"get": {"operationId": "openapi", "summary": "This document.",
+                                               "responses": {"200": {"description": "OpenAPI 3.1."}}}}
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "kbc knowledge base", "version": __version__,
+                 "description": "One repository's compiled knowledge base. With a token configured, "
+                                "send 'Authorization: Bearer <token>'."},
+        "paths": paths,
+        "components": {"schemas": schemas,
+                       "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
+        "security": [{}, {"bearer": []}],
+    }

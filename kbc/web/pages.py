@@ -1,0 +1,334 @@
+"""The browsable UI: server-rendered pages over the knowledge base.
+
+Pages are plain HTML from jinja2 templates (autoescaped) with forms that GET, so every page
+has a URL that can be shared and reloaded. Two scripts ship with the package and nothing is
+fetched from elsewhere: ``mermaid.min.js`` draws the diagrams as SVG, ``kbc.js`` copies a
+slice and makes the drawn modules clickable.
+"""
+
+from __future__ import annotations
+
+import html
+import threading
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from kbc import __version__
+from kbc.domain.errors import KbcError, NotFound
+from kbc.domain.views import VIEW_KINDS, View
+from kbc.mcp.server import Worker
+from kbc.services.drift import render_drift
+from kbc.services.knowledge import KnowledgeBase
+from kbc.views.kinds import KINDS
+from kbc.views.render import render_view, view_file
+from kbc.web.api import status_of
+from kbc.web.markdown import linkify, source_href, to_html, view_href
+from kbc.web.security import COOKIE, token_matches
+
+NAV = (("/", "Overview"), ("/views", "Views"), ("/graph", "Module graph"), ("/symbol", "Symbols"),
+       ("/search", "Search"), ("/slice", "Slice builder"), ("/ask", "Ask"), ("/gaps", "Gaps"),
+       ("/drift", "Drift"))
+HOME_LIMIT = 12  # views of a kind listed on the overview
+SOURCE_LINES = 2000  # lines of a file one page shows
+CONTEXT_LINES = 200  # lines shown around a highlighted range of a long file
+EXCERPT_LINES = 8  # of a search hit
+GRAPH_NODES = 120  # modules drawn in the module graph
+
+
+@cache
+def _templates() -> Any:
+    import jinja2
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(Path(__file__).with_name("templates"))),
+                             autoescape=True, trim_blocks=True, lstrip_blocks=True)
+    env.globals.update(source_href=source_href, view_href=view_href)
+    return env
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """What the pages read of one build: the views, the files that may be served, the name."""
+
+    views: tuple[View, ...]
+    served: frozenset[str]
+    repository: str
+    commit: str
+    finished: str
+
+    @property
+    def files(self) -> dict[str, str]:
+        return {view_file(v.id): v.id for v in self.views}
+
+
+class Site:
+    """The pages of one server; what they read is kept until a new build completes."""
+
+    def __init__(self, kb: KnowledgeBase, worker: Worker, token: str | None) -> None:
+        self.kb = kb
+        self.worker = worker
+        self.token = token
+        self._lock = threading.Lock()
+        self._snapshot: tuple[tuple[int, int, int], Snapshot] | None = None
+
+    def snapshot(self, kb: KnowledgeBase) -> Snapshot:
+        marker = kb.build_marker()
+        with self._lock:
+            if self._snapshot is not None and self._snapshot[0] == marker:
+                return self._snapshot[1]
+        try:
+            views = tuple(kb.views())
+        except KbcError:
+            views = ()
+        architecture = next((v for v in views if v.kind == "architecture"), None)
+        repository = str(architecture.facts.get("repository")) if architecture else kb.root.name
+        try:
+            status = kb.status()
+            last = status.last_build
+        except KbcError:
+            last = {}
+        try:
+            served = kb.tracked_paths()
+        except KbcError:
+            served = frozenset()
+        found = Snapshot(views, served, repository, str(last.get("commit", "")),
+                         str(last.get("finished", "")))
+        with self._lock:
+            self._snapshot = (marker, found)
+        return found
+
+    def page(self, template: str, snap: Snapshot, request: Request, status: int = 200,
+             **values: Any) -> HTMLResponse:
+        context = {"repository": snap.repository, "commit": snap.commit, "finished": snap.finished,
+                   "version": __version__, "nav": NAV, "active": values.pop("active", request.url.path),
+                   "mermaid": False, "query": "", **values}
+        text = _templates().get_template(template).render(**context)
+        return HTMLResponse(text, status_code=status)
+
+    # -- the pages ----------------------------------------------------------------
+
+    def home(self, kb: KnowledgeBase, request: Request) -> HTMLResponse:
+        snap = self.snapshot(kb)
+        return self.page("home.html", snap, request, title="Overview", state=kb.status(),
+                         by_kind=_by_kind(snap.views), limit=HOME_LIMIT, gaps=len(kb.gaps()),
+                         drift=len(kb.drift()))
+
+    def views(self, kb: KnowledgeBase, request: Request) -> HTMLResponse:
+        snap = self.snapshot(kb)
+        kind = request.query_params.get("kind", "")
+        chosen = [v for v in snap.views if not kind or v.kind == kind]
+        return self.page("views.html", snap, request, title="Views", by_kind=_by_kind(chosen))
+
+    def view(self, kb: KnowledgeBase, request: Request) -> HTMLResponse:
+        snap = self.snapshot(kb)
+        wanted = request.path_params["view_id"]
+        found = next((v for v in snap.views if v.id == wanted), None)
+        if found is None:
+            raise NotFound(f"no view {wanted!r}", hint="the Views page lists them")
+        markdown = render_view(found, {v.id for v in snap.views})
+        body = to_html(markdown, snap.served, snap.files, view_file(found.id))
+        return self.page("page.html", snap, request, title=found.title, body=body,
+                         mermaid="mermaid" in body, active="/views")
+
+    def graph(self, kb: KnowledgeBase, request: Request) -> HTMLResponse:
+        snap = self.snapshot(kb)
+        architecture = next((v for v in snap.views if v.kind == "architecture"), None)
+        if architecture is None:
+            raise NotFound("no architecture view", hint="run `kbc build` on the repository")
+        every = request.query_params.get("all", "") not in ("", "0")
+        body = _module_graph(architecture, {v.id for v in snap.views}, every)
+        return self.page("page.html", snap, request, title="Module graph", body=body, mermaid=True)
+
+    def symbol(self, kb: KnowledgeBase, request: Request) -> HTMLResponse:
+        snap = self.snapshot(kb)
+        name = request.query_params.get("name", "").strip()
+        reports = kb.symbol(name) if name else []
+        sources: dict[str, list[tuple[int, str]]] = {}
+        for report in reports[:20]:
+            if report.path in snap.served:
+                lines = kb.file(report.path, report.symbol.start_line, report.symbol.end_line)
+                sources[report.location] = _rows(lines)
+        return self.page("symbols.html", snap, request, title=name or "Symbols", name=name,
+                         reports=reports, sources=sources)
+
+    def source(self, kb: KnowledgeBase, request: Request) -> HTMLResponse:
+        snap = self.snapshot(kb)
+        path = request.path_params["path"]
+        start = _number(request.query_params.get("start"))
+        end = _number(request.query_params.get("end")) or start
+        whole = kb.file(path, 1, 1)
+        lines = int(whole["lines"])
+        first, last = 1, min(lines, SOURCE_LINES)
+        if start and lines > SOURCE_LINES:
+            first = max(1, start - CONTEXT_LINES)
+            last = min(lines, max(end or start, start) + CONTEXT_LINES, first + SOURCE_LINES - 1)
+        shown = kb.file(path, first, max(first, last)) if lines else {"start_line": 1, "text": ""}
+        return self.page("source.html", snap, request, title=path, path=whole["path"], lines=lines,
+                         start=start, end=max(end or 0, start or 0), rows=_rows(shown),
+                         truncated=first > 1 or last < lines, active="/search")
+
+    def search(self, kb: KnowledgeBase, request: Request) -> HTMLResponse:
+        snap = self.snapshot(kb)
+        query = request.query_params.get("q", "").strip()
+        hits = []
+        if query:
+            for hit in kb.search(query, 20):
+                excerpt = "\n".join(str(hit["text"]).split("\n")[:EXCERPT_LINES])
+                hits.append({**hit, "excerpt": excerpt})
+        return self.page("search.html", snap, request, title="Search", query=query, hits=hits)
+
+    def slice(self, kb: KnowledgeBase, request: Request) -> HTMLResponse:
+        snap = self.snapshot(kb)
+        params = request.query_params
+        task = params.get("task", "").strip()
+        use_case = params.get("use_case", "implementation")
+        budget = _number(params.get("budget"))
+        found = kb.retrieve_logged(task, use_case, budget)[0] if task else None
+        return self.page("slice.html", snap, request, title="Slice builder", task=task, use_case=use_case,
+                         budget=budget, found=found, profiles=list(kb.use_cases().values()))
+
+    def ask(self, kb: KnowledgeBase, request: Request) -> HTMLResponse:
+        snap = self.snapshot(kb)
+        question = request.query_params.get("q", "").strip()
+        no_llm = request.query_params.get("no_llm", "") not in ("", "0")
+        answer = kb.ask(question, no_llm=no_llm)[0] if question else None
+        body = to_html(answer.text, snap.served) if answer is not None else ""
+        return self.page("ask.html", snap, request, title="Ask", question=question, no_llm=no_llm,
+                         answer=answer, body=body)
+
+    def gaps(self, kb: KnowledgeBase, request: Request) -> HTMLResponse:
+        return self.page("gaps.html", self.snapshot(kb), request, title="Gaps", gaps=kb.gaps())
+
+    def drift(self, kb: KnowledgeBase, request: Request) -> HTMLResponse:
+        snap = self.snapshot(kb)
+        reports = [{"path": r.path, "html": "<pre>" + linkify(html.escape(render_drift([r])), snap.served)
+                    + "</pre>"} for r in kb.drift()]
+        return self.page("drift.html", snap, request, title="Drift", reports=reports)
+
+    # -- wiring --------------------------------------------------------------------
+
+    def _handler(self, method: Callable[[KnowledgeBase, Request], HTMLResponse]
+                 ) -> Callable[[Request], Awaitable[Response]]:
+        async def handle(request: Request) -> Response:
+            try:
+                return await self.worker.run(lambda kb: method(kb, request))
+            except KbcError as error:
+                title = "Not found" if isinstance(error, NotFound) else "Cannot show this"
+                snap = await self.worker.run(self.snapshot)
+                return self.page("error.html", snap, request, status=status_of(error), title=title,
+                                 message=error.message, hint=error.hint)
+
+        return handle
+
+    async def not_found(self, request: Request) -> Response:
+        snap = await self.worker.run(self.snapshot)
+        return self.page("error.html", snap, request, status=404, title="Not found",
+                         message=f"There is no page at {request.url.path}.", hint="The menu above has them all.")
+
+    async def login(self, request: Request) -> Response:
+        snap = await self.worker.run(self.snapshot)
+        target = request.query_params.get("next", "/")
+        if request.method == "POST":
+            form = await request.form()
+            target = str(form.get("next") or "/")
+            given = str(form.get("token") or "")
+            if self.token and token_matches(given, self.token):
+                response = RedirectResponse(_local_path(target), status_code=303)
+                response.set_cookie(COOKIE, given, httponly=True, samesite="strict",
+                                    secure=request.url.scheme == "https")
+                return response
+            return self.page("login.html", snap, request, status=401, title="Sign in", next=target,
+                             error="That is not the token.")
+        return self.page("login.html", snap, request, title="Sign in", next=target, error="")
+
+    def routes(self) -> list[Route | Mount]:
+        pages = [("/", self.home), ("/views", self.views), ("/view/{view_id:path}", self.view),
+                 ("/graph", self.graph), ("/symbol", self.symbol), ("/source/{path:path}", self.source),
+                 ("/search", self.search), ("/slice", self.slice), ("/ask", self.ask),
+                 ("/gaps", self.gaps), ("/drift", self.drift)]
+        found: list[Route | Mount] = [Route(path, self._handler(method), methods=["GET"])
+                                      for path, method in pages]
+        found.append(Route("/login", self.login, methods=["GET", "POST"]))
+        found.append(Mount("/static", StaticFiles(directory=str(Path(__file__).with_name("static"))),
+                           name="static"))
+        return found
+
+
+def _local_path(target: str) -> str:
+    """Only a path on this server is followed after signing in, never another site."""
+    return target if target.startswith("/") and not target.startswith("//") else "/"
+
+
+def _number(value: str | None) -> int | None:
+    try:
+        return int(value) if value else None
+    except ValueError:
+        return None
+
+
+def _rows(lines: dict[str, Any]) -> list[tuple[int, str]]:
+    text = str(lines["text"])
+    body = text[:-1] if text.endswith("\n") else text
+    first = int(lines["start_line"])
+    return [(first + i, line) for i, line in enumerate(body.split("\n"))] if text else []
+
+
+def _by_kind(views: Any) -> list[tuple[str, str, list[View]]]:
+    out: list[tuple[str, str, list[View]]] = []
+    for kind in VIEW_KINDS:
+        items = sorted((v for v in views if v.kind == kind), key=lambda v: v.title.lower())
+        if items:
+            out.append((kind, KINDS[kind].heading, items))
+    return out
+
+
+def _is_test(module: str) -> bool:
+    return any(part in ("test", "tests", "testing") for part in module.split("."))
+
+
+def _module_graph(architecture: View, ids: set[str], every: bool) -> str:
+    """The modules (the most central first, up to GRAPH_NODES; test packages only with
+    ``every``) and the imports between them."""
+    facts = architecture.facts
+    shown = [m for m in facts["modules"] if every or not _is_test(m["name"])]
+    modules = sorted(shown, key=lambda m: (-m["centrality"], m["name"]))[:GRAPH_NODES]
+    names = sorted(m["name"] for m in modules)
+    node = {name: f"m{i}" for i, name in enumerate(names)}
+    lines = ["graph LR"]
+    lines.extend(f'  {node[m]}["{m}"]' for m in names)
+    for dependency in facts["dependencies"]:
+        if dependency["source"] in node and dependency["target"] in node:
+            lines.append(f"  {node[dependency['source']]} --> {node[dependency['target']]}")
+    links = "".join(
+        f'<li><a href="{html.escape(view_href("module:" + m))}">{html.escape(m)}</a></li>'
+        if "module:" + m in ids else f"<li>{html.escape(m)}</li>" for m in names)
+    more = len(shown) - len(names)
+    hidden = len(facts["modules"]) - len(shown)
+    note = f"<p class=\"meta\">{more} less central modules are not drawn.</p>" if more > 0 else ""
+    if hidden:
+        note += (f"<p class=\"meta\">{hidden} test module{'s' if hidden != 1 else ''} left out: "
+                 "<a href=\"/graph?all=1\">show every module</a>.</p>")
+    return (f"<h1>Module graph</h1><p class=\"meta\">{len(names)} modules, "
+            f"{sum(1 for d in facts['dependencies'] if d['source'] in node and d['target'] in node)} "
+            f"imports between them; a module opens its page.</p>{note}"
+            f'<pre class="mermaid" data-links="module">{html.escape(chr(10).join(lines))}</pre>'
+            f'<h2>Modules</h2><ul class="views columns">{links}</ul>'
+            f"<script type=\"application/json\" id=\"module-links\">{_json_links(names, ids)}</script>")
+
+
+def _json_links(names: list[str], ids: set[str]) -> str:
+    import json
+
+    data = {m: view_href("module:" + m) for m in names if "module:" + m in ids}
+    # Safe inside <script>: no "</" can end the element early.
+    return json.dumps(data).replace("</", "<\\/")
+
+
+__all__ = ["Site"]

@@ -1,0 +1,121 @@
+"""A kbc HTTP server (UI, REST, MCP, metrics) in a thread of the test, on a free port, and a
+small repository with modules, docs behind the code and a file holding a credential."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from kbc.services.knowledge import KnowledgeBase
+from kbc.web.server import create_app
+
+SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+TOKEN = "a-token-for-the-tests-0123456789"
+STORE = {
+    "store/__init__.py": '"""A small store: orders, payments and refunds."""\n',
+    "store/payments.py": '''
+        """Payments and refunds."""
+
+        MAX_REFUND_DAYS = 30
+
+
+        def validate_refund(amount: int, paid: int, days: int) -> bool:
+            """A refund is valid when positive, not above what was paid, within MAX_REFUND_DAYS."""
+            if days > MAX_REFUND_DAYS:
+                raise ValueError("refund window closed")
+            return 0 < amount <= paid
+
+
+        def refund(order_id: str, amount: int, paid: int, days: int) -> dict[str, object]:
+            """Give money back for an order."""
+            if not validate_refund(amount, paid, days):
+                raise ValueError("invalid refund amount")
+            return {"order": order_id, "refunded": amount}
+    ''',
+    "store/orders.py": '''
+        """Orders: placing them and cancelling them."""
+
+        from store.payments import refund
+
+
+        class Order:
+            """An order of the store."""
+
+            def __init__(self, order_id: str, paid: int) -> None:
+                self.order_id = order_id
+                self.paid = paid
+
+            def cancel(self, days: int) -> dict[str, object]:
+                """Cancel the order and refund what was paid."""
+                return refund(self.order_id, self.paid, self.paid, days)
+
+
+        def place_order(order_id: str, amount: int) -> Order:
+            """Place an order for an amount."""
+            return Order(order_id, amount)
+    ''',
+    "store/cli.py": '''
+        """The store's command line."""
+
+        import sys
+
+        from store.orders import place_order
+
+
+        def main() -> int:
+            """Place an order from the command line."""
+            order = place_order(sys.argv[1], int(sys.argv[2]))
+            print(order.order_id)
+            return 0
+
+
+        if __name__ == "__main__":
+            raise SystemExit(main())
+    ''',
+    "store/settings.py": f'''
+        """Deployment settings."""
+        AWS_ACCESS_KEY_ID = "AKIAIOSFODNN7EXAMPLE"
+        AWS_SECRET_ACCESS_KEY = "{SECRET}"
+    ''',
+    "docs/refunds.md": '''
+        ---
+        refs: ["store/payments.py"]
+        ---
+        # Refunds
+
+        A refund is checked by `store.payments.validate_refund` and `store.payments.old_check`.
+    ''',
+}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def running(kb: KnowledgeBase, *, host: str = "127.0.0.1", token: str | None = None) -> Iterator[str]:
+    """The whole HTTP surface over ``kb``, served until the block ends; yields its loopback URL."""
+    import uvicorn
+
+    app = create_app(kb, host=host, token=token)
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
+                                           access_log=False, lifespan="on"))
+    thread = threading.Thread(target=server.run, name="kbc-test-server", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise AssertionError("the test server did not start")
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+        app.close()
