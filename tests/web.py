@@ -15,8 +15,11 @@ from kbc.web.server import create_app
 SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 TOKEN = "a-token-for-the-tests-0123456789"
 STORE = {
+    "kbc.toml": "[graph]\nmodule_split_files = 2\n",  # small as it is, one module per subpackage
     "store/__init__.py": '"""A small store: orders, payments and refunds."""\n',
-    "store/payments.py": '''
+    "store/payments/__init__.py": '"""Money: payments and refunds."""\n',
+    "store/orders/__init__.py": '"""Orders."""\n',
+    "store/payments/refunds.py": '''
         """Payments and refunds."""
 
         MAX_REFUND_DAYS = 30
@@ -35,10 +38,10 @@ STORE = {
                 raise ValueError("invalid refund amount")
             return {"order": order_id, "refunded": amount}
     ''',
-    "store/orders.py": '''
+    "store/orders/orders.py": '''
         """Orders: placing them and cancelling them."""
 
-        from store.payments import refund
+        from store.payments.refunds import refund
 
 
         class Order:
@@ -62,7 +65,7 @@ STORE = {
 
         import sys
 
-        from store.orders import place_order
+        from store.orders.orders import place_order
 
 
         def main() -> int:
@@ -82,11 +85,12 @@ STORE = {
     ''',
     "docs/refunds.md": '''
         ---
-        refs: ["store/payments.py"]
+        refs: ["store/payments/*.py"]
         ---
         # Refunds
 
-        A refund is checked by `store.payments.validate_refund` and `store.payments.old_check`.
+        A refund is checked by `store.payments.refunds.validate_refund`
+        and `store.payments.refunds.old_check`.
     ''',
 }
 

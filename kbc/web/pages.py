@@ -230,7 +230,8 @@ class Site:
     async def not_found(self, request: Request) -> Response:
         snap = await self.worker.run(self.snapshot)
         return self.page("error.html", snap, request, status=404, title="Not found",
-                         message=f"There is no page at {request.url.path}.", hint="The menu above has them all.")
+                         message=f"There is no page at {request.url.path}.",
+                         hint="The menu above has them all.")
 
     async def login(self, request: Request) -> Response:
         snap = await self.worker.run(self.snapshot)

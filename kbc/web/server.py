@@ -137,10 +137,10 @@ def create_app(kb: KnowledgeBase, *, host: str = "127.0.0.1", token: str | None 
                                   f"{PREFIX}/openapi.json lists the endpoints")
         return await site.not_found(request)
 
-    app = Starlette(exception_handlers={404: not_found}, routes=[Route(HTTP_PATH, mcp_app, methods=["GET", "POST", "DELETE"]),
+    app = Starlette(exception_handlers={404: not_found}, lifespan=lifespan,
+                    routes=[Route(HTTP_PATH, mcp_app, methods=["GET", "POST", "DELETE"]),
                             Route("/metrics", metrics_endpoint, methods=["GET"]),
-                            *routes(worker), *site.routes()],
-                    lifespan=lifespan)
+                            *routes(worker), *site.routes()])
     guarded = Guard(app, token=token or None, loopback=is_loopback(host))
     return App(_Measured(guarded, metrics), worker, metrics)
 

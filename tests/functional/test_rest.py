@@ -62,7 +62,7 @@ def test_retrieve_gives_the_cli_slice_and_a_query_id(repo: Path, url: str) -> No
     assert len(query_id) == 16
     assert body == cli_json(repo, "retrieve", TASK, "--budget", "1500")
     assert body["tokens"] <= 1500 and body["retrieval"] == "lexical"
-    assert any(item["path"] == "store/payments.py" for item in body["items"])
+    assert any(item["path"] == "store/payments/refunds.py" for item in body["items"])
     used = httpx.post(f"{url}/api/v1/usage", json={"query_id": query_id, "helpful_ids": []})
     assert used.json() == {"recorded": True}
 
@@ -81,12 +81,12 @@ def test_bodies_are_the_cli_json(repo: Path, url: str, path: str, command: tuple
 
 
 def test_views_search_files_use_cases_gaps_and_health(repo: Path, url: str) -> None:
-    view = httpx.get(f"{url}/api/v1/views/module:store").json()
-    assert view["id"] == "module:store" and view["kind"] == "module"
+    view = httpx.get(f"{url}/api/v1/views/module:store.payments").json()
+    assert view["id"] == "module:store.payments" and view["kind"] == "module"
     hits = httpx.get(f"{url}/api/v1/search", params={"q": "refund window closed", "k": 3}).json()
-    assert len(hits) == 3 and "store/payments.py" in {hit["path"] for hit in hits}
-    lines = httpx.get(f"{url}/api/v1/files/store/payments.py", params={"start": 3, "end": 3}).json()
-    assert lines == {"path": "store/payments.py", "start_line": 3, "end_line": 3, "lines": 17,
+    assert len(hits) == 3 and "store/payments/refunds.py" in {hit["path"] for hit in hits}
+    lines = httpx.get(f"{url}/api/v1/files/store/payments/refunds.py", params={"start": 3, "end": 3}).json()
+    assert lines == {"path": "store/payments/refunds.py", "start_line": 3, "end_line": 3, "lines": 17,
                      "text": "MAX_REFUND_DAYS = 30\n"}
     cases = httpx.get(f"{url}/api/v1/use-cases").json()
     assert {"implementation", "qa", "architecture"} <= {c["name"] for c in cases}
@@ -110,7 +110,7 @@ def test_ask_answers_with_citations_inside_its_sources(url: str) -> None:
     ("/api/v1/views/module:nope", 404, "no view 'module:nope'"),
     ("/api/v1/symbols?name=no_such_thing", 404, "no symbol named"),
     ("/api/v1/search", 400, "q is required"),
-    ("/api/v1/files/store/payments.py?start=x", 400, "start must be an integer"),
+    ("/api/v1/files/store/payments/refunds.py?start=x", 400, "start must be an integer"),
 ])
 def test_errors_are_json_with_a_hint(url: str, path: str, status: int, words: str) -> None:
     reply = httpx.get(url + path)
@@ -145,7 +145,8 @@ def test_the_openapi_document_is_valid_and_describes_every_route(url: str) -> No
     assert served == openapi_document()
     validate(served)
     documented = {(method.upper(), path) for path, item in served["paths"].items() for method in item}
-    assert documented == {(e.method, "/api/v1" + e.path) for e in ENDPOINTS} | {("GET", "/api/v1/openapi.json")}
+    declared = {(e.method, "/api/v1" + e.path) for e in ENDPOINTS}
+    assert documented == declared | {("GET", "/api/v1/openapi.json")}
     for endpoint in ENDPOINTS:
         if endpoint.method == "GET" and not any(p.required for p in endpoint.params):
             assert httpx.get(f"{url}/api/v1{endpoint.path}").status_code == 200, endpoint.path

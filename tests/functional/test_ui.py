@@ -1,0 +1,254 @@
+"""The UI in a real browser: headless Chromium (Debian's package) driven by Playwright, against
+the server on loopback over a built repository.
+
+Without a Chromium on the machine these tests are skipped with the reason, unless
+KBC_REQUIRE_BROWSER is set (CI sets it, so there they always run).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from helpers import LEXICAL, repo_factory
+from llm_server import Reply, chat_server
+from web import SECRET, STORE, TOKEN, running
+
+from kbc.cli.main import cli
+from kbc.domain.settings import load_settings
+from kbc.services.components import Components
+from kbc.services.knowledge import KnowledgeBase
+from kbc.views.llm import LiteLLMInterpreter
+
+# What Chromium needs to start in a sandboxed, offline machine and stay quiet on the network.
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--no-first-run", "--disable-quic"]
+
+
+def chromium() -> str | None:
+    for candidate in (os.environ.get("KBC_CHROMIUM", ""), "chromium", "chromium-browser", "google-chrome"):
+        found = shutil.which(candidate) if candidate else None
+        if found:
+            return found
+    return None
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    path = chromium()
+    if path is None:
+        if os.environ.get("KBC_REQUIRE_BROWSER"):
+            pytest.fail("no Chromium found, and KBC_REQUIRE_BROWSER is set: install Debian's chromium")
+        pytest.skip("no Chromium on this machine: `apt-get install chromium` to run the browser tests")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        found = playwright.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
+        yield found
+        found.close()
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    with pytest.MonkeyPatch.context() as mp:
+        for key in [k for k in os.environ if k.startswith("KBC_") and k not in ("KBC_CONFIG",
+                                                                                  "KBC_REQUIRE_BROWSER",
+                                                                                  "KBC_CHROMIUM")]:
+            mp.delenv(key)
+        root = repo_factory(tmp_path_factory.mktemp("ui"))(STORE)
+        with KnowledgeBase(root, components=Components.lexical()) as kb:
+            kb.build(no_llm=True)
+        yield root
+
+
+def _cite(request: dict[str, Any]) -> Reply:
+    """An answer citing the first source of the prompt, as a model would."""
+    prompt = request["messages"][-1]["content"]
+    found = re.search(r"^### (store/payments/refunds\.py):(\d+)-(\d+)", prompt, re.MULTILINE)
+    assert found is not None, prompt
+    return Reply(f"A refund is checked against the window first [{found.group(1)}:8-10].")
+
+
+@pytest.fixture(scope="module")
+def llm_url() -> Iterator[str]:
+    with chat_server(_cite) as server:
+        yield server.url
+
+
+@pytest.fixture(scope="module")
+def url(repo: Path, llm_url: str) -> Iterator[str]:
+    """The server as the CLI opens it with `-c index.embed_model=none`, with an LLM on loopback."""
+    interpreter = LiteLLMInterpreter("openai/test-model", api_base=llm_url, api_key="k", timeout=20,
+                                     retries=0)
+    parts = dataclasses.replace(Components(), interpreter=interpreter)
+    kb = KnowledgeBase(repo, settings=load_settings(repo, assignments=[LEXICAL[1]]), components=parts)
+    with running(kb) as found:
+        yield found
+
+
+@pytest.fixture
+def page(browser: Any, url: str) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, base_url=url)
+    found = context.new_page()
+    errors: list[str] = []
+    found.on("pageerror", lambda error: errors.append(str(error)))
+    yield found
+    context.close()
+    assert errors == []  # no script failed on any page the test opened
+
+
+def drawn(page: Any) -> None:
+    page.wait_for_selector("body[data-diagrams]", timeout=30_000)
+    assert page.get_attribute("body", "data-diagrams") == "drawn"
+
+
+def test_the_architecture_diagram_is_an_svg_of_the_modules(page: Any) -> None:
+    page.goto("/view/architecture")
+    drawn(page)
+    svg = page.locator("pre.mermaid svg")
+    assert svg.count() == 1
+    labels = {text.strip() for text in svg.locator("g.node").all_text_contents()}
+    assert labels == {"store", "store.orders", "store.payments"}
+    assert svg.locator("path.flowchart-link, g.edgePaths path").count() == 2
+    assert page.locator("h1").inner_text() == "Architecture of store"
+
+
+def test_the_module_graph_opens_a_module_from_its_node(page: Any) -> None:
+    page.goto("/graph")
+    drawn(page)
+    page.locator("pre.mermaid svg g.node", has_text="store.payments").click()
+    page.wait_for_url("**/view/module:store.payments")
+    assert "store.payments" in page.locator("h1").inner_text()
+
+
+def test_a_symbol_link_opens_the_source_with_its_lines_highlighted(page: Any) -> None:
+    page.goto("/symbol?name=validate_refund")
+    assert page.locator("h2 code").inner_text() == "store.payments.refunds.validate_refund"
+    assert "store.orders.orders" not in page.locator("section.symbol h3").first.inner_text()
+    callers = page.locator("section.symbol section").first
+    assert "store.payments.refunds.refund" in callers.inner_text()
+    location = page.locator("section.symbol > p a.loc")
+    assert location.inner_text() == "store/payments/refunds.py:6-10"
+    location.click()
+    page.wait_for_url("**/source/store/payments/refunds.py?start=6&end=10#L6")
+    highlighted = page.locator("tr.hl")
+    assert highlighted.count() == 5
+    assert highlighted.first.get_attribute("id") == "L6"
+    assert "def validate_refund" in highlighted.first.inner_text()
+
+
+def test_a_search_returns_the_file_that_holds_the_words(page: Any) -> None:
+    page.goto("/")
+    page.fill("#quick-q", "refund window closed")
+    page.press("#quick-q", "Enter")
+    page.wait_for_url("**/search?q=refund+window+closed")
+    assert "store/payments/refunds.py" in page.locator("ol.hits").inner_text()
+
+
+def test_the_slice_builder_shows_what_kbc_retrieve_gives(page: Any, repo: Path) -> None:
+    task = "how is a refund validated when an order is cancelled?"
+    page.goto("/slice")
+    page.fill("#task", task)
+    page.select_option("#use_case", "implementation")
+    page.fill("#budget", "1200")
+    page.click("form.form button[type=submit]")
+    page.wait_for_selector("#slice-tokens")
+    result = CliRunner().invoke(cli, [*LEXICAL, "retrieve", task, "--repo", str(repo), "--budget", "1200",
+                                      "--format", "json"])
+    expected = json.loads(result.output)
+    assert int(page.locator("#slice-tokens").inner_text()) == expected["tokens"]
+    assert page.locator("#slice-budget").inner_text() == "1200"
+    assert page.locator("#slice-text").inner_text().strip() == expected["text"].strip()
+    shown = [row.strip() for row in page.locator("table.items tbody td:first-child").all_inner_texts()]
+    assert shown == [f"{i['path']}:{i['start_line']}-{i['end_line']}" for i in expected["items"]]
+    page.click("button.copy")
+    page.wait_for_function("document.querySelector('.copied').textContent.length > 0")
+
+
+@pytest.mark.parametrize("extractive", [True, False])
+def test_an_answer_cites_lines_that_open_in_the_source(page: Any, extractive: bool) -> None:
+    page.goto("/ask")
+    page.fill("#q", "how are refunds validated?")
+    if extractive:
+        page.check("input[name=no_llm]")
+    page.click("form.form button[type=submit]")
+    page.wait_for_selector("article.answer")
+    meta = page.locator("p.meta").first.inner_text()
+    assert meta.startswith("Answer: extractive" if extractive else "Answer: llm (openai/test-model)")
+    citation = page.locator("article.answer a.loc").first
+    label = citation.inner_text()
+    path, _, lines = label.rpartition(":")
+    start, _, end = lines.partition("-")
+    citation.click()
+    page.wait_for_url(f"**/source/{path}?start={start}&end={end or start}#L{start}")
+    assert page.locator("tr.hl").count() == int(end or start) - int(start) + 1
+    if not extractive:
+        assert label == "store/payments/refunds.py:8-10"
+
+
+def test_gaps_and_drift_pages(page: Any, url: str) -> None:
+    page.goto("/slice?task=zzkq+xqvv+wwpp")
+    page.goto("/gaps")
+    assert "zzkq xqvv wwpp" in page.locator("table.items").inner_text()
+    page.goto("/drift")
+    text = page.locator("section.drift").inner_text()
+    assert "docs/refunds.md" in text and "store.payments.refunds.old_check" in text
+
+
+def test_a_credential_file_is_not_shown(page: Any) -> None:
+    page.goto("/source/store/settings.py")
+    assert "credentials were found" in page.locator("p.error").inner_text()
+    assert SECRET not in page.content()
+
+
+def test_keyboard_first_stop_is_the_skip_link_and_it_reaches_main(page: Any) -> None:
+    page.goto("/views")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.textContent") == "Skip to content"
+    page.keyboard.press("Enter")
+    assert page.evaluate("document.activeElement.id") == "main"
+    for _ in range(3):
+        page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.tagName") == "A"
+
+
+@pytest.mark.parametrize("path", ["/", "/view/architecture", "/symbol?name=refund", "/slice?task=refund",
+                                  "/source/store/orders/orders.py?start=3&end=9"])
+def test_a_phone_width_screen_needs_no_sideways_scrolling(browser: Any, url: str, path: str) -> None:
+    context = browser.new_context(viewport={"width": 390, "height": 844}, base_url=url)
+    try:
+        page = context.new_page()
+        page.goto(path)
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), path
+    finally:
+        context.close()
+
+
+def test_beyond_loopback_the_browser_signs_in_with_the_token(browser: Any, repo: Path) -> None:
+    kb = KnowledgeBase(repo, components=Components.lexical())
+    with running(kb, host="0.0.0.0", token=TOKEN) as url:
+        context = browser.new_context(base_url=url)
+        try:
+            page = context.new_page()
+            refused = page.request.get("/api/v1/health")
+            assert refused.status == 401
+            page.goto("/view/architecture")
+            assert page.url.endswith("/login?next=/view/architecture")
+            page.fill("#token", "not-the-token")
+            page.click("form.form button[type=submit]")
+            assert "That is not the token." in page.locator("p.error").inner_text()
+            page.fill("#token", TOKEN)
+            page.click("form.form button[type=submit]")
+            page.wait_for_url("**/view/architecture")
+            assert page.request.get("/api/v1/health").status == 200  # the cookie it set
+        finally:
+            context.close()
