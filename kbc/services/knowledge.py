@@ -104,6 +104,9 @@ class KnowledgeBase:
         self._record: tuple[int, int, int] | None = None  # the build the retriever reads
         self._slices: OrderedDict[tuple[str, Profile, int | None], tuple[Slice, Evidence]] = OrderedDict()
         self._listeners: list[Listener] = []
+        self._gaps: GapLog | None = None
+        self._log_lock = threading.Lock()  # the gap log's own: a log write never waits on a retrieval
+        self._profiles: tuple[tuple[tuple[str, int, int], ...], dict[str, Profile]] | None = None
 
     def listen(self, listener: Listener) -> None:
         """Call ``listener`` after every query logged (retrieve, ask, search, report_usage)."""
@@ -158,6 +161,10 @@ class KnowledgeBase:
     def close(self) -> None:
         with self._lock:
             self._reset()
+        with self._log_lock:
+            if self._gaps is not None:
+                self._gaps.close()
+                self._gaps = None
 
     def __enter__(self) -> KnowledgeBase:
         return self
@@ -199,7 +206,23 @@ class KnowledgeBase:
                 self._record = record
 
     def use_cases(self) -> dict[str, Profile]:
-        return load_profiles(self.root)
+        """The profiles, read again only when the repository's configuration files change."""
+        from kbc.domain.settings import config_files
+
+        marks = []
+        for path in config_files(self.root):
+            try:
+                found = path.stat()
+            except OSError:
+                continue
+            marks.append((str(path), found.st_mtime_ns, found.st_size))
+        key = tuple(marks)
+        cached = self._profiles
+        if cached is not None and cached[0] == key:
+            return dict(cached[1])
+        profiles = load_profiles(self.root)
+        self._profiles = (key, profiles)
+        return dict(profiles)
 
     def profile(self, name: str) -> Profile:
         profiles = self.use_cases()
@@ -374,20 +397,23 @@ class KnowledgeBase:
     # -- the gap log ---------------------------------------------------------
 
     def _gap_log(self) -> GapLog:
-        return GapLog(gap_log(self.store), self.settings.gap_retention_days)
+        """The gap log, opened once and kept open until :meth:`close` (callers hold _log_lock)."""
+        if self._gaps is None:
+            self._gaps = GapLog(gap_log(self.store), self.settings.gap_retention_days)
+        return self._gaps
 
     def _log(self, kind: str, question: str, use_case: str, evidence: Evidence) -> str:
-        with self._gap_log() as log:
-            return log.record(kind, question, use_case, evidence.scores, evidence.best_similarity,
-                              below_floor(evidence))
+        with self._log_lock:
+            return self._gap_log().record(kind, question, use_case, evidence.scores,
+                                          evidence.best_similarity, below_floor(evidence))
 
     def report_usage(self, query_id: str, helpful_ids: list[str]) -> bool:
-        with self._gap_log() as log:
-            recorded = log.report_usage(query_id, helpful_ids)
+        with self._log_lock:
+            recorded = self._gap_log().report_usage(query_id, helpful_ids)
         if recorded:
             self._heard(Logged("usage", "", not helpful_ids))
         return recorded
 
     def gaps(self) -> list[Gap]:
-        with self._gap_log() as log:
-            return log.gaps()
+        with self._log_lock:
+            return self._gap_log().gaps()

@@ -42,11 +42,20 @@ def _normal(question: str) -> str:
     return re.sub(r"\s+", " ", question.strip().lower())
 
 
+PRUNE_EVERY = 60.0  # seconds between two prunings by one open log
+
+
 class GapLog:
+    """The log of one store. One instance may stay open for many queries (a server's); its
+    callers serialise the calls. Several processes may write the same log at once."""
+
     def __init__(self, path: Path, retention_days: int = 90) -> None:
         self._db = connect(path, shared=True, timeout=30)
+        # A query log: losing the last entries to a power cut is acceptable, a sync per query is not.
+        self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(SCHEMA)
         self.retention = retention_days * 86400.0
+        self._pruned = float("-inf")
 
     def close(self) -> None:
         self._db.close()
@@ -72,7 +81,8 @@ class GapLog:
             self._db.execute("INSERT INTO queries VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                              (query_id, at, kind, question, use_case, len(scores), best, median,
                               best - median, similarity, int(below_floor)))
-            self._prune(at)
+            if at - self._pruned >= PRUNE_EVERY:
+                self._prune(at)
         return query_id
 
     def report_usage(self, query_id: str, helpful_ids: Sequence[str], now: float | None = None) -> bool:
@@ -87,6 +97,7 @@ class GapLog:
         return True
 
     def _prune(self, now: float) -> None:
+        self._pruned = now
         cutoff = now - self.retention
         self._db.execute("DELETE FROM usage WHERE query_id IN (SELECT id FROM queries WHERE at < ?)",
                          (cutoff,))
