@@ -87,7 +87,7 @@ class Components:
             name = ""  # the store names its collection by the embedder's model id
         else:
             try:
-                embedder = load_embedder(name, settings.embed_tokens, settings.cache_dir)
+                embedder = load_embedder(name, settings.embed_tokens, settings.cache_dir, for_queries=lazy)
             except EmbedderUnavailable as exc:
                 return None, None, exc.message
         where = index_dir(store_root)
