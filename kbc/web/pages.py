@@ -1,14 +1,16 @@
 """The browsable UI: server-rendered pages over the knowledge base.
 
 Pages are plain HTML from jinja2 templates (autoescaped) with forms that GET, so every page
-has a URL that can be shared and reloaded. Two scripts ship with the package and nothing is
-fetched from elsewhere: ``mermaid.min.js`` draws the diagrams as SVG, ``kbc.js`` copies a
-slice and makes the drawn modules clickable.
+has a URL that can be shared and reloaded. The scripts ship with the package and nothing is
+fetched from elsewhere: ``diagrams.mjs`` draws the diagrams as SVG with Mermaid (vendored
+under ``static/mermaid/``) and makes the module graph's nodes links; ``kbc.js`` copies a
+slice.
 """
 
 from __future__ import annotations
 
 import html
+import mimetypes
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -32,6 +34,8 @@ from kbc.views.render import render_view, view_file
 from kbc.web.api import status_of
 from kbc.web.markdown import linkify, source_href, to_html, view_href
 from kbc.web.security import COOKIE, token_matches
+
+mimetypes.add_type("text/javascript", ".mjs")  # a module script is refused with another type
 
 NAV = (("/", "Overview"), ("/views", "Views"), ("/graph", "Module graph"), ("/symbol", "Symbols"),
        ("/search", "Search"), ("/slice", "Slice builder"), ("/ask", "Ask"), ("/gaps", "Gaps"),

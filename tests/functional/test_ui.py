@@ -122,6 +122,18 @@ def test_the_architecture_diagram_is_an_svg_of_the_modules(page: Any) -> None:
     assert page.locator("h1").inner_text() == "Architecture of store"
 
 
+@pytest.mark.parametrize(("view", "nodes"), [
+    ("module:store.orders", {"store", "store.orders", "store.payments"}),
+    ("workflow:store.cli.main", {"store.cli.main", "store.orders.orders.place_order"}),
+])
+def test_every_kind_of_diagram_kbc_writes_is_drawn(page: Any, view: str, nodes: set[str]) -> None:
+    """Only the parts of Mermaid a flowchart loads are shipped: each diagram kbc writes draws."""
+    page.goto(f"/view/{view}")
+    drawn(page)
+    labels = {text.strip() for text in page.locator("pre.mermaid svg g.node").all_text_contents()}
+    assert nodes <= labels, labels
+
+
 def test_the_module_graph_opens_a_module_from_its_node(page: Any) -> None:
     page.goto("/graph")
     drawn(page)
