@@ -43,6 +43,7 @@ class FrontMatter:
     body: str  # the text after the closing "---" line (the whole text without front-matter)
     body_line: int  # 1-based line of the file where ``body`` starts
     problem: str = ""  # why the front-matter could not be read, "" when it could (or there is none)
+    scopes: tuple[str, ...] = ()  # `scope:` (knowledge documents): one name or a list
 
 
 def _is_delimiter(line: str) -> bool:
@@ -73,9 +74,10 @@ def parse_front_matter(text: str) -> FrontMatter:
     if not isinstance(data, dict):
         return FrontMatter((), body, body_line,
                            f"front-matter must be a mapping of keys to values, not a {type(data).__name__}")
+    scopes = _scopes(data.get("scope"))
     raw = data.get("refs")
     if raw is None:
-        return FrontMatter((), body, body_line)
+        return FrontMatter((), body, body_line, scopes=scopes)
     items = [raw] if isinstance(raw, str) else raw
     if not isinstance(items, list):
         return FrontMatter((), body, body_line,
@@ -89,7 +91,14 @@ def parse_front_matter(text: str) -> FrontMatter:
         else:
             problems.append(f"item {number} ({item!r}) is not a glob")
     problem = f"front-matter `refs`: {'; '.join(problems)}" if problems else ""
-    return FrontMatter(tuple(refs), body, body_line, problem)
+    return FrontMatter(tuple(refs), body, body_line, problem, scopes)
+
+
+def _scopes(raw: object) -> tuple[str, ...]:
+    """``scope: domain`` or ``scope: [domain, payments]``: the names, stripped of slashes."""
+    items = [raw] if isinstance(raw, str) else raw if isinstance(raw, list) else []
+    names = (str(item).strip().strip("/") for item in items if isinstance(item, (str, int)))
+    return tuple(dict.fromkeys(name for name in names if name))
 
 
 def _yaml_problem(exc: Exception) -> str:

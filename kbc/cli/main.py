@@ -18,6 +18,7 @@ from kbc.domain.errors import exit_codes_text
 if TYPE_CHECKING:
     from kbc.domain.models import AnalysisResult
     from kbc.services.analyze import AnalyzeSummary
+    from kbc.services.build import KnowledgeSummary
     from kbc.views.build import ViewsSummary
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -195,6 +196,16 @@ def _embed_progress() -> Callable[[str, int, int], None]:
     return report
 
 
+def _render_knowledge(known: KnowledgeSummary) -> list[str]:
+    if not known.roots and not known.problems:
+        return []
+    lines = ["kbc knowledge:",
+             f"  documents     {known.documents} from {known.roots} root{'s' if known.roots != 1 else ''}, "
+             f"{known.scopes} scope{'s' if known.scopes != 1 else ''} (`kbc scopes`)"]
+    lines.extend(f"  not read      {problem}" for problem in known.problems)
+    return lines
+
+
 def _duration(seconds: float) -> str:
     return f"{seconds / 60:.0f} min" if seconds >= 90 else f"{max(seconds, 1):.0f} s"
 
@@ -203,9 +214,11 @@ def _duration(seconds: float) -> str:
 @build_options
 @click.option("--no-llm", is_flag=True,
               help="Never call an LLM: the views' prose comes from docstrings only.")
+@click.option("--knowledge", "knowledge", multiple=True, metavar="[NAME=]PATH|URL",
+              help="A knowledge root to index beside the code (repeatable; adds to [[knowledge]]).")
 @click.pass_context
 def build(ctx: click.Context, path: Path, store: Path | None, fmt: str, workers: int | None,
-          no_llm: bool) -> None:
+          no_llm: bool, knowledge: tuple[str, ...]) -> None:
     """Run every pass on the repository at PATH: facts, graphs, views, then the index.
 
     Views (architecture, modules, features, workflows, entry points, domain
@@ -215,12 +228,15 @@ def build(ctx: click.Context, path: Path, store: Path | None, fmt: str, workers:
     the views (secrets redacted), parsed code cut at its definitions and other
     text in line windows, in a lexical index and, when the embedding model
     loads, as local embeddings in Chroma. Re-running re-does only what changed.
+    Knowledge roots (a folder or a git repository of Markdown: [[knowledge]] in
+    kbc.toml, KBC_KNOWLEDGE, --knowledge) are indexed beside the code, each
+    document in its scopes (docs/knowledge.md).
     """
     from dataclasses import asdict
 
     from kbc.services.knowledge import BuildProgress
 
-    with knowledge_base(path, store, workers=workers) as kb:
+    with knowledge_base(path, store, workers=workers, knowledge=knowledge or None) as kb:
         summary = kb.build(no_llm=no_llm, progress=BuildProgress(_progress, _views_progress,
                                                                  _embed_progress()))
     if fmt == "json":
@@ -239,6 +255,7 @@ def build(ctx: click.Context, path: Path, store: Path | None, fmt: str, workers:
         f"  secrets       {index.secrets} redacted",
         f"  retrieval     {retrieval}",
         f"  time          {index.seconds:.2f} s",
+        *_render_knowledge(summary.knowledge),
         "kbc build:",
         f"  passes        {', '.join(f'{p.name} {p.seconds:.1f} s' for p in summary.passes)}",
         f"  peak memory   {max((p.peak_rss_mb for p in summary.passes), default=0)} MB",
@@ -251,10 +268,12 @@ def build(ctx: click.Context, path: Path, store: Path | None, fmt: str, workers:
 @click.option("--use-case", "use_case", default="implementation", show_default=True,
               help="Profile: implementation, task-breakdown, story-breakdown, architecture, review, qa.")
 @click.option("--budget", type=int, help="Token budget (default: the profile's).")
+@click.option("--scope", "scopes", multiple=True,
+              help="A knowledge scope the slice may hold (repeatable; default: all but projects/...).")
 @click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True)
 @click.pass_context
 def retrieve(ctx: click.Context, text: str, repo: Path, store: Path | None, use_case: str,
-             budget: int | None, fmt: str) -> None:
+             budget: int | None, scopes: tuple[str, ...], fmt: str) -> None:
     """Print the slice of the repository that TEXT needs, within a token budget.
 
     Each file is shown once, its blocks in line order with exact `path:start-end`
@@ -265,16 +284,16 @@ def retrieve(ctx: click.Context, text: str, repo: Path, store: Path | None, use_
     matched), items (one per printed block), text.
     """
     with knowledge_base(repo, store) as kb:
-        result, _ = kb.retrieve_logged(text, use_case, budget)
+        result, _ = kb.retrieve_logged(text, use_case, budget, scopes=scopes or None)
     click.echo(result.to_json() if fmt == "json" else result.text, nl=fmt == "json")
 
 
 def _register() -> None:
     from kbc.cli.evaluate import eval_command
     from kbc.cli.maintain import drift, refresh, render, status, views
-    from kbc.cli.serve import ask, gaps, serve
+    from kbc.cli.serve import ask, gaps, scopes, serve
 
-    for command in (refresh, status, drift, views, render, ask, gaps, serve, eval_command):
+    for command in (refresh, status, drift, views, render, ask, gaps, scopes, serve, eval_command):
         cli.add_command(command)
 
 

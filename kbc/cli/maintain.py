@@ -52,9 +52,11 @@ def _render_refresh(summary: RefreshSummary) -> str:
 @click.option("--no-llm", is_flag=True, help="Never call an LLM: view prose from docstrings only.")
 @click.option("--lock-timeout", type=int, help="Seconds to wait for another writer (default 600).")
 @click.option("--ci", is_flag=True, help="Print a JSON summary for CI; exit codes below.")
+@click.option("--knowledge", "knowledge", multiple=True, metavar="[NAME=]PATH|URL",
+              help="A knowledge root to index beside the code (repeatable; adds to [[knowledge]]).")
 @click.pass_context
 def refresh(ctx: click.Context, target: str, store: Path | None, branch: str, full: bool, no_llm: bool,
-            lock_timeout: int | None, ci: bool) -> None:
+            lock_timeout: int | None, ci: bool, knowledge: tuple[str, ...]) -> None:
     """Bring the knowledge base of TARGET (a path or a git URL) up to its current commit.
 
     Only changed files are parsed, chunked and embedded again, and view prose is
@@ -68,7 +70,7 @@ def refresh(ctx: click.Context, target: str, store: Path | None, branch: str, fu
 
     try:
         local = Path(".") if is_url(target) else Path(target)
-        settings = settings_for(local, lock_timeout=lock_timeout)
+        settings = settings_for(local, lock_timeout=lock_timeout, knowledge=knowledge or None)
         summary = run_refresh(target, settings, store, branch=branch, no_llm=no_llm, force_full=full,
                               on_wait=say)
     except KbcError as error:

@@ -17,10 +17,12 @@ GAP_LINE = 200  # characters of a logged question shown on its line (--format js
 @reading_options
 @click.option("--budget", type=int, help="Tokens of sources to answer from (default: the qa profile's).")
 @click.option("--no-llm", is_flag=True, help="Never call an LLM: quote the best passages instead.")
+@click.option("--scope", "scopes", multiple=True,
+              help="A knowledge scope to answer from (repeatable; default: every scope but projects/...).")
 @click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True)
 @click.pass_context
 def ask(ctx: click.Context, question: str, repo: Path, store: Path | None, budget: int | None, no_llm: bool,
-        fmt: str) -> None:
+        scopes: tuple[str, ...], fmt: str) -> None:
     """Answer QUESTION from the repository, citing [path:start-end] for every claim.
 
     Sources come from the `qa` use case; the LLM named by KBC_LLM_MODEL writes
@@ -31,7 +33,7 @@ def ask(ctx: click.Context, question: str, repo: Path, store: Path | None, budge
     from kbc.services.payloads import answer_data
 
     with knowledge_base(repo, store) as kb:
-        answer, query_id = kb.ask(question, no_llm=no_llm, budget=budget)
+        answer, query_id = kb.ask(question, no_llm=no_llm, budget=budget, scopes=scopes or None)
     if fmt == "json":
         click.echo(json.dumps(answer_data(answer, query_id), indent=1, ensure_ascii=False))
         return
@@ -72,6 +74,35 @@ def gaps(ctx: click.Context, repo: Path, store: Path | None, fmt: str) -> None:
         click.echo(f"{gap.count}×  {question}")
         click.echo(f"    gap {gap.count} of {gap.asked} times asked, last {gap.last}: "
                    f"{'; '.join(gap.reasons)}")
+
+
+@click.command()
+@reading_options
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.pass_context
+def scopes(ctx: click.Context, repo: Path, store: Path | None, fmt: str) -> None:
+    """List the knowledge scopes with their documents.
+
+    A document's scope is its front-matter `scope:` (one name or a list), else
+    its top folder (domain/, conventions/, projects/<name>/). A retrieve or ask
+    that names no --scope reads scopes.default (KBC_SCOPES), else every scope
+    but the projects/... ones.
+    """
+    with knowledge_base(repo, store) as kb:
+        found = kb.scopes()
+        problems = kb.manifest().problems
+    if fmt == "json":
+        click.echo(json.dumps(found, indent=1, ensure_ascii=False))
+        return
+    if not found:
+        click.echo("No knowledge scopes: no knowledge root was indexed ([[knowledge]] in kbc.toml, "
+                   "KBC_KNOWLEDGE or `kbc build --knowledge PATH`).")
+    for entry in found:
+        mark = "" if entry["default"] else "  (only when asked for)"
+        click.echo(f"{entry['scope']}\t{entry['documents']} document{'s' if entry['documents'] != 1 else ''}"
+                   f"\t{', '.join(entry['roots'])}{mark}")
+    for problem in problems:
+        click.echo(f"not read: {problem}", err=True)
 
 
 @click.command()

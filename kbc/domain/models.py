@@ -231,7 +231,10 @@ class GraphFacts:
     external: tuple[tuple[str, int], ...] = field(default=())  # distribution, number of importing modules
 
 
-ChunkKind = Literal["code", "doc", "view"]
+ChunkKind = Literal["code", "doc", "view", "knowledge"]
+# What is not a file of the repository: kbc's views and a knowledge root's documents.
+OUTSIDE_KINDS = frozenset({"view", "knowledge"})
+KNOWLEDGE_PREFIX = "@knowledge/"  # where knowledge documents sit in the index: never a repository path
 
 
 @dataclass(frozen=True, slots=True)

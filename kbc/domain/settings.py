@@ -14,6 +14,7 @@ that sets one gets a notice naming the field and the way to allow it.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,6 +22,20 @@ from pathlib import Path
 from typing import Any
 
 from kbc.domain.errors import ConfigError, FieldError
+
+
+@dataclass(frozen=True, slots=True)
+class KnowledgeRoot:
+    """A folder or repository of team knowledge (Markdown) indexed beside the code."""
+
+    name: str  # what its documents' paths start with: @knowledge/<name>/...
+    path: str = ""  # a folder: relative to the repository, or absolute
+    url: str = ""  # or a git repository to clone and follow
+    branch: str = ""  # the branch followed ("" : the remote's default, or the work tree's HEAD)
+
+    @property
+    def where(self) -> str:
+        return self.url or self.path
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +72,8 @@ class Settings:
     token: str = field(default="", repr=False)
     data_dir: str = ""
     cache_dir: str = ""
+    knowledge: tuple[KnowledgeRoot, ...] = ()  # [[knowledge]] tables, KBC_KNOWLEDGE, --knowledge
+    default_scopes: tuple[str, ...] = ()  # empty: every scope but projects/...
     # what loading ignored and why (a repository's configuration setting a trusted-only field)
     notices: tuple[str, ...] = field(default=(), compare=False)
 
@@ -164,6 +181,9 @@ FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("cache_dir", "store", "cache_dir", str, "KBC_CACHE_DIR", None,
               "kbc's cache (the unpacked embedding model); empty means $XDG_CACHE_HOME/kbc "
               "(~/.cache/kbc)", trusted_only=True),
+    FieldSpec("default_scopes", "scopes", "default", tuple, "KBC_SCOPES", None,
+              "the knowledge scopes a retrieve or ask reads when it names none; empty means "
+              "every scope but the projects/<name> ones"),
     FieldSpec("workflow_depth", "views", "workflow_depth", int, "KBC_WORKFLOW_DEPTH", 1,
               "how deep a workflow view follows calls from its entry point"),
     FieldSpec("max_workflows", "views", "max_workflows", int, "KBC_MAX_WORKFLOWS", 0,
@@ -233,6 +253,68 @@ def _read_toml(path: Path, errors: list[FieldError]) -> dict[str, Any] | None:
     return None
 
 
+def _name_of(where: str) -> str:
+    tail = where.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1]
+    return tail.removesuffix(".git") or "knowledge"
+
+
+KNOWLEDGE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+def knowledge_root(entry: str, source: str, errors: list[FieldError]) -> KnowledgeRoot | None:
+    """``[name=]path-or-url`` (KBC_KNOWLEDGE, --knowledge) as a root."""
+    name, equals, where = entry.strip().partition("=")
+    if not equals or "/" in name or ":" in name:
+        name, where = "", entry.strip()
+    if not where:
+        errors.append(FieldError(source, "knowledge", "names no folder or URL",
+                                 "give a path or a git URL, optionally as name=path"))
+        return None
+    return _checked_root(KnowledgeRoot(name.strip() or _name_of(where), *_place(where)), source, errors)
+
+
+def _place(where: str) -> tuple[str, str]:
+    """(path, url) of a knowledge root's location."""
+    looks_remote = "://" in where or (where.count(":") == 1 and "@" in where.split(":")[0])
+    return ("", where) if looks_remote else (where, "")
+
+
+def _checked_root(root: KnowledgeRoot, source: str, errors: list[FieldError]) -> KnowledgeRoot | None:
+    if not KNOWLEDGE_NAME.match(root.name):
+        errors.append(FieldError(source, "knowledge.name", f"{root.name!r} is not a usable name",
+                                 "use letters, digits, '.', '_' or '-' (it starts every path of the root)"))
+        return None
+    return root
+
+
+def _knowledge_tables(data: Mapping[str, Any], source: str, errors: list[FieldError]
+                      ) -> list[KnowledgeRoot]:
+    """The ``[[knowledge]]`` tables of one configuration file."""
+    tables = data.get("knowledge", [])
+    if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
+        errors.append(FieldError(source, "knowledge", "is not a list of tables",
+                                 'write [[knowledge]] tables with path = "..." or url = "..."'))
+        return []
+    found = []
+    for table in tables:
+        unknown = sorted(set(table) - {"path", "url", "branch", "name"})
+        values = {k: table.get(k, "") for k in ("path", "url", "branch", "name")}
+        if unknown or not all(isinstance(v, str) for v in values.values()):
+            errors.append(FieldError(source, "knowledge", f"a table has unknown keys {unknown} or a value "
+                                     "that is not a string", "use path or url, and branch and name"))
+            continue
+        if bool(values["path"]) == bool(values["url"]):
+            errors.append(FieldError(source, "knowledge", "a table needs exactly one of path and url",
+                                     'write path = "team-knowledge" or url = "https://..."'))
+            continue
+        where = values["path"] or values["url"]
+        root = _checked_root(KnowledgeRoot(values["name"] or _name_of(where), values["path"], values["url"],
+                                           values["branch"]), source, errors)
+        if root is not None:
+            found.append(root)
+    return found
+
+
 def _from_table(
     table: Mapping[str, Any], source: str, values: dict[str, Any], errors: list[FieldError],
     *, refuse: Callable[[FieldSpec, Any], str | None] | None = None,
@@ -245,8 +327,8 @@ def _from_table(
     """
     by_location = {(f.section, f.key): f for f in FIELDS}
     for section, body in table.items():
-        if section == "profiles" or section in extra_sections:
-            continue  # use-case profiles: validated by kbc.retrieval.profiles
+        if section in ("profiles", "knowledge") or section in extra_sections:
+            continue  # use-case profiles (kbc.retrieval.profiles) and knowledge roots (below)
         if section not in _SECTIONS or not isinstance(body, dict):
             errors.append(FieldError(source, section, "unknown section",
                                      f"use one of: {', '.join(_SECTIONS)}"))
@@ -345,6 +427,20 @@ def load_settings(
     repo_trusted = root.resolve() in trusted
     where = str(user_file) if user_file is not None else "the file named by KBC_CONFIG"
 
+    knowledge: list[KnowledgeRoot] = _knowledge_tables(user_data, str(user_file), errors) if user_data else []
+
+    def own_knowledge(data: Mapping[str, Any], source: str) -> None:
+        """A repository's own roots: folders inside it (others only when it is trusted)."""
+        for found in _knowledge_tables(data, source, errors):
+            if repo_trusted or (found.path and _inside(root, found.path)):
+                knowledge.append(found)
+                continue
+            notices.append(
+                f"{source}: knowledge root {found.name!r} ({found.where}) ignored: a repository's own "
+                f"configuration may only name a folder inside the repository → configure it in {where} "
+                f"or KBC_KNOWLEDGE, or trust this repository's configuration with "
+                f'[trust] repositories = ["{root.resolve()}"] in {where}')
+
     def refuse_from(source: str) -> Callable[[FieldSpec, Any], str | None]:
         def refuse(spec: FieldSpec, value: Any) -> str | None:
             if repo_trusted or not spec.trusted_only:
@@ -369,8 +465,14 @@ def load_settings(
             table = tool.get("kbc", {}) if isinstance(tool, dict) else {}
             source = f"{path.name} [tool.kbc]"
             _from_table(table, source, values, errors, refuse=refuse_from(source))
+            if isinstance(table, dict):
+                own_knowledge(table, source)
         else:
             _from_table(data, path.name, values, errors, refuse=refuse_from(path.name))
+            own_knowledge(data, path.name)
+    for entry in (e for e in env.get("KBC_KNOWLEDGE", "").split(",") if e.strip()):
+        if (from_env := knowledge_root(entry, "KBC_KNOWLEDGE", errors)) is not None:
+            knowledge.append(from_env)
     for spec in FIELDS:
         if spec.env in env:
             value = _coerce(spec, env[spec.env], spec.env, errors)
@@ -379,6 +481,11 @@ def load_settings(
     _assign(assignments, values, errors)
     for name, raw in (overrides or {}).items():
         if raw is None:
+            continue
+        if name == "knowledge":  # --knowledge [name=]path-or-url, repeated
+            for entry in raw:
+                if (flagged := knowledge_root(entry, "--knowledge", errors)) is not None:
+                    knowledge.append(flagged)
             continue
         spec = _BY_NAME[name]
         value = _coerce(spec, raw, "--" + name.replace("_", "-"), errors)
@@ -390,9 +497,13 @@ def load_settings(
         errors.append(FieldError("settings", "index.chunk_overlap",
                                  f"must be less than index.chunk_lines ({chunk_lines})",
                                  "lower chunk_overlap or raise chunk_lines"))
+    names = [k.name for k in knowledge]
+    for twice in sorted({n for n in names if names.count(n) > 1}):
+        errors.append(FieldError("knowledge", twice, "two knowledge roots have this name",
+                                 "give each root its own name (name = ... or name=path)"))
     if errors:
         raise ConfigError(errors)
-    return Settings(**values, notices=tuple(notices))
+    return Settings(**values, knowledge=tuple(knowledge), notices=tuple(notices))
 
 
 def default_cache_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -446,5 +557,16 @@ def defaults_as_toml() -> str:
                 rendered = str(value)
             out.append(f"{spec.key} = {rendered}")
         out.append("")
+    out.extend([
+        "# Knowledge roots: Markdown the team keeps beside the code, indexed in scopes (docs/knowledge.md).",
+        "# One table per root: path (a folder; a repository's own kbc.toml may only name one inside",
+        "# the repository) or url (a git repository, cloned and followed: your configuration only),",
+        "# branch (default: the remote's) and name (default: the folder's). Also KBC_KNOWLEDGE",
+        "# ([name=]path-or-url, comma-separated) and `kbc build --knowledge`.",
+        "# [[knowledge]]",
+        '# path = "team-knowledge"',
+        '# name = "team"',
+        "",
+    ])
     return "\n".join(out)
 

@@ -22,7 +22,7 @@ from kbc.analyzers.pool import pool_context, worker_init
 from kbc.analyzers.python.analyze import decode_source
 from kbc.analyzers.secrets import redact
 from kbc.domain.errors import IndexDamaged, KbcError, in_pass
-from kbc.domain.models import Chunk, EmbedUnit, FileFacts, SourceFile
+from kbc.domain.models import KNOWLEDGE_PREFIX, Chunk, ChunkKind, EmbedUnit, FileFacts, SourceFile
 from kbc.domain.progress import EmbedProgress
 from kbc.domain.timing import PassTiming, Stopwatch
 from kbc.domain.views import VIEW_PREFIX
@@ -119,10 +119,11 @@ def _tasks(root: Path, files: Sequence[SourceFile], facts: Mapping[str, FileFact
     return tasks
 
 
-def document_chunks(path: str, text: str, size: int, overlap: int) -> list[Chunk]:
-    """A view's Markdown cut at its headings, kind ``view`` (already redacted when built)."""
+def document_chunks(path: str, text: str, size: int, overlap: int, kind: ChunkKind = "view") -> list[Chunk]:
+    """A view's (or a knowledge document's, ``kind``) Markdown cut at its headings, with the
+    headings as breadcrumbs (already redacted)."""
     counter = default_counter()
-    return [dataclasses.replace(c, kind="view", role="view", tokens=counter.count(c.text))
+    return [dataclasses.replace(c, kind=kind, role=kind, tokens=counter.count(c.text))
             for c in chunk_text(path, text, "markdown", size=size, overlap=overlap)]
 
 
@@ -151,9 +152,11 @@ def build_index(
     fresh: bool = False,
     embed_tests: bool = False,
     repeated: Mapping[str, tuple[str, ...]] | None = None,
+    knowledge: Mapping[str, str] | None = None,
 ) -> IndexSummary:
-    """Bring the index in line with ``files`` and the view ``documents`` (path under
-    ``VIEW_PREFIX`` -> Markdown). ``fresh`` chunks everything again; vectors are kept
+    """Bring the index in line with ``files``, the view ``documents`` (path under
+    ``VIEW_PREFIX`` -> Markdown) and the ``knowledge`` documents (path under
+    ``@knowledge/<root>/`` -> Markdown, redacted). ``fresh`` chunks everything again; vectors are kept
     wherever their unit is unchanged (they are addressed by content and model)."""
     started = time.perf_counter()
     clock = Stopwatch()
@@ -173,6 +176,8 @@ def build_index(
         if fresh or lexical.meta("layout") != layout:
             indexed = {}  # every file is chunked again, replaced in one transaction
         texts = dict(documents or {})
+        kinds: dict[str, ChunkKind] = {path: "knowledge" for path in (knowledge or {})}
+        texts.update(knowledge or {})
         documented = [SourceFile(path, len(text.encode()), git_blob_id(text.encode()), "markdown",
                                  text.count("\n") + 1) for path, text in sorted(texts.items())]
         everything = [*files, *documented]
@@ -188,7 +193,8 @@ def build_index(
         changed_files = [f for f in changed if f.path not in texts]
         with clock.measure("chunk"):
             results = _run(_tasks(root, changed_files, facts, chunk_lines, overlap, repeated), workers)
-            results += [(f.path, document_chunks(f.path, texts[f.path], chunk_lines, overlap), 0)
+            results += [(f.path, document_chunks(f.path, texts[f.path], chunk_lines, overlap,
+                                                 kinds.get(f.path, "view")), 0)
                         for f in changed if f.path in texts]
         with clock.measure("lexical index"):
             dates = last_commit_dates(root, [f.path for f in changed_files])
@@ -223,7 +229,7 @@ def build_index(
         lexical.commit()
     finally:
         lexical.close()
-    removed_files = sum(1 for path in removed if not path.startswith(VIEW_PREFIX))
+    removed_files = sum(1 for path in removed if not path.startswith((VIEW_PREFIX, KNOWLEDGE_PREFIX)))
     return IndexSummary(len(files), chunk_count, len(changed_files), removed_files, units_total, embedded,
                         removed_units, total_secrets, retrieval, note,
                         time.perf_counter() - started, embedded_views, tuple(clock.passes))

@@ -54,6 +54,8 @@ integrations) and a budgeted retrieval index.
 - Read exact lines with get_file; find definitions, callers and callees with get_symbol.
 - For the big picture, list_views then get_view (start with get_view("architecture")).
 - ask answers a question with citations [path:start-end]; search is a plain ranked lookup.
+- Team knowledge (paths under @knowledge/) comes in scopes: list_scopes names them, and
+  retrieve_slice and ask take `scopes` (by default every scope but the projects/... ones).
 - After using a slice or an answer, call report_usage with its query_id and the ids of the
   items that helped (an empty list if none did): that is how missing knowledge is found.
 """
@@ -134,6 +136,9 @@ def build_server(worker: Worker) -> MCPServer:
         = "implementation",
         budget: Annotated[int | None, Field(description="Token budget of the slice; default: the "
                                                         "use case's budget.")] = None,
+        scopes: Annotated[list[str] | None, Field(description="Knowledge scopes the slice may hold "
+                                                              "(see list_scopes); default: every scope "
+                                                              "but the projects/... ones.")] = None,
     ) -> ObjectResult:
         """Prime work on a task with a precision slice of the repository: the most relevant code,
         tests, docs and views, with exact paths and line ranges, packed under a token budget.
@@ -146,7 +151,7 @@ def build_server(worker: Worker) -> MCPServer:
         the same build always gives the same slice."""
 
         def work(kb: KnowledgeBase) -> dict[str, Any]:
-            return slice_data(*kb.retrieve_logged(task, use_case, budget))
+            return slice_data(*kb.retrieve_logged(task, use_case, budget, scopes=scopes))
 
         return await worker.reply("retrieve_slice", work)
 
@@ -154,6 +159,9 @@ def build_server(worker: Worker) -> MCPServer:
     async def ask(
         question: Annotated[str, Field(description="A question about the repository "
                                                    "(e.g. 'how are refunds validated?').")],
+        scopes: Annotated[list[str] | None, Field(description="Knowledge scopes to answer from; "
+                                                              "default: every scope but projects/...")]
+        = None,
     ) -> ObjectResult:
         """Answer a question about the repository from retrieved sources, citing [path:start-end]
         for every claim; citations that point outside the sources are dropped.
@@ -162,7 +170,7 @@ def build_server(worker: Worker) -> MCPServer:
         best passages quoted), `citations`, `dropped_citations`, `sources` (id, path, lines, kind,
         score), `retrieval`, `model`, `note`, and `query_id` for report_usage."""
 
-        return await worker.reply("ask", lambda kb: answer_data(*kb.ask(question)))
+        return await worker.reply("ask", lambda kb: answer_data(*kb.ask(question, scopes=scopes)))
 
     @server.tool(annotations=READ_ONLY)
     async def search(
@@ -221,6 +229,12 @@ def build_server(worker: Worker) -> MCPServer:
         token budget."""
         return await worker.reply("list_use_cases", lambda kb: use_cases_data(kb.use_cases().values()),
                                   listing=True)
+
+    @server.tool(annotations=READ_ONLY)
+    async def list_scopes() -> ListResult:
+        """The knowledge scopes (team Markdown beside the code: domain, conventions, projects/...):
+        scope, documents, roots, and default (read when a call names no scopes)."""
+        return await worker.reply("list_scopes", lambda kb: kb.scopes(), listing=True)
 
     @server.tool(annotations=RECORDS)
     async def report_usage(

@@ -7,7 +7,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from kbc.domain.models import Chunk, GraphFacts
+from kbc.domain.models import OUTSIDE_KINDS, Chunk, GraphFacts
 from kbc.retrieval.profiles import Profile
 
 RRF_K = 60
@@ -207,11 +207,11 @@ def _follow_preludes(scored: dict[str, float], chunks: Mapping[str, Chunk],
 def files_in_order(ranked: Sequence[tuple[str, float]], chunks: Mapping[str, Chunk],
                    limit: int) -> list[str]:
     """The first ``limit`` repository files of a ranking, in the order their best unit ranks
-    (view documents are not files of the repository)."""
+    (view and knowledge documents are not files of the repository)."""
     files: list[str] = []
     for cid, _ in ranked:
         chunk = chunks[cid]
-        if chunk.kind != "view" and chunk.path not in files:
+        if chunk.kind not in OUTSIDE_KINDS and chunk.path not in files:
             files.append(chunk.path)
             if len(files) == limit:
                 break

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from kbc.domain.errors import KbcError, VectorStoreError
-from kbc.domain.models import Chunk, FileFacts, GraphFacts
+from kbc.domain.models import KNOWLEDGE_PREFIX, Chunk, FileFacts, GraphFacts
 from kbc.domain.views import VIEW_KINDS
 from kbc.index.embed import Embedder
 from kbc.index.exact import ExactVectors, load_snapshot, read_store
@@ -89,6 +89,14 @@ class Slice:
         return json.dumps(data, indent=1, ensure_ascii=False)
 
 
+def without(found: Ranking, exclude: frozenset[str]) -> Ranking:
+    """``found`` without the chunks of the documents in ``exclude``."""
+    if not exclude:
+        return found
+    kept = [(cid, score) for cid, score in found.ranked if found.chunks[cid].path not in exclude]
+    return Ranking(kept, found.chunks, found.evidence, found.matched)
+
+
 class Retriever:
     def __init__(self, index_dir: Path, graph: GraphFacts | None, module_paths: dict[str, str],
                  symbol_paths: dict[str, str], counter: TokenCounter,
@@ -105,6 +113,7 @@ class Retriever:
                            hint="run `kbc build` to bring it up to date")
         self.lexical.pin()
         self.dates = {p: r.date for p, r in self.lexical.files().items()}
+        self.has_knowledge = any(p.startswith(KNOWLEDGE_PREFIX) for p in self.dates)
         self.state = self.lexical.meta("state")
         indexed_model = self.lexical.meta("model")
         self.embedder = embedder if vectors is not None else None
@@ -222,9 +231,12 @@ class Retriever:
     def mode(self) -> str:
         return "hybrid" if self.embedder is not None else "lexical"
 
-    def fingerprint(self, profile: Profile, budget: int, query: str) -> str:
+    def fingerprint(self, profile: Profile, budget: int, query: str,
+                    exclude: frozenset[str] = frozenset()) -> str:
         chosen: list[object] = [] if profile.view_kinds == VIEW_KINDS else [list(profile.view_kinds)]
         chosen += [profile.cited] if profile.cited else []
+        if self.has_knowledge:
+            chosen += [profile.weight("knowledge", "knowledge"), sorted(exclude)]
         key = json.dumps([self.state, self.mode, profile.name, budget, query, profile.graph,
                           profile.code, profile.tests, profile.docs, profile.views, *chosen])
         return hashlib.sha256(key.encode()).hexdigest()[:16]
@@ -255,15 +267,19 @@ class Retriever:
         evidence = Evidence(len(lexical), best_similarity, tuple(score for _, score in ranked[:10]))
         return Ranking(ranked, chunks, evidence, tuple(matched.described))
 
-    def retrieve(self, query: str, profile: Profile, budget: int | None = None) -> Slice:
+    def retrieve(self, query: str, profile: Profile, budget: int | None = None,
+                 exclude: frozenset[str] = frozenset()) -> Slice:
+        """The slice; ``exclude`` names documents (knowledge outside the scopes asked for) that
+        may not be in it."""
         budget = profile.budget if budget is None else budget
         if budget < 1:
             raise KbcError(f"budget {budget} is too small", hint="give a budget of 1 token or more")
-        found = self.search(query, profile)
+        found = without(self.search(query, profile), exclude)
         self.last_evidence = found.evidence
-        return self.slice_of(found, query, profile, budget)
+        return self.slice_of(found, query, profile, budget, exclude)
 
-    def slice_of(self, found: Ranking, query: str, profile: Profile, budget: int) -> Slice:
+    def slice_of(self, found: Ranking, query: str, profile: Profile, budget: int,
+                 exclude: frozenset[str] = frozenset()) -> Slice:
         """``found`` packed into ``budget`` tokens (one search serves several budgets)."""
         ranked, chunks = found.ranked, found.chunks
         mode = self.mode
@@ -281,5 +297,5 @@ class Retriever:
                       lambda chunk: chunk.tokens, [score for _, score in ranked])
         items = tuple(SliceItem(b.chunks[0], b.path, b.start, b.end, b.kind, b.score, b.tokens)
                       for b in packed.blocks)
-        return Slice(profile.name, budget, packed.tokens, self.fingerprint(profile, budget, query),
+        return Slice(profile.name, budget, packed.tokens, self.fingerprint(profile, budget, query, exclude),
                      mode, items, packed.text, self.note, found.matched)

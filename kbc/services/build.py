@@ -15,6 +15,7 @@ from kbc.domain.timing import PassTiming, Stopwatch
 from kbc.index.build import IndexSummary, build_index
 from kbc.services.analyze import AnalyzeSummary, analyze_with_sweep
 from kbc.services.components import CONFIGURED, Components
+from kbc.services.team import collect, write_manifest
 from kbc.services.views import build_views_pass, view_documents
 from kbc.store.facts_store import FactsStore
 from kbc.store.layout import index_dir, store_path
@@ -25,12 +26,21 @@ from kbc.views.llm import Interpreter
 
 
 @dataclass(frozen=True, slots=True)
+class KnowledgeSummary:
+    roots: int = 0  # knowledge roots read
+    documents: int = 0
+    scopes: int = 0
+    problems: tuple[str, ...] = ()  # roots or documents that could not be read, and why
+
+
+@dataclass(frozen=True, slots=True)
 class BuildSummary:
     analyze: AnalyzeSummary
     views: ViewsSummary
     index: IndexSummary
     waited: float = 0.0  # seconds spent waiting for another writer of the store
     passes: tuple[PassTiming, ...] = ()  # every pass in order: seconds, peak RSS by its end
+    knowledge: KnowledgeSummary = KnowledgeSummary()
 
 
 def build_repository(root: Path, settings: Settings, store_dir: Path | None = None,
@@ -62,6 +72,9 @@ def _build(root: Path, settings: Settings, store_dir: Path | None, progress: Ana
     store = FactsStore(store_root)
     facts = {f.path: f for f in store.facts()}
     inventory = store.inventory()
+    with in_pass("knowledge"), clock.measure("knowledge"):
+        collected = collect(root.resolve(), settings)
+        write_manifest(store_root, collected.manifest)
     with clock.measure("load embedder"):
         embedder, vectors, note = components.open_embedding(store_root, root, settings, recover=True)
     with in_pass("index"):
@@ -70,8 +83,11 @@ def _build(root: Path, settings: Settings, store_dir: Path | None, progress: Ana
             chunk_lines=settings.chunk_lines, overlap=settings.chunk_overlap,
             workers=settings.worker_count(), embedder=embedder, vectors=vectors, note=note,
             progress=embed_progress, documents=view_documents(views), fresh=fresh,
-            embed_tests=settings.embed_tests, repeated=swept.repeated,
+            embed_tests=settings.embed_tests, repeated=swept.repeated, knowledge=collected.texts(),
         )
     write_state(store_root, BuildState(inventory.commit, len(inventory.files), settings.shape(), __version__))
-    return BuildSummary(analyzed, viewed, indexed,
-                        passes=(*analyzed.passes, *clock.passes, *indexed.passes))
+    manifest = collected.manifest
+    known = KnowledgeSummary(len(manifest.roots), len(manifest.documents), len(manifest.scopes()),
+                             manifest.problems)
+    return BuildSummary(analyzed, viewed, indexed, passes=(*analyzed.passes, *clock.passes, *indexed.passes),
+                        knowledge=known)

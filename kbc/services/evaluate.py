@@ -34,6 +34,7 @@ from typing import Any
 from kbc.analyzers.gitrepo import GitFailed, git
 from kbc.analyzers.history_mining import MAX_FILES, MinedCommit, mine_commits, repository_root
 from kbc.domain.errors import GoldenError, KbcError, TargetError
+from kbc.domain.models import OUTSIDE_KINDS
 from kbc.domain.progress import Say
 from kbc.domain.settings import Settings
 from kbc.index.tokencount import TokenCounter
@@ -111,12 +112,13 @@ def _ask(retriever: Retriever, baseline: WholeFileBM25, counter: TokenCounter, p
     """Both systems' best files and scores; each searches once and packs at every budget asked."""
     ranking = retriever.search(query, profile)
     files = distinct_files(ranking.chunks[cid].path for cid, _ in ranking.ranked
-                           if ranking.chunks[cid].kind != "view")
+                           if ranking.chunks[cid].kind not in OUTSIDE_KINDS)
 
     @functools.cache
     def kbc_at(budget: int) -> tuple[Passage, ...]:
         packed = retriever.slice_of(ranking, query, profile, budget)
-        return tuple(Passage(i.path, i.start_line, i.end_line) for i in packed.items if i.kind != "view")
+        return tuple(Passage(i.path, i.start_line, i.end_line) for i in packed.items
+                     if i.kind not in OUTSIDE_KINDS)
 
     ranked = baseline.rank(query)
 

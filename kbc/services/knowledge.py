@@ -15,12 +15,13 @@ from typing import Any
 
 from kbc.domain.drift import DriftReport
 from kbc.domain.errors import KbcError, NotFound, PathRefused
+from kbc.domain.models import KNOWLEDGE_PREFIX
 from kbc.domain.progress import AnalyzeProgress, EmbedProgress, Say, ViewsProgress
 from kbc.domain.settings import Settings, load_settings
 from kbc.domain.views import View
 from kbc.retrieval.answer import Answer, extractive, llm_answer
 from kbc.retrieval.profiles import Profile, load_profiles
-from kbc.retrieval.retrieve import Evidence, Retriever, Slice
+from kbc.retrieval.retrieve import Evidence, Retriever, Slice, without
 from kbc.services.analyze import AnalyzeSummary, analyze_repository
 from kbc.services.build import BuildSummary, build_repository
 from kbc.services.components import CONFIGURED, Components
@@ -30,6 +31,7 @@ from kbc.services.refresh import RefreshSummary, refresh
 from kbc.services.retrieve import open_retriever
 from kbc.services.status import Status, repository_status
 from kbc.services.symbols import SymbolReport, find_symbols
+from kbc.services.team import Manifest, chosen_scopes, excluded, read_manifest
 from kbc.services.views import read_views, render_folder
 from kbc.store.facts_store import FactsStore
 from kbc.store.gaps import Gap, GapLog
@@ -102,7 +104,9 @@ class KnowledgeBase:
         self._tracked: dict[str, tuple[int, str]] | None = None  # path -> (secrets found, language)
         self._values: set[str] | None = None  # credential values of the files that hold some
         self._record: tuple[int, int, int] | None = None  # the build the retriever reads
-        self._slices: OrderedDict[tuple[str, Profile, int | None], tuple[Slice, Evidence]] = OrderedDict()
+        self._slices: OrderedDict[tuple[str, Profile, int | None, frozenset[str]],
+                                  tuple[Slice, Evidence]] = OrderedDict()
+        self._manifest: Manifest | None = None
         self._listeners: list[Listener] = []
         self._gaps: GapLog | None = None
         self._log_lock = threading.Lock()  # the gap log's own: a log write never waits on a retrieval
@@ -157,6 +161,7 @@ class KnowledgeBase:
         self._values = None
         self._record = None
         self._slices.clear()
+        self._manifest = None
 
     def close(self) -> None:
         with self._lock:
@@ -230,24 +235,29 @@ class KnowledgeBase:
             raise KbcError(f"no use case named {name!r}", hint=f"use one of: {', '.join(sorted(profiles))}")
         return profiles[name]
 
-    def retrieve(self, task: str, use_case: str = "implementation", budget: int | None = None) -> Slice:
-        return self.retrieve_logged(task, use_case, budget)[0]
+    def retrieve(self, task: str, use_case: str = "implementation", budget: int | None = None,
+                 scopes: Sequence[str] | None = None) -> Slice:
+        return self.retrieve_logged(task, use_case, budget, scopes=scopes)[0]
 
     def retrieve_logged(self, task: str, use_case: str = "implementation",
-                        budget: int | None = None, kind: str = "retrieve") -> tuple[Slice, str]:
-        """The slice and the id under which the query was logged (for :meth:`report_usage`)."""
+                        budget: int | None = None, kind: str = "retrieve",
+                        scopes: Sequence[str] | None = None) -> tuple[Slice, str]:
+        """The slice and the id under which the query was logged (for :meth:`report_usage`).
+        ``scopes``: the knowledge scopes it may hold (default: ``scopes.default``, else every
+        scope but the projects/... ones)."""
         profile = self.profile(use_case)
         with self._lock:
             if self.settings.auto_refresh:
                 self._refresh_if_moved()
             retriever = self.retriever()  # one build for the whole request
-            key = (task, profile, budget)
+            exclude = self._excluded(scopes)
+            key = (task, profile, budget, exclude)
             cached = self._slices.get(key)
             if cached is not None:
                 self._slices.move_to_end(key)
                 found, evidence = cached
             else:
-                found = retriever.retrieve(task, profile, budget)
+                found = retriever.retrieve(task, profile, budget, exclude)
                 evidence = retriever.last_evidence
                 self._slices[key] = (found, evidence)
                 if len(self._slices) > SLICE_CACHE:
@@ -257,19 +267,21 @@ class KnowledgeBase:
         return found, query_id
 
     def ask(self, question: str, *, no_llm: bool = False, budget: int | None = None,
-            interpreter: Interpreter | None = None) -> tuple[Answer, str]:
+            interpreter: Interpreter | None = None,
+            scopes: Sequence[str] | None = None) -> tuple[Answer, str]:
         """An answer whose citations all point inside the retrieved sources, and its query id."""
-        found, query_id = self.retrieve_logged(question, "qa", budget, kind="ask")
+        found, query_id = self.retrieve_logged(question, "qa", budget, kind="ask", scopes=scopes)
         chosen = None if no_llm else (interpreter or self.components.llm(self.settings))
         if chosen is None:
             why = "--no-llm" if no_llm else "no LLM configured (set KBC_LLM_MODEL)"
             return extractive(question, found, why), query_id
         return llm_answer(question, found, chosen), query_id
 
-    def search(self, query: str, k: int = 10, use_case: str = "implementation") -> list[dict[str, Any]]:
+    def search(self, query: str, k: int = 10, use_case: str = "implementation",
+               scopes: Sequence[str] | None = None) -> list[dict[str, Any]]:
         profile = self.profile(use_case)
         with self._lock:
-            ranking = self.retriever().search(query, profile)
+            ranking = without(self.retriever().search(query, profile), self._excluded(scopes))
         out = []
         for chunk_id, score in ranking.ranked[: max(1, k)]:
             chunk = ranking.chunks[chunk_id]
@@ -279,6 +291,37 @@ class KnowledgeBase:
         self._log("search", query, use_case, ranking.evidence)
         self._heard(Logged("search", use_case, below_floor(ranking.evidence)))
         return out
+
+    # -- team knowledge ------------------------------------------------------
+
+    def manifest(self) -> Manifest:
+        """What the last build read of the knowledge roots (empty without any)."""
+        with self._lock:
+            self.follow()
+            if self._manifest is None:
+                self._manifest = read_manifest(self.store)
+            return self._manifest
+
+    def scopes(self) -> list[dict[str, Any]]:
+        """Every knowledge scope: its name, documents, roots, and whether a request that names
+        no scope reads it."""
+        manifest = self.manifest()
+        default = chosen_scopes(manifest, None, self.settings.default_scopes)
+        roots: dict[str, set[str]] = {}
+        for record in manifest.documents.values():
+            for scope in record.scopes:
+                roots.setdefault(scope, set()).add(record.root)
+        return [{"scope": scope, "documents": count, "roots": sorted(roots.get(scope, ())),
+                 "default": scope in default} for scope, count in manifest.scopes().items()]
+
+    def _excluded(self, scopes: Sequence[str] | None) -> frozenset[str]:
+        manifest = self.manifest()
+        if not manifest.documents:
+            if scopes:
+                raise KbcError("no knowledge scope: no knowledge root was indexed",
+                               hint="configure [[knowledge]] or --knowledge, then `kbc build`")
+            return frozenset()
+        return excluded(manifest, chosen_scopes(manifest, scopes, self.settings.default_scopes))
 
     def views(self, kind: str | None = None) -> list[View]:
         return [v for v in read_views(self.store) if kind is None or v.kind == kind]
@@ -314,17 +357,20 @@ class KnowledgeBase:
         from kbc.analyzers.discover import UnsafeRead, read_inside
         from kbc.analyzers.secrets import redact
 
-        clean, language = self._confine(path)
-        where = self.root / clean
-        try:
-            data = read_inside(self.root, clean, self.settings.max_file_bytes)
-        except UnsafeRead as exc:
-            raise PathRefused(f"{exc}; it is not served",
-                              hint="run `kbc refresh` once the work tree is as it should be") from None
-        text = data.decode("utf-8", errors="replace")
-        # The file may have changed since it was indexed: redact what is served now, as indexing
-        # does, with the credentials the files that hold them hold now.
-        text = redact(str(where), text, language, also=self._repository_values()).text
+        if path.startswith(KNOWLEDGE_PREFIX):
+            clean, text = self._knowledge_text(path)
+        else:
+            clean, language = self._confine(path)
+            where = self.root / clean
+            try:
+                data = read_inside(self.root, clean, self.settings.max_file_bytes)
+            except UnsafeRead as exc:
+                raise PathRefused(f"{exc}; it is not served",
+                                  hint="run `kbc refresh` once the work tree is as it should be") from None
+            text = data.decode("utf-8", errors="replace")
+            # The file may have changed since it was indexed: redact what is served now, as
+            # indexing does, with the credentials the files that hold them hold now.
+            text = redact(str(where), text, language, also=self._repository_values()).text
         lines = text.split("\n")
         if lines and lines[-1] == "":
             lines.pop()
@@ -335,9 +381,29 @@ class KnowledgeBase:
         return {"path": clean, "start_line": first, "end_line": last, "lines": len(lines),
                 "text": "\n".join(lines[first - 1:last]) + ("\n" if last >= first else "")}
 
+    def _knowledge_text(self, path: str) -> tuple[str, str]:
+        """A knowledge document the last build indexed, read from its root now, redacted."""
+        from kbc.analyzers.discover import UnsafeRead, read_inside
+        from kbc.analyzers.secrets import redact
+
+        manifest = self.manifest()
+        record = manifest.documents.get(path)
+        root = manifest.root(record.root) if record is not None else None
+        if record is None or root is None:
+            raise PathRefused(f"{path}: not a document of a knowledge root",
+                              hint="`kbc scopes` lists the roots; search finds their documents")
+        try:
+            data = read_inside(Path(root.folder), record.path, self.settings.max_file_bytes)
+        except UnsafeRead as exc:
+            raise PathRefused(f"{exc}; it is not served", hint="run `kbc refresh`") from None
+        text = data.decode("utf-8", errors="replace")
+        return path, redact(str(Path(root.folder) / record.path), text, "markdown").text
+
     def tracked_paths(self) -> frozenset[str]:
-        """The tracked text files that may be served (credentials-free ones)."""
-        return frozenset(path for path, (secrets, _) in self._tracked_files().items() if not secrets)
+        """The tracked text files that may be served (credentials-free ones) and the knowledge
+        documents."""
+        files = frozenset(path for path, (secrets, _) in self._tracked_files().items() if not secrets)
+        return files | frozenset(self.manifest().documents)
 
     def _confine(self, path: str) -> tuple[str, str]:
         """The clean relative path of a tracked file that may be served, and its language."""

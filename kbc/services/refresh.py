@@ -26,6 +26,7 @@ from kbc.index.build import index_problem
 from kbc.services.build import BuildSummary, build_repository
 from kbc.services.components import CONFIGURED, Components
 from kbc.services.drift import find_drift
+from kbc.services.team import knowledge_moved
 from kbc.store.files import write_atomic
 from kbc.store.layout import index_dir, refresh_file, store_path
 from kbc.store.state import read_state
@@ -167,6 +168,8 @@ def _refresh(root: Path, url: str, followed: str, store_root: Path, settings: Se
         problem = index_problem(index_dir(store_root))
         if problem:
             mode, reason = "incremental", f"no file changed, but {problem}"
+    if mode == "up-to-date" and knowledge_moved(root, settings, store_root):
+        mode, reason = "incremental", "no file of the repository changed, but its knowledge roots did"
     if mode == "up-to-date" and before == after:
         summary = RefreshSummary(str(root.resolve()), str(store_root), before, after, mode, reason,
                                  changes or Changes(), url=url, branch=followed,

@@ -10,6 +10,7 @@
     <store>/index/vectors.json    the exact-search snapshot's pointer (kbc.index.exact)
     <store>/gaps.sqlite           the knowledge-gap log
     <store>/refresh.json          when the last refresh ran and how it ended
+    <store>/knowledge.json        the knowledge roots indexed: their documents and scopes
     <store>/lock                  the writer lock
 """
 
@@ -54,6 +55,10 @@ def lock_file(store_root: Path) -> Path:
 
 def state_file(store_root: Path) -> Path:
     return store_root / STATE
+
+
+def knowledge_file(store_root: Path) -> Path:
+    return store_root / "knowledge.json"
 
 
 def refresh_file(store_root: Path) -> Path:

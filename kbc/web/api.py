@@ -43,6 +43,8 @@ class RetrieveRequest(BaseModel):
     task: str = Field(min_length=1, description="What the agent is about to do, in plain words.")
     use_case: str = Field("implementation", description="Retrieval profile (GET /api/v1/use-cases).")
     budget: int | None = Field(None, gt=0, description="Token budget; default: the use case's.")
+    scopes: list[str] | None = Field(None, description="Knowledge scopes the slice may hold "
+                                                       "(GET /api/v1/scopes); default: all but projects/...")
 
 
 class AskRequest(BaseModel):
@@ -50,6 +52,7 @@ class AskRequest(BaseModel):
     question: str = Field(min_length=1, description="A question about the repository.")
     budget: int | None = Field(None, gt=0, description="Tokens of sources to answer from.")
     no_llm: bool = Field(False, description="Quote the best passages instead of asking the LLM.")
+    scopes: list[str] | None = Field(None, description="Knowledge scopes to answer from.")
 
 
 class UsageRequest(BaseModel):
@@ -135,10 +138,12 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              lambda kb, _: status_data(kb.status())),
     Endpoint("POST", "/retrieve", "retrieve", "A precision slice under a token budget (MCP "
              "retrieve_slice; kbc retrieve --format json, with the query_id for /usage).",
-             lambda kb, a: slice_data(*kb.retrieve_logged(a["task"], a["use_case"], a["budget"])),
+             lambda kb, a: slice_data(*kb.retrieve_logged(a["task"], a["use_case"], a["budget"],
+                                                          scopes=a["scopes"])),
              body=RetrieveRequest, returns=SLICE),
     Endpoint("POST", "/ask", "ask", "An answer with validated citations (kbc ask --format json).",
-             lambda kb, a: answer_data(*kb.ask(a["question"], no_llm=a["no_llm"], budget=a["budget"])),
+             lambda kb, a: answer_data(*kb.ask(a["question"], no_llm=a["no_llm"], budget=a["budget"],
+                                               scopes=a["scopes"])),
              body=AskRequest),
     Endpoint("POST", "/usage", "usage", "Report which items of a retrieve or ask helped (MCP "
              "report_usage); an empty list marks a gap.",
@@ -167,6 +172,8 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              route="/files/{path:path}"),
     Endpoint("GET", "/use-cases", "use_cases", "The retrieval profiles and their budgets.",
              lambda kb, _: use_cases_data(kb.use_cases().values()), returns=LIST),
+    Endpoint("GET", "/scopes", "scopes", "The knowledge scopes and their documents (kbc scopes "
+             "--format json, MCP list_scopes).", lambda kb, _: kb.scopes(), returns=LIST),
     Endpoint("GET", "/gaps", "gaps", "What the knowledge base could not answer (kbc gaps --format json).",
              lambda kb, _: gaps_data(kb.gaps()), returns=LIST),
     Endpoint("GET", "/drift", "drift", "Documents behind the code (kbc drift --format json).",

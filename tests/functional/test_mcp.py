@@ -29,7 +29,7 @@ from kbc.services.components import Components
 from kbc.services.knowledge import KnowledgeBase
 from kbc.web.server import is_loopback, serve
 
-TOOLS = {"retrieve_slice", "ask", "search", "get_view", "list_views", "get_symbol", "get_file",
+TOOLS = {"retrieve_slice", "ask", "search", "get_view", "list_views", "get_symbol", "get_file", "list_scopes",
          "list_use_cases", "report_usage"}
 
 SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"

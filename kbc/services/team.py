@@ -1,0 +1,139 @@
+"""Team knowledge beside the code: the knowledge pass of a build, and the scopes retrieval reads.
+
+The build reads every configured knowledge root (a folder, or a repository followed by URL),
+hands its Markdown to the index as ``@knowledge/<root>/<path>`` documents, and writes the
+manifest ``<store>/knowledge.json``: each root (where it is, the commit it was read at) and
+each document's scopes, refs and last commit. A root that cannot be read is reported and
+left out; the rest of the build goes on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kbc.analyzers.knowledge import KnowledgeDocument, OpenedRoot, is_project, open_root, read_documents
+from kbc.domain.errors import KbcError
+from kbc.domain.settings import Settings
+from kbc.store.files import write_atomic
+from kbc.store.layout import knowledge_file
+
+
+@dataclass(frozen=True, slots=True)
+class RootRecord:
+    name: str
+    where: str  # as configured: a path or a URL
+    folder: str  # its work tree on this machine
+    url: str = ""
+    branch: str = ""
+    head: str = ""  # the commit the documents were read at ("" outside git)
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentRecord:
+    root: str
+    path: str  # relative to the root
+    scopes: tuple[str, ...]
+    refs: tuple[str, ...] = ()
+    commit: str = ""
+    date: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Manifest:
+    roots: tuple[RootRecord, ...] = ()
+    documents: dict[str, DocumentRecord] = field(default_factory=dict)  # indexed path -> record
+    problems: tuple[str, ...] = ()
+    digest: str = ""  # of every root's configuration and every document's text and scopes
+
+    def root(self, name: str) -> RootRecord | None:
+        return next((r for r in self.roots if r.name == name), None)
+
+    def scopes(self) -> dict[str, int]:
+        """Every scope and how many documents are in it."""
+        counts: Counter[str] = Counter(s for d in self.documents.values() for s in d.scopes)
+        return dict(sorted(counts.items()))
+
+
+@dataclass(frozen=True, slots=True)
+class Collected:
+    documents: tuple[KnowledgeDocument, ...]
+    manifest: Manifest
+
+    def texts(self) -> dict[str, str]:
+        return {d.indexed_path: d.text for d in self.documents}
+
+
+def collect(repo: Path, settings: Settings) -> Collected:
+    """Every configured root's documents; a root that cannot be opened is a problem, not a stop."""
+    documents: list[KnowledgeDocument] = []
+    roots: list[RootRecord] = []
+    problems: list[str] = []
+    for root in settings.knowledge:
+        try:
+            opened: OpenedRoot = open_root(root, repo, settings.data_dir)
+        except KbcError as error:
+            problems.append(f"{root.name}: {error.message}")
+            continue
+        found, unread = read_documents(opened, settings.max_file_bytes)
+        documents.extend(found)
+        problems.extend(unread)
+        roots.append(RootRecord(root.name, root.where, str(opened.folder), root.url, opened.branch,
+                                opened.head))
+    records = {d.indexed_path: DocumentRecord(d.root, d.path, d.scopes, d.refs, d.commit, d.date)
+               for d in documents}
+    digest = hashlib.sha256(json.dumps([[asdict(r) for r in roots], sorted(
+        (d.indexed_path, d.text, d.scopes, d.refs, d.commit) for d in documents)]).encode()).hexdigest()[:16]
+    return Collected(tuple(documents), Manifest(tuple(roots), records, tuple(problems), digest))
+
+
+def write_manifest(store_root: Path, manifest: Manifest) -> None:
+    data = {"roots": [asdict(r) for r in manifest.roots],
+            "documents": {p: asdict(d) for p, d in sorted(manifest.documents.items())},
+            "problems": list(manifest.problems), "digest": manifest.digest}
+    write_atomic(knowledge_file(store_root), json.dumps(data, indent=1, sort_keys=True))
+
+
+def read_manifest(store_root: Path) -> Manifest:
+    """The manifest of the last build; empty when it had no knowledge root."""
+    try:
+        data: dict[str, Any] = json.loads(knowledge_file(store_root).read_text(encoding="utf-8"))
+        roots = tuple(RootRecord(**r) for r in data.get("roots", []))
+        documents = {p: DocumentRecord(**{**d, "scopes": tuple(d["scopes"]), "refs": tuple(d["refs"])})
+                     for p, d in data.get("documents", {}).items()}
+        return Manifest(roots, documents, tuple(data.get("problems", [])), str(data.get("digest", "")))
+    except (OSError, ValueError, TypeError, KeyError):
+        return Manifest()
+
+
+def knowledge_moved(repo: Path, settings: Settings, store_root: Path) -> bool:
+    """Whether the knowledge roots (their configuration, documents or commits) differ from
+    what the last build indexed: a refresh then indexes them again."""
+    if not settings.knowledge and not read_manifest(store_root).roots:
+        return False
+    return collect(repo, settings).manifest.digest != read_manifest(store_root).digest
+
+
+def chosen_scopes(manifest: Manifest, asked: Sequence[str] | None, default: Sequence[str]) -> frozenset[str]:
+    """The scopes a request reads: those it names; else the configured default; else every
+    scope but the ``projects/...`` ones (one project's notes stay out of another's slice)."""
+    if asked:
+        unknown = sorted(set(asked) - set(manifest.scopes()))
+        if unknown and manifest.documents:
+            raise KbcError(f"no knowledge scope named {', '.join(map(repr, unknown))}",
+                           hint=f"scopes: {', '.join(manifest.scopes()) or 'none'} (`kbc scopes`)")
+        return frozenset(asked)
+    if default:
+        return frozenset(default)
+    return frozenset(s for s in manifest.scopes() if not is_project(s))
+
+
+def excluded(manifest: Manifest, scopes: Iterable[str]) -> frozenset[str]:
+    """The documents outside ``scopes``: what a request may not be handed."""
+    wanted = set(scopes)
+    return frozenset(path for path, d in manifest.documents.items() if not wanted.intersection(d.scopes))

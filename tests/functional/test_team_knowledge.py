@@ -1,0 +1,170 @@
+"""Knowledge roots beside the code: a knowledge repository with scopes, indexed with a code
+repository; retrieval reads the scopes it is given; a repository cannot point kbc elsewhere."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from helpers import LEXICAL, RepoFactory, git, write_tree
+
+from kbc.cli.main import cli
+from kbc.domain.errors import KbcError, PathRefused
+from kbc.domain.settings import KnowledgeRoot, Settings, load_settings
+from kbc.services.components import Components
+from kbc.services.knowledge import KnowledgeBase
+
+SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+CODE = {
+    "shop/__init__.py": '"""A shop."""\n',
+    "shop/payouts.py": '''
+        """Payouts to sellers."""
+
+
+        def schedule_payout(seller, amount_cents):
+            """Schedule a payout of an amount in cents."""
+            return {"seller": seller, "amount": amount_cents}
+    ''',
+}
+KNOWLEDGE = {
+    "README.md": "# Team knowledge\n\nHow we work.\n",
+    "domain/payouts.md": "# Payouts\n\nA payout is money we send to a seller, weekly, never before "
+                         "the refund window of 180 days has closed for the orders it pays.\n",
+    "conventions/money.md": "---\nscope: [conventions, payments]\n---\n# Money\n\nMoney is never a float: "
+                            "amounts are integers in cents.\n",
+    "projects/shop/notes.md": "# Shop notes\n\nThe shop's payout batch runs on Mondays at 06:00 UTC.\n",
+    "projects/ledger/notes.md": "# Ledger notes\n\nThe ledger's zebra reconciliation runs nightly.\n",
+    "ops/keys.md": f"# Keys\n\naws_secret_access_key = \"{SECRET}\"\n",
+    "domain/diagram.txt": "not Markdown, not indexed\n",
+}
+
+
+@pytest.fixture
+def team(make_repo: RepoFactory) -> Path:
+    return make_repo(KNOWLEDGE)
+
+
+@pytest.fixture
+def shop(make_repo: RepoFactory, team: Path) -> tuple[Path, Settings]:
+    root = make_repo(CODE)
+    settings = Settings(embed_model="none", knowledge=(KnowledgeRoot("team", str(team)),))
+    return root, settings
+
+
+def open_kb(root: Path, settings: Settings) -> KnowledgeBase:
+    return KnowledgeBase(root, settings=settings, components=Components.lexical())
+
+
+def test_documents_are_indexed_in_their_scopes(shop: tuple[Path, Settings]) -> None:
+    root, settings = shop
+    with open_kb(root, settings) as kb:
+        built = kb.build(no_llm=True)
+        scopes = {s["scope"]: s for s in kb.scopes()}
+    assert (built.knowledge.roots, built.knowledge.documents) == (1, 6)
+    assert {name: s["documents"] for name, s in scopes.items()} == {
+        "conventions": 1, "domain": 1, "ops": 1, "payments": 1, "projects/ledger": 1, "projects/shop": 1,
+        "team": 1}
+    assert [name for name, s in scopes.items() if not s["default"]] == ["projects/ledger", "projects/shop"]
+    assert all(s["roots"] == ["team"] for s in scopes.values())
+
+
+def test_a_slice_mixes_code_and_team_knowledge_within_its_scopes(shop: tuple[Path, Settings]) -> None:
+    root, settings = shop
+    with open_kb(root, settings) as kb:
+        kb.build(no_llm=True)
+        mixed = kb.retrieve("schedule a payout to a seller in cents", budget=2000)
+        paths = [item.path for item in mixed.items]
+        assert "shop/payouts.py" in paths and "@knowledge/team/domain/payouts.md" in paths
+        assert "@knowledge/team/conventions/money.md" in paths
+        assert "@knowledge/team/domain/payouts.md:1-" in mixed.text
+        # one project's notes never reach a slice that does not ask for that project
+        assert not any(p.startswith("@knowledge/team/projects/") for p in paths)
+        ledger = kb.retrieve("zebra reconciliation", budget=2000, scopes=["projects/ledger"])
+        ledger_notes = "@knowledge/team/projects/ledger/notes.md"
+        assert [i.path for i in ledger.items if i.kind == "knowledge"] == [ledger_notes]
+        only = kb.retrieve("payout money cents seller", budget=2000, scopes=["conventions"])
+        money = "@knowledge/team/conventions/money.md"
+        assert {i.path for i in only.items if i.kind == "knowledge"} == {money}
+        with pytest.raises(KbcError, match="no knowledge scope named 'nope'"):
+            kb.retrieve("payout", scopes=["nope"])
+
+
+def test_knowledge_documents_are_served_redacted_and_confined(shop: tuple[Path, Settings]) -> None:
+    root, settings = shop
+    with open_kb(root, settings) as kb:
+        kb.build(no_llm=True)
+        lines = kb.file("@knowledge/team/domain/payouts.md", 1, 1)
+        assert lines == {"path": "@knowledge/team/domain/payouts.md", "start_line": 1, "end_line": 1,
+                         "lines": 3, "text": "# Payouts\n"}
+        keys = kb.file("@knowledge/team/ops/keys.md")
+        assert SECRET not in keys["text"] and "[REDACTED]" in keys["text"]
+        hits = kb.search("aws secret access key", scopes=["ops"])
+        assert hits and all(SECRET not in hit["text"] for hit in hits)
+        for path in ("@knowledge/team/../../etc/passwd", "@knowledge/team/domain/diagram.txt",
+                     "@knowledge/other/domain/payouts.md"):
+            with pytest.raises(PathRefused):
+                kb.file(path)
+
+
+def test_the_cli_builds_with_a_root_and_lists_its_scopes(make_repo: RepoFactory, team: Path) -> None:
+    root = make_repo(CODE)
+    built = CliRunner().invoke(cli, [*LEXICAL, "build", str(root), "--no-llm", "--knowledge", f"team={team}"])
+    assert built.exit_code == 0, built.output
+    assert "documents     6 from 1 root, 7 scopes" in built.output
+    listed = CliRunner().invoke(cli, [*LEXICAL, "scopes", "--repo", str(root), "--format", "json"])
+    assert {s["scope"] for s in json.loads(listed.output)} >= {"domain", "projects/shop"}
+    # the store remembers the roots: a retrieve needs no --knowledge
+    sliced = CliRunner().invoke(cli, [*LEXICAL, "retrieve", "the shop payout batch", "--repo", str(root),
+                                      "--scope", "projects/shop", "--format", "json"])
+    assert sliced.exit_code == 0, sliced.output
+    assert "@knowledge/team/projects/shop/notes.md" in {i["path"] for i in json.loads(sliced.output)["items"]}
+
+
+def test_a_refresh_reads_the_roots_again(shop: tuple[Path, Settings], team: Path) -> None:
+    root, settings = shop
+    with open_kb(root, settings) as kb:
+        kb.build(no_llm=True)
+        write_tree(team, {"domain/refunds.md": "# Refunds\n\nRefunds are allowed for 180 days.\n"})
+        git(team, "add", "-A")
+        git(team, "commit", "-q", "-m", "refunds")
+        done = kb.refresh(no_llm=True)
+        assert done.mode == "incremental" and "knowledge roots" in done.reason
+        assert kb.scopes()[1] == {"scope": "domain", "documents": 2, "roots": ["team"], "default": True}
+        assert kb.refresh(no_llm=True).mode == "up-to-date"
+
+
+def test_a_repository_may_only_name_a_root_inside_itself(make_repo: RepoFactory, team: Path) -> None:
+    inside = {**CODE, "notes/domain/x.md": "# X\n", "kbc.toml": '[[knowledge]]\npath = "notes"\n'}
+    root = make_repo(inside)
+    assert load_settings(root, env={}).knowledge == (KnowledgeRoot("notes", "notes"),)
+    outside = make_repo({**CODE, "kbc.toml": f'[[knowledge]]\npath = "{team}"\n\n[[knowledge]]\n'
+                                             'url = "https://attacker.example/k.git"\n'})
+    settings = load_settings(outside, env={})
+    assert settings.knowledge == ()
+    assert len(settings.notices) == 2 and all("may only name a folder inside" in n for n in settings.notices)
+    mine = load_settings(outside, env={"KBC_KNOWLEDGE": f"team={team}"})
+    assert mine.knowledge == (KnowledgeRoot("team", str(team)),)
+
+
+def test_bad_knowledge_configuration_is_named(make_repo: RepoFactory) -> None:
+    from kbc.domain.errors import ConfigError
+
+    bad = '[[knowledge]]\npath = "a"\nurl = "b"\n\n[[knowledge]]\nname = "x y"\npath = "c"\n'
+    root = make_repo({**CODE, "kbc.toml": bad})
+    with pytest.raises(ConfigError) as raised:
+        load_settings(root, env={"KBC_KNOWLEDGE": "a=one,a=two"})
+    text = str(raised.value)
+    assert "exactly one of path and url" in text and "'x y' is not a usable name" in text
+    assert "two knowledge roots have this name" in text
+
+
+def test_a_root_that_cannot_be_read_is_reported_and_the_build_goes_on(make_repo: RepoFactory,
+                                                                        tmp_path: Path) -> None:
+    root = make_repo(CODE)
+    settings = Settings(embed_model="none", knowledge=(KnowledgeRoot("gone", str(tmp_path / "missing")),))
+    with open_kb(root, settings) as kb:
+        built = kb.build(no_llm=True)
+        assert built.knowledge.documents == 0 and "is not a folder" in built.knowledge.problems[0]
+        assert kb.retrieve("schedule payout").items
