@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import re
 import subprocess
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,14 +41,24 @@ def _command(root: Path | None, args: Sequence[str]) -> list[str]:
     return ["git", *SAFE, *(["-C", str(root)] if root is not None else []), *args]
 
 
-def git(root: Path | None, *args: str, check: bool = True, errors: str = "surrogateescape") -> str:
+def git(root: Path | None, *args: str, check: bool = True, errors: str = "surrogateescape",
+        given: str | None = None, env: Mapping[str, str] | None = None) -> str:
     """What ``git -C root args`` prints (raises :class:`GitFailed` when it fails and ``check``;
-    OSError when there is no git)."""
+    OSError when there is no git). ``given`` is its standard input; ``env`` adds variables
+    (a temporary index, an author)."""
     done = subprocess.run(_command(root, args), capture_output=True, text=True, encoding="utf-8",
-                          errors=errors, env=environment_with(_ENV), stdin=subprocess.DEVNULL, check=False)
+                          errors=errors, env=environment_with({**_ENV, **(env or {})}),
+                          input=given, stdin=None if given is not None else subprocess.DEVNULL, check=False)
     if done.returncode != 0 and check:
         raise GitFailed(done.stderr)
     return done.stdout if done.returncode == 0 else ""
+
+
+def git_ok(root: Path, *args: str) -> bool:
+    """Whether ``git -C root args`` succeeds (for the commands that answer by exit code)."""
+    done = subprocess.run(_command(root, args), capture_output=True, env=environment_with(_ENV),
+                          stdin=subprocess.DEVNULL, check=False)
+    return done.returncode == 0
 
 
 def git_lines(root: Path, *args: str, errors: str = "replace") -> Iterator[str]:

@@ -290,10 +290,12 @@ def retrieve(ctx: click.Context, text: str, repo: Path, store: Path | None, use_
 
 def _register() -> None:
     from kbc.cli.evaluate import eval_command
+    from kbc.cli.knowledge import proposals, propose
     from kbc.cli.maintain import drift, refresh, render, status, views
     from kbc.cli.serve import ask, gaps, scopes, serve
 
-    for command in (refresh, status, drift, views, render, ask, gaps, scopes, serve, eval_command):
+    for command in (refresh, status, drift, views, render, ask, gaps, scopes, propose, proposals, serve,
+                    eval_command):
         cli.add_command(command)
 
 

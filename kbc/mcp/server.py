@@ -20,6 +20,7 @@ import json
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict
 from typing import Annotated, Any, TypeVar
 
 from mcp.server.mcpserver import MCPServer
@@ -56,6 +57,8 @@ integrations) and a budgeted retrieval index.
 - ask answers a question with citations [path:start-end]; search is a plain ranked lookup.
 - Team knowledge (paths under @knowledge/) comes in scopes: list_scopes names them, and
   retrieve_slice and ask take `scopes` (by default every scope but the projects/... ones).
+  When you find team knowledge wrong or missing, propose_update suggests the change (a branch
+  for a person to merge; nothing changes until then).
 - After using a slice or an answer, call report_usage with its query_id and the ids of the
   items that helped (an empty list if none did): that is how missing knowledge is found.
 """
@@ -235,6 +238,31 @@ def build_server(worker: Worker) -> MCPServer:
         """The knowledge scopes (team Markdown beside the code: domain, conventions, projects/...):
         scope, documents, roots, and default (read when a call names no scopes)."""
         return await worker.reply("list_scopes", lambda kb: kb.scopes(), listing=True)
+
+    @server.tool(annotations=RECORDS)
+    async def propose_update(
+        path: Annotated[str, Field(description="The knowledge document, relative to its root (prefixed by "
+                                               "the root's name when several are configured), or as "
+                                               "retrieval shows it: @knowledge/<root>/<path>.")],
+        rationale: Annotated[str, Field(description="Why it should change: what is wrong or missing.")],
+        author: Annotated[str, Field(description="Who proposes it (your agent's name).")],
+        content: Annotated[str | None, Field(description="The whole new document.")] = None,
+        diff: Annotated[str | None, Field(description="Or a unified diff of the document.")] = None,
+    ) -> ObjectResult:
+        """Propose a correction or an addition to the team's knowledge when you find it wrong or
+        missing. kbc never writes it: it makes one commit on a new branch kbc/proposal-<id> of the
+        knowledge root for a person to review and merge; what kbc serves changes only then.
+        Only Markdown under a knowledge root; credentials are redacted. Returns the proposal (id,
+        branch, commit, status "open")."""
+        return await worker.reply("propose_update", lambda kb: asdict(kb.propose(
+            path, content=content, diff=diff, rationale=rationale, author=author)))
+
+    @server.tool(annotations=READ_ONLY)
+    async def list_proposals() -> ListResult:
+        """The proposals to the knowledge roots, newest first: id, root, path, branch, status (open,
+        merged once a person merged it, closed), author, rationale, date."""
+        return await worker.reply("list_proposals", lambda kb: [asdict(p) for p in kb.proposals()],
+                                  listing=True)
 
     @server.tool(annotations=RECORDS)
     async def report_usage(

@@ -11,7 +11,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kbc.domain.drift import DriftReport
 from kbc.domain.errors import KbcError, NotFound, PathRefused
@@ -32,6 +32,9 @@ from kbc.services.retrieve import open_retriever
 from kbc.services.status import Status, repository_status
 from kbc.services.symbols import SymbolReport, find_symbols
 from kbc.services.team import Manifest, chosen_scopes, excluded, read_manifest
+
+if TYPE_CHECKING:
+    from kbc.services.proposals import Proposal
 from kbc.services.views import read_views, render_folder
 from kbc.store.facts_store import FactsStore
 from kbc.store.gaps import Gap, GapLog
@@ -313,6 +316,30 @@ class KnowledgeBase:
                 roots.setdefault(scope, set()).add(record.root)
         return [{"scope": scope, "documents": count, "roots": sorted(roots.get(scope, ())),
                  "default": scope in default} for scope, count in manifest.scopes().items()]
+
+    def propose(self, path: str, *, content: str | None = None, diff: str | None = None,
+                rationale: str, author: str) -> Proposal:
+        """Propose a change to a knowledge document as a new branch of its root (never a write)."""
+        from kbc.services.proposals import propose
+
+        return propose(self.manifest(), path, content=content, diff=diff, rationale=rationale, author=author)
+
+    def proposals(self) -> list[Proposal]:
+        from kbc.services.proposals import proposals
+
+        return proposals(self.manifest())
+
+    def proposal(self, proposal_id: str) -> tuple[Proposal, str]:
+        """One proposal and the diff it proposes."""
+        from kbc.services.proposals import diff_of, find
+
+        found = find(self.manifest(), proposal_id)
+        return found, diff_of(self.manifest(), found)
+
+    def close_proposal(self, proposal_id: str) -> Proposal:
+        from kbc.services.proposals import close
+
+        return close(self.manifest(), proposal_id)
 
     def _excluded(self, scopes: Sequence[str] | None) -> frozenset[str]:
         manifest = self.manifest()

@@ -168,3 +168,115 @@ def test_a_root_that_cannot_be_read_is_reported_and_the_build_goes_on(make_repo:
         built = kb.build(no_llm=True)
         assert built.knowledge.documents == 0 and "is not a folder" in built.knowledge.problems[0]
         assert kb.retrieve("schedule payout").items
+
+
+# -- proposals -----------------------------------------------------------------------
+
+
+def state_of(repo: Path) -> tuple[str, str, str, str]:
+    """HEAD, the followed branch, the index and the work tree of a repository, as git sees them."""
+    return (git(repo, "rev-parse", "HEAD"), git(repo, "rev-parse", "refs/heads/main"),
+            git(repo, "ls-files", "-s"), git(repo, "status", "--porcelain", "--untracked-files=all"))
+
+
+@pytest.fixture
+def built(shop: tuple[Path, Settings]) -> KnowledgeBase:
+    root, settings = shop
+    kb = open_kb(root, settings)
+    kb.build(no_llm=True)
+    return kb
+
+
+def test_a_proposal_is_one_commit_on_a_new_branch_and_nothing_else_changes(built: KnowledgeBase,
+                                                                           team: Path) -> None:
+    before = state_of(team)
+    index_before = built.retrieve("payout refund window seller", budget=2000).fingerprint
+    text = KNOWLEDGE["domain/payouts.md"].replace("weekly", "every Monday")
+    proposal = built.propose("domain/payouts.md", content=text, rationale="Payouts run on Mondays now.",
+                             author="agent-7")
+    assert proposal.status == "open" and proposal.branch == f"kbc/proposal-{proposal.id}"
+    assert state_of(team) == before  # HEAD, main, the index and the work tree are as they were
+    assert git(team, "rev-list", "--count", f"main..{proposal.branch}").strip() == "1"
+    assert git(team, "rev-parse", f"{proposal.branch}^").strip() == before[1].strip()
+    assert git(team, "show", f"{proposal.branch}:domain/payouts.md") == text
+    assert git(team, "diff", "--name-only", "main", proposal.branch).split() == ["domain/payouts.md"]
+    message = git(team, "log", "-1", "--format=%an%n%B", proposal.branch)
+    assert message.startswith("agent-7\nProposed: domain/payouts.md\n\nPayouts run on Mondays now.")
+    assert built.retrieve("payout refund window seller", budget=2000).fingerprint == index_before
+    assert [(p.id, p.status) for p in built.proposals()] == [(proposal.id, "open")]
+
+
+def test_a_second_proposal_on_the_same_document_is_a_branch_of_its_own(built: KnowledgeBase,
+                                                                       team: Path) -> None:
+    first = built.propose("domain/payouts.md", content="# Payouts\n\nWeekly.\n", rationale="shorter",
+                          author="a")
+    diff = ("--- a/domain/payouts.md\n+++ b/domain/payouts.md\n@@ -1,3 +1,5 @@\n # Payouts\n \n"
+            f" {KNOWLEDGE['domain/payouts.md'].splitlines()[2]}\n+\n+Payouts are in cents.\n")
+    second = built.propose("@knowledge/team/domain/payouts.md", diff=diff, rationale="cents", author="b")
+    assert first.branch != second.branch
+    assert git(team, "show", f"{second.branch}:domain/payouts.md").endswith("\nPayouts are in cents.\n")
+    assert git(team, "rev-parse", f"{second.branch}^").strip() == git(team, "rev-parse", "main").strip()
+    assert {p.id for p in built.proposals()} == {first.id, second.id}
+
+
+@pytest.mark.parametrize(("path", "words"), [
+    ("../code/shop/payouts.py", "climb out"),
+    ("/etc/passwd.md", "relative to the knowledge root"),
+    ("domain/diagram.txt", "only Markdown"),
+    (".git/config.md", "hidden folders"),
+    ("@knowledge/other/domain/payouts.md", "no knowledge root named 'other'"),
+])
+def test_paths_outside_the_roots_markdown_are_refused(built: KnowledgeBase, path: str, words: str) -> None:
+    with pytest.raises(PathRefused, match=words):
+        built.propose(path, content="# x\n", rationale="r", author="a")
+
+
+def test_planted_credentials_are_redacted_before_the_commit(built: KnowledgeBase, team: Path) -> None:
+    leaked = f"# Deploy\n\naws_secret_access_key = \"{SECRET}\"\n"
+    proposal = built.propose("ops/deploy.md", content=leaked, rationale="new page", author="a")
+    committed = git(team, "show", f"{proposal.branch}:ops/deploy.md")
+    assert SECRET not in committed and "[REDACTED]" in committed and proposal.redacted == 1
+    assert SECRET not in git(team, "cat-file", "-p", proposal.commit)
+
+
+def test_merged_and_closed_proposals_are_told_apart(built: KnowledgeBase, team: Path) -> None:
+    merged = built.propose("domain/payouts.md", content="# Payouts\n\nMerged text.\n", rationale="m",
+                           author="a")
+    closed = built.propose("conventions/money.md", content="# Money\n\nClosed.\n", rationale="c", author="b")
+    git(team, "merge", "-q", "--no-edit", merged.branch)
+    assert built.close_proposal(closed.id).status == "closed"
+    assert {p.id: p.status for p in built.proposals()} == {merged.id: "merged", closed.id: "closed"}
+    assert git(team, "branch", "--list", closed.branch).strip() == ""
+    shown, diff = built.proposal(merged.id)
+    assert shown.rationale == "m" and "+Merged text." in diff
+
+
+def test_a_proposal_is_pushed_to_the_remote(make_repo: RepoFactory, tmp_path: Path) -> None:
+    origin = tmp_path / "origin.git"
+    source = make_repo(KNOWLEDGE)
+    git(source, "clone", "-q", "--bare", str(source), str(origin))
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(origin), str(clone))
+    root = make_repo(CODE)
+    settings = Settings(embed_model="none", knowledge=(KnowledgeRoot("team", str(clone)),))
+    with open_kb(root, settings) as kb:
+        kb.build(no_llm=True)
+        proposal = kb.propose("domain/payouts.md", content="# Payouts\n\nPushed.\n", rationale="p",
+                              author="a")
+    assert proposal.pushed
+    assert git(origin, "rev-parse", f"refs/heads/{proposal.branch}").strip() == proposal.commit
+    assert git(origin, "rev-parse", "refs/heads/main").strip() == git(source, "rev-parse", "HEAD").strip()
+
+
+def test_the_cli_proposes_and_lists(shop: tuple[Path, Settings], team: Path) -> None:
+    root, _ = shop
+    CliRunner().invoke(cli, [*LEXICAL, "build", str(root), "--no-llm", "--knowledge", f"team={team}"])
+    made = CliRunner().invoke(cli, [*LEXICAL, "propose", "domain/payouts.md", "--repo", str(root),
+                                    "--content", "-", "--rationale", "why", "--author", "me",
+                                    "--format", "json"], input="# Payouts\n\nFrom stdin.\n")
+    assert made.exit_code == 0, made.output
+    proposal = json.loads(made.output)
+    listed = CliRunner().invoke(cli, [*LEXICAL, "proposals", "--repo", str(root)])
+    assert f"{proposal['id']}  open" in listed.output
+    shown = CliRunner().invoke(cli, [*LEXICAL, "proposals", "show", proposal["id"], "--repo", str(root)])
+    assert "+From stdin." in shown.output
