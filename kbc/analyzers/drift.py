@@ -28,7 +28,7 @@ from pathlib import Path
 
 import yaml  # type: ignore[import-untyped,unused-ignore]
 
-from kbc.analyzers.gitrepo import git_lines
+from kbc.analyzers.gitrepo import git, git_lines
 from kbc.analyzers.mentions import MentionJudge, code_spans
 from kbc.domain.drift import DriftReason, DriftReport
 
@@ -249,6 +249,24 @@ def last_commits(root: Path, paths: Iterable[str]) -> dict[str, tuple[str, str]]
         if len(found) == len(wanted):
             break
     return found
+
+
+def commits_after(root: Path, moment: str) -> list[Commit]:
+    """The commits of HEAD's history made after ``moment`` (ISO 8601), newest first: for a
+    document kept in another repository, whose own commits are not in this history. A
+    commit in the same second is not after it (git's --since counts it)."""
+    from datetime import datetime, timedelta
+
+    try:
+        after = (datetime.fromisoformat(moment) + timedelta(seconds=1)).isoformat()
+    except ValueError:
+        return []
+    return list(_log(root, f"--since={after}", "HEAD", "--", "."))
+
+
+def commit_time(root: Path, commit: str) -> str:
+    """The ISO 8601 committer time of ``commit`` ("" when git cannot tell)."""
+    return git(root, "show", "-s", "--format=%cI", commit, check=False).strip()
 
 
 def commits_since(root: Path, commit: str) -> list[Commit]:

@@ -88,20 +88,42 @@ def refresh(ctx: click.Context, target: str, store: Path | None, branch: str, fu
 @click.command()
 @reading_options
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--propose", is_flag=True,
+              help="Make each document behind the code a proposal: a branch with the document unchanged "
+                   "and a comment block saying why (kbc proposals lists them).")
 @click.pass_context
-def drift(ctx: click.Context, repo: Path, store: Path | None, fmt: str) -> None:
+def drift(ctx: click.Context, repo: Path, store: Path | None, fmt: str, propose: bool) -> None:
     """List the Markdown documents that are behind the code.
 
     A document names the code it governs with a front-matter `refs:` list of
     globs; it is behind when governed files changed after its last commit, when
     it mentions symbols that no longer exist, or when a ref matches no file.
-    Reads the store written by `kbc build` (or `kbc analyze`).
+    Documents of the knowledge roots count too: their refs (`repo:` globs, or
+    plain ones) name this repository's code. Reads the store written by
+    `kbc build` (or `kbc analyze`).
+
+    With --propose, each document behind becomes a proposal (a branch of its
+    own repository, nothing else changed) holding the document unchanged and a
+    comment block listing the changed files, the commits since and the names
+    gone; never invented prose.
     """
+    from dataclasses import asdict
+
     from kbc.services.drift import render_drift
     from kbc.services.payloads import drift_data
 
     with knowledge_base(repo, store) as kb:
         reports = kb.drift()
+        made = kb.propose_drift() if propose else []
+    if propose:
+        if fmt == "json":
+            click.echo(json.dumps([asdict(p) for p in made], indent=1, ensure_ascii=False))
+        else:
+            for p in made:
+                click.echo(f"proposed {p.root}/{p.path} on {p.branch}")
+            click.echo(f"{len(made)} proposal{'s' if len(made) != 1 else ''} from {len(reports)} "
+                       f"document{'s' if len(reports) != 1 else ''} behind the code")
+        return
     if fmt == "json":
         click.echo(json.dumps(drift_data(reports), indent=1, sort_keys=True))
     else:

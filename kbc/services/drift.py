@@ -56,6 +56,43 @@ def find_drift(root: Path, store_root: Path) -> list[DriftReport]:
         report = check_document(path, front, tracked=tracked, code=code, last=commit, history=history)
         if report is not None:
             reports.append(report)
+    reports.extend(_knowledge_drift(root, store_root, tracked, code, inventory.vcs == "git"))
+    return reports
+
+
+REPO_REF = "repo:"  # a knowledge document's ref naming the compiled repository's code
+
+
+def _knowledge_drift(root: Path, store_root: Path, tracked: list[str], code: MentionChecker,
+                     in_git: bool) -> list[DriftReport]:
+    """The knowledge documents behind this repository's code: their refs (``repo:`` globs, or
+    plain ones) are matched against this repository, and its commits made after the
+    document's last commit in its own repository are the ones that count."""
+    from dataclasses import replace
+
+    from kbc.analyzers.drift import commit_time, commits_after
+    from kbc.services.team import read_manifest
+
+    manifest = read_manifest(store_root)
+    reports: list[DriftReport] = []
+    for indexed, record in sorted(manifest.documents.items()):
+        own = manifest.root(record.root)
+        if own is None or not record.refs:
+            continue
+        text = _read(Path(own.folder), record.path)
+        if text is None:
+            continue
+        front = parse_front_matter(text)
+        refs = tuple(r.removeprefix(REPO_REF) for r in front.refs if ":" not in r or r.startswith(REPO_REF))
+        front = replace(front, refs=refs)
+        history: list[Commit] = []
+        if in_git and record.commit:
+            moment = commit_time(Path(own.folder), record.commit)
+            history = commits_after(root, moment) if moment else []
+        last = (record.commit, record.date) if record.commit else None
+        report = check_document(indexed, front, tracked=tracked, code=code, last=last, history=history)
+        if report is not None:
+            reports.append(report)
     return reports
 
 

@@ -324,6 +324,12 @@ class KnowledgeBase:
 
         return propose(self.manifest(), path, content=content, diff=diff, rationale=rationale, author=author)
 
+    def propose_drift(self) -> list[Proposal]:
+        """A skeleton proposal for every document behind the code (see ``kbc drift --propose``)."""
+        from kbc.services.proposals import propose_drift
+
+        return propose_drift(self.manifest(), self.root, self.drift())
+
     def proposals(self) -> list[Proposal]:
         from kbc.services.proposals import proposals
 

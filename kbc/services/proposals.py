@@ -17,12 +17,14 @@ followed branch holds exactly its text), *closed* once ``close`` moved its branc
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from kbc.analyzers.gitrepo import GitFailed, git, git_failure, git_ok, work_tree
 from kbc.analyzers.knowledge import MARKDOWN, split_indexed
 from kbc.analyzers.secrets import redact
+from kbc.domain.drift import DriftReport
 from kbc.domain.errors import KbcError, NotFound, PathRefused
 from kbc.services.team import Manifest, RootRecord
 
@@ -233,6 +235,51 @@ def _merged(top: Path, commit: str, followed: str, in_repo: str) -> bool:
     proposed = git(top, "rev-parse", f"{commit}:{in_repo}", check=False).strip()
     now = git(top, "rev-parse", f"{followed}:{in_repo}", check=False).strip()
     return bool(proposed) and proposed == now  # squashed or cherry-picked: the text is there
+
+
+SKELETON = "<!-- kbc drift:"
+
+
+def skeleton(text: str, report: DriftReport) -> str:
+    """The document unchanged, with a comment block at its end listing why it is behind: the
+    changed governed files, the commits since, the names it mentions that no longer exist.
+    Never prose: what to write is for a person (or a marked machine suggestion) to decide."""
+    lines = [f"{SKELETON} this document is behind the code (kbc drift, {len(report.reasons)} "
+             f"reason{'s' if len(report.reasons) != 1 else ''}); review it, then remove this block."]
+    for reason in report.reasons:
+        lines.append(f"- {reason.kind.replace('_', ' ')}: {reason.detail}")
+        lines.extend(f"  - changed: {path}" for path in reason.files)
+        lines.extend(f"  - no longer in the code: {name}" for name in reason.names)
+        lines.extend(f"  - matches no file: {ref}" for ref in reason.refs)
+    block = "\n".join(lines).replace("-->", "- ->") + "\n-->\n"
+    body = text.split(f"\n{SKELETON}")[0].rstrip("\n")  # a skeleton proposed before is replaced
+    return f"{body}\n\n{block}"
+
+
+def propose_drift(manifest: Manifest, repo: Path, reports: Sequence[DriftReport]) -> list[Proposal]:
+    """One skeleton proposal per document behind the code: a knowledge document in its root,
+    a document of the repository in the repository itself."""
+    own = RootRecord("repository", str(repo), str(repo))
+    made: list[Proposal] = []
+    for report in reports:
+        indexed = split_indexed(report.path)
+        if indexed is not None:
+            name, inner = indexed
+            root, where = manifest.root(name), report.path
+        else:
+            name, inner, root, where = own.name, report.path, own, report.path
+        if root is None:
+            continue
+        scope = manifest if indexed is not None else Manifest((own,))
+        folder = Path(root.folder)
+        try:
+            text = (folder / inner).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        reasons = "; ".join(r.detail for r in report.reasons)
+        made.append(propose(scope, where if indexed is not None else inner, content=skeleton(text, report),
+                            rationale=f"kbc drift: {reasons}", author="kbc drift"))
+    return made
 
 
 def find(manifest: Manifest, proposal_id: str) -> Proposal:

@@ -4,6 +4,7 @@ repository; retrieval reads the scopes it is given; a repository cannot point kb
 from __future__ import annotations
 
 import json
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -280,3 +281,50 @@ def test_the_cli_proposes_and_lists(shop: tuple[Path, Settings], team: Path) -> 
     assert f"{proposal['id']}  open" in listed.output
     shown = CliRunner().invoke(cli, [*LEXICAL, "proposals", "show", proposal["id"], "--repo", str(root)])
     assert "+From stdin." in shown.output
+
+
+# -- drift across repositories ------------------------------------------------------------
+
+
+def commit_later(repo: Path, files: dict[str, str], when: str) -> None:
+    """Commit ``files`` in ``repo`` at ``when`` (after every fixture commit)."""
+    import os
+    import subprocess
+
+    from helpers import GIT_ENV
+
+    write_tree(repo, files)
+    env = {**os.environ, **GIT_ENV, "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
+    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True, env=env)
+    subprocess.run(["git", "-C", str(repo), "commit", "-q", "-m", "later"], check=True, env=env)
+
+
+GOVERNING = {"domain/payout-rules.md": "---\nrefs: [\"repo:shop/payouts.py\"]\n---\n# Payout rules\n\n"
+                                       "Payouts go through `shop.payouts.schedule_payout` and "
+                                       "`shop.payouts.cancel_payout`.\n"}
+
+
+def test_knowledge_behind_the_code_is_reported_and_proposed(make_repo: RepoFactory) -> None:
+    team = make_repo({**KNOWLEDGE, **GOVERNING})
+    root = make_repo(CODE)
+    settings = Settings(embed_model="none", knowledge=(KnowledgeRoot("team", str(team)),))
+    held = textwrap.dedent(CODE["shop/payouts.py"]).lstrip("\n")
+    held += "\n\ndef hold(seller):\n    return seller\n"
+    commit_later(root, {"shop/payouts.py": held}, "2026-03-01T00:00:00Z")
+    with open_kb(root, settings) as kb:
+        kb.build(no_llm=True)
+        reports = {r.path: r for r in kb.drift()}
+        report = reports["@knowledge/team/domain/payout-rules.md"]
+        kinds = {r.kind: r for r in report.reasons}
+        changed = kinds["code_changed"]
+        assert (changed.files, changed.commits_since) == (("shop/payouts.py",), 1)
+        assert kinds["missing_symbols"].names == ("shop.payouts.cancel_payout",)
+        assert set(reports) == {"@knowledge/team/domain/payout-rules.md"}
+        before = state_of(team)
+        made = kb.propose_drift()
+    assert [(p.root, p.path) for p in made] == [("team", "domain/payout-rules.md")]
+    assert state_of(team) == before
+    proposed = git(team, "show", f"{made[0].branch}:domain/payout-rules.md")
+    assert proposed.startswith(GOVERNING["domain/payout-rules.md"].rstrip("\n"))  # the document unchanged
+    assert "<!-- kbc drift:" in proposed and "  - changed: shop/payouts.py" in proposed
+    assert "  - no longer in the code: shop.payouts.cancel_payout" in proposed
