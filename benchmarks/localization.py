@@ -52,11 +52,14 @@ from typing import Any
 
 from results_file import update_section
 
-from kbc.domain.settings import Settings
+from kbc.domain.models import OUTSIDE_KINDS
+from kbc.domain.settings import KnowledgeRoot, Settings
 from kbc.index.tokencount import default_counter
 from kbc.retrieval.baseline import WholeFileBM25
+from kbc.retrieval.retrieve import without
 from kbc.services.build import build_repository
 from kbc.services.retrieve import open_retriever, profile_named
+from kbc.services.team import chosen_scopes, excluded, read_manifest
 
 BUDGETS = tuple(range(1_000, 27_001, 1_000))
 REPORTED = (13_000, 27_000)
@@ -100,7 +103,7 @@ def keep_store(store: Path, kept: Path) -> None:
 
 
 def run_instance(row: Row, mirror_root: Path, work: Path, overrides: dict[str, float],
-                 keep: bool, reuse: bool, stores: Path) -> Row:
+                 keep: bool, reuse: bool, stores: Path, knowledge: Path | None = None) -> Row:
     owner, name = row["repo"].split("/")
     tree = work / name / "tree"
     store = work / name / "store"
@@ -109,22 +112,25 @@ def run_instance(row: Row, mirror_root: Path, work: Path, overrides: dict[str, f
     checkout(mirror_root / f"{owner}+{name}" / "repo", tree, row["base_commit"])
     started = time.perf_counter()
     embedded = -1
+    settings = Settings(knowledge=(KnowledgeRoot("team", str(knowledge)),) if knowledge else ())
     if reuse:
         store = kept
     else:
-        built = build_repository(tree, Settings(), store)
+        built = build_repository(tree, settings, store)
         embedded = built.index.embedded
     build_seconds = time.perf_counter() - started
     query = row["problem_statement"]
     profile = dataclasses.replace(profile_named(tree, "implementation"), **overrides)
     retriever = open_retriever(tree, Settings(), store)
+    manifest = read_manifest(store)  # the scopes a request that names none reads, as kbc retrieve does
+    exclude = excluded(manifest, chosen_scopes(manifest, None, ()))
     try:
         started = time.perf_counter()
-        ranking = retriever.search(query, profile)
+        ranking = without(retriever.search(query, profile), exclude)
         files: list[str] = []
         for cid, _ in ranking.ranked:
             chunk = ranking.chunks[cid]
-            if chunk.kind != "view" and chunk.path not in files:
+            if chunk.kind not in OUTSIDE_KINDS and chunk.path not in files:
                 files.append(chunk.path)
         search_ms = (time.perf_counter() - started) * 1000
         slices = {}
@@ -133,7 +139,8 @@ def run_instance(row: Row, mirror_root: Path, work: Path, overrides: dict[str, f
                 items = retriever.slice_of(ranking, query, profile, budget).items
             else:
                 items = retriever.retrieve(query, profile, budget).items
-            slices[str(budget)] = [[i.path, i.start_line, i.end_line] for i in items if i.kind != "view"]
+            slices[str(budget)] = [[i.path, i.start_line, i.end_line] for i in items
+                                   if i.kind not in OUTSIDE_KINDS]
         mode = retriever.mode
     finally:
         retriever.close()
@@ -240,6 +247,8 @@ def main() -> None:
                         help="set a module constant of kbc for this run (an ablation), e.g. "
                              "kbc.retrieval.rank.FILE_LIFT=0")
     parser.add_argument("--keep-stores", action="store_true", help="keep each instance's store")
+    parser.add_argument("--knowledge", type=Path,
+                        help="index this knowledge root beside every repository (e.g. benchmarks/knowledge)")
     parser.add_argument("--reuse-stores", action="store_true", help="answer from kept stores")
     parser.add_argument("--stores", type=Path, help="where stores are kept (default: WORK/stores)")
     parser.add_argument("--table-only", action="store_true", help="write the table of a finished run")
@@ -277,7 +286,8 @@ def main() -> None:
         if row["instance_id"] in done or args.table_only:
             continue
         result = run_instance(row, mirror_root, args.work, overrides, args.keep_stores, args.reuse_stores,
-                              args.stores or args.work / "stores")
+                              args.stores or args.work / "stores",
+                              args.knowledge.resolve() if args.knowledge else None)
         done[row["instance_id"]] = result
         with log.open("a") as fh:
             fh.write(json.dumps(result) + "\n")
