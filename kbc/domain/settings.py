@@ -73,6 +73,7 @@ class Settings:
     data_dir: str = ""
     cache_dir: str = ""
     knowledge: tuple[KnowledgeRoot, ...] = ()  # [[knowledge]] tables, KBC_KNOWLEDGE, --knowledge
+    forget_knowledge: bool = False  # `--knowledge none`: drop the roots the store remembers
     default_scopes: tuple[str, ...] = ()  # empty: every scope but projects/...
     # what loading ignored and why (a repository's configuration setting a trusted-only field)
     notices: tuple[str, ...] = field(default=(), compare=False)
@@ -470,8 +471,11 @@ def load_settings(
         else:
             _from_table(data, path.name, values, errors, refuse=refuse_from(path.name))
             own_knowledge(data, path.name)
+    forget = False
     for entry in (e for e in env.get("KBC_KNOWLEDGE", "").split(",") if e.strip()):
-        if (from_env := knowledge_root(entry, "KBC_KNOWLEDGE", errors)) is not None:
+        if entry.strip().lower() == "none":
+            forget = True
+        elif (from_env := knowledge_root(entry, "KBC_KNOWLEDGE", errors)) is not None:
             knowledge.append(from_env)
     for spec in FIELDS:
         if spec.env in env:
@@ -484,7 +488,9 @@ def load_settings(
             continue
         if name == "knowledge":  # --knowledge [name=]path-or-url, repeated
             for entry in raw:
-                if (flagged := knowledge_root(entry, "--knowledge", errors)) is not None:
+                if entry.strip().lower() == "none":
+                    forget = True
+                elif (flagged := knowledge_root(entry, "--knowledge", errors)) is not None:
                     knowledge.append(flagged)
             continue
         spec = _BY_NAME[name]
@@ -503,7 +509,8 @@ def load_settings(
                                  "give each root its own name (name = ... or name=path)"))
     if errors:
         raise ConfigError(errors)
-    return Settings(**values, knowledge=tuple(knowledge), notices=tuple(notices))
+    return Settings(**values, knowledge=tuple(knowledge), forget_knowledge=forget and not knowledge,
+                    notices=tuple(notices))
 
 
 def default_cache_dir(env: Mapping[str, str] | None = None) -> Path:

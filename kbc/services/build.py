@@ -15,7 +15,7 @@ from kbc.domain.timing import PassTiming, Stopwatch
 from kbc.index.build import IndexSummary, build_index
 from kbc.services.analyze import AnalyzeSummary, analyze_with_sweep
 from kbc.services.components import CONFIGURED, Components
-from kbc.services.team import Collected, Manifest, collect, write_manifest
+from kbc.services.team import Collected, Manifest, collect, roots_to_read, write_manifest
 from kbc.services.views import build_views_pass, view_documents
 from kbc.store.facts_store import FactsStore
 from kbc.store.layout import index_dir, store_path
@@ -73,9 +73,10 @@ def _build(root: Path, settings: Settings, store_dir: Path | None, progress: Ana
     facts = {f.path: f for f in store.facts()}
     inventory = store.inventory()
     collected = Collected((), Manifest())
-    if settings.knowledge:
+    roots = roots_to_read(settings, store_root)
+    if roots:
         with in_pass("knowledge"), clock.measure("knowledge"):
-            collected = collect(root.resolve(), settings)
+            collected = collect(root.resolve(), settings, roots)
     with in_pass("knowledge"):  # written even without a root: a root removed is forgotten
         write_manifest(store_root, collected.manifest)
     with clock.measure("load embedder"):

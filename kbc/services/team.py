@@ -19,7 +19,7 @@ from typing import Any
 
 from kbc.analyzers.knowledge import KnowledgeDocument, OpenedRoot, is_project, open_root, read_documents
 from kbc.domain.errors import KbcError
-from kbc.domain.settings import Settings
+from kbc.domain.settings import KnowledgeRoot, Settings
 from kbc.store.files import write_atomic
 from kbc.store.layout import knowledge_file
 
@@ -69,12 +69,22 @@ class Collected:
         return {d.indexed_path: d.text for d in self.documents}
 
 
-def collect(repo: Path, settings: Settings) -> Collected:
-    """Every configured root's documents; a root that cannot be opened is a problem, not a stop."""
+def roots_to_read(settings: Settings, store_root: Path) -> tuple[KnowledgeRoot, ...]:
+    """The configured roots; with none configured, the roots the store was last built with
+    (a root given once with --knowledge stays), unless told to forget them (--knowledge none)."""
+    if settings.knowledge or settings.forget_knowledge:
+        return settings.knowledge
+    return tuple(KnowledgeRoot(r.name, "" if r.url else r.where, r.url, r.branch if r.url else "")
+                 for r in read_manifest(store_root).roots)
+
+
+def collect(repo: Path, settings: Settings, roots: Sequence[KnowledgeRoot] | None = None) -> Collected:
+    """Every root's documents (``roots``, default the configured ones); a root that cannot be
+    opened is a problem, not a stop."""
     documents: list[KnowledgeDocument] = []
-    roots: list[RootRecord] = []
+    records: list[RootRecord] = []
     problems: list[str] = []
-    for root in settings.knowledge:
+    for root in settings.knowledge if roots is None else roots:
         try:
             opened: OpenedRoot = open_root(root, repo, settings.data_dir)
         except KbcError as error:
@@ -83,13 +93,13 @@ def collect(repo: Path, settings: Settings) -> Collected:
         found, unread = read_documents(opened, settings.max_file_bytes)
         documents.extend(found)
         problems.extend(unread)
-        roots.append(RootRecord(root.name, root.where, str(opened.folder), root.url, opened.branch,
-                                opened.head))
-    records = {d.indexed_path: DocumentRecord(d.root, d.path, d.scopes, d.refs, d.commit, d.date)
+        records.append(RootRecord(root.name, root.where, str(opened.folder), root.url, opened.branch,
+                                  opened.head))
+    by_path = {d.indexed_path: DocumentRecord(d.root, d.path, d.scopes, d.refs, d.commit, d.date)
                for d in documents}
-    digest = hashlib.sha256(json.dumps([[asdict(r) for r in roots], sorted(
+    digest = hashlib.sha256(json.dumps([[asdict(r) for r in records], sorted(
         (d.indexed_path, d.text, d.scopes, d.refs, d.commit) for d in documents)]).encode()).hexdigest()[:16]
-    return Collected(tuple(documents), Manifest(tuple(roots), records, tuple(problems), digest))
+    return Collected(tuple(documents), Manifest(tuple(records), by_path, tuple(problems), digest))
 
 
 def write_manifest(store_root: Path, manifest: Manifest) -> None:
@@ -114,9 +124,10 @@ def read_manifest(store_root: Path) -> Manifest:
 def knowledge_moved(repo: Path, settings: Settings, store_root: Path) -> bool:
     """Whether the knowledge roots (their configuration, documents or commits) differ from
     what the last build indexed: a refresh then indexes them again."""
-    if not settings.knowledge and not read_manifest(store_root).roots:
+    roots = roots_to_read(settings, store_root)
+    if not roots and not read_manifest(store_root).roots:
         return False
-    return collect(repo, settings).manifest.digest != read_manifest(store_root).digest
+    return collect(repo, settings, roots).manifest.digest != read_manifest(store_root).digest
 
 
 def chosen_scopes(manifest: Manifest, asked: Sequence[str] | None, default: Sequence[str]) -> frozenset[str]:

@@ -121,6 +121,14 @@ def test_the_cli_builds_with_a_root_and_lists_its_scopes(make_repo: RepoFactory,
                                       "--scope", "projects/shop", "--format", "json"])
     assert sliced.exit_code == 0, sliced.output
     assert "@knowledge/team/projects/shop/notes.md" in {i["path"] for i in json.loads(sliced.output)["items"]}
+    # a refresh keeps the roots the store was built with; --knowledge none forgets them
+    kept = CliRunner().invoke(cli, [*LEXICAL, "refresh", str(root), "--no-llm"])
+    assert kept.exit_code == 0, kept.output
+    counted = CliRunner().invoke(cli, [*LEXICAL, "scopes", "--repo", str(root), "--format", "json"])
+    assert len(json.loads(counted.output)) == 7
+    forgotten = CliRunner().invoke(cli, [*LEXICAL, "build", str(root), "--no-llm", "--knowledge", "none"])
+    assert forgotten.exit_code == 0, forgotten.output
+    assert "No knowledge scopes" in CliRunner().invoke(cli, [*LEXICAL, "scopes", "--repo", str(root)]).output
 
 
 def test_a_refresh_reads_the_roots_again(shop: tuple[Path, Settings], team: Path) -> None:
