@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -53,6 +53,16 @@ class AskRequest(BaseModel):
     budget: int | None = Field(None, gt=0, description="Tokens of sources to answer from.")
     no_llm: bool = Field(False, description="Quote the best passages instead of asking the LLM.")
     scopes: list[str] | None = Field(None, description="Knowledge scopes to answer from.")
+
+
+class ProposalRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    path: str = Field(min_length=1, description="The knowledge document, relative to its root (prefixed by "
+                                                "the root's name when several), or @knowledge/<root>/<path>.")
+    rationale: str = Field(min_length=1, description="Why it should change.")
+    author: str = Field(min_length=1, description="Who proposes it.")
+    content: str | None = Field(None, description="The whole new document.")
+    diff: str | None = Field(None, description="Or a unified diff of it.")
 
 
 class UsageRequest(BaseModel):
@@ -174,6 +184,13 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              lambda kb, _: use_cases_data(kb.use_cases().values()), returns=LIST),
     Endpoint("GET", "/scopes", "scopes", "The knowledge scopes and their documents (kbc scopes "
              "--format json, MCP list_scopes).", lambda kb, _: kb.scopes(), returns=LIST),
+    Endpoint("GET", "/proposals", "proposals", "Proposals to the knowledge roots (kbc proposals --format "
+             "json, MCP list_proposals).", lambda kb, _: [asdict(p) for p in kb.proposals()], returns=LIST),
+    Endpoint("POST", "/proposals", "propose", "Propose a change to a knowledge document: one commit on a new "
+             "branch for a person to merge (MCP propose_update).",
+             lambda kb, a: asdict(kb.propose(a["path"], content=a["content"], diff=a["diff"],
+                                             rationale=a["rationale"], author=a["author"])),
+             body=ProposalRequest),
     Endpoint("GET", "/gaps", "gaps", "What the knowledge base could not answer (kbc gaps --format json).",
              lambda kb, _: gaps_data(kb.gaps()), returns=LIST),
     Endpoint("GET", "/drift", "drift", "Documents behind the code (kbc drift --format json).",

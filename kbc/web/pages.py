@@ -194,9 +194,13 @@ class Site:
         task = params.get("task", "").strip()
         use_case = params.get("use_case", "implementation")
         budget = _number(params.get("budget"))
-        found = kb.retrieve_logged(task, use_case, budget)[0] if task else None
+        chosen = params.get("scopes", "").strip()
+        asked = [s.strip() for s in chosen.split(",") if s.strip()] or None
+        found = kb.retrieve_logged(task, use_case, budget, scopes=asked)[0] if task else None
+        scopes = [s["scope"] for s in kb.scopes() if s["default"]]
         return self.page("slice.html", snap, request, title="Slice builder", task=task, use_case=use_case,
-                         budget=budget, found=found, profiles=list(kb.use_cases().values()))
+                         budget=budget, found=found, profiles=list(kb.use_cases().values()), scopes=scopes,
+                         chosen=chosen)
 
     def ask(self, kb: KnowledgeBase, request: Request) -> HTMLResponse:
         snap = self.snapshot(kb)

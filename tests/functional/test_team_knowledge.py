@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -336,3 +337,41 @@ def test_knowledge_behind_the_code_is_reported_and_proposed(make_repo: RepoFacto
     assert proposed.startswith(GOVERNING["domain/payout-rules.md"].rstrip("\n"))  # the document unchanged
     assert "<!-- kbc drift:" in proposed and "  - changed: shop/payouts.py" in proposed
     assert "  - no longer in the code: shop.payouts.cancel_payout" in proposed
+
+
+def test_agents_read_scopes_and_propose_over_mcp_and_rest(built: KnowledgeBase, team: Path) -> None:
+    import anyio
+    import httpx
+    from mcp.client.session import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+    from web import running
+
+    before = state_of(team)
+    with running(built) as url:
+        async def agent() -> tuple[Any, Any, Any, Any]:
+            async with streamable_http_client(f"{url}/mcp") as (read, write), \
+                    ClientSession(read, write) as session:
+                await session.initialize()
+                scopes = await session.call_tool("list_scopes", {})
+                sliced = await session.call_tool("retrieve_slice", {"task": "zebra reconciliation",
+                                                                    "scopes": ["projects/ledger"]})
+                made = await session.call_tool("propose_update", {
+                    "path": "domain/payouts.md", "content": "# Payouts\n\nOver MCP.\n",
+                    "rationale": "from an agent", "author": "mcp-agent"})
+                listed = await session.call_tool("list_proposals", {})
+                return scopes, sliced, made, listed
+
+        scopes, sliced, made, listed = anyio.run(agent)
+        body = {"path": "conventions/money.md", "author": "bot", "rationale": "rest",
+                "content": "# Money\n\nREST.\n"}
+        rest = httpx.post(f"{url}/api/v1/proposals", json=body)
+        assert rest.status_code == 200, rest.text
+        assert len(httpx.get(f"{url}/api/v1/proposals").json()) == 2
+        assert {s["scope"] for s in httpx.get(f"{url}/api/v1/scopes").json()} >= {"domain", "projects/shop"}
+    assert scopes.structured_content and len(scopes.structured_content["result"]) == 7
+    assert sliced.structured_content and "@knowledge/team/projects/ledger/notes.md" in {
+        i["path"] for i in sliced.structured_content["items"]}
+    assert made.structured_content and made.structured_content["status"] == "open"
+    assert listed.structured_content
+    assert [p["author"] for p in listed.structured_content["result"]] == ["mcp-agent"]
+    assert state_of(team) == before
