@@ -103,7 +103,8 @@ def keep_store(store: Path, kept: Path) -> None:
 
 
 def run_instance(row: Row, mirror_root: Path, work: Path, overrides: dict[str, float],
-                 keep: bool, reuse: bool, stores: Path, knowledge: Path | None = None) -> Row:
+                 keep: bool, reuse: bool, stores: Path, knowledge: Path | None = None,
+                 unseen: bool = False) -> Row:
     owner, name = row["repo"].split("/")
     tree = work / name / "tree"
     store = work / name / "store"
@@ -123,7 +124,7 @@ def run_instance(row: Row, mirror_root: Path, work: Path, overrides: dict[str, f
     profile = dataclasses.replace(profile_named(tree, "implementation"), **overrides)
     retriever = open_retriever(tree, Settings(), store)
     manifest = read_manifest(store)  # the scopes a request that names none reads, as kbc retrieve does
-    exclude = excluded(manifest, chosen_scopes(manifest, None, ()))
+    exclude = frozenset(manifest.documents) if unseen else excluded(manifest, chosen_scopes(manifest, None, ()))
     try:
         started = time.perf_counter()
         ranking = without(retriever.search(query, profile), exclude)
@@ -249,6 +250,8 @@ def main() -> None:
     parser.add_argument("--keep-stores", action="store_true", help="keep each instance's store")
     parser.add_argument("--knowledge", type=Path,
                         help="index this knowledge root beside every repository (e.g. benchmarks/knowledge)")
+    parser.add_argument("--without-knowledge", action="store_true",
+                        help="retrieve as if the stores held no knowledge documents (the ablation)")
     parser.add_argument("--reuse-stores", action="store_true", help="answer from kept stores")
     parser.add_argument("--stores", type=Path, help="where stores are kept (default: WORK/stores)")
     parser.add_argument("--table-only", action="store_true", help="write the table of a finished run")
@@ -287,7 +290,7 @@ def main() -> None:
             continue
         result = run_instance(row, mirror_root, args.work, overrides, args.keep_stores, args.reuse_stores,
                               args.stores or args.work / "stores",
-                              args.knowledge.resolve() if args.knowledge else None)
+                              args.knowledge.resolve() if args.knowledge else None, args.without_knowledge)
         done[row["instance_id"]] = result
         with log.open("a") as fh:
             fh.write(json.dumps(result) + "\n")
