@@ -124,7 +124,9 @@ def run_instance(row: Row, mirror_root: Path, work: Path, overrides: dict[str, f
     profile = dataclasses.replace(profile_named(tree, "implementation"), **overrides)
     retriever = open_retriever(tree, Settings(), store)
     manifest = read_manifest(store)  # the scopes a request that names none reads, as kbc retrieve does
-    exclude = frozenset(manifest.documents) if unseen else excluded(manifest, chosen_scopes(manifest, None, ()))
+    exclude = excluded(manifest, chosen_scopes(manifest, None, ()))
+    if unseen:
+        exclude = frozenset(manifest.documents)
     try:
         started = time.perf_counter()
         ranking = without(retriever.search(query, profile), exclude)
