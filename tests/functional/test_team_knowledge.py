@@ -375,3 +375,29 @@ def test_agents_read_scopes_and_propose_over_mcp_and_rest(built: KnowledgeBase, 
     assert listed.structured_content
     assert [p["author"] for p in listed.structured_content["result"]] == ["mcp-agent"]
     assert state_of(team) == before
+
+
+def test_a_root_followed_by_url_is_fetched_again_and_takes_proposals(make_repo: RepoFactory,
+                                                                     tmp_path: Path) -> None:
+    """A git URL root is cloned into kbc's data folder and followed by fetch and reset; a
+    proposal to it is pushed to that remote, and the remote's branch is untouched."""
+    source = make_repo(KNOWLEDGE)
+    origin = tmp_path / "team.git"
+    git(tmp_path, "clone", "-q", "--bare", str(source), str(origin))
+    root = make_repo(CODE)
+    settings = Settings(embed_model="none", data_dir=str(tmp_path / "data"),
+                        knowledge=(KnowledgeRoot("team", url=origin.as_uri(), branch="main"),))
+    with open_kb(root, settings) as kb:
+        kb.build(no_llm=True)
+        assert [r.url for r in kb.manifest().roots] == [origin.as_uri()]
+        git(source, "remote", "add", "origin", str(origin))
+        commit_later(source, {"domain/refunds.md": "# Refunds\n\nAllowed for 180 days.\n"},
+                     "2026-04-01T00:00:00Z")
+        git(source, "push", "-q", "origin", "main")
+        assert kb.refresh(no_llm=True).mode == "incremental"
+        assert "@knowledge/team/domain/refunds.md" in kb.manifest().documents
+        proposal = kb.propose("domain/refunds.md", content="# Refunds\n\nAllowed for 180 days, once.\n",
+                              rationale="once", author="a")
+    assert proposal.pushed
+    assert git(origin, "rev-parse", f"refs/heads/{proposal.branch}").strip() == proposal.commit
+    assert git(origin, "rev-parse", "refs/heads/main").strip() == git(source, "rev-parse", "main").strip()
