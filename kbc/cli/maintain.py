@@ -91,8 +91,9 @@ def refresh(ctx: click.Context, target: str, store: Path | None, branch: str, fu
 @click.option("--propose", is_flag=True,
               help="Make each document behind the code a proposal: a branch with the document unchanged "
                    "and a comment block saying why (kbc proposals lists them).")
+@click.option("--no-llm", is_flag=True, help="With --propose: never ask the LLM for a rewrite.")
 @click.pass_context
-def drift(ctx: click.Context, repo: Path, store: Path | None, fmt: str, propose: bool) -> None:
+def drift(ctx: click.Context, repo: Path, store: Path | None, fmt: str, propose: bool, no_llm: bool) -> None:
     """List the Markdown documents that are behind the code.
 
     A document names the code it governs with a front-matter `refs:` list of
@@ -105,7 +106,9 @@ def drift(ctx: click.Context, repo: Path, store: Path | None, fmt: str, propose:
     With --propose, each document behind becomes a proposal (a branch of its
     own repository, nothing else changed) holding the document unchanged and a
     comment block listing the changed files, the commits since and the names
-    gone; never invented prose.
+    gone; never invented prose. With an LLM configured (KBC_LLM_MODEL) the
+    proposal holds its suggested rewrite instead, marked as machine-written, but
+    only when every name the rewrite mentions exists in the code.
     """
     from dataclasses import asdict
 
@@ -114,7 +117,7 @@ def drift(ctx: click.Context, repo: Path, store: Path | None, fmt: str, propose:
 
     with knowledge_base(repo, store) as kb:
         reports = kb.drift()
-        made = kb.propose_drift() if propose else []
+        made = kb.propose_drift(no_llm=no_llm) if propose else []
     if propose:
         if fmt == "json":
             click.echo(json.dumps([asdict(p) for p in made], indent=1, ensure_ascii=False))

@@ -324,11 +324,25 @@ class KnowledgeBase:
 
         return propose(self.manifest(), path, content=content, diff=diff, rationale=rationale, author=author)
 
-    def propose_drift(self) -> list[Proposal]:
-        """A skeleton proposal for every document behind the code (see ``kbc drift --propose``)."""
+    def propose_drift(self, *, no_llm: bool = False,
+                      interpreter: Interpreter | None = None) -> list[Proposal]:
+        """A proposal for every document behind the code (``kbc drift --propose``): a skeleton, or
+        with an LLM configured its grounded rewrite, marked as machine-written."""
+        from kbc.graph.mentions import MentionChecker
+        from kbc.graph.symbols import SymbolTable
         from kbc.services.proposals import propose_drift
 
-        return propose_drift(self.manifest(), self.root, self.drift())
+        chosen = None if no_llm else (interpreter or self.components.llm(self.settings))
+        code = None
+        if chosen is not None:
+            def source(path: str) -> str:
+                try:
+                    return (self.root / path).read_text(encoding="utf-8", errors="replace")
+                except OSError:
+                    return ""
+
+            code = MentionChecker(SymbolTable(FactsStore(self.store).facts(), source))
+        return propose_drift(self.manifest(), self.root, self.drift(), chosen, code)
 
     def proposals(self) -> list[Proposal]:
         from kbc.services.proposals import proposals

@@ -401,3 +401,40 @@ def test_a_root_followed_by_url_is_fetched_again_and_takes_proposals(make_repo: 
     assert proposal.pushed
     assert git(origin, "rev-parse", f"refs/heads/{proposal.branch}").strip() == proposal.commit
     assert git(origin, "rev-parse", "refs/heads/main").strip() == git(source, "rev-parse", "main").strip()
+
+
+@pytest.mark.parametrize("grounded", [True, False])
+def test_with_an_llm_drift_proposes_a_grounded_rewrite_marked_machine_written(
+        make_repo: RepoFactory, grounded: bool) -> None:
+    from llm_server import Reply, chat_server
+
+    from kbc.views.llm import LiteLLMInterpreter
+
+    team = make_repo({**KNOWLEDGE, **GOVERNING})
+    root = make_repo(CODE)
+    settings = Settings(embed_model="none", knowledge=(KnowledgeRoot("team", str(team)),))
+    held = textwrap.dedent(CODE["shop/payouts.py"]).lstrip("\n")
+    commit_later(root, {"shop/payouts.py": held + "\n\ndef hold(seller):\n    return seller\n"},
+                 "2026-03-01T00:00:00Z")
+    named = "`shop.payouts.hold`" if grounded else "`shop.payouts.release_all`"
+    rewrite = (GOVERNING["domain/payout-rules.md"].split("Payouts go")[0]
+               + f"Payouts go through `shop.payouts.schedule_payout`; {named} holds them.\n")
+
+    def reply(request: dict[str, object]) -> Reply:
+        prompt = str(request["messages"][-1]["content"])  # type: ignore[index]
+        assert "def hold(seller)" in prompt and "shop.payouts.cancel_payout" in prompt
+        return Reply(rewrite)
+
+    with chat_server(reply) as server, open_kb(root, settings) as kb:
+        kb.build(no_llm=True)
+        interpreter = LiteLLMInterpreter("openai/test-model", api_base=server.url, api_key="k", timeout=20,
+                                         retries=0)
+        (made,) = kb.propose_drift(interpreter=interpreter)
+    proposed = git(team, "show", f"{made.branch}:domain/payout-rules.md")
+    if grounded:
+        assert proposed.startswith(rewrite.rstrip("\n"))
+        assert "machine-written: the text above is a suggested rewrite by openai/test-model" in proposed
+        assert made.author == "kbc drift (openai/test-model)" and "Machine-written" in made.rationale
+    else:  # a rewrite naming code that does not exist is not offered: the skeleton is
+        assert proposed.startswith(GOVERNING["domain/payout-rules.md"].rstrip("\n"))
+        assert "machine-written" not in proposed and "release_all" in made.rationale
