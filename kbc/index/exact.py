@@ -79,6 +79,10 @@ class ExactVectors:
             matrix[i] = rows[unit][1]
         return cls(model_id, units, [rows[u][0] for u in units], matrix)
 
+    def count_of(self, chunks: frozenset[str]) -> int:
+        """How many units belong to ``chunks``."""
+        return sum(1 for chunk in self.chunks if chunk in chunks)
+
     def search(self, vector: Sequence[float], limit: int) -> list[ExactHit]:
         """The ``limit`` units closest to ``vector``, closest first, ties by unit id."""
         import numpy as np

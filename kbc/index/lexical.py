@@ -182,6 +182,12 @@ class LexicalIndex:
             out.extend(r[0] for r in self.db.execute("SELECT id FROM chunks WHERE path = ?", (path,)))
         return out
 
+    def chunk_ids_under(self, prefix: str) -> list[str]:
+        """The ids of the chunks whose path starts with ``prefix``."""
+        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        return [r[0] for r in self.db.execute("SELECT id FROM chunks WHERE path LIKE ? ESCAPE '\\'",
+                                              (escaped + "%",))]
+
     def chunks(self, ids: Sequence[str]) -> dict[str, Chunk]:
         found: dict[str, Chunk] = {}
         for start in range(0, len(ids), 500):

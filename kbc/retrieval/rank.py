@@ -174,13 +174,15 @@ def finish(fused: Mapping[str, float], near: Sequence[str], chunks: Mapping[str,
     weighed = {cid: (score, profile.weight(chunks[cid].kind, chunks[cid].role, chunks[cid].path))
                for cid, score in combined.items() if cid in chunks}
     scored = {cid: score * weight for cid, (score, weight) in weighed.items() if weight > 0}
-    if FILE_LIFT and files is not None and profile.graph > 0 and scored:
+    # Team knowledge, ranked as a corpus of its own, takes no part in the code's file lift.
+    code = {cid: score for cid, score in scored.items() if chunks[cid].kind != "knowledge"}
+    if FILE_LIFT and files is not None and profile.graph > 0 and code:
         weights: dict[str, float] = defaultdict(float)
-        for cid, score in sorted(scored.items(), key=lambda kv: (-kv[1], kv[0]))[:SEEDS]:
+        for cid, score in sorted(code.items(), key=lambda kv: (-kv[1], kv[0]))[:SEEDS]:
             weights[chunks[cid].path] += score
         lift = files.personalised(weights)
         if lift:
-            top = max(scored.values())
+            top = max(code.values())
             scored = {cid: s + profile.graph * top * lift.get(chunks[cid].path, 0.0)
                       for cid, s in scored.items()}
     if preludes:

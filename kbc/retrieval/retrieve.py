@@ -133,6 +133,7 @@ class Retriever:
         self._vectors: dict[str, list[float]] = {}  # the last queries' embeddings, oldest first
         self._graph_facts = graph
         self._neighbours: SymbolNeighbours | None = None
+        self._knowledge: frozenset[str] | None = None
 
     def _query_vector(self, query: str) -> list[float]:
         """The query's embedding; the last few are kept, since a task is often asked again (at
@@ -241,27 +242,49 @@ class Retriever:
                           profile.code, profile.tests, profile.docs, profile.views, *chosen])
         return hashlib.sha256(key.encode()).hexdigest()[:16]
 
+    def _knowledge_ids(self) -> frozenset[str]:
+        """The chunks of knowledge documents: searched beside the code, never in its pools."""
+        if self._knowledge is None:
+            self._knowledge = frozenset(self.lexical.chunk_ids_under(KNOWLEDGE_PREFIX)) \
+                if self.has_knowledge else frozenset()
+        return self._knowledge
+
     def search(self, query: str, profile: Profile) -> Ranking:
-        pool = self.lexical.search(query, LEXICAL_POOL if rank.EXPAND_SHARE > 0 else CANDIDATES)
+        # Team knowledge is ranked as a corpus of its own and joined after fusion: its chunks never
+        # take a place in the code's fixed-size pools, so configuring it cannot move the code's ranking.
+        knowledge = self._knowledge_ids()
+        size = LEXICAL_POOL if rank.EXPAND_SHARE > 0 else CANDIDATES
+        found = self.lexical.search(query, size + len(knowledge))
+        pool = [hit for hit in found if hit[0] not in knowledge][:size]
+        known = [hit for hit in found if hit[0] in knowledge][:CANDIDATES]
         scored = pool[:CANDIDATES]  # the same hits, in the same order, as a search for CANDIDATES
         lexical = [cid for cid, _ in scored]
         vector: list[str] = []
+        known_vector: list[str] = []
         best_similarity = -1.0
         embedding: list[float] | None = None
         if self.embedder is not None and self.vectors is not None:
             exact = self._exact_vectors()
             if exact is not None:
                 embedding = self._query_vector(query)
-                hits = exact.search(embedding, VECTOR_UNITS)
-                best = best_by_chunk([(h.chunk, h.similarity) for h in hits])
+                extra = exact.count_of(knowledge) if knowledge else 0
+                hits = exact.search(embedding, VECTOR_UNITS + extra)
+                code_hits = [h for h in hits if h.chunk not in knowledge][:VECTOR_UNITS]
+                best = best_by_chunk([(h.chunk, h.similarity) for h in code_hits])
                 vector = [cid for cid, _ in sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))][:CANDIDATES]
                 best_similarity = max(best.values(), default=-1.0)
+                closest = best_by_chunk([(h.chunk, h.similarity) for h in hits if h.chunk in knowledge])
+                known_vector = [cid for cid, _ in sorted(closest.items(), key=lambda kv: (-kv[1], kv[0]))]
         seen = set(lexical)
         matched = self.matcher().match(query, lexical + [cid for cid in vector if cid not in seen])
-        chunks = self.lexical.chunks(sorted(seen | set(vector) | set(matched.ids)))
+        extra_ids = {cid for cid, _ in known} | set(known_vector)
+        chunks = self.lexical.chunks(sorted(seen | set(vector) | set(matched.ids) | extra_ids))
         fused = fuse(scored, vector, matched.ids, chunks)
+        # The graph's seeds and the views' citations come from the code's ranking alone.
         near = self._near(seeds(fused, matched.ids), chunks) if profile.graph > 0 else []
         cited = self._cited(fused, chunks, profile) if rank.CITED_WEIGHT * profile.cited > 0 else []
+        if extra_ids:
+            fused = {**fused, **fuse(known, known_vector, [], chunks)}
         ranked = finish(fused, near, chunks, profile, self.graph, self._preludes(chunks), cited)
         ranked = self._expanded(ranked, chunks, dict(pool), embedding)
         evidence = Evidence(len(lexical), best_similarity, tuple(score for _, score in ranked[:10]))
