@@ -150,8 +150,10 @@ class KnowledgeBase:
 
     def _refresh_if_moved(self) -> None:
         """KB_AUTO_REFRESH: bring the store up to the repository's HEAD before answering."""
+        # Before each answer: the repository's own commits only (the knowledge roots, fetched
+        # by URL, are read again by `kbc refresh`, not on every request).
         done = refresh(str(self.root), self.settings, self.store, with_drift=False, on_wait=self._notify,
-                       components=self.components)
+                       components=self.components, with_knowledge=False)
         if done.mode != "up-to-date":
             self._notify(f"kbc: refreshed the store first ({done.mode}: {done.reason})")
             self._reset()

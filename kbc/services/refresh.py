@@ -129,15 +129,16 @@ def _record(store_root: Path, record: dict[str, Any]) -> None:
 def refresh(target: str, settings: Settings, store_dir: Path | None = None, *, branch: str = "",
             no_llm: bool = False, interpreter: Interpreter | None = None, force_full: bool = False,
             on_wait: Callable[[str], None] | None = None, with_drift: bool = True,
-            components: Components = CONFIGURED) -> RefreshSummary:
-    """Bring the store up to date; how it ended (done, or the error) is recorded in the store."""
+            components: Components = CONFIGURED, with_knowledge: bool = True) -> RefreshSummary:
+    """Bring the store up to date; how it ended (done, or the error) is recorded in the store.
+    ``with_knowledge``: also read the knowledge roots again (fetching those followed by URL)."""
     started = time.perf_counter()
     root, url, followed = resolve_target(target, branch, settings.data_dir)
     store_root = store_path(root, settings, store_dir)
     try:
         summary = _refresh(root, url, followed, store_root, settings, store_dir, no_llm=no_llm,
                            interpreter=interpreter, force_full=force_full, on_wait=on_wait,
-                           with_drift=with_drift, components=components)
+                           with_drift=with_drift, components=components, with_knowledge=with_knowledge)
     except KbcError as error:
         _record(store_root, {"ok": False, "mode": "", "error": error.message,
                              "seconds": round(time.perf_counter() - started, 3)})
@@ -151,7 +152,7 @@ def refresh(target: str, settings: Settings, store_dir: Path | None = None, *, b
 def _refresh(root: Path, url: str, followed: str, store_root: Path, settings: Settings,
              store_dir: Path | None, *, no_llm: bool, interpreter: Interpreter | None, force_full: bool,
              on_wait: Callable[[str], None] | None, with_drift: bool,
-             components: Components) -> RefreshSummary:
+             components: Components, with_knowledge: bool = True) -> RefreshSummary:
     state = read_state(store_root)
     after = head_commit(root)
     before = state.commit if state is not None else ""
@@ -168,7 +169,7 @@ def _refresh(root: Path, url: str, followed: str, store_root: Path, settings: Se
         problem = index_problem(index_dir(store_root))
         if problem:
             mode, reason = "incremental", f"no file changed, but {problem}"
-    if mode == "up-to-date" and knowledge_moved(root, settings, store_root):
+    if mode == "up-to-date" and with_knowledge and knowledge_moved(root, settings, store_root):
         mode, reason = "incremental", "no file of the repository changed, but its knowledge roots did"
     if mode == "up-to-date" and before == after:
         summary = RefreshSummary(str(root.resolve()), str(store_root), before, after, mode, reason,

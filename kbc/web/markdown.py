@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import quote
 
 # A location as kbc prints it: a path with an extension, a line, maybe an end line.
-LOCATION = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.\w+):(\d+)(?:-(\d+))?(?![\w-])")
+LOCATION = re.compile(r"(?<![\w/.@-])(@?(?:[\w.-]+/)*[\w.-]+\.\w+):(\d+)(?:-(\d+))?(?![\w-])")
 
 
 def source_href(path: str, start: int | None = None, end: int | None = None) -> str:

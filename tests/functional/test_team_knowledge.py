@@ -438,3 +438,15 @@ def test_with_an_llm_drift_proposes_a_grounded_rewrite_marked_machine_written(
     else:  # a rewrite naming code that does not exist is not offered: the skeleton is
         assert proposed.startswith(GOVERNING["domain/payout-rules.md"].rstrip("\n"))
         assert "machine-written" not in proposed and "release_all" in made.rationale
+
+
+def test_the_ui_links_knowledge_blocks_to_their_lines(built: KnowledgeBase) -> None:
+    import httpx
+    from web import running
+
+    with running(built) as url:
+        page = httpx.get(f"{url}/slice", params={"task": "schedule a payout to a seller in cents"}).text
+        assert 'href="/source/%40knowledge/team/domain/payouts.md?start=1&amp;end=' in page
+        source = httpx.get(f"{url}/source/%40knowledge/team/domain/payouts.md", params={"start": 1, "end": 1})
+        assert source.status_code == 200 and '<tr id="L1" class="hl">' in source.text
+        assert httpx.get(f"{url}/source/%40knowledge/team/ops/keys.md").text.count(SECRET) == 0
