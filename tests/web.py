@@ -3,12 +3,17 @@ small repository with modules, docs behind the code and a file holding a credent
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
+from helpers import repo_factory
+
+from kbc.services.components import Components
 from kbc.services.knowledge import KnowledgeBase
 from kbc.web.server import create_app
 
@@ -93,6 +98,22 @@ STORE = {
         and `store.payments.refunds.old_check`.
     ''',
 }
+
+
+@contextmanager
+def built_repository(folder: Path, files: dict[str, str | bytes],
+                     keep: tuple[str, ...] = ()) -> Iterator[Path]:
+    """A repository of ``files`` in ``folder``, built lexically without an LLM, with the runner's
+    kbc settings (but KBC_CONFIG and ``keep``) out of the way while it is used."""
+    import pytest
+
+    with pytest.MonkeyPatch.context() as mp:
+        for key in [k for k in os.environ if k.startswith("KBC_") and k not in ("KBC_CONFIG", *keep)]:
+            mp.delenv(key)
+        root = repo_factory(folder)(files)
+        with KnowledgeBase(root, components=Components.lexical()) as kb:
+            kb.build(no_llm=True)
+        yield root
 
 
 def free_port() -> int:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,8 +11,8 @@ from typing import Any
 import httpx
 import pytest
 from click.testing import CliRunner
-from helpers import LEXICAL, repo_factory
-from web import SECRET, STORE, TOKEN, running
+from helpers import LEXICAL
+from web import SECRET, STORE, TOKEN, built_repository, running
 
 from kbc import __version__
 from kbc.cli.main import cli
@@ -27,13 +26,8 @@ TASK = "how is a refund validated when an order is cancelled?"
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    with pytest.MonkeyPatch.context() as mp:
-        for key in [k for k in os.environ if k.startswith("KBC_") and k != "KBC_CONFIG"]:
-            mp.delenv(key)
-        root = repo_factory(tmp_path_factory.mktemp("rest"))(STORE)
+    with built_repository(tmp_path_factory.mktemp("rest"), STORE) as root:
         (root / "scratch.txt").write_text("never committed\n", encoding="utf-8")
-        with KnowledgeBase(root, components=Components.lexical()) as kb:
-            kb.build(no_llm=True)
         yield root
 
 

@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from helpers import LEXICAL, repo_factory
+from helpers import LEXICAL
 from llm_server import Reply, chat_server
-from web import SECRET, STORE, TOKEN, running
+from web import SECRET, STORE, TOKEN, built_repository, running
 
 from kbc.cli.main import cli
 from kbc.domain.settings import load_settings
@@ -59,14 +59,8 @@ def browser() -> Iterator[Any]:
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    with pytest.MonkeyPatch.context() as mp:
-        for key in [k for k in os.environ if k.startswith("KBC_") and k not in ("KBC_CONFIG",
-                                                                                  "KBC_REQUIRE_BROWSER",
-                                                                                  "KBC_CHROMIUM")]:
-            mp.delenv(key)
-        root = repo_factory(tmp_path_factory.mktemp("ui"))(STORE)
-        with KnowledgeBase(root, components=Components.lexical()) as kb:
-            kb.build(no_llm=True)
+    browser = ("KBC_REQUIRE_BROWSER", "KBC_CHROMIUM")
+    with built_repository(tmp_path_factory.mktemp("ui"), STORE, browser) as root:
         yield root
 
 
