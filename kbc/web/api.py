@@ -9,6 +9,7 @@ status that says what kind of error it is (see :func:`status_of`).
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -246,6 +247,12 @@ def _handler(endpoint: Endpoint, worker: Worker) -> Callable[[Request], Awaitabl
             data = await worker.run(lambda kb: endpoint.answer(kb, args))
         except KbcError as error:
             return error_response(status_of(error), error.message, error.hint)
+        except Exception as exc:  # noqa: BLE001 - an API client gets JSON whatever broke
+            import traceback
+
+            traceback.print_exc(file=sys.stderr)
+            return error_response(500, f"unexpected {type(exc).__name__} answering {endpoint.name}",
+                                  "the server's standard error has the traceback; please report it")
         return _json(data)
 
     return handle
