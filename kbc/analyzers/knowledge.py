@@ -18,8 +18,8 @@ from kbc.analyzers.drift import last_commits, parse_front_matter
 from kbc.analyzers.gitrepo import follow, git, head_commit, work_tree
 from kbc.analyzers.secrets import redact
 from kbc.domain.errors import TargetError
+from kbc.domain.knowledge_roots import KnowledgeRoot
 from kbc.domain.models import KNOWLEDGE_PREFIX
-from kbc.domain.settings import KnowledgeRoot
 
 PREFIX = KNOWLEDGE_PREFIX
 MARKDOWN = (".md", ".markdown")

@@ -14,7 +14,6 @@ that sets one gets a notice naming the field and the way to allow it.
 from __future__ import annotations
 
 import os
-import re
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,20 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from kbc.domain.errors import ConfigError, FieldError
-
-
-@dataclass(frozen=True, slots=True)
-class KnowledgeRoot:
-    """A folder or repository of team knowledge (Markdown) indexed beside the code."""
-
-    name: str  # what its documents' paths start with: @knowledge/<name>/...
-    path: str = ""  # a folder: relative to the repository, or absolute
-    url: str = ""  # or a git repository to clone and follow
-    branch: str = ""  # the branch followed ("" : the remote's default, or the work tree's HEAD)
-
-    @property
-    def where(self) -> str:
-        return self.url or self.path
+from kbc.domain.knowledge_roots import KnowledgeRoot, knowledge_root, knowledge_tables
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,7 +182,7 @@ FIELDS: tuple[FieldSpec, ...] = (
 
 _BY_NAME = {f.name: f for f in FIELDS}
 SECRET_FIELDS = frozenset({"llm_api_key", "token"})  # never printed, never in a repr
-_SECTIONS = sorted({f.section for f in FIELDS})
+SECTIONS = sorted({f.section for f in FIELDS})
 
 
 def _coerce(spec: FieldSpec, value: Any, source: str, errors: list[FieldError]) -> Any:
@@ -254,68 +240,6 @@ def _read_toml(path: Path, errors: list[FieldError]) -> dict[str, Any] | None:
     return None
 
 
-def _name_of(where: str) -> str:
-    tail = where.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1]
-    return tail.removesuffix(".git") or "knowledge"
-
-
-KNOWLEDGE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-
-
-def knowledge_root(entry: str, source: str, errors: list[FieldError]) -> KnowledgeRoot | None:
-    """``[name=]path-or-url`` (KBC_KNOWLEDGE, --knowledge) as a root."""
-    name, equals, where = entry.strip().partition("=")
-    if not equals or "/" in name or ":" in name:
-        name, where = "", entry.strip()
-    if not where:
-        errors.append(FieldError(source, "knowledge", "names no folder or URL",
-                                 "give a path or a git URL, optionally as name=path"))
-        return None
-    return _checked_root(KnowledgeRoot(name.strip() or _name_of(where), *_place(where)), source, errors)
-
-
-def _place(where: str) -> tuple[str, str]:
-    """(path, url) of a knowledge root's location."""
-    looks_remote = "://" in where or (where.count(":") == 1 and "@" in where.split(":")[0])
-    return ("", where) if looks_remote else (where, "")
-
-
-def _checked_root(root: KnowledgeRoot, source: str, errors: list[FieldError]) -> KnowledgeRoot | None:
-    if not KNOWLEDGE_NAME.match(root.name):
-        errors.append(FieldError(source, "knowledge.name", f"{root.name!r} is not a usable name",
-                                 "use letters, digits, '.', '_' or '-' (it starts every path of the root)"))
-        return None
-    return root
-
-
-def _knowledge_tables(data: Mapping[str, Any], source: str, errors: list[FieldError]
-                      ) -> list[KnowledgeRoot]:
-    """The ``[[knowledge]]`` tables of one configuration file."""
-    tables = data.get("knowledge", [])
-    if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
-        errors.append(FieldError(source, "knowledge", "is not a list of tables",
-                                 'write [[knowledge]] tables with path = "..." or url = "..."'))
-        return []
-    found = []
-    for table in tables:
-        unknown = sorted(set(table) - {"path", "url", "branch", "name"})
-        values = {k: table.get(k, "") for k in ("path", "url", "branch", "name")}
-        if unknown or not all(isinstance(v, str) for v in values.values()):
-            errors.append(FieldError(source, "knowledge", f"a table has unknown keys {unknown} or a value "
-                                     "that is not a string", "use path or url, and branch and name"))
-            continue
-        if bool(values["path"]) == bool(values["url"]):
-            errors.append(FieldError(source, "knowledge", "a table needs exactly one of path and url",
-                                     'write path = "team-knowledge" or url = "https://..."'))
-            continue
-        where = values["path"] or values["url"]
-        root = _checked_root(KnowledgeRoot(values["name"] or _name_of(where), values["path"], values["url"],
-                                           values["branch"]), source, errors)
-        if root is not None:
-            found.append(root)
-    return found
-
-
 def _from_table(
     table: Mapping[str, Any], source: str, values: dict[str, Any], errors: list[FieldError],
     *, refuse: Callable[[FieldSpec, Any], str | None] | None = None,
@@ -330,9 +254,9 @@ def _from_table(
     for section, body in table.items():
         if section in ("profiles", "knowledge") or section in extra_sections:
             continue  # use-case profiles (kbc.retrieval.profiles) and knowledge roots (below)
-        if section not in _SECTIONS or not isinstance(body, dict):
+        if section not in SECTIONS or not isinstance(body, dict):
             errors.append(FieldError(source, section, "unknown section",
-                                     f"use one of: {', '.join(_SECTIONS)}"))
+                                     f"use one of: {', '.join(SECTIONS)}"))
             continue
         for key, raw in body.items():
             spec = by_location.get((section, key))
@@ -428,11 +352,11 @@ def load_settings(
     repo_trusted = root.resolve() in trusted
     where = str(user_file) if user_file is not None else "the file named by KBC_CONFIG"
 
-    knowledge: list[KnowledgeRoot] = _knowledge_tables(user_data, str(user_file), errors) if user_data else []
+    knowledge: list[KnowledgeRoot] = knowledge_tables(user_data, str(user_file), errors) if user_data else []
 
     def own_knowledge(data: Mapping[str, Any], source: str) -> None:
         """A repository's own roots: folders inside it (others only when it is trusted)."""
-        for found in _knowledge_tables(data, source, errors):
+        for found in knowledge_tables(data, source, errors):
             if repo_trusted or (found.path and _inside(root, found.path)):
                 knowledge.append(found)
                 continue
@@ -542,38 +466,3 @@ def quiet_dependencies() -> None:
     the one place kbc writes to the environment."""
     for key, value in QUIET.items():
         os.environ.setdefault(key, value)
-
-
-def defaults_as_toml() -> str:
-    """The shipped defaults written as a kbc.toml (the example in config/ is this text)."""
-    defaults = Settings()
-    out: list[str] = ["# kbc.toml: every setting with its default value.", ""]
-    for section in _SECTIONS:
-        out.append(f"[{section}]")
-        for spec in (f for f in FIELDS if f.section == section):
-            trust = "; honoured only from your user configuration" if spec.trusted_only else ""
-            out.append(f"# {spec.help} (environment: {spec.env}{trust})")
-            value = getattr(defaults, spec.name)
-            if spec.kind is tuple:
-                rendered = "[" + ", ".join(f'"{v}"' for v in value) + "]"
-            elif spec.kind is bool:
-                rendered = "true" if value else "false"
-            elif spec.kind is str:
-                rendered = f'"{value}"'
-            else:
-                rendered = str(value)
-            out.append(f"{spec.key} = {rendered}")
-        out.append("")
-    out.extend([
-        "# Knowledge roots: Markdown the team keeps beside the code, indexed in scopes (docs/knowledge.md).",
-        "# One table per root: path (a folder; a repository's own kbc.toml may only name one inside",
-        "# the repository) or url (a git repository, cloned and followed: your configuration only),",
-        "# branch (default: the remote's) and name (default: the folder's). Also KBC_KNOWLEDGE",
-        "# ([name=]path-or-url, comma-separated) and `kbc build --knowledge`.",
-        "# [[knowledge]]",
-        '# path = "team-knowledge"',
-        '# name = "team"',
-        "",
-    ])
-    return "\n".join(out)
-

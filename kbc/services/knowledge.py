@@ -10,11 +10,11 @@ import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kbc.domain.drift import DriftReport
-from kbc.domain.errors import KbcError, NotFound, PathRefused
+from kbc.domain.errors import KbcError, NotFound
 from kbc.domain.models import KNOWLEDGE_PREFIX
 from kbc.domain.progress import AnalyzeProgress, EmbedProgress, Say, ViewsProgress
 from kbc.domain.settings import Settings, load_settings
@@ -29,6 +29,7 @@ from kbc.services.drift import find_drift
 from kbc.services.evaluate import EvalReport, evaluate_golden
 from kbc.services.refresh import RefreshSummary, refresh
 from kbc.services.retrieve import open_retriever
+from kbc.services.serving import confine, knowledge_text, lines_of, read_redacted, tracked_files
 from kbc.services.status import Status, repository_status
 from kbc.services.symbols import SymbolReport, find_symbols
 from kbc.services.team import Manifest, chosen_scopes, excluded, read_manifest
@@ -38,13 +39,12 @@ if TYPE_CHECKING:
 from kbc.services.views import read_views, render_folder
 from kbc.store.facts_store import FactsStore
 from kbc.store.gaps import Gap, GapLog
-from kbc.store.layout import gap_log, lexical_path, state_file, store_path
+from kbc.store.layout import gap_log, state_file, store_path
 from kbc.views.llm import Interpreter
 
 # The shipped model's relevance floor: a query whose best embedded unit is less similar than
 # this found nothing relevant (measured on the development split: benchmarks/relevance_floor.py).
 RELEVANCE_FLOOR = 0.34
-MAX_FILE_LINES = 2000
 # Slices kept per build: the same request on the same build gives the same bytes, so a repeated
 # one (a pipeline's fixed prompts, a retried call) is answered without ranking again.
 SLICE_CACHE = 256
@@ -401,80 +401,22 @@ class KnowledgeBase:
         return evaluate_golden(self.root, self.settings, golden, self.store, use_cases, self.components)
 
     def file(self, path: str, start: int | None = None, end: int | None = None) -> dict[str, Any]:
-        """Lines of a tracked file; anything else (traversal, absolute, untracked or ignored
-        paths, files where credentials were found) is refused."""
-        from kbc.analyzers.discover import UnsafeRead, read_inside
-        from kbc.analyzers.secrets import redact
-
+        """Lines of a tracked file or a knowledge document; anything else (traversal, absolute,
+        untracked or ignored paths, files where credentials were found) is refused."""
+        max_bytes = self.settings.max_file_bytes
         if path.startswith(KNOWLEDGE_PREFIX):
-            clean, text = self._knowledge_text(path)
-        else:
-            clean, language = self._confine(path)
-            where = self.root / clean
-            try:
-                data = read_inside(self.root, clean, self.settings.max_file_bytes)
-            except UnsafeRead as exc:
-                raise PathRefused(f"{exc}; it is not served",
-                                  hint="run `kbc refresh` once the work tree is as it should be") from None
-            text = data.decode("utf-8", errors="replace")
-            # The file may have changed since it was indexed: redact what is served now, as
-            # indexing does, with the credentials the files that hold them hold now.
-            text = redact(str(where), text, language, also=self._repository_values()).text
-        lines = text.split("\n")
-        if lines and lines[-1] == "":
-            lines.pop()
-        first = max(1, start or 1)
-        last = min(len(lines), end or len(lines), first + MAX_FILE_LINES - 1)
-        if first > max(len(lines), 1):
-            raise KbcError(f"{clean} has {len(lines)} lines; line {first} is past its end")
-        return {"path": clean, "start_line": first, "end_line": last, "lines": len(lines),
-                "text": "\n".join(lines[first - 1:last]) + ("\n" if last >= first else "")}
-
-    def _knowledge_text(self, path: str) -> tuple[str, str]:
-        """A knowledge document the last build indexed, read from its root now, redacted."""
-        from kbc.analyzers.discover import UnsafeRead, read_inside
-        from kbc.analyzers.secrets import redact
-
-        manifest = self.manifest()
-        record = manifest.documents.get(path)
-        root = manifest.root(record.root) if record is not None else None
-        if record is None or root is None:
-            raise PathRefused(f"{path}: not a document of a knowledge root",
-                              hint="`kbc scopes` lists the roots; search finds their documents")
-        try:
-            data = read_inside(Path(root.folder), record.path, self.settings.max_file_bytes)
-        except UnsafeRead as exc:
-            raise PathRefused(f"{exc}; it is not served", hint="run `kbc refresh`") from None
-        text = data.decode("utf-8", errors="replace")
-        return path, redact(str(Path(root.folder) / record.path), text, "markdown").text
+            return lines_of(path, knowledge_text(self.manifest(), path, max_bytes), start, end)
+        clean, language = confine(path, self._tracked_files())
+        # Redacted with the credentials the files that hold them hold now, as indexing does.
+        text = read_redacted(self.root, clean, language, max_bytes, also=self._repository_values(),
+                             hint="run `kbc refresh` once the work tree is as it should be")
+        return lines_of(clean, text, start, end)
 
     def tracked_paths(self) -> frozenset[str]:
         """The tracked text files that may be served (credentials-free ones) and the knowledge
         documents."""
         files = frozenset(path for path, (secrets, _) in self._tracked_files().items() if not secrets)
         return files | frozenset(self.manifest().documents)
-
-    def _confine(self, path: str) -> tuple[str, str]:
-        """The clean relative path of a tracked file that may be served, and its language."""
-        if not path or "\0" in path:
-            raise PathRefused("an empty path is not a file of the repository")
-        pure = PurePosixPath(path.replace("\\", "/"))
-        if pure.is_absolute() or path.startswith("~"):
-            raise PathRefused(f"{path}: absolute paths are refused",
-                              hint="give a path relative to the repository")
-        if ".." in pure.parts:
-            raise PathRefused(f"{path}: paths that climb out with '..' are refused",
-                              hint="give a path inside the repository")
-        clean = pure.as_posix().removeprefix("./")
-        tracked = self._tracked_files()
-        if clean not in tracked:
-            raise PathRefused(f"{clean}: not a tracked text file of the repository (untracked, ignored, "
-                              "binary or missing)", hint="search or list_views shows the paths it knows")
-        secrets, language = tracked[clean]
-        if secrets:
-            raise PathRefused(f"{clean}: credentials were found in this file, so it is not served",
-                              hint="read it in the repository itself")
-        return clean, language
 
     def _repository_values(self) -> set[str]:
         """The credential values of the files where the build found some, read again now."""
@@ -493,20 +435,7 @@ class KnowledgeBase:
         with self._lock:
             self.follow()
             if self._tracked is None:
-                from kbc.index.lexical import LexicalIndex
-
-                store = FactsStore(self.store)
-                secrets = {f.path: len(f.secrets) for f in store.facts()}
-                lexical_file = lexical_path(self.store)
-                if lexical_file.is_file():
-                    lexical = LexicalIndex(lexical_file)
-                    try:
-                        for record_path, record in lexical.files().items():
-                            secrets[record_path] = max(secrets.get(record_path, 0), record.secrets)
-                    finally:
-                        lexical.close()
-                self._tracked = {f.path: (secrets.get(f.path, 0), f.language)
-                                 for f in store.inventory(str(self.root)).files}
+                self._tracked = tracked_files(self.store, self.root)
             return self._tracked
 
     # -- the gap log ---------------------------------------------------------

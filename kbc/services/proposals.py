@@ -189,9 +189,10 @@ def _commit(top: Path, base: str, in_repo: str, text: str, rationale: str, autho
 
 def _push(top: Path, branch: str) -> bool:
     """Push the branch when the repository has a remote ``origin``; False when it has none."""
-    if not git(top, "remote", check=False).split():
+    remotes = git(top, "remote", check=False).split()
+    if not remotes:
         return False
-    remote = "origin" if "origin" in git(top, "remote").split() else git(top, "remote").split()[0]
+    remote = "origin" if "origin" in remotes else remotes[0]
     git(top, "push", "-q", remote, f"refs/heads/{branch}:refs/heads/{branch}")
     return True
 

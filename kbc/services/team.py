@@ -19,7 +19,8 @@ from typing import Any
 
 from kbc.analyzers.knowledge import KnowledgeDocument, OpenedRoot, is_project, open_root, read_documents
 from kbc.domain.errors import KbcError
-from kbc.domain.settings import KnowledgeRoot, Settings
+from kbc.domain.knowledge_roots import KnowledgeRoot
+from kbc.domain.settings import Settings
 from kbc.store.files import write_atomic
 from kbc.store.layout import knowledge_file
 

@@ -29,6 +29,7 @@ from kbc.domain.views import VIEW_KINDS, View
 from kbc.mcp.server import Worker
 from kbc.services.drift import render_drift
 from kbc.services.knowledge import KnowledgeBase
+from kbc.services.status import Status
 from kbc.views.kinds import KINDS
 from kbc.views.render import render_view, view_file
 from kbc.web.api import status_of
@@ -59,13 +60,15 @@ def _templates() -> Any:
 
 @dataclass(frozen=True, slots=True)
 class Snapshot:
-    """What the pages read of one build: the views, the files that may be served, the name."""
+    """What the pages read of one build: the views, the files that may be served, the name,
+    what the store holds."""
 
     views: tuple[View, ...]
     served: frozenset[str]
     repository: str
     commit: str
     finished: str
+    state: Status | None = None  # None: the store cannot say (the overview reports why)
 
     @property
     def files(self) -> dict[str, str]:
@@ -93,17 +96,18 @@ class Site:
             views = ()
         architecture = next((v for v in views if v.kind == "architecture"), None)
         repository = str(architecture.facts.get("repository")) if architecture else kb.root.name
+        state: Status | None
         try:
-            status = kb.status()
-            last = status.last_build
+            state = kb.status()
         except KbcError:
-            last = {}
+            state = None
+        last = state.last_build if state is not None else {}
         try:
             served = kb.tracked_paths()
         except KbcError:
             served = frozenset()
         found = Snapshot(views, served, repository, str(last.get("commit", "")),
-                         str(last.get("finished", "")))
+                         str(last.get("finished", "")), state)
         with self._lock:
             self._snapshot = (marker, found)
         return found
@@ -120,7 +124,7 @@ class Site:
 
     def home(self, kb: KnowledgeBase, request: Request) -> HTMLResponse:
         snap = self.snapshot(kb)
-        return self.page("home.html", snap, request, title="Overview", state=kb.status(),
+        return self.page("home.html", snap, request, title="Overview", state=snap.state or kb.status(),
                          by_kind=_by_kind(snap.views), limit=HOME_LIMIT, gaps=len(kb.gaps()),
                          drift=len(kb.drift()))
 

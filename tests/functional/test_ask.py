@@ -16,9 +16,10 @@ from llm_server import Reply, chat_server
 
 import kbc
 from kbc.cli.main import cli
+from kbc.domain.errors import PathRefused
 from kbc.domain.settings import Settings, load_settings
 from kbc.services.components import Components
-from kbc.services.knowledge import KnowledgeBase, PathRefused
+from kbc.services.knowledge import KnowledgeBase
 from kbc.store.gaps import GapLog
 from kbc.views.llm import LiteLLMInterpreter
 

@@ -14,7 +14,8 @@ from helpers import LEXICAL, RepoFactory, git, write_tree
 
 from kbc.cli.main import cli
 from kbc.domain.errors import KbcError, PathRefused
-from kbc.domain.settings import KnowledgeRoot, Settings, load_settings
+from kbc.domain.knowledge_roots import KnowledgeRoot
+from kbc.domain.settings import Settings, load_settings
 from kbc.services.components import Components
 from kbc.services.knowledge import KnowledgeBase
 

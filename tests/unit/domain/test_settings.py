@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from kbc.domain.errors import ConfigError
-from kbc.domain.settings import FIELDS, Settings, defaults_as_toml, load_settings
+from kbc.domain.example_config import defaults_as_toml
+from kbc.domain.settings import FIELDS, Settings, load_settings
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -1,0 +1,95 @@
+"""Serving a file's lines: what the knowledge base may hand out, read as it is now, redacted.
+
+Only tracked text files where the build found no credentials are served, and knowledge
+documents the build indexed; every path is confined to its repository or root, and what is
+read is redacted again (the file may have changed since it was indexed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from kbc.domain.errors import KbcError, PathRefused
+from kbc.services.team import Manifest
+from kbc.store.facts_store import FactsStore
+from kbc.store.layout import lexical_path
+
+MAX_FILE_LINES = 2000  # lines served by one call
+
+
+def tracked_files(store_root: Path, root: Path) -> dict[str, tuple[int, str]]:
+    """Path -> (credentials found, language) of every tracked file of the last build."""
+    from kbc.index.lexical import LexicalIndex
+
+    store = FactsStore(store_root)
+    secrets = {f.path: len(f.secrets) for f in store.facts()}
+    lexical_file = lexical_path(store_root)
+    if lexical_file.is_file():
+        lexical = LexicalIndex(lexical_file)
+        try:
+            for record_path, record in lexical.files().items():
+                secrets[record_path] = max(secrets.get(record_path, 0), record.secrets)
+        finally:
+            lexical.close()
+    return {f.path: (secrets.get(f.path, 0), f.language) for f in store.inventory(str(root)).files}
+
+
+def confine(path: str, tracked: dict[str, tuple[int, str]]) -> tuple[str, str]:
+    """The clean relative path of a tracked file that may be served, and its language."""
+    if not path or "\0" in path:
+        raise PathRefused("an empty path is not a file of the repository")
+    pure = PurePosixPath(path.replace("\\", "/"))
+    if pure.is_absolute() or path.startswith("~"):
+        raise PathRefused(f"{path}: absolute paths are refused",
+                          hint="give a path relative to the repository")
+    if ".." in pure.parts:
+        raise PathRefused(f"{path}: paths that climb out with '..' are refused",
+                          hint="give a path inside the repository")
+    clean = pure.as_posix().removeprefix("./")
+    if clean not in tracked:
+        raise PathRefused(f"{clean}: not a tracked text file of the repository (untracked, ignored, "
+                          "binary or missing)", hint="search or list_views shows the paths it knows")
+    secrets, language = tracked[clean]
+    if secrets:
+        raise PathRefused(f"{clean}: credentials were found in this file, so it is not served",
+                          hint="read it in the repository itself")
+    return clean, language
+
+
+def read_redacted(folder: Path, relative: str, language: str, max_bytes: int, *, also: Iterable[str] = (),
+                  hint: str = "run `kbc refresh`") -> str:
+    """``folder/relative`` as it is now (a regular file inside ``folder``), redacted."""
+    from kbc.analyzers.discover import UnsafeRead, read_inside
+    from kbc.analyzers.secrets import redact
+
+    try:
+        data = read_inside(folder, relative, max_bytes)
+    except UnsafeRead as exc:
+        raise PathRefused(f"{exc}; it is not served", hint=hint) from None
+    text = data.decode("utf-8", errors="replace")
+    return redact(str(folder / relative), text, language, also=also).text
+
+
+def knowledge_text(manifest: Manifest, path: str, max_bytes: int) -> str:
+    """A knowledge document the last build indexed, read from its root now, redacted."""
+    record = manifest.documents.get(path)
+    root = manifest.root(record.root) if record is not None else None
+    if record is None or root is None:
+        raise PathRefused(f"{path}: not a document of a knowledge root",
+                          hint="`kbc scopes` lists the roots; search finds their documents")
+    return read_redacted(Path(root.folder), record.path, "markdown", max_bytes)
+
+
+def lines_of(path: str, text: str, start: int | None, end: int | None) -> dict[str, Any]:
+    """Lines ``start``-``end`` of ``text`` (at most MAX_FILE_LINES), as get_file returns them."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    first = max(1, start or 1)
+    last = min(len(lines), end or len(lines), first + MAX_FILE_LINES - 1)
+    if first > max(len(lines), 1):
+        raise KbcError(f"{path} has {len(lines)} lines; line {first} is past its end")
+    return {"path": path, "start_line": first, "end_line": last, "lines": len(lines),
+            "text": "\n".join(lines[first - 1:last]) + ("\n" if last >= first else "")}
