@@ -52,8 +52,9 @@ from typing import Any
 
 from results_file import update_section
 
+from kbc.domain.knowledge_roots import KnowledgeRoot
 from kbc.domain.models import OUTSIDE_KINDS
-from kbc.domain.settings import KnowledgeRoot, Settings
+from kbc.domain.settings import Settings
 from kbc.index.tokencount import default_counter
 from kbc.retrieval.baseline import WholeFileBM25
 from kbc.retrieval.retrieve import without
