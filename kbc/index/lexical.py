@@ -41,6 +41,8 @@ COLUMNS = ("id, path, start_line, end_line, kind, language, heading, module, sym
            "unit, context")
 MAX_QUERY_TERMS = 256
 TIE_MARGIN = 64  # rows fetched past a search's limit, to see every row tied at the cut
+REMEMBERED_POSTINGS = 2_000_000  # (row, score) pairs a long-lived reader keeps, over all its terms
+REMEMBERED_CHUNKS = 20_000  # chunks a long-lived reader keeps
 
 
 def move_aside(path: Path) -> Path:
@@ -107,14 +109,85 @@ def indexed_columns(chunk: Chunk) -> tuple[str, str, str, str]:
             " ".join(tokens(chunk.heading + "\n" + body)), " ".join(tokens(context)))
 
 
-def match_expression(query: str) -> str:
-    """An FTS5 query that ORs the distinct tokens of ``query`` (quoted, so none is syntax)."""
+def query_terms(query: str) -> list[str]:
+    """The distinct search tokens of ``query``, in order, at most ``MAX_QUERY_TERMS``, each
+    quoted as an FTS5 phrase (so none is syntax)."""
     seen: dict[str, None] = {}
     for token in tokens(query):
         seen.setdefault(token, None)
         if len(seen) >= MAX_QUERY_TERMS:
             break
-    return " OR ".join(f'"{t}"' for t in seen)
+    return [f'"{t}"' for t in seen]
+
+
+def match_expression(query: str) -> str:
+    """An FTS5 query that ORs the distinct tokens of ``query``."""
+    return " OR ".join(query_terms(query))
+
+
+class _Remembered:
+    """What a long-lived reader of one pinned index keeps between searches.
+
+    FTS5's BM25 of an OR query is, row by row, the sum over the query's phrases of each
+    phrase's own BM25 (its IDF, its weighted frequency in the row, the row's length), added in
+    the query's order. So each term's scores by row are read once, with a query of that term
+    alone, and a search adds them up in the same order: the same scores to the last bit as
+    the OR query, whose cost grows with rows times terms (a long issue text has hundreds).
+    """
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+        self.terms: dict[str, tuple[Any, Any]] = {}  # phrase -> (rowids, scores), least recent first
+        self.postings = 0
+        self.chunks: dict[str, Chunk] = {}
+        self.ids: dict[int, str] = {}
+        self.size = 0
+
+    def postings_of(self, term: str, weights: str) -> tuple[Any, Any]:
+        import numpy as np
+
+        found = self.terms.pop(term, None)
+        if found is None:
+            rows = self.db.execute(f"SELECT rowid, bm25(fts, {weights}) FROM fts WHERE fts MATCH ?",
+                                   (term,)).fetchall()
+            found = (np.array([r[0] for r in rows], dtype=np.int64),
+                     np.array([r[1] for r in rows], dtype=np.float64))
+            self.postings += len(rows)
+            while self.terms and self.postings > REMEMBERED_POSTINGS:
+                oldest = next(iter(self.terms))
+                self.postings -= len(self.terms.pop(oldest)[0])
+        self.terms[term] = found
+        return found
+
+    def search(self, terms: Sequence[str], weights: str, limit: int) -> list[tuple[str, float]]:
+        import numpy as np
+
+        if not self.ids:
+            self.ids = {int(rid): str(cid) for rid, cid in self.db.execute("SELECT rid, id FROM chunks")}
+            self.size = max(self.ids, default=0) + 1
+        found = [self.postings_of(term, weights) for term in terms]
+        rows = np.concatenate([f[0] for f in found])
+        if not len(rows):
+            return []
+        # bincount adds in array order: each row's scores are summed in the query's term order.
+        total = np.bincount(rows, weights=np.concatenate([f[1] for f in found]), minlength=self.size)
+        hit = np.unique(rows)
+        scores = total[hit]
+        if len(hit) > limit:
+            cut = np.partition(scores, limit - 1)[limit - 1]
+            keep = scores <= cut  # every row tied at the cut: which of them stay is decided by id
+            hit, scores = hit[keep], scores[keep]
+        ranked = sorted((float(score), self.ids[int(rid)])
+                        for rid, score in zip(hit.tolist(), scores.tolist(), strict=True))[:limit]
+        return [(cid, -value) for value, cid in ranked]
+
+    def read(self, ids: Sequence[str], fetch: Any) -> dict[str, Chunk]:
+        missing = [cid for cid in ids if cid not in self.chunks]
+        if missing:
+            self.chunks.update(fetch(missing))
+            while len(self.chunks) > REMEMBERED_CHUNKS:
+                self.chunks.pop(next(iter(self.chunks)))
+        return {cid: self.chunks[cid] for cid in ids if cid in self.chunks}
 
 
 class LexicalIndex:
@@ -137,6 +210,7 @@ class LexicalIndex:
                                hint="run `kbc build`: it moves a damaged index aside and indexes "
                                     "again") from exc
         self.stale = bool(tables) and version != SCHEMA_VERSION
+        self._remembered: _Remembered | None = None
         if not self.stale:
             self._create()
 
@@ -151,6 +225,7 @@ class LexicalIndex:
             self.db.execute(f"DROP TABLE IF EXISTS {table}")
         self._create()
         self.stale = False
+        self._forget()
 
     def close(self) -> None:
         self.db.close()
@@ -161,6 +236,14 @@ class LexicalIndex:
         if not self.db.in_transaction:
             self.db.execute("BEGIN")
         self.db.execute("SELECT COUNT(*) FROM meta").fetchone()
+
+    def remember(self) -> None:
+        """Pin the index and keep, from then on, what searches read (each query term's scores
+        by row, the chunks): for a reader that answers many queries. The answers are the
+        same as without it, to the last bit of every score."""
+        self.pin()
+        if self._remembered is None:
+            self._remembered = _Remembered(self.db)
 
     # -- metadata and files -------------------------------------------------
 
@@ -189,6 +272,11 @@ class LexicalIndex:
                                               (escaped + "%",))]
 
     def chunks(self, ids: Sequence[str]) -> dict[str, Chunk]:
+        if self._remembered is not None:
+            return self._remembered.read(ids, self._read_chunks)
+        return self._read_chunks(ids)
+
+    def _read_chunks(self, ids: Sequence[str]) -> dict[str, Chunk]:
         found: dict[str, Chunk] = {}
         for start in range(0, len(ids), 500):
             batch = list(ids[start:start + 500])
@@ -209,10 +297,13 @@ class LexicalIndex:
         match first costs as much as the ranking). Rows tied with the last one kept are
         all fetched, so which of them make the cut is decided by id, not by FTS5.
         """
-        expression = match_expression(query)
-        if not expression or limit < 1:
+        terms = query_terms(query)
+        if not terms or limit < 1:
             return []
         weights = ", ".join(str(w) for w in WEIGHTS)
+        if self._remembered is not None:
+            return self._remembered.search(terms, weights, limit)
+        expression = " OR ".join(terms)
         scored = f"SELECT rowid, bm25(fts, {weights}) AS score FROM fts WHERE fts MATCH ?"
         fetch = limit + TIE_MARGIN
         rows = self.db.execute(f"{scored} ORDER BY score LIMIT ?", (expression, fetch)).fetchall()
@@ -255,6 +346,7 @@ class LexicalIndex:
     def replace_files(self, removed: Iterable[str], chunks: Sequence[Chunk],
                       records: Sequence[FileRecord]) -> None:
         """Drop every chunk of ``removed`` paths, then add ``chunks`` and file ``records``."""
+        self._forget()
         for path in removed:
             self.db.execute("DELETE FROM fts WHERE rowid IN (SELECT rid FROM chunks WHERE path = ?)",
                             (path,))
@@ -267,6 +359,10 @@ class LexicalIndex:
                             (cursor.lastrowid, *indexed_columns(chunk)))
         self.db.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)",
                             ((r.path, r.blob, r.date, r.secrets) for r in records))
+
+    def _forget(self) -> None:
+        if self._remembered is not None:
+            self._remembered = _Remembered(self.db)
 
     def set_meta(self, key: str, value: str) -> None:
         self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))

@@ -61,6 +61,10 @@ def _ranks() -> dict[bytes, int]:
     return ranks
 
 
+SHORT_TEXT = 240  # characters: texts up to this long have their counts kept
+SHORT_COUNTS_KEPT = 50_000
+
+
 class TiktokenCounter:
     def __init__(self, encoding: str = ENCODING) -> None:
         if encoding != ENCODING:
@@ -70,9 +74,18 @@ class TiktokenCounter:
         self._encoding = tiktoken.Encoding(name=ENCODING, pat_str=PATTERN, mergeable_ranks=_ranks(),
                                            special_tokens=SPECIAL)
         self.name = encoding
+        self._short: dict[str, int] = {}  # counts of short texts (a slice's titles and frames recur)
 
     def count(self, text: str) -> int:
-        return len(self._encoding.encode(text, disallowed_special=()))
+        if len(text) > SHORT_TEXT:
+            return len(self._encoding.encode(text, disallowed_special=()))
+        found = self._short.get(text)
+        if found is None:
+            found = len(self._encoding.encode(text, disallowed_special=()))
+            if len(self._short) >= SHORT_COUNTS_KEPT:
+                self._short.clear()
+            self._short[text] = found
+        return found
 
 
 @lru_cache(maxsize=2)

@@ -159,11 +159,12 @@ def citations(text: str, limit: int = CITED_PER_VIEW) -> list[tuple[str, int, in
 
 def finish(fused: Mapping[str, float], near: Sequence[str], chunks: Mapping[str, Chunk], profile: Profile,
            files: FileGraph | None, preludes: Mapping[str, str] | None = None,
-           cited: Sequence[str] = ()) -> list[tuple[str, float]]:
+           cited: Sequence[str] = (), keys: dict[str, str] | None = None) -> list[tuple[str, float]]:
     """Final scores, best first (ties by id): the neighbours of the seeds (``near``, a ranked
     list of unit ids) fused in at the profile's graph weight and the code the best views cite
     (``cited``, ranked) at its view weight, every unit weighed by the role of its file, then
-    lifted by its file's personalised PageRank."""
+    lifted by its file's personalised PageRank. ``keys`` keeps each chunk's text as compared for
+    duplicates, for a caller that ranks the same chunks again."""
     combined = dict(fused)
     for position, cid in enumerate(near, start=1):
         if cid in chunks:
@@ -188,7 +189,7 @@ def finish(fused: Mapping[str, float], near: Sequence[str], chunks: Mapping[str,
     if preludes:
         _follow_preludes(scored, chunks, preludes)
     ordered = sorted(scored.items(), key=lambda kv: (-kv[1], kv[0]))
-    return _drop_duplicates(ordered, chunks)
+    return _drop_duplicates(ordered, chunks, {} if keys is None else keys)
 
 
 def _follow_preludes(scored: dict[str, float], chunks: Mapping[str, Chunk],
@@ -269,13 +270,15 @@ def rank(lexical: Sequence[tuple[str, float]], vector: Sequence[str], matched: S
     return finish(fuse(lexical, vector, matched, chunks), near, chunks, profile, files)
 
 
-def _drop_duplicates(ordered: list[tuple[str, float]],
-                     chunks: Mapping[str, Chunk]) -> list[tuple[str, float]]:
+def _drop_duplicates(ordered: list[tuple[str, float]], chunks: Mapping[str, Chunk],
+                     keys: dict[str, str]) -> list[tuple[str, float]]:
     """Keep the first of chunks whose text is the same but for white space."""
     seen: set[str] = set()
     kept = []
     for cid, score in ordered:
-        key = " ".join(chunks[cid].text.split())  # compared within one call: no hash needed
+        key = keys.get(cid)
+        if key is None:
+            key = keys[cid] = " ".join(chunks[cid].text.split())
         if key in seen:
             continue
         seen.add(key)

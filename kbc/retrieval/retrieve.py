@@ -35,6 +35,7 @@ CANDIDATES = 200  # hits taken from each search before fusion
 LEXICAL_POOL = 2000  # BM25 hits kept to order the other units of the best files (about as fast)
 VECTOR_UNITS = 300  # unit hits asked of the vector store (several per chunk)
 QUERY_VECTORS = 32  # query embeddings kept
+KEPT_KEYS = 50_000  # chunks' duplicate-comparison texts kept between searches
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +135,7 @@ class Retriever:
         self._graph_facts = graph
         self._neighbours: SymbolNeighbours | None = None
         self._knowledge: frozenset[str] | None = None
+        self._keys: dict[str, str] = {}  # chunk id -> its text as compared for duplicates
 
     def _query_vector(self, query: str) -> list[float]:
         """The query's embedding; the last few are kept, since a task is often asked again (at
@@ -285,7 +287,9 @@ class Retriever:
         cited = self._cited(fused, chunks, profile) if rank.CITED_WEIGHT * profile.cited > 0 else []
         if extra_ids:
             fused = {**fused, **fuse(known, known_vector, [], chunks)}
-        ranked = finish(fused, near, chunks, profile, self.graph, self._preludes(chunks), cited)
+        if len(self._keys) > KEPT_KEYS:
+            self._keys.clear()
+        ranked = finish(fused, near, chunks, profile, self.graph, self._preludes(chunks), cited, self._keys)
         ranked = self._expanded(ranked, chunks, dict(pool), embedding)
         evidence = Evidence(len(lexical), best_similarity, tuple(score for _, score in ranked[:10]))
         return Ranking(ranked, chunks, evidence, tuple(matched.described))

@@ -189,6 +189,7 @@ def evaluate_golden(root: Path, settings: Settings, golden: Path, store_dir: Pat
     profiles = load_profiles(root) if profiles is None else profiles
     questions = select(read_golden(golden), use_cases, profiles, str(golden))
     retriever = open_retriever(root, settings, store_dir, components)
+    retriever.lexical.remember()  # every question is asked of the same build
     try:
         store = FactsStore(store_path(root, settings, store_dir))
         tracked = {f.path for f in store.inventory().files}

@@ -191,6 +191,7 @@ class KnowledgeBase:
             self.follow()
             if self._retriever is None:
                 self._retriever = open_retriever(self.root, self.settings, self.store, self.components)
+                self._retriever.lexical.remember()  # it answers many requests on this build
             return self._retriever
 
     def _build_record(self) -> tuple[int, int, int]:

@@ -47,3 +47,35 @@ def test_no_match_and_no_terms_give_nothing(tmp_path: Path) -> None:
     assert index.search("   ", 10) == []
     assert index.search("refund", 0) == []
 
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_a_remembering_reader_gives_the_same_scores_to_the_last_bit(tmp_path: Path, seed: int) -> None:
+    rng = random.Random(seed)
+    vocabulary = WORDS + [f"term{n}" for n in range(60)]
+    texts = ["refund order window"] * (TIE_MARGIN + 30)
+    texts += [" ".join(rng.choices(vocabulary, k=rng.randint(1, 40))) for _ in range(400)]
+    plain = index_of(tmp_path, texts)
+    remembering = LexicalIndex(tmp_path / "lexical.sqlite")
+    remembering.remember()
+    # Long queries (many terms, repeated words) and short ones, asked twice: the second time
+    # every term's scores come from memory.
+    queries = [" ".join(rng.choices(vocabulary, k=rng.randint(1, 120))) for _ in range(12)]
+    for query in queries + queries + ["refund order window", "nothing matches this"]:
+        for limit in (1, 3, TIE_MARGIN + 10, 200, 5000):
+            assert remembering.search(query, limit) == plain.search(query, limit)
+    ids = [f"c{n:04d}" for n in rng.sample(range(len(texts)), 50)]
+    assert remembering.chunks(ids) == plain.chunks(ids)
+    assert remembering.chunks(ids + ["missing"]) == plain.chunks(ids)
+
+
+def test_a_remembering_index_forgets_what_it_rewrites(tmp_path: Path) -> None:
+    index = index_of(tmp_path, ["refund order", "window tax"])
+    index.remember()
+    before = index.search("refund tax", 10)
+    (refund,) = [cid for cid, _ in before if index.chunks([cid])[cid].path == "f0.py"]
+    index.replace_files(["f0.py"], [Chunk("n0001", "f0.py", 1, 1, "code", "python", "cart money")], [])
+    index.commit()
+    assert [cid for cid, _ in index.search("refund tax", 10)] != [cid for cid, _ in before]
+    assert index.chunks([refund]) == {}
+    assert [cid for cid, _ in index.search("cart", 10)] == ["n0001"]
