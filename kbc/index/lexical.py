@@ -182,12 +182,13 @@ class _Remembered:
         return [(cid, -value) for value, cid in ranked]
 
     def read(self, ids: Sequence[str], fetch: Any) -> dict[str, Chunk]:
-        missing = [cid for cid in ids if cid not in self.chunks]
-        if missing:
-            self.chunks.update(fetch(missing))
-            while len(self.chunks) > REMEMBERED_CHUNKS:
-                self.chunks.pop(next(iter(self.chunks)))
-        return {cid: self.chunks[cid] for cid in ids if cid in self.chunks}
+        known = {cid: chunk for cid in ids if (chunk := self.chunks.get(cid)) is not None}
+        missing = [cid for cid in ids if cid not in known]
+        fetched: dict[str, Chunk] = fetch(missing) if missing else {}
+        self.chunks.update(fetched)
+        while len(self.chunks) > REMEMBERED_CHUNKS:  # the oldest first; this answer is whole
+            self.chunks.pop(next(iter(self.chunks)))
+        return {cid: chunk for cid in ids if (chunk := known.get(cid) or fetched.get(cid)) is not None}
 
 
 class LexicalIndex:

@@ -79,3 +79,17 @@ def test_a_remembering_index_forgets_what_it_rewrites(tmp_path: Path) -> None:
     assert [cid for cid, _ in index.search("refund tax", 10)] != [cid for cid, _ in before]
     assert index.chunks([refund]) == {}
     assert [cid for cid, _ in index.search("cart", 10)] == ["n0001"]
+
+
+def test_a_remembering_reader_answers_whole_past_what_it_keeps(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    import kbc.index.lexical as lexical
+
+    monkeypatch.setattr(lexical, "REMEMBERED_CHUNKS", 5)
+    plain = index_of(tmp_path, [f"refund order {n}" for n in range(30)])
+    remembering = LexicalIndex(tmp_path / "lexical.sqlite")
+    remembering.remember()
+    ids = [f"c{n:04d}" for n in range(30)]
+    assert remembering.chunks(ids) == plain.chunks(ids)
+    assert remembering.chunks(ids[:3]) == plain.chunks(ids[:3])
+    assert len(remembering.chunks(ids)) == 30
