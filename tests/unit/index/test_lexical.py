@@ -48,7 +48,6 @@ def test_no_match_and_no_terms_give_nothing(tmp_path: Path) -> None:
     assert index.search("refund", 0) == []
 
 
-
 @pytest.mark.parametrize("seed", range(2))
 def test_a_remembering_reader_gives_the_same_scores_to_the_last_bit(tmp_path: Path, seed: int) -> None:
     rng = random.Random(seed)
