@@ -23,6 +23,10 @@ FILE_LIFT = True
 PRELUDE_SHARE = 0.8
 EXPAND_FILES = 5  # the best files whose other units join the ranking
 EXPAND_SHARE = 0.5  # of a file's best score, where its other units start (0: no expansion)
+# Files changed by the same commits are linked in the file graph, as imports and calls link them:
+# a fix often spans files that have changed together before. A commit of n files adds
+# COCHANGE_WEIGHT / (n - 1) to each of its pairs (0: history not read).
+COCHANGE_WEIGHT = 1.0
 
 
 def rrf(rankings: Iterable[Sequence[str]], k: int = RRF_K) -> dict[str, float]:
@@ -35,7 +39,8 @@ def rrf(rankings: Iterable[Sequence[str]], k: int = RRF_K) -> dict[str, float]:
 
 
 class FileGraph:
-    """Files linked by imports and calls, for query-personalised PageRank.
+    """Files linked by imports, calls and commits that changed them together, for
+    query-personalised PageRank.
 
     The graph is built with networkx once; its transition matrix is kept as a
     scipy sparse matrix so each query's personalised PageRank is a few sparse
@@ -64,7 +69,8 @@ class FileGraph:
 
     @classmethod
     def from_facts(cls, graph: GraphFacts, module_paths: Mapping[str, str],
-                   symbol_paths: Mapping[str, str]) -> FileGraph:
+                   symbol_paths: Mapping[str, str],
+                   cochange: Mapping[tuple[str, str], float] | None = None) -> FileGraph:
         import networkx as nx
 
         weights: dict[tuple[str, str], float] = defaultdict(float)
@@ -76,8 +82,12 @@ class FileGraph:
             a, b = edge.path, symbol_paths.get(edge.target)
             if a and b and a != b:
                 weights[(min(a, b), max(a, b))] += 0.5 * len(edge.lines)
+        known = set(module_paths.values())
+        for (a, b), weight in (cochange or {}).items():
+            if a in known and b in known:
+                weights[(a, b)] += COCHANGE_WEIGHT * weight
         files = nx.Graph()
-        files.add_nodes_from(sorted(set(module_paths.values())))
+        files.add_nodes_from(sorted(known))
         files.add_weighted_edges_from((a, b, w) for (a, b), w in sorted(weights.items()))
         return cls(files)
 

@@ -102,7 +102,8 @@ class Retriever:
     def __init__(self, index_dir: Path, graph: GraphFacts | None, module_paths: dict[str, str],
                  symbol_paths: dict[str, str], counter: TokenCounter,
                  embedder: Embedder | None = None, vectors: VectorStore | None = None,
-                 note: str = "", facts: Sequence[FileFacts] = (), scripts: Sequence[str] = ()) -> None:
+                 note: str = "", facts: Sequence[FileFacts] = (), scripts: Sequence[str] = (),
+                 cochange: Mapping[tuple[str, str], float] | None = None) -> None:
         self.index_dir = index_dir
         path = index_dir / LEXICAL
         if not path.is_file():
@@ -124,7 +125,7 @@ class Retriever:
             self.note = (f"the index holds no vectors for {self.embedder.model_id}; "
                          "run `kbc build` to embed")
             self.embedder = self.vectors = None
-        self.graph = FileGraph.from_facts(graph, module_paths, symbol_paths) if graph else None
+        self.graph = FileGraph.from_facts(graph, module_paths, symbol_paths, cochange) if graph else None
         self.counter = counter
         self.last_evidence = Evidence(0, -1.0, ())  # of the last retrieve, for the gap log
         self._exact: tuple[str, ExactVectors] | None = None  # (the digest the index named, vectors)

@@ -6,6 +6,8 @@ from pathlib import Path
 
 from kbc.domain.errors import KbcError
 from kbc.domain.settings import Settings
+from kbc.index.history import changed_together
+from kbc.retrieval import rank
 from kbc.retrieval.profiles import Profile, load_profiles
 from kbc.retrieval.retrieve import Retriever
 from kbc.services.components import CONFIGURED, Components
@@ -29,8 +31,9 @@ def open_retriever(root: Path, settings: Settings, store_dir: Path | None = None
             symbol_paths.setdefault(symbol.qname, facts.path)
     embedder, vectors, note = components.open_embedding(store_root, root, settings, lazy=True)
     scripts = sorted({e.name for e in store.entry_points() if e.kind in ("console_script", "gui_script")})
+    cochange = changed_together(root) if rank.COCHANGE_WEIGHT > 0 else None
     return Retriever(index_dir(store_root), store.graph(), module_paths, symbol_paths,
-                     components.token_counter(), embedder, vectors, note, every, scripts)
+                     components.token_counter(), embedder, vectors, note, every, scripts, cochange)
 
 
 def profile_named(root: Path, name: str) -> Profile:

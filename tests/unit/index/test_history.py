@@ -1,0 +1,58 @@
+"""What git's history says of files: which change together."""
+
+from pathlib import Path
+
+from helpers import git, write_tree
+from kbc.domain.models import GraphFacts
+from kbc.index.history import changed_together
+from kbc.retrieval.rank import FileGraph
+
+
+def commit(root: Path, files: dict[str, str], message: str) -> None:
+    write_tree(root, files)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", message)
+
+
+def history(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    commit(root, {"core.py": "1", "helper.py": "1", "other.py": "1"}, "start")
+    commit(root, {"core.py": "2", "helper.py": "2"}, "core and helper")
+    commit(root, {"core.py": "3", "helper.py": "3", "other.py": "3"}, "three files")
+    commit(root, {"core.py": "4"}, "core alone")
+    commit(root, {f"bulk/f{n}.py": "1" for n in range(12)} | {"core.py": "5", "other.py": "5"}, "bulk")
+    return root
+
+
+def test_files_changed_by_the_same_commits_are_paired_by_their_share(tmp_path: Path) -> None:
+    pairs = changed_together(history(tmp_path), max_files=10)
+    # "start" and "three files" add 1/2 to each of their pairs, "core and helper" 1; a commit of
+    # one file pairs nothing, and one of fourteen files is too broad to say anything.
+    assert pairs == {("core.py", "helper.py"): 2.0, ("core.py", "other.py"): 1.0,
+                     ("helper.py", "other.py"): 1.0}
+
+
+def test_only_the_history_up_to_head_is_read(tmp_path: Path) -> None:
+    root = history(tmp_path)
+    git(root, "checkout", "-q", "-b", "later")
+    commit(root, {"other.py": "6", "helper.py": "6"}, "after the store's commit")
+    git(root, "checkout", "-q", "main")
+    assert changed_together(root)[("helper.py", "other.py")] == 1.0
+
+
+def test_a_folder_without_git_has_no_history(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"a.py": "1", "b.py": "1"})
+    assert changed_together(tmp_path) == {}
+
+
+def test_files_changed_together_are_linked_in_the_file_graph(tmp_path: Path) -> None:
+    facts = GraphFacts((), (), (), (), (), (), ())
+    paths = {"core": "core.py", "helper": "helper.py", "other": "other.py", "lone": "lone.py"}
+    graph = FileGraph.from_facts(facts, paths, {}, changed_together(history(tmp_path)))
+    lift = graph.personalised({"core.py": 1.0})
+    # the seed's most frequent partner first; a file never changed with it gets nothing
+    assert lift["helper.py"] > lift["other.py"] > 0
+    assert "lone.py" not in lift
+    assert FileGraph.from_facts(facts, paths, {}).personalised({"core.py": 1.0}) == {}
