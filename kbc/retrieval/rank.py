@@ -23,10 +23,12 @@ FILE_LIFT = True
 PRELUDE_SHARE = 0.8
 EXPAND_FILES = 5  # the best files whose other units join the ranking
 EXPAND_SHARE = 0.5  # of a file's best score, where its other units start (0: no expansion)
-# Files changed by the same commits are linked in the file graph, as imports and calls link them:
-# a fix often spans files that have changed together before. A commit of n files adds
-# COCHANGE_WEIGHT / (n - 1) to each of its pairs (0: history not read).
-COCHANGE_WEIGHT = 1.0
+# Files changed by the same commits can be linked in the file graph, as imports and calls link
+# them: a fix often spans files that have changed together before. A commit of n files adds
+# COCHANGE_WEIGHT / (n - 1) to each of its pairs (0: history not read). Off: at 1.0 it put two
+# more gold files first on the development split but moved the history runs' MRR down in four
+# of seven repositories (benchmarks/RESULTS.md, "Files changed together").
+COCHANGE_WEIGHT = 0.0
 
 
 def rrf(rankings: Iterable[Sequence[str]], k: int = RRF_K) -> dict[str, float]:
@@ -83,7 +85,7 @@ class FileGraph:
             if a and b and a != b:
                 weights[(min(a, b), max(a, b))] += 0.5 * len(edge.lines)
         known = set(module_paths.values())
-        for (a, b), weight in (cochange or {}).items():
+        for (a, b), weight in (cochange or {}).items() if COCHANGE_WEIGHT > 0 else ():
             if a in known and b in known:
                 weights[(a, b)] += COCHANGE_WEIGHT * weight
         files = nx.Graph()

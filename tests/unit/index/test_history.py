@@ -2,9 +2,12 @@
 
 from pathlib import Path
 
+import pytest
 from helpers import git, write_tree
+
 from kbc.domain.models import GraphFacts
 from kbc.index.history import changed_together
+from kbc.retrieval import rank
 from kbc.retrieval.rank import FileGraph
 
 
@@ -47,12 +50,17 @@ def test_a_folder_without_git_has_no_history(tmp_path: Path) -> None:
     assert changed_together(tmp_path) == {}
 
 
-def test_files_changed_together_are_linked_in_the_file_graph(tmp_path: Path) -> None:
+def test_files_changed_together_are_linked_in_the_file_graph(tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rank, "COCHANGE_WEIGHT", 1.0)
     facts = GraphFacts((), (), (), (), (), (), ())
     paths = {"core": "core.py", "helper": "helper.py", "other": "other.py", "lone": "lone.py"}
-    graph = FileGraph.from_facts(facts, paths, {}, changed_together(history(tmp_path)))
+    pairs = changed_together(history(tmp_path))
+    graph = FileGraph.from_facts(facts, paths, {}, pairs)
     lift = graph.personalised({"core.py": 1.0})
     # the seed's most frequent partner first; a file never changed with it gets nothing
     assert lift["helper.py"] > lift["other.py"] > 0
     assert "lone.py" not in lift
     assert FileGraph.from_facts(facts, paths, {}).personalised({"core.py": 1.0}) == {}
+    monkeypatch.setattr(rank, "COCHANGE_WEIGHT", 0.0)  # switched off, history links nothing
+    assert FileGraph.from_facts(facts, paths, {}, pairs).personalised({"core.py": 1.0}) == {}
