@@ -2,7 +2,7 @@
 
     MIRROR_ROOT=DIR python benchmarks/localization.py [--eval DIR] [--work DIR]
         [--repos pytest,flask] [--limit N] [--keep-stores] [--reuse-stores]
-        [--set FIELD=VALUE] [--label TEXT] [--update-results]
+        [--set FIELD=VALUE] [--lexical] [--update-results]
 
 For every instance the repository is checked out at its base commit (one
 clone per repository, instances in commit order, so ``kbc build`` refreshes
@@ -105,7 +105,7 @@ def keep_store(store: Path, kept: Path) -> None:
 
 def run_instance(row: Row, mirror_root: Path, work: Path, overrides: dict[str, float],
                  keep: bool, reuse: bool, stores: Path, knowledge: Path | None = None,
-                 unseen: bool = False) -> Row:
+                 unseen: bool = False, lexical: bool = False) -> Row:
     owner, name = row["repo"].split("/")
     tree = work / name / "tree"
     store = work / name / "store"
@@ -123,7 +123,7 @@ def run_instance(row: Row, mirror_root: Path, work: Path, overrides: dict[str, f
     build_seconds = time.perf_counter() - started
     query = row["problem_statement"]
     profile = dataclasses.replace(profile_named(tree, "implementation"), **overrides)
-    retriever = open_retriever(tree, Settings(), store)
+    retriever = open_retriever(tree, Settings(embed_model="none") if lexical else Settings(), store)
     manifest = read_manifest(store)  # the scopes a request that names none reads, as kbc retrieve does
     exclude = excluded(manifest, chosen_scopes(manifest, None, ()))
     if unseen:
@@ -256,6 +256,8 @@ def main() -> None:
     parser.add_argument("--without-knowledge", action="store_true",
                         help="retrieve as if the stores held no knowledge documents (the ablation)")
     parser.add_argument("--reuse-stores", action="store_true", help="answer from kept stores")
+    parser.add_argument("--lexical", action="store_true",
+                        help="retrieve without vectors (the stores are still built with them)")
     parser.add_argument("--stores", type=Path, help="where stores are kept (default: WORK/stores)")
     parser.add_argument("--table-only", action="store_true", help="write the table of a finished run")
     parser.add_argument("--update-results", action="store_true")
@@ -293,7 +295,8 @@ def main() -> None:
             continue
         result = run_instance(row, mirror_root, args.work, overrides, args.keep_stores, args.reuse_stores,
                               args.stores or args.work / "stores",
-                              args.knowledge.resolve() if args.knowledge else None, args.without_knowledge)
+                              args.knowledge.resolve() if args.knowledge else None, args.without_knowledge,
+                              args.lexical)
         done[row["instance_id"]] = result
         with log.open("a") as fh:
             fh.write(json.dumps(result) + "\n")
