@@ -41,8 +41,8 @@ def rrf(rankings: Iterable[Sequence[str]], k: int = RRF_K) -> dict[str, float]:
 
 
 class FileGraph:
-    """Files linked by imports, calls and commits that changed them together, for
-    query-personalised PageRank.
+    """Files linked by imports and calls (and, with ``COCHANGE_WEIGHT`` above 0, by the
+    commits that changed them together), for query-personalised PageRank.
 
     The graph is built with networkx once; its transition matrix is kept as a
     scipy sparse matrix so each query's personalised PageRank is a few sparse
