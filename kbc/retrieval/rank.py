@@ -23,12 +23,7 @@ FILE_LIFT = True
 PRELUDE_SHARE = 0.8
 EXPAND_FILES = 5  # the best files whose other units join the ranking
 EXPAND_SHARE = 0.5  # of a file's best score, where its other units start (0: no expansion)
-# Files changed by the same commits can be linked in the file graph, as imports and calls link
-# them: a fix often spans files that have changed together before. A commit of n files adds
-# COCHANGE_WEIGHT / (n - 1) to each of its pairs (0: history not read). Off: at 1.0 it put two
-# more gold files first on the development split but moved the history runs' MRR down in four
-# of seven repositories (benchmarks/RESULTS.md, "Files changed together").
-COCHANGE_WEIGHT = 0.0
+COCHANGE_WEIGHT = 0.0  # of files changed together by a commit (0: off; see RESULTS.md)
 
 
 def rrf(rankings: Iterable[Sequence[str]], k: int = RRF_K) -> dict[str, float]:
@@ -41,8 +36,7 @@ def rrf(rankings: Iterable[Sequence[str]], k: int = RRF_K) -> dict[str, float]:
 
 
 class FileGraph:
-    """Files linked by imports and calls (and, with ``COCHANGE_WEIGHT`` above 0, by the
-    commits that changed them together), for query-personalised PageRank.
+    """Files linked by imports and calls, for query-personalised PageRank.
 
     The graph is built with networkx once; its transition matrix is kept as a
     scipy sparse matrix so each query's personalised PageRank is a few sparse
