@@ -79,9 +79,10 @@ class FileGraph:
             if a and b and a != b:
                 weights[(min(a, b), max(a, b))] += 0.5 * len(edge.lines)
         known = set(module_paths.values())
-        for (a, b), weight in (cochange or {}).items() if COCHANGE_WEIGHT > 0 else ():
-            if a in known and b in known:
-                weights[(a, b)] += COCHANGE_WEIGHT * weight
+        if cochange and COCHANGE_WEIGHT > 0:
+            for (a, b), weight in cochange.items():
+                if a in known and b in known:
+                    weights[(a, b)] += COCHANGE_WEIGHT * weight
         files = nx.Graph()
         files.add_nodes_from(sorted(known))
         files.add_weighted_edges_from((a, b, w) for (a, b), w in sorted(weights.items()))
