@@ -207,7 +207,13 @@ class FactsLookup:
                 return Match(mention, tuple(Target(path, s.qname, mention.line) for s in named), "frame")
             return Match(mention, (Target(path, "", mention.line),), "frame")
         if mention.name:
+            # The file is not indexed as written (several share its name, or it has moved to
+            # another folder): the name is looked for in the files of that name. A frame of a
+            # file the repository does not hold (the standard library's, another package's)
+            # names none of its code.
+            alike = set(self.by_basename.get(PurePosixPath(mention.path.replace("\\", "/")).name, ()))
             qnames, how = self.name(mention.name)
+            qnames = [q for q in qnames if self.symbols[q][0] in alike]
             if qnames:
                 return Match(mention, tuple(self.target(q) for q in qnames), how)
         return None

@@ -121,6 +121,19 @@ def test_a_shared_file_name_or_a_common_name_matches_nothing(tmp_path: Path) -> 
     assert many.path("pkg3/utils.py") == "pkg3/utils.py"
 
 
+def test_a_frame_of_a_file_the_repository_does_not_hold_names_none_of_its_code(tmp_path: Path) -> None:
+    found = lookup(tmp_path)
+    task = ('Traceback (most recent call last):\n'
+            '  File "/usr/lib/python3.11/http/client.py", line 9, in send\n'
+            '  File "/venv/sessions.py", line 2, in resolve_redirects\n')
+    shared = FactsLookup(list(found.facts), [*SHOP, "vendor/sessions.py"])  # two files named sessions.py
+    matches, _ = shared.match(read_query(task))
+    got = {m.mention.path: (m.how, m.targets) for m in matches}
+    assert "/usr/lib/python3.11/http/client.py" not in got  # not Session.send: another file's send
+    assert got["/venv/sessions.py"] == (  # which sessions.py: the one defining the frame's function
+        "tail", (Target("shop/sessions.py", "shop.sessions.SessionRedirectMixin.resolve_redirects"),))
+
+
 def test_a_shell_command_of_the_repository_names_its_subcommand_code(tmp_path: Path) -> None:
     found = lookup(tmp_path)
     refund = EntryPoint("click", "refund", "shop.cookies.merge_cookies", "shop/cookies.py", 1)
