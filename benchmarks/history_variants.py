@@ -91,9 +91,11 @@ def main() -> None:
                     for name, constants in variants:
                         for module, constant, value in constants:
                             setattr(module, constant, value)
-                        _, got = _ask(retriever, baseline, counter, profile, commit.query, gold)
-                        for module, constant, _ in constants:
-                            setattr(module, constant, shipped[(id(module), constant)])
+                        try:
+                            _, got = _ask(retriever, baseline, counter, profile, commit.query, gold)
+                        finally:  # the next variant starts from the shipped values
+                            for module, constant, _ in constants:
+                                setattr(module, constant, shipped[(id(module), constant)])
                         scores[name].append(got["kbc"])
                         row[name] = got["kbc"].as_data()
                     scores["bm25"].append(got["bm25"])
