@@ -30,13 +30,11 @@ from typing import Any
 from kbc.analyzers.history_mining import MAX_FILES, mine_commits, repository_root
 from kbc.domain.settings import Settings
 from kbc.retrieval.baseline import WholeFileBM25
-from kbc.retrieval.metrics import Gold, Scores, summarize
+from kbc.retrieval.metrics import Scores, summarize
 from kbc.retrieval.profiles import load_profiles
 from kbc.services.components import CONFIGURED
-from kbc.services.evaluate import HISTORY_USE_CASE, _ask, _clone, _git, history_settings
-from kbc.services.refresh import refresh
+from kbc.services.evaluate import HISTORY_USE_CASE, _ask, _clone, build_at_parent, history_settings
 from kbc.services.retrieve import open_retriever
-from kbc.store.facts_store import FactsStore
 
 Constants = list[tuple[Any, str, Any]]  # (module, name, value)
 
@@ -76,18 +74,14 @@ def main() -> None:
         tree, store = Path(work) / root.name, Path(work) / "store"
         _clone(root, tree)
         for number, commit in enumerate(sorted(mined.commits, key=lambda c: (c.parent_time, c.sha)), 1):
-            _git(tree, "checkout", "-q", "-f", "--detach", commit.parent)
-            _git(tree, "clean", "-q", "-f", "-d", "-x")
-            refresh(str(tree), settings, store, no_llm=True)
-            tracked = {f.path for f in FactsStore(store).inventory().files}
-            answer = tuple(p for p in commit.answer if p in tracked)
-            if not answer:
+            built = build_at_parent(tree, store, settings, commit)
+            gold = built.gold
+            if gold is None:
                 continue
-            gold = Gold(answer, {p: r for p, r in commit.lines().items() if p in answer})
             retriever = open_retriever(tree, settings, store)
-            row: dict[str, Any] = {"commit": commit.sha, "gold": list(answer)}
+            row: dict[str, Any] = {"commit": commit.sha, "gold": list(gold.paths)}
             try:
-                with WholeFileBM25(tree, tracked) as baseline:
+                with WholeFileBM25(tree, built.tracked) as baseline:
                     for name, constants in variants:
                         for module, constant, value in constants:
                             setattr(module, constant, value)

@@ -292,27 +292,46 @@ def evaluate_history(path: Path, count: int, settings: Settings, *, max_files: i
                       time.perf_counter() - started, history)
 
 
-def _history_question(tree: Path, store: Path, settings: Settings, profile: Profile,
-                      counter: TokenCounter, commit: MinedCommit,
-                      components: Components) -> tuple[QuestionResult | None, str, str]:
+@dataclass(frozen=True, slots=True)
+class ParentBuild:
+    """A commit's parent checked out and its store refreshed: what the commit's question needs."""
+
+    refresh_mode: str
+    tracked: set[str]  # the files indexed at the parent
+    gold: Gold | None  # the commit's changed files indexed at the parent; None when none is
+
+
+def build_at_parent(tree: Path, store: Path, settings: Settings, commit: MinedCommit,
+                    components: Components = CONFIGURED) -> ParentBuild:
+    """Check out ``commit``'s parent in ``tree`` and refresh ``store`` from it."""
     _git(tree, "checkout", "-q", "-f", "--detach", commit.parent)
     _git(tree, "clean", "-q", "-f", "-d", "-x")
     refreshed = refresh(str(tree), settings, store, no_llm=True, components=components)
     tracked = {f.path for f in FactsStore(store).inventory().files}
     answer = tuple(p for p in commit.answer if p in tracked)
+    # no gold when the changed files were skipped at the parent (binary, oversized, excluded)
+    gold = Gold(answer, {path: ranges for path, ranges in commit.lines().items() if path in answer}) \
+        if answer else None
+    return ParentBuild(refreshed.mode, tracked, gold)
+
+
+def _history_question(tree: Path, store: Path, settings: Settings, profile: Profile,
+                      counter: TokenCounter, commit: MinedCommit,
+                      components: Components) -> tuple[QuestionResult | None, str, str]:
+    built = build_at_parent(tree, store, settings, commit, components)
+    gold, tracked = built.gold, built.tracked
     retriever = open_retriever(tree, settings, store, components)
     try:
         mode = retriever.mode
-        if not answer:  # the changed files were skipped at the parent (binary, oversized, excluded)
-            return None, refreshed.mode, mode
-        gold = Gold(answer, {path: ranges for path, ranges in commit.lines().items() if path in answer})
+        if gold is None:
+            return None, built.refresh_mode, mode
         with WholeFileBM25(tree, tracked) as baseline:
             top, scores = _ask(retriever, baseline, counter, profile, commit.query, gold)
     finally:
         retriever.close()
     label = f"{commit.sha[:10]} {commit.subject}"
-    return (QuestionResult(label, commit.query, profile.name, answer, top, scores, gold.ranges),
-            refreshed.mode, mode)
+    return (QuestionResult(label, commit.query, profile.name, gold.paths, top, scores, gold.ranges),
+            built.refresh_mode, mode)
 
 
 # -- rendering ------------------------------------------------------------------
