@@ -5,7 +5,7 @@ import pytest
 
 from kbc.domain.models import Chunk
 from kbc.retrieval.profiles import load_profiles
-from kbc.retrieval.rank import FileGraph, expand, fuse, rank
+from kbc.retrieval.rank import FileGraph, expand, fuse, rank, spread
 
 PROFILE = load_profiles()["implementation"]
 
@@ -99,6 +99,22 @@ def test_the_best_files_bring_their_other_units_nearest_first() -> None:
     assert dict(expanded)["a.g"] == pytest.approx(0.5)
     assert "c.f" not in order
     assert expand(ranked, chunks, units, share=0.0) == ranked
+
+
+def test_packing_takes_the_head_of_each_leading_file_first() -> None:
+    chunks = {c.id: c for c in [spanned("a.f", "a.py", 1, 9), spanned("a.g", "a.py", 10, 19),
+                                spanned("a.h", "a.py", 20, 29), spanned("b.f", "b.py", 1, 9),
+                                spanned("b.g", "b.py", 10, 19), spanned("c.f", "c.py", 1, 9),
+                                spanned("d.f", "d.py", 1, 9)]}
+    chunks["v"] = Chunk("v", "@views/module/a.md", 1, 9, "view", "markdown", "v")  # type: ignore[arg-type]
+    ranked = [("a.f", 0.9), ("a.g", 0.8), ("v", 0.75), ("a.h", 0.7), ("b.f", 0.6), ("b.g", 0.5),
+              ("c.f", 0.4), ("d.f", 0.3)]
+    order = [cid for cid, _ in spread(ranked, chunks, files=3)]
+    # the best unit of each of the first three repository files, in rank order, then the rest
+    assert order == ["a.f", "b.f", "c.f", "a.g", "v", "a.h", "b.g", "d.f"]
+    assert sorted(spread(ranked, chunks, files=3)) == sorted(ranked)  # scores kept, nothing lost
+    assert spread(ranked, chunks, files=0) == ranked
+    assert spread(ranked, chunks, files=1) == ranked  # the first file's head leads already
 
 
 def test_a_profile_retrieves_only_its_view_kinds() -> None:
