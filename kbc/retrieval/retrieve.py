@@ -320,8 +320,8 @@ class Retriever:
             raise KbcError(f"budget {budget} is smaller than a slice's header ({smallest} tokens)",
                            hint=f"give a budget of at least {smallest} tokens (a useful slice needs "
                                 "a few hundred or more)")
-        # Chunks carry the token counts taken when they were indexed.
         ranked = rank.spread(ranked, chunks)
+        # Chunks carry the token counts taken when they were indexed.
         packed = pack([chunks[cid] for cid, _ in ranked], self.dates, budget, self.counter, header,
                       lambda chunk: chunk.tokens, [score for _, score in ranked])
         items = tuple(SliceItem(b.chunks[0], b.path, b.start, b.end, b.kind, b.score, b.tokens)
