@@ -25,6 +25,7 @@ EXPAND_FILES = 5  # the best files whose other units join the ranking
 EXPAND_SHARE = 0.5  # of a file's best score, where its other units start (0: no expansion)
 COCHANGE_WEIGHT = 0.0  # of files changed together by a commit (0: off; see RESULTS.md)
 SPREAD_FILES = 3  # the best files whose best unit is packed before the rest (0: rank order)
+SPREAD_SHARE = 0.35  # of the budget the heads packed first may take together (0: rank order)
 
 
 def rrf(rankings: Iterable[Sequence[str]], k: int = RRF_K) -> dict[str, float]:
@@ -230,19 +231,29 @@ def files_in_order(ranked: Sequence[tuple[str, float]], chunks: Mapping[str, Chu
 
 
 def spread(ranked: Sequence[tuple[str, float]], chunks: Mapping[str, Chunk],
-           files: int | None = None) -> list[tuple[str, float]]:
+           files: int | None = None, budget: int | None = None,
+           share: float | None = None) -> list[tuple[str, float]]:
     """The ranking in packing order: the best unit of each of its first ``files`` repository
     files, in rank order, then the rest in rank order. A small budget then holds the head of
     each leading candidate, not only the first file's lesser units; the order of the files
-    (by their best unit) is unchanged."""
+    (by their best unit) is unchanged. With a ``budget``, a runner-up's head moves ahead only
+    while the heads moved so far, with it, take at most ``share`` of the budget: a budget too
+    small for every head keeps the first file's own units."""
     files = SPREAD_FILES if files is None else files
+    share = SPREAD_SHARE if share is None else share
+    room = None if budget is None else share * budget
     heads: dict[str, str] = {}
+    taken = 0
     for cid, _ in ranked:
         if len(heads) >= files:
             break
         chunk = chunks[cid]
-        if chunk.kind not in OUTSIDE_KINDS and chunk.path not in heads:
-            heads[chunk.path] = cid
+        if chunk.kind in OUTSIDE_KINDS or chunk.path in heads:
+            continue
+        taken += chunk.tokens
+        if heads and room is not None and taken > room:
+            break
+        heads[chunk.path] = cid
     first = set(heads.values())
     return [item for item in ranked if item[0] in first] + [item for item in ranked if item[0] not in first]
 

@@ -320,7 +320,7 @@ class Retriever:
             raise KbcError(f"budget {budget} is smaller than a slice's header ({smallest} tokens)",
                            hint=f"give a budget of at least {smallest} tokens (a useful slice needs "
                                 "a few hundred or more)")
-        ranked = rank.spread(ranked, chunks)
+        ranked = rank.spread(ranked, chunks, budget=budget)
         # Chunks carry the token counts taken when they were indexed.
         packed = pack([chunks[cid] for cid, _ in ranked], self.dates, budget, self.counter, header,
                       lambda chunk: chunk.tokens, [score for _, score in ranked])

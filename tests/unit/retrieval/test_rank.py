@@ -1,5 +1,7 @@
 """Ranking: profile weights, the graph lift, duplicates dropped, determinism."""
 
+from dataclasses import replace
+
 import networkx as nx
 import pytest
 
@@ -115,6 +117,23 @@ def test_packing_takes_the_head_of_each_leading_file_first() -> None:
     assert sorted(spread(ranked, chunks, files=3)) == sorted(ranked)  # scores kept, nothing lost
     assert spread(ranked, chunks, files=0) == ranked
     assert spread(ranked, chunks, files=1) == ranked  # the first file's head leads already
+
+
+def test_a_small_budget_keeps_the_first_files_own_units() -> None:
+    sizes = {"a.f": 300, "a.g": 200, "b.f": 200, "c.f": 400}
+    chunks = {cid: replace(spanned(cid, f"{cid[0]}.py", 1 + 10 * i, 9 + 10 * i), tokens=tokens)
+              for i, (cid, tokens) in enumerate(sizes.items())}
+    ranked = [("a.f", 0.9), ("a.g", 0.8), ("b.f", 0.6), ("c.f", 0.4)]
+
+    def order(budget: int) -> list[str]:
+        return [cid for cid, _ in spread(ranked, chunks, files=3, budget=budget, share=0.5)]
+
+    # the heads moved ahead take at most half the budget, with the first file's head
+    assert order(2000) == ["a.f", "b.f", "c.f", "a.g"]  # 900 <= 1000
+    assert order(1000) == ["a.f", "b.f", "a.g", "c.f"]  # 500 <= 500; with c.f 900 would not
+    assert order(800) == ["a.f", "a.g", "b.f", "c.f"]  # 500 > 400: rank order
+    assert spread(ranked, chunks, files=3, budget=2000, share=0.0) == ranked
+    assert spread(ranked, chunks, files=3, share=0.0) == spread(ranked, chunks, files=3)  # no budget: no cap
 
 
 def test_a_profile_retrieves_only_its_view_kinds() -> None:
