@@ -25,7 +25,7 @@ EXPAND_FILES = 5  # the best files whose other units join the ranking
 EXPAND_SHARE = 0.5  # of a file's best score, where its other units start (0: no expansion)
 COCHANGE_WEIGHT = 0.0  # of files changed together by a commit (0: off; see RESULTS.md)
 SPREAD_FILES = 3  # the best files whose best unit is packed before the rest (0: rank order)
-SPREAD_SHARE = 0.35  # of the budget the heads packed first may take together (0: rank order)
+SPREAD_SHARE = 0.35  # of the budget the heads packed first may take together (0: the first file's only)
 
 
 def rrf(rankings: Iterable[Sequence[str]], k: int = RRF_K) -> dict[str, float]:
