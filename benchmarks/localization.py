@@ -211,7 +211,7 @@ def table(results: list[Row], hunks: dict[str, dict[str, list[list[int]]]]) -> s
         cells = [f"{100 * statistics.fmean(m[key] for m in measured):.1f}%" for key in LABELS]
         to_gold = statistics.median(m["to_gold"] for m in measured)
         never = sum(1 for m in measured if m["to_gold"] == float("inf"))
-        median = "never" if to_gold == float("inf") else f"{to_gold / 1000:.0f}k"
+        median = "never" if to_gold == float("inf") else f"{to_gold / 1000:g}k"  # 4.5k, not 4k
         lines.append(f"| {title} | " + " | ".join(cells) + f" | {median} | {never} of {n} |")
     by_repo: dict[str, int] = {}
     for r in results:
