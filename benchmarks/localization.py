@@ -105,7 +105,7 @@ def keep_store(store: Path, kept: Path) -> None:
 
 def run_instance(row: Row, mirror_root: Path, work: Path, overrides: dict[str, float],
                  keep: bool, reuse: bool, stores: Path, knowledge: Path | None = None,
-                 unseen: bool = False, lexical: bool = False) -> Row:
+                 unseen: bool = False, lexical: bool = False, build_lexical: bool = False) -> Row:
     owner, name = row["repo"].split("/")
     tree = work / name / "tree"
     store = work / name / "store"
@@ -114,7 +114,8 @@ def run_instance(row: Row, mirror_root: Path, work: Path, overrides: dict[str, f
     checkout(mirror_root / f"{owner}+{name}" / "repo", tree, row["base_commit"])
     started = time.perf_counter()
     embedded = -1
-    settings = Settings(knowledge=(KnowledgeRoot("team", str(knowledge)),) if knowledge else ())
+    settings = Settings(knowledge=(KnowledgeRoot("team", str(knowledge)),) if knowledge else (),
+                        **({"embed_model": "none"} if build_lexical else {}))
     if reuse:
         store = kept
     else:
@@ -258,6 +259,8 @@ def main() -> None:
     parser.add_argument("--reuse-stores", action="store_true", help="answer from kept stores")
     parser.add_argument("--lexical", action="store_true",
                         help="retrieve without vectors (the stores are still built with them)")
+    parser.add_argument("--build-lexical", action="store_true",
+                        help="build without embeddings (and so retrieve lexically)")
     parser.add_argument("--stores", type=Path, help="where stores are kept (default: WORK/stores)")
     parser.add_argument("--table-only", action="store_true", help="write the table of a finished run")
     parser.add_argument("--update-results", action="store_true")
@@ -296,7 +299,7 @@ def main() -> None:
         result = run_instance(row, mirror_root, args.work, overrides, args.keep_stores, args.reuse_stores,
                               args.stores or args.work / "stores",
                               args.knowledge.resolve() if args.knowledge else None, args.without_knowledge,
-                              args.lexical)
+                              args.lexical or args.build_lexical, args.build_lexical)
         done[row["instance_id"]] = result
         with log.open("a") as fh:
             fh.write(json.dumps(result) + "\n")

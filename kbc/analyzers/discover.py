@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from kbc.analyzers.gitrepo import git, head_commit, work_tree
+from kbc.analyzers.roles import file_role
 from kbc.domain.errors import TargetError
 from kbc.domain.models import Inventory, SkippedPath, SourceFile
 
@@ -147,7 +148,8 @@ def _classify(
     if b"\0" in data[:BINARY_SNIFF_BYTES]:
         return SkippedPath(rel, "binary", "holds NUL bytes")
     lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
-    return SourceFile(rel, len(data), git_blob_id(data), language_of(rel, data[:200]), lines)
+    language = language_of(rel, data[:200])
+    return SourceFile(rel, len(data), git_blob_id(data), language, lines, file_role(rel, language, data))
 
 
 class UnsafeRead(Exception):

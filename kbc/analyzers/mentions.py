@@ -71,7 +71,8 @@ BUILTINS = frozenset(dir(builtins))
 # A dotted span ending in one of these names a file ("kbc.toml"), not code.
 FILE_SUFFIXES = frozenset({
     "py", "pyi", "pyc", "md", "rst", "txt", "toml", "cfg", "ini", "json", "jsonl", "yaml", "yml", "lock",
-    "html", "css", "js", "ts", "csv", "sh", "log", "db", "sqlite", "env", "xml", "zip", "gz", "whl",
+    "html", "css", "js", "ts", "csv", "tsv", "svg", "po", "pot", "sh", "log", "db", "sqlite", "env", "xml",
+    "zip", "gz", "whl",
 })
 
 

@@ -181,8 +181,9 @@ def render(ctx: click.Context, repo: Path, store: Path | None, out: Path) -> Non
 def status(ctx: click.Context, repo: Path, store: Path | None, fmt: str) -> None:
     """Show what the store holds and what retrieval will use.
 
-    The last finished build (commit, files, kbc version, when), facts, views by
-    kind, the index (files, chunks, embedding units embedded of the total) and
+    The last finished build (commit, files, kbc version, when), facts, files by
+    role (source, test, doc, config, example, vendored, generated, minified,
+    catalog, data, lock), views by kind, the index (files, chunks, embedding units embedded of the total) and
     the retrieval mode (`hybrid`, or `lexical` with the reason). Builds nothing.
     """
     from kbc.services.payloads import status_data
@@ -201,6 +202,8 @@ def status(ctx: click.Context, repo: Path, store: Path | None, fmt: str) -> None
     if facts:
         lines.append(f"  facts         {facts['files']} files ({facts['python_files']} Python), "
                      f"{facts['symbols']} symbols, {facts['failed']} not analyzed")
+    if found.roles:
+        lines.append("  roles         " + ", ".join(f"{role} {n}" for role, n in found.roles.items()))
     views = found.views
     lines.append(f"  views         {sum(views.values())}"
                  + (f" ({', '.join(f'{k} {v}' for k, v in views.items())})" if views else ""))

@@ -22,6 +22,7 @@ class SourceFile:
     blob: str  # git blob id of the content (sha1 of "blob <size>\\0" + bytes)
     language: str  # "python", "markdown", "toml", ... or "text"
     lines: int
+    role: str = "source"  # what the file is, read from its path and content (kbc.analyzers.roles)
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,7 +253,7 @@ class Chunk:
     heading: str = ""  # breadcrumb: Markdown headings, or the enclosing definitions' signatures
     module: str = ""
     symbols: tuple[str, ...] = ()  # qualified names defined in the unit
-    role: str = "source"  # source | test | doc | config | example | vendored (see kbc.index.chunks)
+    role: str = "source"  # the file's role (kbc.analyzers.roles.ROLES), or a view's / knowledge's kind
     tokens: int = 0  # cl100k_base tokens of ``text``, counted when indexed (0: not counted)
     unit: str = "window"  # prelude | module | class | function | method | window
     context: str = ""  # indexed with the text but never shown: a class outline's member signatures

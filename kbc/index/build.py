@@ -38,7 +38,7 @@ from kbc.index.vectors import VectorStore
 from kbc.store.cache import values_digest
 from kbc.store.layout import LEXICAL
 
-CHUNKER_VERSION = "5"
+CHUNKER_VERSION = "6"
 POOL_MIN_FILES = 64
 EMBED_BATCH = 256  # units handed to the embedder per call (it batches 32 inside)
 
@@ -55,6 +55,7 @@ class ChunkTask:
     size: int
     overlap: int
     also: tuple[str, ...] = ()  # credentials found in other files: redacted here too
+    role: str = ""  # the file's role as discovery read it ("": from its path)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +96,7 @@ def _prepare(task: ChunkTask) -> tuple[str, list[Chunk], int]:
         redaction = redact(task.abspath, text, task.language, also=task.also)
         text, secrets = redaction.text, len(redaction.findings)
     chunks = chunk_text(task.path, text, task.language, size=task.size, overlap=task.overlap,
-                        module=task.module, definitions=task.definitions)
+                        module=task.module, definitions=task.definitions, role=task.role or None)
     counter = default_counter()
     counted = [dataclasses.replace(c, tokens=counter.count(c.text)) for c in chunks]
     return task.path, counted, secrets
@@ -115,7 +116,8 @@ def _tasks(root: Path, files: Sequence[SourceFile], facts: Mapping[str, FileFact
                                            s.is_async) for s in known.symbols)
             scan = bool(known.secrets)
         tasks.append(ChunkTask(source.path, str(root / source.path), source.language, module,
-                               definitions, scan, size, overlap, repeated.get(source.path, ())))
+                               definitions, scan, size, overlap, repeated.get(source.path, ()),
+                               source.role))
     return tasks
 
 

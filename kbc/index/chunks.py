@@ -108,20 +108,22 @@ def split_lines(text: str) -> list[str]:
 
 
 def chunk_text(path: str, text: str, language: str, *, size: int, overlap: int,
-               module: str = "", definitions: Sequence[Definition] | None = None) -> list[Chunk]:
+               module: str = "", definitions: Sequence[Definition] | None = None,
+               role: str | None = None) -> list[Chunk]:
     """The chunks of one file. Parsed code (``definitions`` given, even empty) is cut at its
-    definitions (:mod:`kbc.index.definitions`); anything else keeps line windows."""
+    definitions (:mod:`kbc.index.definitions`); anything else keeps line windows. ``role`` is
+    the file's role as discovery read it (None: as its path tells)."""
     lines = split_lines(text)
     if not lines:
         return []
+    role = role or role_of(path, language)
     if definitions is not None:
-        return _definition_chunks(path, lines, language, size, module, definitions)
+        return _definition_chunks(path, lines, language, size, module, definitions, role)
     if language == "markdown":
         spans = list(_markdown_spans(lines, size, overlap))
     else:
         spans = [(s, e, "") for s, e in windows(1, len(lines), size, overlap)]
     kind = kind_of(language)
-    role = role_of(path, language)
     chunks = []
     for start, end, heading in spans:
         body = "".join(lines[start - 1:end])
@@ -139,9 +141,8 @@ def unit_chunk_id(path: str, key: str, text: str, heading: str = "", context: st
 
 
 def _definition_chunks(path: str, lines: Sequence[str], language: str, size: int, module: str,
-                       definitions: Sequence[Definition]) -> list[Chunk]:
+                       definitions: Sequence[Definition], role: str) -> list[Chunk]:
     kind = kind_of(language)
-    role = role_of(path, language)
     seen: dict[str, int] = {}
     chunks = []
     for piece in definition_pieces(lines, definitions, size):

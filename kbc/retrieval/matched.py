@@ -14,7 +14,7 @@ from __future__ import annotations
 import bisect
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kbc.domain.models import FileFacts
@@ -44,6 +44,9 @@ class Located:
 class Matched:
     ids: list[str]  # chunk ids, strongest mention first
     described: list[dict[str, Any]]  # what each mention matched, for the JSON output
+    # files the task names: by path, a traceback frame, a definition, a message they raise
+    paths: frozenset[str] = frozenset()
+    kinds: dict[str, int] = field(default_factory=dict)  # chunk id -> its strongest mention's kind
 
 
 class Matcher:
@@ -131,11 +134,14 @@ class Matcher:
         looked_up = {id(m) for m in lookups}
         ids: dict[str, None] = {}
         described = []
+        named: set[str] = set()
+        kinds: dict[str, int] = {}
         for mention in mentions:  # in the order read: strongest kind first
             match = by_mention.get(id(mention))
             if match is not None:
                 found = [cid for t in match.targets for cid in self._chunks(t, position) if cid]
                 described.append(describe(match))
+                named.update(t.path for t in match.targets)
             elif id(mention) in looked_up:
                 found = self._literal(mention)
                 if found:
@@ -144,7 +150,9 @@ class Matcher:
                 continue
             for cid in found:
                 ids.setdefault(cid, None)
-        return Matched(list(ids)[:MAX_MATCHED], described)
+                kinds[cid] = min(kinds.get(cid, mention.kind), mention.kind)
+        kept = list(ids)[:MAX_MATCHED]
+        return Matched(kept, described, frozenset(named), {cid: kinds[cid] for cid in kept})
 
 
 # Where an option is declared or handled: the repository's code first, its tests last.

@@ -8,6 +8,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from kbc.analyzers.roles import INCIDENTAL
 from kbc.domain.errors import ConfigError, FieldError
 from kbc.domain.settings import config_files
 from kbc.domain.views import VIEW_KINDS, view_kind_of
@@ -29,20 +30,24 @@ class Profile:
     view_kinds: tuple[str, ...] = VIEW_KINDS  # the kinds of view this use case retrieves
     cited: float = 0.0  # how strongly the code the best views cite is lifted (0: not followed)
     knowledge: float = -1.0  # team knowledge (a knowledge root's documents); below 0: as docs
+    # generated, minified, message catalogs, data and locks (kbc.analyzers.roles.INCIDENTAL)
+    incidental: float = 0.0
 
     def weight(self, kind: str, role: str, path: str = "") -> float:
-        """How much a chunk of this kind and role weighs (see kbc.analyzers.roles.role_of); a
-        view of a kind the profile leaves out (``path`` names it) weighs nothing."""
+        """How much a chunk of this kind and role weighs (see kbc.analyzers.roles); a view of
+        a kind the profile leaves out (``path`` names it) weighs nothing."""
         if kind == "view":
             return self.views if not path or view_kind_of(path) in self.view_kinds else 0.0
         if kind == "knowledge":
             return self.knowledge if self.knowledge >= 0 else self.docs
+        if role in INCIDENTAL:
+            return self.incidental
         return {"test": self.tests, "doc": self.docs, "config": self.config,
                 "example": self.examples, "vendored": self.vendored}.get(role, self.code)
 
 
 _NUMBERS = {f.name for f in fields(Profile)} - {"name", "description", "view_kinds"}
-_OPTIONAL = {"cited", "knowledge"}  # a new profile may leave these at their defaults
+_OPTIONAL = {"cited", "knowledge", "incidental"}  # a new profile may leave these at their defaults
 
 
 def shipped_profiles_text() -> str:

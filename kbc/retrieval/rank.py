@@ -168,11 +168,13 @@ def citations(text: str, limit: int = CITED_PER_VIEW) -> list[tuple[str, int, in
 
 def finish(fused: Mapping[str, float], near: Sequence[str], chunks: Mapping[str, Chunk], profile: Profile,
            files: FileGraph | None, preludes: Mapping[str, str] | None = None,
-           cited: Sequence[str] = (), keys: dict[str, str] | None = None) -> list[tuple[str, float]]:
+           cited: Sequence[str] = (), keys: dict[str, str] | None = None,
+           named: frozenset[str] = frozenset()) -> list[tuple[str, float]]:
     """Final scores, best first (ties by id): the neighbours of the seeds (``near``, a ranked
     list of unit ids) fused in at the profile's graph weight and the code the best views cite
-    (``cited``, ranked) at its view weight, every unit weighed by the role of its file, then
-    lifted by its file's personalised PageRank. ``keys`` keeps each chunk's text as compared for
+    (``cited``, ranked) at its view weight, every unit weighed by the role of its file (a file
+    the task names, ``named``, whose role the profile leaves out, weighs as code), then lifted
+    by its file's personalised PageRank. ``keys`` keeps each chunk's text as compared for
     duplicates, for a caller that ranks the same chunks again."""
     combined = dict(fused)
     for position, cid in enumerate(near, start=1):
@@ -181,7 +183,7 @@ def finish(fused: Mapping[str, float], near: Sequence[str], chunks: Mapping[str,
     for position, cid in enumerate(cited, start=1):
         if cid in chunks:
             combined[cid] = combined.get(cid, 0.0) + CITED_WEIGHT * profile.cited / (RRF_K + position)
-    weighed = {cid: (score, profile.weight(chunks[cid].kind, chunks[cid].role, chunks[cid].path))
+    weighed = {cid: (score, weight_of(chunks[cid], profile, named))
                for cid, score in combined.items() if cid in chunks}
     scored = {cid: score * weight for cid, (score, weight) in weighed.items() if weight > 0}
     # Team knowledge, ranked as a corpus of its own, takes no part in the code's file lift.
@@ -199,6 +201,15 @@ def finish(fused: Mapping[str, float], near: Sequence[str], chunks: Mapping[str,
         _follow_preludes(scored, chunks, preludes)
     ordered = sorted(scored.items(), key=lambda kv: (-kv[1], kv[0]))
     return _drop_duplicates(ordered, chunks, {} if keys is None else keys)
+
+
+def weight_of(chunk: Chunk, profile: Profile, named: frozenset[str] = frozenset()) -> float:
+    """The profile's weight of a chunk's kind and role; a role the profile leaves out (weight
+    0) weighs as code in a file the task names."""
+    weight = profile.weight(chunk.kind, chunk.role, chunk.path)
+    if weight <= 0 and chunk.path in named and chunk.kind not in OUTSIDE_KINDS:
+        return profile.code
+    return weight
 
 
 def _follow_preludes(scored: dict[str, float], chunks: Mapping[str, Chunk],

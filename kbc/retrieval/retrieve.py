@@ -290,7 +290,8 @@ class Retriever:
             fused = {**fused, **fuse(known, known_vector, [], chunks)}
         if len(self._keys) > KEPT_KEYS:
             self._keys.clear()
-        ranked = finish(fused, near, chunks, profile, self.graph, self._preludes(chunks), cited, self._keys)
+        ranked = finish(fused, near, chunks, profile, self.graph, self._preludes(chunks), cited, self._keys,
+                        matched.paths)
         ranked = self._expanded(ranked, chunks, dict(pool), embedding)
         evidence = Evidence(len(lexical), best_similarity, tuple(score for _, score in ranked[:10]))
         return Ranking(ranked, chunks, evidence, tuple(matched.described))

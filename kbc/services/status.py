@@ -32,6 +32,7 @@ class Status:
     index: dict[str, int | str] = field(default_factory=dict)  # files, chunks, units, embedded, model
     retrieval: str = "none"  # what retrieve will use now: hybrid, lexical, or none (no index)
     note: str = ""  # why retrieval is not hybrid, or what is incomplete
+    roles: dict[str, int] = field(default_factory=dict)  # tracked files by role (kbc.analyzers.roles)
 
 
 def repository_status(root: Path, settings: Settings, store_dir: Path | None = None,
@@ -45,11 +46,11 @@ def repository_status(root: Path, settings: Settings, store_dir: Path | None = N
                        hint="run `kbc build` on the repository first")
     notes: list[str] = []
     last = _last_build(store_root)
-    facts = _facts(store_root, notes)
+    facts, roles = _facts(store_root, notes)
     views = _views(store_root)
     index, retrieval = _index(store_root, root, notes, settings, components or CONFIGURED)
     return Status(str(root.resolve()), str(store_root), bool(last), last, facts, views, index,
-                  retrieval, "; ".join(notes))
+                  retrieval, "; ".join(notes), roles)
 
 
 def _last_build(store_root: Path) -> dict[str, str | int]:
@@ -63,7 +64,8 @@ def _last_build(store_root: Path) -> dict[str, str | int]:
             "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(finished))}
 
 
-def _facts(store_root: Path, notes: list[str]) -> dict[str, int]:
+def _facts(store_root: Path, notes: list[str]) -> tuple[dict[str, int], dict[str, int]]:
+    from kbc.analyzers.roles import ROLES
     from kbc.store.facts_store import FactsStore
 
     store = FactsStore(store_root)
@@ -73,9 +75,11 @@ def _facts(store_root: Path, notes: list[str]) -> dict[str, int]:
         failed = len(store.failures())
     except KbcError as exc:
         notes.append(f"facts: {exc.message}")
-        return {}
+        return {}, {}
+    counts = Counter(f.role for f in files)
+    roles = {role: counts[role] for role in ROLES if counts[role]}
     return {"files": len(files), "python_files": sum(1 for f in files if f.language == "python"),
-            "symbols": sum(len(f.symbols) for f in every), "failed": failed}
+            "symbols": sum(len(f.symbols) for f in every), "failed": failed}, roles
 
 
 def _views(store_root: Path) -> dict[str, int]:

@@ -6,7 +6,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from kbc.analyzers.roles import role_of
+from kbc.analyzers.roles import ROLES, role_of
 from kbc.domain.models import EntryPoint, FileFacts, GraphFacts, Inventory, ModuleGroup, Symbol
 from kbc.graph.symbols import SymbolTable
 
@@ -42,9 +42,24 @@ class Context:
     table: SymbolTable = field(default_factory=lambda: SymbolTable(()))  # names over the linked facts
     overriding: dict[str, list[str]] = field(default_factory=dict)  # method -> subclasses' overrides
 
+    roles: dict[str, str] = field(default_factory=dict)  # path -> role, as discovery read it
+
+    def role(self, path: str) -> str:
+        """A file's role (:mod:`kbc.analyzers.roles`): the fact discovery recorded, else what
+        its path tells."""
+        if not self.roles:
+            self.roles = {f.path: f.role for f in self.inventory.files}
+        return self.roles.get(path) or role_of(path, "python")
+
+    def role_counts(self) -> list[tuple[str, int]]:
+        """How many tracked files have each role, in the order of :data:`ROLES`."""
+        counts = Counter(f.role for f in self.inventory.files)
+        return [(role, counts[role]) for role in ROLES if counts[role]]
+
     def source_files(self) -> list[FileFacts]:
-        """Python files that are the product's code (not tests, examples or vendored code)."""
-        return [f for path, f in sorted(self.files.items()) if role_of(path, "python") == "source"]
+        """Python files that are the product's code (not tests, examples, vendored code or
+        generated modules)."""
+        return [f for path, f in sorted(self.files.items()) if self.role(path) == "source"]
 
     def repository(self) -> str:
         """The repository's name: its main package (the same wherever it is checked out),

@@ -8,7 +8,6 @@ from typing import Any
 
 import networkx as nx
 
-from kbc.analyzers.roles import role_of
 from kbc.domain.models import EntryPoint, Symbol
 from kbc.views.context import MAX_LIST, Context, location
 from kbc.views.structure import entry_point_data
@@ -80,9 +79,10 @@ def _kind_rank(kind: str) -> int:
     return _KIND_ORDER.index(kind) if kind in _KIND_ORDER else len(_KIND_ORDER)
 
 
-def _serves_users(entry: EntryPoint) -> bool:
-    """Entry points of the product and its examples; not those defined inside tests."""
-    return role_of(entry.path, "python") not in ("test", "vendored")
+def _serves_users(context: Context, entry: EntryPoint) -> bool:
+    """Entry points of the product and its examples; not those defined inside tests, vendored
+    or generated code."""
+    return context.role(entry.path) not in ("test", "vendored", "generated")
 
 
 def workflow_entries(context: Context) -> list[tuple[EntryPoint, list[EntryPoint]]]:
@@ -91,7 +91,7 @@ def workflow_entries(context: Context) -> list[tuple[EntryPoint, list[EntryPoint
     points defined in tests are left out."""
     by_target: dict[str, list[EntryPoint]] = {}
     for entry in context.entry_points():
-        if entry.target in context.symbols and _serves_users(entry):
+        if entry.target in context.symbols and _serves_users(context, entry):
             by_target.setdefault(entry.target, []).append(entry)
     chosen = []
     for entries in by_target.values():
@@ -191,7 +191,7 @@ def feature_groups(context: Context) -> dict[str, list[EntryPoint]]:
     """Entry points gathered by the module group of the code they run (the feature's name)."""
     features: dict[str, list[EntryPoint]] = {}
     for entry in context.entry_points():
-        if not _serves_users(entry):
+        if not _serves_users(context, entry):
             continue
         group = context.group_of_symbol(entry.target) or context.group_of.get(
             context.files[entry.path].module if entry.path in context.files else "", "")

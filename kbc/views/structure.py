@@ -63,6 +63,7 @@ def architecture_facts(context: Context) -> dict[str, Any]:
         "repository": root,
         "files": len(context.inventory.files),
         "python_files": len(context.files),
+        "roles": [{"role": role, "files": n} for role, n in context.role_counts()],
         "packages": [{"name": name, "files": n} for name, n in sorted(packages.items())],
         "layers": _layers(context),
         "modules": [

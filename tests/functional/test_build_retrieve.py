@@ -531,3 +531,39 @@ def test_a_store_copied_with_its_repository_keeps_its_vectors(shop: Path, tmp_pa
     client = chromadb.PersistentClient(path=str(copy / ".kbc" / "index" / "chroma"),
                                        settings=chromadb.Settings(anonymized_telemetry=False))
     assert len(client.list_collections()) == 1  # not a second collection beside the first
+
+
+INCIDENTAL_FILES = {
+    # a copy of a library, a message catalog saved as script and as .po, a minified bundle:
+    # all full of the task's words, none of them code a developer edits for it
+    "shop/static/jquery.js": ("/*! jQuery v3.5.1 | (c) JS Foundation and other contributors */\n"
+                              + "function refund(window) { return validate_refund(window); }\n" * 40),
+    "shop/locale/fr/LC_MESSAGES/shop.js": (
+        'Documentation.addTranslations({"messages": {"refund window closed": "fenêtre de '
+        'remboursement fermée", "already refunded": "déjà remboursé"}});\n'),
+    "shop/locale/fr/LC_MESSAGES/shop.po": ('msgid "refund window closed"\nmsgstr "fenêtre de '
+                                           'remboursement fermée"\n'),
+    "shop/static/refunds.bundle.js": "var refund_window_closed=1;" * 300 + "\n",
+}
+
+
+def test_incidental_and_vendored_files_are_facts_and_stay_out_of_an_implementation_slice(
+        tmp_path: Path) -> None:
+    root = make_shop(tmp_path / "repo", INCIDENTAL_FILES)
+    invoke(*LEXICAL, "build", str(root), "--no-llm", "--workers", "1")
+    status = json.loads(invoke(*LEXICAL, "status", "--repo", str(root), "--format", "json"))
+    assert status["roles"]["vendored"] == 1 and status["roles"]["catalog"] == 2
+    assert status["roles"]["minified"] == 1 and status["roles"]["source"] >= 4
+    assert "  roles         source " in invoke(*LEXICAL, "status", "--repo", str(root))
+
+    task = "The refund window closed error is raised for a refund that was already refunded"
+    paths = {i["path"] for i in retrieve_json_with(LEXICAL, root, task, "--budget", "4000")["items"]}
+    assert "shop/refunds.py" in paths and not paths & set(INCIDENTAL_FILES)
+    # another use case still reads them, and a task that names one gets it
+    asked = retrieve_json_with(LEXICAL, root, task, "--use-case", "qa", "--budget", "20000")
+    assert set(INCIDENTAL_FILES) & {i["path"] for i in asked["items"]}
+    named = retrieve_json_with(LEXICAL, root, "the French text in shop/locale/fr/LC_MESSAGES/shop.po "
+                               "for the refund window closed error is wrong", "--budget", "4000")
+    assert "shop/locale/fr/LC_MESSAGES/shop.po" in {i["path"] for i in named["items"]}
+    architecture = invoke(*LEXICAL, "views", "--repo", str(root), "--kind", "architecture", "--format", "md")
+    assert "Files by role: source" in architecture and "catalog 2" in architecture

@@ -2,6 +2,7 @@
 
 import pytest
 
+from kbc.analyzers.roles import file_role
 from kbc.index.chunks import chunk_text
 from kbc.index.units import units_of
 
@@ -10,7 +11,8 @@ CODE = 'def refund(order):\n    """Refund an order within the window."""\n    re
 
 def units_for(path: str, text: str, language: str) -> list[str]:
     definitions = () if language == "python" else None  # parsed code: cut at (no) definitions
-    chunks = chunk_text(path, text, language, size=60, overlap=5, definitions=definitions)
+    chunks = chunk_text(path, text, language, size=60, overlap=5, definitions=definitions,
+                        role=file_role(path, language, text.encode()))
     return [u.text for u in units_of(chunks, "model")]
 
 
