@@ -77,7 +77,14 @@ def git(*args: str, cwd: Path | None = None) -> str:
 def checkout(mirror: Path, tree: Path, commit: str) -> None:
     if not tree.exists():
         git("clone", "-q", "--no-checkout", str(mirror), str(tree))
-    git("checkout", "-q", "-f", commit, cwd=tree)
+    try:
+        git("checkout", "-q", "-f", commit, cwd=tree)
+    except subprocess.CalledProcessError:
+        # A mirror may lack its largest blobs (data files): the checkout then writes every other
+        # file and leaves those out, which is all a build of the sources needs.
+        left = git("status", "--porcelain", cwd=tree).splitlines()
+        if git("rev-parse", "HEAD", cwd=tree).strip() != commit or any(not e.startswith(" D") for e in left):
+            raise
     git("clean", "-q", "-f", "-d", "-x", cwd=tree)
 
 

@@ -270,21 +270,27 @@ def build(ctx: click.Context, path: Path, store: Path | None, fmt: str, workers:
 @click.option("--budget", type=int, help="Token budget (default: the profile's).")
 @click.option("--scope", "scopes", multiple=True,
               help="A knowledge scope the slice may hold (repeatable; default: all but projects/...).")
+@click.option("--min-confidence", "min_confidence", type=click.FloatRange(0, 1), default=0.0,
+              show_default=True,
+              help="Pack nothing when the slice's confidence is below this (0: always pack).")
 @click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True)
 @click.pass_context
 def retrieve(ctx: click.Context, text: str, repo: Path, store: Path | None, use_case: str,
-             budget: int | None, scopes: tuple[str, ...], fmt: str) -> None:
+             budget: int | None, scopes: tuple[str, ...], min_confidence: float, fmt: str) -> None:
     """Print the slice of the repository that TEXT needs, within a token budget.
 
     Each file is shown once, its blocks in line order with exact `path:start-end`
     attribution; the same index and request always give the same bytes. Paths,
     code names, traceback frames, quoted messages and options in TEXT are matched
-    against the repository's facts. The JSON form is a stable contract: use_case,
-    budget, tokens, fingerprint, retrieval, matched (what TEXT named and what it
-    matched), items (one per printed block), text.
+    against the repository's facts. The header says the slice's confidence (that
+    its first files hold what TEXT needs), marked low below the floor
+    (retrieval.confidence_floor). The JSON form is a stable contract: use_case,
+    budget, tokens, fingerprint, retrieval, confidence, low_confidence, matched
+    (what TEXT named and what it matched), items (one per printed block), text.
     """
     with knowledge_base(repo, store) as kb:
-        result, _ = kb.retrieve_logged(text, use_case, budget, scopes=scopes or None)
+        result, _ = kb.retrieve_logged(text, use_case, budget, scopes=scopes or None,
+                                       min_confidence=min_confidence)
     click.echo(result.to_json() if fmt == "json" else result.text, nl=fmt == "json")
 
 

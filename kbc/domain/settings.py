@@ -50,6 +50,7 @@ class Settings:
     auto_refresh: bool = False
     lock_timeout: int = 600
     gap_retention_days: int = 90
+    confidence_floor: float = -1.0  # below 0: the floor measured for the shipped ranking model
     session_idle_seconds: int = 300
     max_sessions: int = 1000
     embed_model: str = ""
@@ -144,6 +145,10 @@ FIELDS: tuple[FieldSpec, ...] = (
               "seconds a build or refresh waits for another writer of the same store"),
     FieldSpec("gap_retention_days", "gaps", "retention_days", int, "KBC_GAP_RETENTION_DAYS", 1,
               "days the knowledge-gap log keeps a query"),
+    FieldSpec("confidence_floor", "retrieval", "confidence_floor", float, "KBC_CONFIDENCE_FLOOR", None,
+              "a slice whose confidence is below this is marked low_confidence and logged as a "
+              "knowledge gap; below 0 means the floor measured for the shipped model and the "
+              "retrieval mode (see docs/index.md)"),
     FieldSpec("session_idle_seconds", "serve", "session_idle_seconds", int, "KBC_SESSION_IDLE_SECONDS", 1,
               "an HTTP session of `kbc serve` idle this many seconds is closed (a client that "
               "never ends its session frees it then)"),

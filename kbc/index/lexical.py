@@ -324,6 +324,19 @@ class LexicalIndex:
         ranked = sorted(((score[rid], str(cid)) for cid, rid in ids))[:limit]
         return [(cid, -float(value)) for value, cid in ranked]
 
+    def frequencies(self, query: str) -> tuple[dict[str, int], int]:
+        """How many chunks hold each distinct search token of ``query`` (as :meth:`search`
+        reads it), and how many chunks there are."""
+        terms = query_terms(query)
+        if self._remembered is not None:
+            weights = ", ".join(str(w) for w in WEIGHTS)
+            counts = {t[1:-1]: len(self._remembered.postings_of(t, weights)[0]) for t in terms}
+        else:
+            counts = {t[1:-1]: int(self.db.execute("SELECT COUNT(*) FROM fts WHERE fts MATCH ?",
+                                                   (t,)).fetchone()[0]) for t in terms}
+        (total,) = self.db.execute("SELECT COUNT(*) FROM chunks").fetchone()
+        return counts, int(total)
+
     def search_all(self, words: Sequence[str], limit: int) -> list[str]:
         """Chunk ids holding every one of ``words`` (search tokens), best BM25 first, ties by id."""
         terms = list(dict.fromkeys(w for w in words if w))[:MAX_QUERY_TERMS]

@@ -142,6 +142,9 @@ def build_server(worker: Worker) -> MCPServer:
         scopes: Annotated[list[str] | None, Field(description="Knowledge scopes the slice may hold "
                                                               "(see list_scopes); default: every scope "
                                                               "but the projects/... ones.")] = None,
+        min_confidence: Annotated[float, Field(ge=0, le=1, description="Pack nothing when the slice's "
+                                                                      "confidence is below this (0: "
+                                                                      "always pack).")] = 0.0,
     ) -> ObjectResult:
         """Prime work on a task with a precision slice of the repository: the most relevant code,
         tests, docs and views, with exact paths and line ranges, packed under a token budget.
@@ -150,11 +153,14 @@ def build_server(worker: Worker) -> MCPServer:
         `items` (id, path, start_line, end_line, kind, score, tokens of each printed block),
         `matched` (the paths, code names, traceback frames, messages and options the task named,
         and the definitions or lines they matched), `tokens`, `budget`, `use_case`, `retrieval`
-        ("hybrid" or "lexical"), `fingerprint`, and `query_id` for report_usage. The same task on
-        the same build always gives the same slice."""
+        ("hybrid" or "lexical"), `confidence` (0 to 1: that the first files hold what the task
+        needs) and `low_confidence` (true when little in the repository matches the task: do not
+        rely on the slice), `fingerprint`, and `query_id` for report_usage. The same task on the
+        same build always gives the same slice."""
 
         def work(kb: KnowledgeBase) -> dict[str, Any]:
-            return slice_data(*kb.retrieve_logged(task, use_case, budget, scopes=scopes))
+            return slice_data(*kb.retrieve_logged(task, use_case, budget, scopes=scopes,
+                                                  min_confidence=min_confidence))
 
         return await worker.reply("retrieve_slice", work)
 

@@ -20,7 +20,7 @@ from typing import Any
 from kbc.domain.models import FileFacts
 from kbc.index.lexical import LexicalIndex
 from kbc.index.tokens import tokens
-from kbc.retrieval.query import CODE, LINE, MESSAGE, NAME, OPTION, SNIPPET, Mention, read_query
+from kbc.retrieval.query import CODE, LINE, MESSAGE, NAME, OPTION, PATH, SNIPPET, Mention, read_query
 from kbc.retrieval.resolve import FactsLookup, Target, describe
 
 PER_FILE = 2  # units of a file named by its path alone
@@ -44,7 +44,7 @@ class Located:
 class Matched:
     ids: list[str]  # chunk ids, strongest mention first
     described: list[dict[str, Any]]  # what each mention matched, for the JSON output
-    # files the task names: by path, a traceback frame, a definition, a message they raise
+    # files the task names on purpose, by their path
     paths: frozenset[str] = frozenset()
     kinds: dict[str, int] = field(default_factory=dict)  # chunk id -> its strongest mention's kind
 
@@ -141,7 +141,8 @@ class Matcher:
             if match is not None:
                 found = [cid for t in match.targets for cid in self._chunks(t, position) if cid]
                 described.append(describe(match))
-                named.update(t.path for t in match.targets)
+                if mention.kind == PATH:  # frames and code names name files in passing
+                    named.update(t.path for t in match.targets)
             elif id(mention) in looked_up:
                 found = self._literal(mention)
                 if found:

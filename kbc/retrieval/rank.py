@@ -10,6 +10,12 @@ from typing import Any
 from kbc.domain.models import OUTSIDE_KINDS, Chunk, GraphFacts
 from kbc.retrieval.profiles import Profile
 
+# The fitted model (kbc.retrieval.model) ranks the candidates the searches found; False: the
+# hand-weighted fusion below, kept for comparison (benchmarks/localization.py --constant).
+MODEL = False  # True: the fitted model ranks (measured below the hand-weighted fusion: RESULTS.md)
+UNIT_FILES = 5  # the best files every unit of which the model scores (of the others: the units found)
+HEADS_FIRST = True  # a definition cut into pieces scores its head as its best piece
+
 RRF_K = 60
 SEEDS = 10  # the best fused hits whose graph neighbourhood is lifted
 # A view found among the best hits points at code: the units it cites (`path:start-end`) are
@@ -188,19 +194,38 @@ def finish(fused: Mapping[str, float], near: Sequence[str], chunks: Mapping[str,
     scored = {cid: score * weight for cid, (score, weight) in weighed.items() if weight > 0}
     # Team knowledge, ranked as a corpus of its own, takes no part in the code's file lift.
     code = {cid: score for cid, score in scored.items() if chunks[cid].kind != "knowledge"}
-    if FILE_LIFT and files is not None and profile.graph > 0 and code:
-        weights: dict[str, float] = defaultdict(float)
-        for cid, score in sorted(code.items(), key=lambda kv: (-kv[1], kv[0]))[:SEEDS]:
-            weights[chunks[cid].path] += score
-        lift = files.personalised(weights)
-        if lift:
-            top = max(code.values())
-            scored = {cid: s + profile.graph * top * lift.get(chunks[cid].path, 0.0)
-                      for cid, s in scored.items()}
+    lift = _lift(code, chunks, files) if FILE_LIFT and profile.graph > 0 else {}
+    if lift:
+        top = max(code.values())
+        scored = {cid: s + profile.graph * top * lift.get(chunks[cid].path, 0.0) for cid, s in scored.items()}
     if preludes:
         _follow_preludes(scored, chunks, preludes)
     ordered = sorted(scored.items(), key=lambda kv: (-kv[1], kv[0]))
-    return _drop_duplicates(ordered, chunks, {} if keys is None else keys)
+    return drop_duplicates(ordered, chunks, {} if keys is None else keys)
+
+
+def _lift(code: Mapping[str, float], chunks: Mapping[str, Chunk],
+          files: FileGraph | None) -> dict[str, float]:
+    """Personalised PageRank over the file graph, seeded by the files of the ``SEEDS`` best
+    scored units (path -> lift, the top 1)."""
+    if files is None or not code:
+        return {}
+    weights: dict[str, float] = defaultdict(float)
+    for cid, score in sorted(code.items(), key=lambda kv: (-kv[1], kv[0]))[:SEEDS]:
+        weights[chunks[cid].path] += score
+    return files.personalised(weights)
+
+
+def lift_of(fused: Mapping[str, float], chunks: Mapping[str, Chunk], profile: Profile,
+            files: FileGraph | None, named: frozenset[str] = frozenset()) -> dict[str, float]:
+    """The graph's lift of each file around the best fused hits, each weighed by its role (the
+    model's ``lift`` feature); none when the profile's graph weight is 0."""
+    if profile.graph <= 0:
+        return {}
+    code = {cid: score * weight for cid, score in fused.items()
+            if cid in chunks and chunks[cid].kind != "knowledge"
+            and (weight := weight_of(chunks[cid], profile, named)) > 0}
+    return _lift(code, chunks, files)
 
 
 def weight_of(chunk: Chunk, profile: Profile, named: frozenset[str] = frozenset()) -> float:
@@ -318,7 +343,27 @@ def rank(lexical: Sequence[tuple[str, float]], vector: Sequence[str], matched: S
     return finish(fuse(lexical, vector, matched, chunks), near, chunks, profile, files)
 
 
-def _drop_duplicates(ordered: list[tuple[str, float]], chunks: Mapping[str, Chunk],
+def heads_first(units: Sequence[tuple[str, int, int]], scores: Sequence[float],
+                chunks: Mapping[str, Chunk]) -> list[float]:
+    """``scores`` of ``units`` (one file's, in line order) with the head of every definition cut
+    into pieces raised to the best of its pieces: a piece is read from the signature and the
+    first lines of its definition, so the head is packed with (not after) the piece the model
+    prefers. A piece continues the unit just before it when it carries no name of its own and
+    is not a prelude or a window."""
+    out = list(scores)
+    head, previous_end = -1, -1
+    for index, (cid, start, end) in enumerate(units):
+        chunk = chunks.get(cid)
+        if chunk is not None and not chunk.symbols and chunk.unit not in ("prelude", "window") \
+                and head >= 0 and start == previous_end + 1:
+            out[head] = max(out[head], scores[index])
+        else:
+            head = index if chunk is not None and chunk.symbols else -1
+        previous_end = end
+    return out
+
+
+def drop_duplicates(ordered: list[tuple[str, float]], chunks: Mapping[str, Chunk],
                      keys: dict[str, str]) -> list[tuple[str, float]]:
     """Keep the first of chunks whose text is the same but for white space."""
     seen: set[str] = set()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,19 +17,30 @@ from typing import Any
 
 from kbc.domain.errors import KbcError, VectorStoreError
 from kbc.domain.models import KNOWLEDGE_PREFIX, Chunk, FileFacts, GraphFacts
-from kbc.domain.views import VIEW_KINDS
+from kbc.domain.views import VIEW_KINDS, VIEW_PREFIX
 from kbc.index.embed import Embedder
 from kbc.index.exact import ExactVectors, load_snapshot, read_store
 from kbc.index.lexical import LexicalIndex
 from kbc.index.tokencount import TokenCounter
+from kbc.index.tokens import tokens
 from kbc.index.units import best_by_chunk
 from kbc.index.vectors import VectorStore
-from kbc.retrieval import rank
+from kbc.retrieval import rank, report
+from kbc.retrieval.features import (
+    Repository,
+    Signals,
+    confidence_features,
+    file_features,
+    query_features,
+    unit_features,
+)
 from kbc.retrieval.matched import Matcher
+from kbc.retrieval.model import Ranker, shipped_models
 from kbc.retrieval.neighbours import SymbolNeighbours
 from kbc.retrieval.pack import pack
 from kbc.retrieval.profiles import Profile
 from kbc.retrieval.rank import FileGraph, expand, files_in_order, finish, fuse, seeds
+from kbc.retrieval.report import clean_report
 from kbc.store.layout import LEXICAL
 
 CANDIDATES = 200  # hits taken from each search before fusion
@@ -45,6 +57,8 @@ class Evidence:
     lexical_hits: int  # chunks that matched a query term
     best_similarity: float  # cosine similarity of the best embedded unit (-1 when lexical only)
     scores: tuple[float, ...]  # fused scores of the top ten, best first
+    confidence: float = -1.0  # that the first files hold what the task needs (-1: not estimated)
+    low_confidence: bool = False  # the confidence is below the floor
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,11 +91,15 @@ class Slice:
     text: str
     note: str = ""
     matched: tuple[dict[str, Any], ...] = ()
+    confidence: float = -1.0  # that its first files hold what the task needs (-1: not estimated)
+    low_confidence: bool = False
 
     def to_json(self) -> str:
         data: dict[str, Any] = {
             "use_case": self.use_case, "budget": self.budget, "tokens": self.tokens,
-            "fingerprint": self.fingerprint, "retrieval": self.retrieval, "matched": list(self.matched),
+            "fingerprint": self.fingerprint, "retrieval": self.retrieval,
+            "confidence": round(self.confidence, 3), "low_confidence": self.low_confidence,
+            "matched": list(self.matched),
             "items": [{"id": i.id, "path": i.path, "start_line": i.start_line,
                        "end_line": i.end_line, "kind": i.kind, "score": round(i.score, 8),
                        "tokens": i.tokens} for i in self.items],
@@ -137,6 +155,9 @@ class Retriever:
         self._neighbours: SymbolNeighbours | None = None
         self._knowledge: frozenset[str] | None = None
         self._keys: dict[str, str] = {}  # chunk id -> its text as compared for duplicates
+        self.module_paths = module_paths
+        self._repository: Repository | None = None
+        self.confidence_floor: float | None = None  # None: the shipped model's floor
 
     def _query_vector(self, query: str) -> list[float]:
         """The query's embedding; the last few are kept, since a task is often asked again (at
@@ -236,11 +257,14 @@ class Retriever:
         return "hybrid" if self.embedder is not None else "lexical"
 
     def fingerprint(self, profile: Profile, budget: int, query: str,
-                    exclude: frozenset[str] = frozenset()) -> str:
+                    exclude: frozenset[str] = frozenset(), min_confidence: float = 0.0) -> str:
         chosen: list[object] = [] if profile.view_kinds == VIEW_KINDS else [list(profile.view_kinds)]
         chosen += [profile.cited] if profile.cited else []
         if self.has_knowledge:
             chosen += [profile.weight("knowledge", "knowledge"), sorted(exclude)]
+        chosen += [profile.incidental, profile.vendored, profile.config, profile.examples]
+        chosen += [shipped_models().digest]  # its confidence is in every slice
+        chosen += [min_confidence, self.confidence_floor] if min_confidence or self.confidence_floor else []
         key = json.dumps([self.state, self.mode, profile.name, budget, query, profile.graph,
                           profile.code, profile.tests, profile.docs, profile.views, *chosen])
         return hashlib.sha256(key.encode()).hexdigest()[:16]
@@ -252,32 +276,41 @@ class Retriever:
                 if self.has_knowledge else frozenset()
         return self._knowledge
 
-    def search(self, query: str, profile: Profile) -> Ranking:
-        # Team knowledge is ranked as a corpus of its own and joined after fusion: its chunks never
-        # take a place in the code's fixed-size pools, so configuring it cannot move the code's ranking.
+    def signals(self, query: str, profile: Profile) -> Signals:
+        """What the searches find for ``query`` before any weighing (the code's; team knowledge
+        is searched apart, by :meth:`search`)."""
+        return self._gather(query, profile)[0]
+
+    def _gather(self, query: str, profile: Profile) -> tuple[Signals, Signals | None, list[float] | None]:
+        """The code's signals, team knowledge's (None when there is none) and the query's
+        embedding (None when lexical)."""
+        # Team knowledge is ranked as a corpus of its own: its chunks never take a place in the
+        # code's fixed-size pools, so configuring it cannot move the code's ranking.
         knowledge = self._knowledge_ids()
-        size = LEXICAL_POOL if rank.EXPAND_SHARE > 0 else CANDIDATES
-        found = self.lexical.search(query, size + len(knowledge))
-        pool = [hit for hit in found if hit[0] not in knowledge][:size]
+        text = clean_report(query) if report.CLEAN else query  # what the searches read
+        found = self.lexical.search(text, LEXICAL_POOL + len(knowledge))
+        pool = [hit for hit in found if hit[0] not in knowledge][:LEXICAL_POOL]
         known = [hit for hit in found if hit[0] in knowledge][:CANDIDATES]
         scored = pool[:CANDIDATES]  # the same hits, in the same order, as a search for CANDIDATES
         lexical = [cid for cid, _ in scored]
         vector: list[str] = []
+        similarity: dict[str, float] = {}
         known_vector: list[str] = []
-        best_similarity = -1.0
+        known_similarity: dict[str, float] = {}
         embedding: list[float] | None = None
         if self.embedder is not None and self.vectors is not None:
             exact = self._exact_vectors()
             if exact is not None:
-                embedding = self._query_vector(query)
+                embedding = self._query_vector(text)
                 extra = exact.count_of(knowledge) if knowledge else 0
                 hits = exact.search(embedding, VECTOR_UNITS + extra)
                 code_hits = [h for h in hits if h.chunk not in knowledge][:VECTOR_UNITS]
                 best = best_by_chunk([(h.chunk, h.similarity) for h in code_hits])
                 vector = [cid for cid, _ in sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))][:CANDIDATES]
-                best_similarity = max(best.values(), default=-1.0)
+                similarity = {cid: best[cid] for cid in vector}
                 closest = best_by_chunk([(h.chunk, h.similarity) for h in hits if h.chunk in knowledge])
                 known_vector = [cid for cid, _ in sorted(closest.items(), key=lambda kv: (-kv[1], kv[0]))]
+                known_similarity = closest
         seen = set(lexical)
         matched = self.matcher().match(query, lexical + [cid for cid in vector if cid not in seen])
         extra_ids = {cid for cid, _ in known} | set(known_vector)
@@ -286,46 +319,186 @@ class Retriever:
         # The graph's seeds and the views' citations come from the code's ranking alone.
         near = self._near(seeds(fused, matched.ids), chunks) if profile.graph > 0 else []
         cited = self._cited(fused, chunks, profile) if rank.CITED_WEIGHT * profile.cited > 0 else []
-        if extra_ids:
-            fused = {**fused, **fuse(known, known_vector, [], chunks)}
+        lift = rank.lift_of(fused, chunks, profile, self.graph, matched.paths)
+        code = Signals(text, scored, dict(pool), vector, similarity, matched.ids, matched.kinds,
+                       near, cited, lift, chunks, matched.paths, tuple(matched.described))
+        team = Signals(text, known, dict(known), known_vector, known_similarity, [], {}, [], [], {},
+                       chunks) if extra_ids else None
+        return code, team, embedding
+
+    def repository(self) -> Repository:
+        """What the ranking model reads of the repository (built on first use)."""
+        if self._repository is None:
+            by_path = self.matcher().by_path
+            metrics = {m.id: m for m in self._graph_facts.modules} if self._graph_facts else {}
+            mean = sum(m.pagerank for m in metrics.values()) / len(metrics) if metrics else 1.0
+            centrality = {path: metrics[module].pagerank / mean for module, path in self.module_paths.items()
+                          if module in metrics}
+            fan_in = {path: metrics[module].fan_in for module, path in self.module_paths.items()
+                      if module in metrics}
+            units = {path: [(u.id, u.start, u.end) for u in found] for path, found in by_path.items()}
+            names = {path: frozenset(word for u in found for q in u.symbols
+                                     for word in tokens(q.rsplit(".", 1)[-1]))
+                     for path, found in by_path.items()}
+            self._repository = Repository(units, self.dates, centrality, fan_in, names,
+                                          max(self.dates.values(), default=""))
+        return self._repository
+
+    def candidate_paths(self, signals: Signals) -> list[str]:
+        """The files (and view or knowledge documents) the model ranks: every one holding a
+        chunk some signal found."""
+        paths = {signals.chunks[cid].path for cid in
+                 [*(c for c, _ in signals.lexical), *signals.vector, *signals.matched, *signals.near,
+                  *signals.cited] if cid in signals.chunks}
+        return sorted(paths)
+
+    def query_row(self, signals: Signals) -> list[float]:
+        """The query's own features (:data:`kbc.retrieval.features.QUERY_FEATURES`)."""
+        frequencies, total = self.lexical.frequencies(signals.query)
+        return query_features(signals, frequencies, total)
+
+    def unit_rows(self, signals: Signals, path: str,
+                  embedding: list[float] | None = None) -> tuple[list[str], list[list[float]]]:
+        """The ids of every unit of ``path`` (their chunks added to the signals') and their rows
+        of unit features."""
+        units = list(self.repository().units.get(path, ()))
+        ids = [u[0] for u in units]
+        signals.chunks.update(self.lexical.chunks([cid for cid in ids if cid not in signals.chunks]))
+        similarity: dict[str, float] = {}
+        exact = self._exact[1] if self._exact is not None else None
+        if embedding is not None and exact is not None:
+            similarity = exact.similarities(embedding, ids)
+        return ids, unit_features(signals, path, units, signals.chunks, similarity)
+
+    def search(self, query: str, profile: Profile) -> Ranking:
+        code, team, embedding = self._gather(query, profile)
+        chunks = code.chunks
         if len(self._keys) > KEPT_KEYS:
             self._keys.clear()
-        ranked = finish(fused, near, chunks, profile, self.graph, self._preludes(chunks), cited, self._keys,
-                        matched.paths)
-        ranked = self._expanded(ranked, chunks, dict(pool), embedding)
-        evidence = Evidence(len(lexical), best_similarity, tuple(score for _, score in ranked[:10]))
-        return Ranking(ranked, chunks, evidence, tuple(matched.described))
+        confidence, floor = -1.0, -1.0
+        ranker = shipped_models().for_mode(self.mode)
+        files: list[float] | None = None  # the file model's probabilities of the candidate files
+        if rank.MODEL:
+            scored, files = self._modelled(code, profile, ranker, embedding, rank.UNIT_FILES)
+            if team is not None:
+                scored.update(self._modelled(team, profile, ranker, embedding, 0)[0])
+            ordered = sorted(scored.items(), key=lambda kv: (-kv[1], kv[0]))
+            ranked = rank.drop_duplicates(ordered, chunks, self._keys)
+        else:
+            fused = fuse(code.lexical, code.vector, code.matched, chunks)
+            if team is not None:
+                fused = {**fused, **fuse(team.lexical, team.vector, [], chunks)}
+            ranked = finish(fused, code.near, chunks, profile, self.graph, self._preludes(chunks),
+                            code.cited, self._keys, code.named)
+            ranked = self._expanded(ranked, chunks, code.pool, embedding)
+        if ranker.confidence is not None:
+            if files is None:
+                files = self._file_probabilities(code, ranker)
+            row = confidence_features(self.query_row(code), files)
+            confidence = ranker.confidence.probabilities([row])[0]
+            floor = ranker.floor if self.confidence_floor is None else self.confidence_floor
+        top = [score for _, score in ranked[:10]]
+        evidence = Evidence(len(code.lexical), max(code.similarity.values(), default=-1.0), tuple(top),
+                            confidence, 0 <= confidence < floor)
+        return Ranking(ranked, chunks, evidence, code.described)
+
+    def _file_probabilities(self, signals: Signals, ranker: Ranker) -> list[float]:
+        """The file model's probability for each candidate repository file (views and team
+        knowledge left out): what the confidence reads of the ranking."""
+        paths = [path for path in self.candidate_paths(signals)
+                 if not path.startswith((VIEW_PREFIX, KNOWLEDGE_PREFIX))]
+        return ranker.files.probabilities(file_features(signals, paths, self.repository())) if paths else []
+
+    def _modelled(self, signals: Signals, profile: Profile, ranker: Ranker, embedding: list[float] | None,
+                  unit_files: int) -> tuple[dict[str, float], list[float]]:
+        """Chunk id -> score: the file model's probability that its file is one to change,
+        weighed by the profile's weight of the file's role, times its unit's probability relative
+        to the best of its file's (every unit of the ``unit_files`` best files is scored; of the
+        others, the chunks the searches found). Also the file model's probabilities of the
+        candidate repository files (for the confidence)."""
+        chunks = signals.chunks
+        paths = self.candidate_paths(signals)
+        if not paths:
+            return {}, []
+        probability = ranker.files.probabilities(file_features(signals, paths, self.repository()))
+        found: dict[str, list[str]] = defaultdict(list)
+        for cid in sorted(chunks):
+            found[chunks[cid].path].append(cid)
+        every = self.repository().units
+        unseen = [every[p][0][0] for p in paths if p not in found and every.get(p)]
+        chunks.update(self.lexical.chunks([cid for cid in unseen if cid not in chunks]))
+        holder = {chunks[cid].path: chunks[cid] for cid in unseen if cid in chunks}
+        holder.update({path: chunks[ids[0]] for path, ids in found.items()})
+        file_score = {}
+        for path, p in zip(paths, probability, strict=True):
+            weight = rank.weight_of(holder[path], profile, signals.named) if path in holder else 0.0
+            if weight > 0:
+                file_score[path] = p * weight
+        ordered = sorted(file_score, key=lambda p: (-file_score[p], p))
+        scored: dict[str, float] = {}
+        for position, path in enumerate(ordered):
+            if position < unit_files:
+                units = list(every.get(path, ()))
+                ids, rows = self.unit_rows(signals, path, embedding)
+            else:
+                spans = {c: (chunks[c].start_line, chunks[c].end_line) for c in found.get(path, [])}
+                units = sorted(((c, s, e) for c, (s, e) in spans.items()), key=lambda u: (u[1], u[0]))
+                ids = [u[0] for u in units]
+                rows = unit_features(signals, path, units, chunks, {c: signals.similarity[c] for c in ids
+                                                                    if c in signals.similarity})
+            if not ids:
+                continue
+            relative = ranker.units.probabilities(rows)
+            if rank.HEADS_FIRST:
+                relative = rank.heads_first(units, relative, chunks)
+            top = max(relative) or 1.0
+            for cid, p in zip(ids, relative, strict=True):
+                scored[cid] = file_score[path] * p / top
+        files = [p for path, p in zip(paths, probability, strict=True)
+                 if not path.startswith((VIEW_PREFIX, KNOWLEDGE_PREFIX))]
+        return scored, files
 
     def retrieve(self, query: str, profile: Profile, budget: int | None = None,
-                 exclude: frozenset[str] = frozenset()) -> Slice:
+                 exclude: frozenset[str] = frozenset(), min_confidence: float = 0.0) -> Slice:
         """The slice; ``exclude`` names documents (knowledge outside the scopes asked for) that
-        may not be in it."""
+        may not be in it; a confidence below ``min_confidence`` gives a slice with nothing
+        packed."""
         budget = profile.budget if budget is None else budget
         if budget < 1:
             raise KbcError(f"budget {budget} is too small", hint="give a budget of 1 token or more")
         found = without(self.search(query, profile), exclude)
         self.last_evidence = found.evidence
-        return self.slice_of(found, query, profile, budget, exclude)
+        return self.slice_of(found, query, profile, budget, exclude, min_confidence)
 
     def slice_of(self, found: Ranking, query: str, profile: Profile, budget: int,
-                 exclude: frozenset[str] = frozenset()) -> Slice:
+                 exclude: frozenset[str] = frozenset(), min_confidence: float = 0.0) -> Slice:
         """``found`` packed into ``budget`` tokens (one search serves several budgets)."""
         ranked, chunks = found.ranked, found.chunks
         mode = self.mode
         note = f" ({self.note})" if self.note and mode == "lexical" else ""
+        confidence = found.evidence.confidence
+        said = ""
+        if confidence >= 0:
+            said = f" · confidence {confidence:.2f}" + (" (low)" if found.evidence.low_confidence else "")
         header = (f"# kbc slice · {profile.name} · budget {budget} tokens · retrieval: {mode}"
-                  f"{note}\n")
+                  f"{note}{said}\n")
+        if 0 <= confidence < min_confidence:
+            ranked = []
+            header += (f"Nothing packed: the confidence {confidence:.2f} is below the minimum asked, "
+                       f"{min_confidence:.2f}; little in this repository matches the task.\n")
         smallest = self.counter.count(header)
         if smallest > budget:
             # not even the header fits: a cut header would pass for a slice with nothing in it
             raise KbcError(f"budget {budget} is smaller than a slice's header ({smallest} tokens)",
                            hint=f"give a budget of at least {smallest} tokens (a useful slice needs "
                                 "a few hundred or more)")
-        ranked = rank.spread(ranked, chunks, budget=budget)
+        if not rank.MODEL:  # the model's order already weighs a file's next unit against the next file
+            ranked = rank.spread(ranked, chunks, budget=budget)
         # Chunks carry the token counts taken when they were indexed.
         packed = pack([chunks[cid] for cid, _ in ranked], self.dates, budget, self.counter, header,
                       lambda chunk: chunk.tokens, [score for _, score in ranked])
         items = tuple(SliceItem(b.chunks[0], b.path, b.start, b.end, b.kind, b.score, b.tokens)
                       for b in packed.blocks)
-        return Slice(profile.name, budget, packed.tokens, self.fingerprint(profile, budget, query, exclude),
-                     mode, items, packed.text, self.note, found.matched)
+        fingerprint = self.fingerprint(profile, budget, query, exclude, min_confidence)
+        return Slice(profile.name, budget, packed.tokens, fingerprint, mode, items, packed.text, self.note,
+                     found.matched, confidence, found.evidence.low_confidence)

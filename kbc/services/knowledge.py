@@ -77,6 +77,10 @@ class UntrustedSetting(UserWarning):
 
 
 def below_floor(evidence: Evidence) -> bool:
+    """Whether a query found nothing relevant: its confidence is below the floor (or, where no
+    confidence was estimated, its best unit below the relevance floor, or no word matched)."""
+    if evidence.confidence >= 0:
+        return evidence.low_confidence
     if evidence.best_similarity > -1.0:
         return evidence.best_similarity < RELEVANCE_FLOOR
     return evidence.lexical_hits == 0
@@ -107,7 +111,7 @@ class KnowledgeBase:
         self._tracked: dict[str, tuple[int, str]] | None = None  # path -> (secrets found, language)
         self._values: set[str] | None = None  # credential values of the files that hold some
         self._record: tuple[int, int, int] | None = None  # the build the retriever reads
-        self._slices: OrderedDict[tuple[str, Profile, int | None, frozenset[str]],
+        self._slices: OrderedDict[tuple[str, Profile, int | None, frozenset[str], float],
                                   tuple[Slice, Evidence]] = OrderedDict()
         self._manifest: Manifest | None = None
         self._listeners: list[Listener] = []
@@ -192,6 +196,8 @@ class KnowledgeBase:
             if self._retriever is None:
                 self._retriever = open_retriever(self.root, self.settings, self.store, self.components)
                 self._retriever.lexical.remember()  # it answers many requests on this build
+                if self.settings.confidence_floor >= 0:
+                    self._retriever.confidence_floor = self.settings.confidence_floor
             return self._retriever
 
     def _build_record(self) -> tuple[int, int, int]:
@@ -247,23 +253,24 @@ class KnowledgeBase:
 
     def retrieve_logged(self, task: str, use_case: str = "implementation",
                         budget: int | None = None, kind: str = "retrieve",
-                        scopes: Sequence[str] | None = None) -> tuple[Slice, str]:
+                        scopes: Sequence[str] | None = None,
+                        min_confidence: float = 0.0) -> tuple[Slice, str]:
         """The slice and the id under which the query was logged (for :meth:`report_usage`).
         ``scopes``: the knowledge scopes it may hold (default: ``scopes.default``, else every
-        scope but the projects/... ones)."""
+        scope but the projects/... ones); a confidence below ``min_confidence`` packs nothing."""
         profile = self.profile(use_case)
         with self._lock:
             if self.settings.auto_refresh:
                 self._refresh_if_moved()
             retriever = self.retriever()  # one build for the whole request
             exclude = self._excluded(scopes)
-            key = (task, profile, budget, exclude)
+            key = (task, profile, budget, exclude, min_confidence)
             cached = self._slices.get(key)
             if cached is not None:
                 self._slices.move_to_end(key)
                 found, evidence = cached
             else:
-                found = retriever.retrieve(task, profile, budget, exclude)
+                found = retriever.retrieve(task, profile, budget, exclude, min_confidence)
                 evidence = retriever.last_evidence
                 self._slices[key] = (found, evidence)
                 if len(self._slices) > SLICE_CACHE:
@@ -450,7 +457,8 @@ class KnowledgeBase:
     def _log(self, kind: str, question: str, use_case: str, evidence: Evidence) -> str:
         with self._log_lock:
             return self._gap_log().record(kind, question, use_case, evidence.scores,
-                                          evidence.best_similarity, below_floor(evidence))
+                                          evidence.best_similarity, below_floor(evidence),
+                                          confidence=evidence.confidence)
 
     def report_usage(self, query_id: str, helpful_ids: list[str]) -> bool:
         with self._log_lock:

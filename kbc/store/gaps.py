@@ -1,6 +1,7 @@
 """The knowledge-gap log: every retrieve and ask, and what callers said helped.
 
-A query is a gap only on evidence: nothing it found passed the relevance floor,
+A query is a gap only on evidence: its slice's confidence was below the floor (or,
+where no confidence was estimated, nothing it found passed the relevance floor),
 or a caller reported (``report_usage``) that none of its results helped.
 Entries older than the retention are pruned whenever the log is written.
 """
@@ -32,7 +33,7 @@ class Gap:
     count: int  # times it was a gap
     asked: int  # times it was asked at all
     last: str  # ISO date of the last time it was a gap
-    reasons: tuple[str, ...]  # "below the relevance floor", "reported unhelpful"
+    reasons: tuple[str, ...]  # "low confidence", "below the relevance floor", "reported unhelpful"
 
 
 QUESTION_CHARS = 2_000  # of a question kept in the log: a pasted log file is not a question
@@ -54,6 +55,10 @@ class GapLog:
         # A query log: losing the last entries to a power cut is acceptable, a sync per query is not.
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(SCHEMA)
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(queries)")}
+        if "confidence" not in columns:  # a log written before confidences were estimated
+            with self._db:
+                self._db.execute("ALTER TABLE queries ADD COLUMN confidence REAL DEFAULT -1")
         self.retention = retention_days * 86400.0
         self._pruned = float("-inf")
 
@@ -67,7 +72,8 @@ class GapLog:
         self.close()
 
     def record(self, kind: str, question: str, use_case: str, scores: Sequence[float],
-               similarity: float, below_floor: bool, now: float | None = None) -> str:
+               similarity: float, below_floor: bool, now: float | None = None,
+               confidence: float = -1.0) -> str:
         """Log one query (its first ``QUESTION_CHARS`` characters); returns its id (what
         ``report_usage`` names)."""
         at = time.time() if now is None else now
@@ -78,9 +84,10 @@ class GapLog:
         best = top[0] if top else 0.0
         median = sorted(top)[len(top) // 2] if top else 0.0
         with self._db:
-            self._db.execute("INSERT INTO queries VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            self._db.execute("INSERT INTO queries (id, at, kind, question, use_case, results, best, median, "
+                             "margin, similarity, below_floor, confidence) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                              (query_id, at, kind, question, use_case, len(scores), best, median,
-                              best - median, similarity, int(below_floor)))
+                              best - median, similarity, int(below_floor), confidence))
             if at - self._pruned >= PRUNE_EVERY:
                 self._prune(at)
         return query_id
@@ -110,13 +117,15 @@ class GapLog:
         unhelpful = {row[0] for row in self._db.execute("SELECT query_id FROM usage WHERE helpful = '[]'")}
         helped = {row[0] for row in self._db.execute("SELECT query_id FROM usage WHERE helpful != '[]'")}
         groups: dict[str, _Group] = {}
-        rows = self._db.execute("SELECT id, at, question, below_floor FROM queries ORDER BY at, id")
-        for query_id, at, question, below in rows:
+        rows = self._db.execute("SELECT id, at, question, below_floor, confidence FROM queries "
+                                "ORDER BY at, id")
+        for query_id, at, question, below, confidence in rows:
             group = groups.setdefault(_normal(question), _Group(question))
             group.asked += 1
             reasons = set()
             if below and query_id not in helped:
-                reasons.add("below the relevance floor")
+                reasons.add("low confidence" if confidence is not None and confidence >= 0
+                            else "below the relevance floor")
             if query_id in unhelpful:
                 reasons.add("reported unhelpful")
             if reasons:

@@ -46,6 +46,8 @@ class RetrieveRequest(BaseModel):
     budget: int | None = Field(None, gt=0, description="Token budget; default: the use case's.")
     scopes: list[str] | None = Field(None, description="Knowledge scopes the slice may hold "
                                                        "(GET /api/v1/scopes); default: all but projects/...")
+    min_confidence: float = Field(0.0, ge=0, le=1, description="Pack nothing when the slice's confidence "
+                                                               "is below this (0: always pack).")
 
 
 class AskRequest(BaseModel):
@@ -130,11 +132,12 @@ ITEM = {"type": "object", "required": ["id", "path", "start_line", "end_line", "
                        "kind": {"type": "string"}, "score": {"type": "number"},
                        "tokens": {"type": "integer"}}}
 SLICE = {"type": "object",
-         "required": ["use_case", "budget", "tokens", "fingerprint", "retrieval", "matched", "items", "text",
-                      "query_id"],
+         "required": ["use_case", "budget", "tokens", "fingerprint", "retrieval", "confidence",
+                      "low_confidence", "matched", "items", "text", "query_id"],
          "properties": {"use_case": {"type": "string"}, "budget": {"type": "integer"},
                         "tokens": {"type": "integer"}, "fingerprint": {"type": "string"},
                         "retrieval": {"type": "string", "enum": ["hybrid", "lexical"]},
+                        "confidence": {"type": "number"}, "low_confidence": {"type": "boolean"},
                         "matched": {"type": "array", "items": {"type": "object"}},
                         "items": {"type": "array", "items": ITEM}, "text": {"type": "string"},
                         "query_id": {"type": "string"}}}
@@ -150,7 +153,8 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint("POST", "/retrieve", "retrieve", "A precision slice under a token budget (MCP "
              "retrieve_slice; kbc retrieve --format json, with the query_id for /usage).",
              lambda kb, a: slice_data(*kb.retrieve_logged(a["task"], a["use_case"], a["budget"],
-                                                          scopes=a["scopes"])),
+                                                          scopes=a["scopes"],
+                                                          min_confidence=a["min_confidence"])),
              body=RetrieveRequest, returns=SLICE),
     Endpoint("POST", "/ask", "ask", "An answer with validated citations (kbc ask --format json).",
              lambda kb, a: answer_data(*kb.ask(a["question"], no_llm=a["no_llm"], budget=a["budget"],

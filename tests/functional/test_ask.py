@@ -131,16 +131,18 @@ def test_a_knowledge_base_is_built_from_the_parts_it_is_given(make_repo: RepoFac
     assert answer.mode == "llm" and [str(c) for c in answer.citations] == ["[shop/refunds.py:7-8]"]
     with KnowledgeBase(root, settings=Settings(workers=1), components=Components.lexical("asked for")) as kb:
         header = kb.retrieve("validate refund window").text.splitlines()[0]
-        assert header.endswith("retrieval: lexical (asked for)"), header
+        assert header.split(" · confidence ")[0].endswith("retrieval: lexical (asked for)"), header
         assert kb.status().retrieval == "lexical" and kb.status().note == "asked for"
 
 
 def test_gaps_are_logged_on_evidence_only(shop: Path) -> None:
     runner = CliRunner()
-    with open_kb(shop) as kb:
+    # Three files are fewer than any repository the confidence was fitted on: its questions that
+    # match sit near 0.3 there, a foreign one at 0; the floor is set for it (a setting).
+    with open_kb(shop, Settings(confidence_floor=0.1)) as kb:
         kb.retrieve("validate refund window")  # found: not a gap
         for _ in range(2):
-            kb.retrieve("kubernetes helm chart deployment")  # nothing matches: below the floor
+            kb.retrieve("kubernetes helm chart deployment")  # nothing matches: low confidence
         _, unhelpful = kb.retrieve_logged("place an order")
         assert kb.report_usage(unhelpful, []) is True
         _, helpful = kb.retrieve_logged("refund days")
@@ -149,7 +151,7 @@ def test_gaps_are_logged_on_evidence_only(shop: Path) -> None:
     listed = runner.invoke(cli, [*LEXICAL, "gaps", "--repo", str(shop), "--format", "json"])
     gaps = json.loads(listed.output)
     assert [(g["question"], g["count"], g["asked"], g["reasons"]) for g in gaps] == [
-        ("kubernetes helm chart deployment", 2, 2, ["below the relevance floor"]),
+        ("kubernetes helm chart deployment", 2, 2, ["low confidence"]),
         ("place an order", 1, 1, ["reported unhelpful"]),
     ]
     text = runner.invoke(cli, [*LEXICAL, "gaps", "--repo", str(shop)]).output

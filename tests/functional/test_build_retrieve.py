@@ -153,9 +153,11 @@ def shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_retrieve_returns_the_json_contract_with_exact_ranges(shop: Path) -> None:
     data = retrieve_json(shop, "how are refunds validated?", "--budget", "2000")
-    assert set(data) == {"use_case", "budget", "tokens", "fingerprint", "retrieval", "matched", "items",
-                         "text"}
+    assert set(data) == {"use_case", "budget", "tokens", "fingerprint", "retrieval", "confidence",
+                         "low_confidence", "matched", "items", "text"}
     assert (data["use_case"], data["budget"], data["retrieval"]) == ("implementation", 2000, "hybrid")
+    assert 0 <= data["confidence"] <= 1 and data["low_confidence"] is False
+    assert f"· confidence {data['confidence']:.2f}" in data["text"].splitlines()[0]
     assert data["tokens"] <= 2000
     first = data["items"][0]
     assert set(first) == {"id", "path", "start_line", "end_line", "kind", "score", "tokens"}
@@ -567,3 +569,23 @@ def test_incidental_and_vendored_files_are_facts_and_stay_out_of_an_implementati
     assert "shop/locale/fr/LC_MESSAGES/shop.po" in {i["path"] for i in named["items"]}
     architecture = invoke(*LEXICAL, "views", "--repo", str(root), "--kind", "architecture", "--format", "md")
     assert "Files by role: source" in architecture and "catalog 2" in architecture
+
+
+FOREIGN = "configure the kafka consumer group rebalancing timeout for our billing workers"
+
+
+@pytest.mark.parametrize("config", [(), LEXICAL])
+def test_a_task_the_repository_knows_nothing_of_is_marked_low_confidence_or_withheld(
+        shop: Path, config: tuple[str, ...]) -> None:
+    known = retrieve_json_with(config, shop, "how are refunds validated?", "--budget", "2000")
+    foreign = retrieve_json_with(config, shop, FOREIGN, "--budget", "2000")
+    assert not known["low_confidence"] and foreign["low_confidence"]
+    assert foreign["confidence"] < known["confidence"]
+    assert foreign["text"].splitlines()[0].endswith("(low)")
+    withheld = retrieve_json_with(config, shop, FOREIGN, "--budget", "2000", "--min-confidence", "0.5")
+    assert withheld["items"] == [] and "Nothing packed: the confidence" in withheld["text"]
+    kept = retrieve_json_with(config, shop, "how are refunds validated?", "--budget", "2000",
+                              "--min-confidence", f"{known['confidence'] / 2:.3f}")
+    assert kept["items"] and kept["tokens"] <= 2000
+    gaps = invoke(*config, "gaps", "--repo", str(shop), "--format", "json")
+    assert any(g["question"] == FOREIGN and "low confidence" in g["reasons"] for g in json.loads(gaps))

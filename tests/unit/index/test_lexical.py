@@ -92,3 +92,11 @@ def test_a_remembering_reader_answers_whole_past_what_it_keeps(tmp_path: Path,
     assert remembering.chunks(ids) == plain.chunks(ids)
     assert remembering.chunks(ids[:3]) == plain.chunks(ids[:3])
     assert len(remembering.chunks(ids)) == 30
+
+
+def test_frequencies_count_the_chunks_holding_each_query_term_remembered_or_not(tmp_path: Path) -> None:
+    index = index_of(tmp_path, ["refund window closed", "refund already made", "cart total"])
+    expected = ({"refund": 2, "window": 1, "kafka": 0}, 3)
+    assert index.frequencies("Refund window kafka") == expected
+    index.remember()
+    assert index.frequencies("Refund window kafka") == expected
