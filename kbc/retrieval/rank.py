@@ -12,7 +12,7 @@ from kbc.retrieval.profiles import Profile
 
 # The fitted model (kbc.retrieval.model) ranks the candidates the searches found; False: the
 # hand-weighted fusion below, kept for comparison (benchmarks/localization.py --constant).
-MODEL = False  # True: the fitted model ranks (measured below the hand-weighted fusion: RESULTS.md)
+MODEL = False  # True: the fitted model ranks (below this fusion on unseen issues: RESULTS.md)
 UNIT_FILES = 5  # the best files every unit of which the model scores (of the others: the units found)
 HEADS_FIRST = True  # a definition cut into pieces scores its head as its best piece
 
