@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from kbc.domain.models import Chunk
+from kbc.domain.models import Chunk, GraphFacts
 from kbc.index.tokens import path_tokens, tokens
+from kbc.retrieval.matched import Located
 from kbc.retrieval.query import CODE, COMMAND, FRAME, LINE, MESSAGE, NAME, OPTION, PATH, SNIPPET
 
 DEPTH = 200  # a rank past this reads as absent
@@ -90,6 +91,21 @@ class Repository:
                 days = 365
             self._days[path] = math.log1p(max(days, 0))
         return self._days[path]
+
+
+def repository_of(by_path: Mapping[str, Sequence[Located]], graph: GraphFacts | None,
+                  module_paths: Mapping[str, str], dates: Mapping[str, str]) -> Repository:
+    """What the features read of a repository: its units by file, its modules' centrality
+    (PageRank over the mean) and importers, its definitions' name words and its files' dates."""
+    metrics = {m.id: m for m in graph.modules} if graph else {}
+    mean = sum(m.pagerank for m in metrics.values()) / len(metrics) if metrics else 1.0
+    centrality = {path: metrics[module].pagerank / mean for module, path in module_paths.items()
+                  if module in metrics}
+    fan_in = {path: metrics[module].fan_in for module, path in module_paths.items() if module in metrics}
+    units = {path: [(u.id, u.start, u.end) for u in found] for path, found in by_path.items()}
+    names = {path: frozenset(word for u in found for q in u.symbols for word in tokens(q.rsplit(".", 1)[-1]))
+             for path, found in by_path.items()}
+    return Repository(units, dates, centrality, fan_in, names, max(dates.values(), default=""))
 
 
 _STRONG = frozenset({FRAME, PATH, COMMAND})

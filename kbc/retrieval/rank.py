@@ -14,7 +14,6 @@ from kbc.retrieval.profiles import Profile
 # hand-weighted fusion below, kept for comparison (benchmarks/localization.py --constant).
 MODEL = False  # True: the fitted model ranks (below this fusion on unseen issues: RESULTS.md)
 UNIT_FILES = 5  # the best files every unit of which the model scores (of the others: the units found)
-HEADS_FIRST = True  # a definition cut into pieces scores its head as its best piece
 
 RRF_K = 60
 SEEDS = 10  # the best fused hits whose graph neighbourhood is lifted
@@ -341,26 +340,6 @@ def rank(lexical: Sequence[tuple[str, float]], vector: Sequence[str], matched: S
          near: Sequence[str] = ()) -> list[tuple[str, float]]:
     """Chunk ids with final scores, best first; deterministic (ties by id)."""
     return finish(fuse(lexical, vector, matched, chunks), near, chunks, profile, files)
-
-
-def heads_first(units: Sequence[tuple[str, int, int]], scores: Sequence[float],
-                chunks: Mapping[str, Chunk]) -> list[float]:
-    """``scores`` of ``units`` (one file's, in line order) with the head of every definition cut
-    into pieces raised to the best of its pieces: a piece is read from the signature and the
-    first lines of its definition, so the head is packed with (not after) the piece the model
-    prefers. A piece continues the unit just before it when it carries no name of its own and
-    is not a prelude or a window."""
-    out = list(scores)
-    head, previous_end = -1, -1
-    for index, (cid, start, end) in enumerate(units):
-        chunk = chunks.get(cid)
-        if chunk is not None and not chunk.symbols and chunk.unit not in ("prelude", "window") \
-                and head >= 0 and start == previous_end + 1:
-            out[head] = max(out[head], scores[index])
-        else:
-            head = index if chunk is not None and chunk.symbols else -1
-        previous_end = end
-    return out
 
 
 def drop_duplicates(ordered: list[tuple[str, float]], chunks: Mapping[str, Chunk],

@@ -22,7 +22,6 @@ from kbc.index.embed import Embedder
 from kbc.index.exact import ExactVectors, load_snapshot, read_store
 from kbc.index.lexical import LexicalIndex
 from kbc.index.tokencount import TokenCounter
-from kbc.index.tokens import tokens
 from kbc.index.units import best_by_chunk
 from kbc.index.vectors import VectorStore
 from kbc.retrieval import rank, report
@@ -32,6 +31,7 @@ from kbc.retrieval.features import (
     confidence_features,
     file_features,
     query_features,
+    repository_of,
     unit_features,
 )
 from kbc.retrieval.matched import Matcher
@@ -329,19 +329,8 @@ class Retriever:
     def repository(self) -> Repository:
         """What the ranking model reads of the repository (built on first use)."""
         if self._repository is None:
-            by_path = self.matcher().by_path
-            metrics = {m.id: m for m in self._graph_facts.modules} if self._graph_facts else {}
-            mean = sum(m.pagerank for m in metrics.values()) / len(metrics) if metrics else 1.0
-            centrality = {path: metrics[module].pagerank / mean for module, path in self.module_paths.items()
-                          if module in metrics}
-            fan_in = {path: metrics[module].fan_in for module, path in self.module_paths.items()
-                      if module in metrics}
-            units = {path: [(u.id, u.start, u.end) for u in found] for path, found in by_path.items()}
-            names = {path: frozenset(word for u in found for q in u.symbols
-                                     for word in tokens(q.rsplit(".", 1)[-1]))
-                     for path, found in by_path.items()}
-            self._repository = Repository(units, self.dates, centrality, fan_in, names,
-                                          max(self.dates.values(), default=""))
+            self._repository = repository_of(self.matcher().by_path, self._graph_facts,
+                                             self.module_paths, self.dates)
         return self._repository
 
     def candidate_paths(self, signals: Signals) -> list[str]:
@@ -438,7 +427,6 @@ class Retriever:
         scored: dict[str, float] = {}
         for position, path in enumerate(ordered):
             if position < unit_files:
-                units = list(every.get(path, ()))
                 ids, rows = self.unit_rows(signals, path, embedding)
             else:
                 spans = {c: (chunks[c].start_line, chunks[c].end_line) for c in found.get(path, [])}
@@ -449,8 +437,6 @@ class Retriever:
             if not ids:
                 continue
             relative = ranker.units.probabilities(rows)
-            if rank.HEADS_FIRST:
-                relative = rank.heads_first(units, relative, chunks)
             top = max(relative) or 1.0
             for cid, p in zip(ids, relative, strict=True):
                 scored[cid] = file_score[path] * p / top

@@ -175,26 +175,3 @@ def test_shipped_profiles_follow_the_views_ablation() -> None:
         assert profile.code >= profile.views >= profile.docs and profile.cited > 0
     assert shipped["implementation"].cited == 0.0  # measured: it cost one instance of the dev split
 
-
-def test_the_head_of_a_definition_cut_into_pieces_scores_as_its_best_piece() -> None:
-    from kbc.retrieval.rank import heads_first
-
-    def unit(cid: str, start: int, end: int, symbols: tuple[str, ...], kind: str) -> Chunk:
-        return Chunk(cid, "a.py", start, end, "code", "python", "x", symbols=symbols, unit=kind)
-
-    chunks = {c.id: c for c in (
-        unit("prelude", 1, 9, (), "prelude"),
-        unit("head", 10, 40, ("a.Session.resolve",), "method"),  # cut into three pieces
-        unit("middle", 41, 70, (), "method"),
-        unit("tail", 71, 90, (), "method"),
-        unit("other", 91, 99, ("a.Session.close",), "method"),
-        unit("window", 100, 120, (), "window"),
-    )}
-    units = [(c.id, c.start_line, c.end_line) for c in chunks.values()]
-    scores = heads_first(units, [0.9, 0.1, 0.2, 0.6, 0.3, 0.8], chunks)
-    assert scores == [0.9, 0.6, 0.2, 0.6, 0.3, 0.8]  # only the head moves, to its best piece's
-    assert heads_first(units, [0.1, 0.7, 0.2, 0.3, 0.3, 0.8], chunks)[1] == 0.7  # never lowered
-    # a gap in the lines means the piece does not continue the definition before it
-    gapped = {**chunks, "middle": unit("middle", 45, 70, (), "method")}
-    units = [(c.id, c.start_line, c.end_line) for c in gapped.values()]
-    assert heads_first(units, [0.9, 0.1, 0.2, 0.6, 0.3, 0.8], gapped)[1] == 0.1
