@@ -21,9 +21,13 @@ ROOT = Path(__file__).resolve().parents[2]
 # Measured on kbc's own repository with `kbc -c index.embed_model=none` (lexical retrieval), all 42
 # questions of benchmarks/golden/kbc.yaml: Recall@5 0.929, Recall@10 0.976, MRR 0.691, budget
 # recall 0.952 (BM25 whole files: 0.857, 0.952, 0.529, 0.857). The floors sit a little under.
+# The questions' answers compete with the rest of the tree, which grows: on the tree of c81189f
+# budget recall is 0.893 (BM25 0.690), and the ranking code of c6b3d43 gives the same 0.893 on
+# that tree (0.905 on its own): one question (embed-units) lost its file to the budget when
+# kbc/retrieval/features.py, whose words it shares, joined the tree. The budget floor follows.
 FLOOR_RECALL_AT_10 = 0.92
 FLOOR_MRR = 0.62
-FLOOR_BUDGET_RECALL = 0.9
+FLOOR_BUDGET_RECALL = 0.88
 
 SHOP = {
     "shop/__init__.py": '"""Shop."""\n__version__ = "1.0"\n',
