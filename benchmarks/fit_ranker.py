@@ -6,7 +6,7 @@
     python benchmarks/fit_ranker.py validate [--work DIR]
 
 **Questions.** A commit is a question with a known answer: its message says what had to be
-done, the source files and lines it changed are where (``kbc.analyzers.history_mining``). For
+done, the source files and lines it changed are where (``kbc.eval.history``). For
 each repository the newest ``--commits`` qualifying commits are mined; the store is built
 once, at the parent of the oldest of them, and a commit is asked of it only when every file
 it changed is, at the commit's parent, byte for byte the file of that store: the lines it
@@ -60,8 +60,8 @@ def blob(tree: Path, commit: str, path: str) -> str:
 
 
 def harvest_repository(repo: str, mirror_root: Path, work: Path, commits: int, hybrid: bool) -> None:
-    from kbc.analyzers.history_mining import MAX_FILES, mine_commits
     from kbc.domain.settings import Settings
+    from kbc.eval.history import MAX_FILES, mine_commits
     from kbc.services.build import build_repository
     from kbc.services.retrieve import open_retriever, profile_named
 

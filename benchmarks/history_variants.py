@@ -27,10 +27,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kbc.analyzers.history_mining import MAX_FILES, mine_commits, repository_root
 from kbc.domain.settings import Settings
-from kbc.retrieval.baseline import WholeFileBM25
-from kbc.retrieval.metrics import Scores, summarize
+from kbc.eval.baseline import WholeFileBM25
+from kbc.eval.history import MAX_FILES, mine_commits, repository_root
+from kbc.eval.metrics import Scores, summarize
 from kbc.retrieval.profiles import load_profiles
 from kbc.services.components import CONFIGURED
 from kbc.services.evaluate import HISTORY_USE_CASE, _ask, _clone, build_at_parent, history_settings

@@ -55,8 +55,8 @@ from results_file import update_section
 from kbc.domain.knowledge_roots import KnowledgeRoot
 from kbc.domain.models import OUTSIDE_KINDS
 from kbc.domain.settings import Settings
+from kbc.eval.baseline import WholeFileBM25
 from kbc.index.tokencount import default_counter
-from kbc.retrieval.baseline import WholeFileBM25
 from kbc.retrieval.retrieve import without
 from kbc.services.build import build_repository
 from kbc.services.retrieve import open_retriever, profile_named

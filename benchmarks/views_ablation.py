@@ -25,7 +25,7 @@ from results_file import update_section
 
 from kbc.domain.settings import Settings
 from kbc.domain.views import VIEW_KINDS
-from kbc.retrieval.metrics import Summary
+from kbc.eval.metrics import Summary
 from kbc.retrieval.profiles import Profile, load_profiles
 from kbc.services.components import Components
 from kbc.services.evaluate import evaluate_golden

@@ -2,19 +2,19 @@
 
 Two sources of questions:
 
-- a golden file (:mod:`kbc.retrieval.golden`) evaluated against the store already
+- a golden file (:mod:`kbc.eval.golden`) evaluated against the store already
   built for the repository;
-- the repository's own history (:mod:`kbc.analyzers.history_mining`): each
+- the repository's own history (:mod:`kbc.eval.history`): each
   qualifying commit's message asked of a store built at its parent. One clone
   (sharing the repository's objects, in a temporary folder) is checked out at the
   parents in chronological order and refreshed incrementally between them, so
   successive builds reuse the caches; the user's work tree is never touched.
 
-For every question both systems are scored the same way (:mod:`kbc.retrieval.metrics`):
+For every question both systems are scored the same way (:mod:`kbc.eval.metrics`):
 kbc's ranked chunks reduced to distinct files and its packed slice at the use
 case's default budget, and BM25 over whole files with the same budget filled by
 whole files in rank order. For tokens to gold each system packs again at every
-budget of :data:`~kbc.retrieval.metrics.BUDGETS` (kbc from its one search).
+budget of :data:`~kbc.eval.metrics.BUDGETS` (kbc from its one search).
 """
 
 from __future__ import annotations
@@ -32,15 +32,15 @@ from pathlib import Path
 from typing import Any
 
 from kbc.analyzers.gitrepo import GitFailed, git
-from kbc.analyzers.history_mining import MAX_FILES, MinedCommit, mine_commits, repository_root
 from kbc.domain.errors import GoldenError, KbcError, TargetError
 from kbc.domain.models import OUTSIDE_KINDS
 from kbc.domain.progress import Say
 from kbc.domain.settings import Settings
+from kbc.eval.baseline import WholeFileBM25
+from kbc.eval.golden import GoldenQuestion, read_golden
+from kbc.eval.history import MAX_FILES, MinedCommit, mine_commits, repository_root
+from kbc.eval.metrics import BUDGETS, Gold, Passage, Scores, Summary, distinct_files, score, summarize
 from kbc.index.tokencount import TokenCounter
-from kbc.retrieval.baseline import WholeFileBM25
-from kbc.retrieval.golden import GoldenQuestion, read_golden
-from kbc.retrieval.metrics import BUDGETS, Gold, Passage, Scores, Summary, distinct_files, score, summarize
 from kbc.retrieval.profiles import Profile, load_profiles
 from kbc.retrieval.retrieve import Retriever
 from kbc.services.components import CONFIGURED, Components

@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 from helpers import GIT_ENV, LEXICAL, RepoFactory, git, write_tree
 
-from kbc.analyzers.history_mining import mine_commits
 from kbc.cli.main import cli
+from kbc.eval.history import mine_commits
 
 ROOT = Path(__file__).resolve().parents[2]
 

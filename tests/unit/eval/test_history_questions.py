@@ -4,7 +4,7 @@ from pathlib import Path
 
 from helpers import RepoFactory, git, write_tree
 
-from kbc.analyzers.history_mining import MinedCommit, changed_lines, mine_commits, parse_hunks
+from kbc.eval.history import MinedCommit, changed_lines, mine_commits, parse_hunks
 
 TEN = "".join(f"line {n}\n" for n in range(1, 11))  # lines 1..10, each naming its number
 

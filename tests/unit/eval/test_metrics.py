@@ -6,10 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from kbc.index.tokencount import default_counter
-from kbc.retrieval.baseline import WholeFileBM25
-from kbc.retrieval.golden import GoldenError, parse_golden, read_golden
-from kbc.retrieval.metrics import (
+from kbc.eval.baseline import WholeFileBM25
+from kbc.eval.golden import GoldenError, parse_golden, read_golden
+from kbc.eval.metrics import (
     BUDGETS,
     Gold,
     Passage,
@@ -23,6 +22,7 @@ from kbc.retrieval.metrics import (
     summarize,
     tokens_to_gold,
 )
+from kbc.index.tokencount import default_counter
 
 FILES = ["a.py", "b.py", "c.py", "d.py", "e.py", "f.py", "g.py", "h.py", "i.py", "j.py", "k.py"]
 
