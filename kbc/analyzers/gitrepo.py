@@ -14,6 +14,7 @@ repository (clone, then fetch + hard reset).
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import subprocess
 from collections.abc import Iterator, Mapping, Sequence
@@ -116,6 +117,38 @@ def head_commit(root: Path) -> str:
     if work_tree(root) is None:
         return ""
     return git(root, "rev-parse", "--verify", "-q", "HEAD^{commit}", check=False).strip()
+
+
+def uncommitted(root: Path, store: Path | None = None) -> str:
+    """What differs between HEAD and the work tree under ``root`` in the files kbc reads (the
+    tracked ones: changed, staged, added or removed; the ``store`` folder left out), as a digest
+    of each such path's state and content; "" when nothing does (and outside git)."""
+    top = work_tree(root)
+    if top is None:
+        return ""
+    try:
+        status = git(root, "status", "--porcelain", "-z", "--untracked-files=no", "--", ".")
+    except GitFailed:
+        return ""
+    inside = ""
+    if store is not None and store.resolve().is_relative_to(top.resolve()):
+        inside = store.resolve().relative_to(top.resolve()).as_posix() + "/"
+    entries = sorted({(entry[:2], entry[3:]) for entry in status.split("\0")
+                      if len(entry) > 3 and entry[2] == " " and "\n" not in entry})
+    entries = [(state, path) for state, path in entries if not (inside and path.startswith(inside))]
+    if not entries:
+        return ""
+    # A link is its target's name, never what it points at (which may be outside the tree).
+    blobs = {path: "link:" + os.readlink(top / path) for _, path in entries if (top / path).is_symlink()}
+    present = [path for _, path in entries if path not in blobs and (top / path).is_file()]
+    if present:
+        hashed = git(top, "hash-object", "--no-filters", "--stdin-paths", check=False,
+                     given="\n".join(present) + "\n")
+        blobs.update(zip(present, hashed.split(), strict=False))
+    digest = hashlib.sha256()
+    for state, path in entries:
+        digest.update(f"{state}\0{path}\0{blobs.get(path, '-')}\n".encode())
+    return digest.hexdigest()[:16]
 
 
 def changes_since(root: Path, commit: str) -> Changes | None:

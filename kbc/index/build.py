@@ -11,6 +11,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
+import sqlite3
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -29,7 +31,7 @@ from kbc.domain.views import VIEW_PREFIX
 from kbc.index.chunks import chunk_text
 from kbc.index.definitions import Definition
 from kbc.index.embed import Embedder
-from kbc.index.exact import ExactVectors, digest_of, load_snapshot, write_snapshot
+from kbc.index.exact import ExactVectors, digest_of, load_snapshot, sweep_snapshots, write_snapshot
 from kbc.index.history import last_commit_dates
 from kbc.index.lexical import FileRecord, LexicalIndex, move_aside
 from kbc.index.tokencount import default_counter
@@ -37,6 +39,8 @@ from kbc.index.units import unit_metadata, units_of
 from kbc.index.vectors import VectorStore
 from kbc.store.cache import values_digest
 from kbc.store.layout import LEXICAL
+
+STAGED = "lexical.next.sqlite"  # the index a build writes, renamed into place when it publishes
 
 CHUNKER_VERSION = "6"
 POOL_MIN_FILES = 64
@@ -73,6 +77,8 @@ class IndexSummary:
     seconds: float
     embedded_views: int = 0  # of ``embedded``: units of view documents
     passes: tuple[PassTiming, ...] = ()  # chunk, lexical index, embed, vector snapshot
+    stale_units: tuple[str, ...] = ()  # vectors no longer needed: deleted once the index is published
+    snapshots: tuple[str, ...] = ()  # the digests of the new index's snapshot and the live one's
 
 
 
@@ -159,16 +165,14 @@ def build_index(
     """Bring the index in line with ``files``, the view ``documents`` (path under
     ``VIEW_PREFIX`` -> Markdown) and the ``knowledge`` documents (path under
     ``@knowledge/<root>/`` -> Markdown, redacted). ``fresh`` chunks everything again; vectors are kept
-    wherever their unit is unchanged (they are addressed by content and model)."""
+    wherever their unit is unchanged (they are addressed by content and model).
+
+    The live index is not touched: a copy of it is brought in line and left beside it, for
+    :func:`publish_index` to put in place; vectors are only added (those no longer needed are
+    listed for :func:`sweep_index` once the index is published)."""
     started = time.perf_counter()
     clock = Stopwatch()
-    try:
-        lexical = LexicalIndex(index_dir / LEXICAL)
-    except IndexDamaged as exc:
-        aside = move_aside(index_dir / LEXICAL)
-        lexical = LexicalIndex(index_dir / LEXICAL)
-        note = f"{exc.message}; it was moved to {aside} and every file is indexed again" + (
-            f"; {note}" if note else "")
+    lexical, note = _staged(index_dir, note)
     if lexical.stale:
         lexical.reset()
     try:
@@ -211,11 +215,13 @@ def build_index(
             lexical.commit()
         total_secrets = sum(r.secrets for r in lexical.files().values())
         chunk_count = len(lexical.chunk_ids())
-        units_total = embedded = removed_units = embedded_views = 0
+        units_total = embedded = embedded_views = 0
+        stale_units: list[str] = []
+        previous = lexical.meta("vectors")
         retrieval = "lexical"
         if embedder is not None and vectors is not None:
             synced = _sync_vectors(lexical, embedder, vectors, progress, index_dir, embed_tests, clock)
-            units_total, embedded, removed_units = synced.units, synced.embedded, synced.removed
+            units_total, embedded, stale_units = synced.units, synced.embedded, synced.stale
             embedded_views = synced.views
             retrieval = "hybrid"
             lexical.set_meta("model", embedder.model_id)
@@ -223,6 +229,7 @@ def build_index(
         else:
             lexical.set_meta("model", "")
             lexical.set_meta("vectors", "")
+        lexical_digest = lexical.meta("vectors")
         lexical.set_meta("retrieval", retrieval)
         lexical.set_meta("note", note)
         state = hashlib.sha256("\n".join(sorted(lexical.chunk_ids())).encode())
@@ -233,8 +240,56 @@ def build_index(
         lexical.close()
     removed_files = sum(1 for path in removed if not path.startswith((VIEW_PREFIX, KNOWLEDGE_PREFIX)))
     return IndexSummary(len(files), chunk_count, len(changed_files), removed_files, units_total, embedded,
-                        removed_units, total_secrets, retrieval, note,
-                        time.perf_counter() - started, embedded_views, tuple(clock.passes))
+                        len(stale_units), total_secrets, retrieval, note,
+                        time.perf_counter() - started, embedded_views, tuple(clock.passes),
+                        tuple(stale_units), tuple(d for d in (lexical_digest, previous) if d))
+
+
+def _staged(index_dir: Path, note: str) -> tuple[LexicalIndex, str]:
+    """A copy of the live index to write (empty if there is none; a damaged one is moved
+    aside, never deleted), and the note saying so."""
+    live, staged = index_dir / LEXICAL, index_dir / STAGED
+    discard_staged(index_dir)
+    if live.is_file():
+        try:
+            current = LexicalIndex(live)
+        except IndexDamaged as exc:
+            damaged: IndexDamaged | None = exc
+        else:
+            damaged = None
+            try:
+                current.copy_to(staged)
+            except sqlite3.DatabaseError as exc:
+                damaged = IndexDamaged(f"the lexical index {live} is damaged ({exc})")
+            finally:
+                current.close()
+        if damaged is not None:
+            discard_staged(index_dir)
+            aside = move_aside(live)
+            note = f"{damaged.message}; it was moved to {aside} and every file is indexed again" + (
+                f"; {note}" if note else "")
+    return LexicalIndex(staged), note
+
+
+def discard_staged(index_dir: Path) -> None:
+    """Remove an index a build staged and never published (a killed build's)."""
+    for suffix in ("", "-journal", "-wal", "-shm"):
+        (index_dir / (STAGED + suffix)).unlink(missing_ok=True)
+
+
+def publish_index(index_dir: Path) -> None:
+    """Put the staged index in place of the live one (one rename)."""
+    staged = index_dir / STAGED
+    if staged.is_file():
+        os.replace(staged, index_dir / LEXICAL)
+
+
+def sweep_index(index_dir: Path, summary: IndexSummary, vectors: VectorStore | None) -> None:
+    """After the index is published: drop the vectors and snapshots no index needs now (the
+    previous snapshot stays for a reader still on the previous index)."""
+    if vectors is not None and summary.stale_units:
+        vectors.delete(list(summary.stale_units))
+    sweep_snapshots(index_dir, set(summary.snapshots))
 
 
 def index_problem(index_dir: Path) -> str:
@@ -263,7 +318,7 @@ def index_problem(index_dir: Path) -> str:
 class VectorSync:
     units: int
     embedded: int
-    removed: int
+    stale: list[str]  # ids of vectors held that no unit needs any more
     views: int  # of ``embedded``: units of view documents
     digest: str  # of the units held: names the exact-search snapshot written beside the index
 
@@ -271,22 +326,23 @@ class VectorSync:
 def _sync_vectors(lexical: LexicalIndex, embedder: Embedder, vectors: VectorStore,
                   progress: EmbedProgress | None, index_dir: Path, embed_tests: bool = False,
                   clock: Stopwatch | None = None) -> VectorSync:
-    """Make the vector store hold exactly the units of the chunk table, and write the
+    """Make the vector store hold every unit of the chunk table, and write the
     snapshot of its vectors that retrieval searches exactly."""
     clock = clock or Stopwatch()
     units, missing, extra, chunks = _embed_missing(lexical, embedder, vectors, progress, embed_tests, clock)
     with clock.measure("vector snapshot"):
         digest = _write_snapshot(index_dir, embedder.model_id, lexical.meta("vectors"), units, vectors)
     views = sum(1 for u in missing if chunks[u.chunk_id].kind == "view")
-    return VectorSync(len(units), len(missing), len(extra), views, digest)
+    return VectorSync(len(units), len(missing), extra, views, digest)
 
 
 def _embed_missing(lexical: LexicalIndex, embedder: Embedder, vectors: VectorStore,
                    progress: EmbedProgress | None, embed_tests: bool, clock: Stopwatch,
                    ) -> tuple[list[EmbedUnit], list[EmbedUnit], list[str], dict[str, Chunk]]:
-    """Embed and store the units the store lacks, delete those it no longer needs: (every
-    unit, the units embedded, the ids deleted, the chunks by id). The clock gets the model's
-    seconds ("embed") apart from the store's ("vector store")."""
+    """Embed and store the units the store lacks, and list those it no longer needs (deleted
+    only once the index is published): (every unit, the units embedded, the ids no longer
+    needed, the chunks by id). The clock gets the model's seconds ("embed") apart from the
+    store's ("vector store")."""
     started = time.perf_counter()
     model_seconds = 0.0
     chunks = {c.id: c for c in lexical.all_chunks()}
@@ -294,8 +350,6 @@ def _embed_missing(lexical: LexicalIndex, embedder: Embedder, vectors: VectorSto
     wanted = {u.id for u in units}
     present = vectors.ids()
     extra = sorted(present - wanted)
-    if extra:
-        vectors.delete(extra)
     # Similar lengths batched together pad less: the model's cost follows the longest input.
     missing = sorted((u for u in units if u.id not in present), key=lambda u: (len(u.text), u.id))
     for start in range(0, len(missing), EMBED_BATCH):

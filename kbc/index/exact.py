@@ -5,15 +5,18 @@ between processes that open the same collection: the same query gave four
 different top-300 lists in eight processes on an 11k-unit collection. Slices
 built from it would not be byte-identical for the same inputs. So retrieval
 scores every unit exactly: each index run keeps the vectors the store holds
-beside the lexical index as one matrix (``vectors-<digest>.npy``)
-named by a small JSON file (``vectors.json``) that lists the rows' unit and
-chunk ids. A query is one matrix-vector product (about 1.5 ms for eleven
-thousand units of 384 dimensions), and ties are broken by unit id.
+beside the lexical index as one matrix (``vectors-<digest>.npy``) with a
+small JSON file (``vectors-<digest>.json``) that lists the rows' unit and
+chunk ids; the lexical index names the digest of its snapshot. A query is one
+matrix-vector product (about 1.5 ms for eleven thousand units of 384
+dimensions), and ties are broken by unit id.
 
-The JSON file is replaced last and names its matrix by digest, so a run killed
-while writing leaves either the old snapshot or the new one, never a mix. When
-the snapshot is missing or does not match the index, the vectors are read back
-from the store instead (slower to open, same answers).
+Both files are written whole, the JSON file last, and a new snapshot never
+replaces an old one: the build that wrote it removes the snapshots no longer
+named once it has published its index (:func:`sweep_snapshots`), so a reader
+of the previous index still finds its own. When the snapshot is missing or
+does not match the index, the vectors are read back from the store instead
+(slower to open, same answers).
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ if TYPE_CHECKING:
 else:
     Matrix = Any
 
-SNAPSHOT = "vectors.json"
+SNAPSHOT = "vectors-{digest}.json"
 
 
 def digest_of(model_id: str, ids: Iterable[str]) -> str:
@@ -148,9 +151,11 @@ def load_snapshot(index_dir: Path, digest: str) -> ExactVectors | None:
     """The snapshot in ``index_dir`` when it is whole and is the one called ``digest``."""
     import numpy as np
 
+    if not digest or not digest.isalnum():
+        return None
     try:
-        meta = json.loads((index_dir / SNAPSHOT).read_text())
-        if not digest or meta.get("digest") != digest:
+        meta = json.loads((index_dir / SNAPSHOT.format(digest=digest)).read_text())
+        if meta.get("digest") != digest:
             return None
         matrix = np.load(index_dir / str(meta["matrix"]), mmap_mode="r")
         snapshot = ExactVectors(str(meta["model"]), meta["units"], meta["chunks"], matrix)
@@ -160,8 +165,8 @@ def load_snapshot(index_dir: Path, digest: str) -> ExactVectors | None:
 
 
 def write_snapshot(index_dir: Path, snapshot: ExactVectors) -> None:
-    """Write the matrix under its digest, then point ``vectors.json`` at it; drop old matrices
-    and what a killed run left half-written."""
+    """Write the matrix under its digest, then the JSON file that makes it whole; drop what
+    a killed run left half-written."""
     import numpy as np
 
     name = f"vectors-{snapshot.digest}.npy"
@@ -172,12 +177,21 @@ def write_snapshot(index_dir: Path, snapshot: ExactVectors) -> None:
     write_atomic(index_dir / name, matrix.getvalue())
     meta = {"digest": snapshot.digest, "model": snapshot.model_id, "matrix": name,
             "units": snapshot.units, "chunks": snapshot.chunks}
-    write_atomic(index_dir / SNAPSHOT, json.dumps(meta, separators=(",", ":")))
-    for old in index_dir.glob("vectors-*.npy"):
-        if old.name != name:
+    write_atomic(index_dir / SNAPSHOT.format(digest=snapshot.digest), json.dumps(meta, separators=(",", ":")))
+
+
+def sweep_snapshots(index_dir: Path, keep: set[str]) -> None:
+    """Remove every snapshot whose digest is not in ``keep``."""
+    for old in [*index_dir.glob("vectors-*.npy"), *index_dir.glob("vectors-*.json"),
+                *index_dir.glob("vectors.json")]:
+        if old.stem.removeprefix("vectors-") not in keep:
             old.unlink(missing_ok=True)
 
 
-def read_store(store: VectorStore, model_id: str) -> ExactVectors:
-    """Every vector the store holds, with its chunk id (the slow way to a snapshot)."""
-    return ExactVectors.from_rows(model_id, store.vectors(None))
+def read_store(store: VectorStore, model_id: str, chunks: set[str] | None = None) -> ExactVectors:
+    """Every vector the store holds (of the ``chunks`` given: the store may also hold those
+    of a build not yet published), with its chunk id (the slow way to a snapshot)."""
+    rows = store.vectors(None)
+    if chunks is not None:
+        rows = {unit: row for unit, row in rows.items() if row[0] in chunks}
+    return ExactVectors.from_rows(model_id, rows)

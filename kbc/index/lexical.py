@@ -4,6 +4,12 @@ FTS5 is in the standard library's sqlite3, persists to one file and updates
 row by row, so a refresh rewrites only the chunks of changed files. Text is
 tokenized by :mod:`kbc.index.tokens` before it reaches FTS5 (identifiers whole
 and split), so FTS5 only splits on the spaces between those tokens.
+
+A build never writes the live file: it copies it (:meth:`LexicalIndex.copy_to`),
+changes the copy and renames it into place when the whole build is ready, so a
+reader sees one build or the next and a killed build leaves the live file as it
+was. The file is in rollback-journal mode for that reason: a WAL file, kept
+under the live name, would belong to the file the rename replaced.
 """
 
 from __future__ import annotations
@@ -196,7 +202,7 @@ class LexicalIndex:
         self.path = path
         try:
             # One index may serve several threads (an MCP server); callers serialise access.
-            self.db = connect(path, shared=True)
+            self.db = connect(path, shared=True, wal=False)
         except sqlite3.DatabaseError as exc:
             raise IndexDamaged(f"the lexical index {path} is damaged ({exc})",
                                hint="run `kbc build`: it moves a damaged index aside and indexes "
@@ -212,7 +218,7 @@ class LexicalIndex:
                                     "again") from exc
         self.stale = bool(tables) and version != SCHEMA_VERSION
         self._remembered: _Remembered | None = None
-        if not self.stale:
+        if not tables:  # a reader of a whole index writes nothing
             self._create()
 
     def _create(self) -> None:
@@ -230,6 +236,19 @@ class LexicalIndex:
 
     def close(self) -> None:
         self.db.close()
+
+    def copy_to(self, target: Path) -> None:
+        """Write a copy of this index as it is now to ``target`` (replaced if it exists), in
+        rollback-journal mode."""
+        for suffix in ("", "-journal", "-wal", "-shm"):
+            target.with_name(target.name + suffix).unlink(missing_ok=True)
+        copy = sqlite3.connect(target)
+        try:
+            self.db.backup(copy)
+            copy.execute("PRAGMA journal_mode=DELETE")
+            copy.commit()
+        finally:
+            copy.close()
 
     def pin(self) -> None:
         """Read this index as it is now until closed: later commits (a build running in

@@ -31,22 +31,30 @@ _VERSION = re.compile(r"(?:^|[\s(,=v-])v?\d+\.\d+(?:\.\d+)*|==")
 _INSTALL = re.compile(r"^\s*(?:\$\s*)?(?:python\d?(?:\.\d+)? -m )?(?:pip3?|conda|poetry|uv pip) "
                       r"(?:install|list|freeze)\b")
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
+_FIELD = re.compile(r"^\s*(?:[-*+]\s+|[\w .()/-]{1,30}:\s)")  # a list item, or "key: value"
+_WORD = re.compile(r"[^\W\d_]")
 
 
 def is_version_line(line: str) -> bool:
     """A line that lists versions ("pylint 2.12.2", "- OS: Ubuntu 20.04", "numpy==1.26.0",
-    "platform linux -- Python 3.9.1, pytest-6.2.1"), not a sentence that mentions one."""
+    "platform linux -- Python 3.9.1, pytest-6.2.1"), not a sentence that mentions one ("drop
+    support for Python 3.7"): a version in a field or list item, or in a line of at most three
+    words, or versions for a third of its words."""
     words = line.split()
     if not words:
         return False
     versions = sum(1 for word in words if _VERSION.search(word))
-    return versions >= 1 and len(words) <= 6 or versions >= max(2, len(words) / 3)
+    if versions == 0:
+        return False
+    listed = bool(_FIELD.match(line)) and len(words) <= 8
+    return listed or len(words) <= 3 or versions >= max(2, len(words) / 3)
 
 
 def clean_report(text: str) -> str:
     """``text`` without its template: comments, checklists, headings (their code spans kept),
     empty fields, setup sections, version lists and install commands. Line count is kept
-    (dropped lines are blank), so offsets into the result stay meaningful line by line."""
+    (dropped lines are blank), so offsets into the result stay meaningful line by line. A
+    text that would keep no word at all is all the reporter wrote: it is kept as it is."""
     text = _COMMENT.sub(lambda m: "\n" * m.group(0).count("\n"), text)
     out: list[str] = []
     in_fence = False
@@ -78,7 +86,8 @@ def clean_report(text: str) -> str:
         out.append(line)
     if in_fence:  # an unclosed fence: its lines are the reporter's
         out.extend(_block(fence, setup))
-    return "\n".join(out)
+    cleaned = "\n".join(out)
+    return cleaned if _WORD.search(cleaned) else text
 
 
 def _block(lines: list[str], setup: bool) -> list[str]:

@@ -241,7 +241,7 @@ class Retriever:
             found = load_snapshot(self.index_dir, digest)
             if found is None:
                 try:
-                    found = read_store(self.vectors, self.embedder.model_id)
+                    found = read_store(self.vectors, self.embedder.model_id, set(self.lexical.chunk_ids()))
                 except VectorStoreError as exc:
                     self.embedder = self.vectors = None
                     self.note = exc.message

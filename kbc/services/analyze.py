@@ -57,6 +57,7 @@ class AnalyzeSummary:
     failures: tuple[AnalysisFailed, ...] = ()
     warnings: tuple[str, ...] = ()
     passes: tuple[PassTiming, ...] = ()  # discover, analyze, graph, store: seconds and peak RSS
+    generation: str = ""  # the facts' generation in the store
 
 
 def analyzer_version() -> str:
@@ -82,8 +83,10 @@ def analyze_with_sweep(
     progress: AnalyzeProgress | None = None,
     *,
     fresh: bool = False,
+    publish: bool = True,
 ) -> tuple[AnalyzeSummary, Sweep]:
-    """:func:`analyze_repository`, with the credential sweep the index pass needs too."""
+    """:func:`analyze_repository`, with the credential sweep the index pass needs too;
+    ``publish``: make the facts written the live ones (a build does so only at its end)."""
     started = time.perf_counter()
     clock = Stopwatch()
     root = root.resolve()
@@ -136,7 +139,7 @@ def analyze_with_sweep(
             root, (f.path for f in inventory.files if f.language in ("toml", "ini")))
         graph = build_graph(linked, settings.module_split_files, settings.max_modules)
     with clock.measure("store facts"):
-        FactsStore(store_root).write(Snapshot(
+        generation = FactsStore(store_root).write(Snapshot(
             inventory=inventory,
             facts=tuple(linked),
             failures=failures,
@@ -144,7 +147,7 @@ def analyze_with_sweep(
             problems=tuple(problems),
             graph=graph,
             versions={"kbc": __version__, "analyzer": version_key},
-        ))
+        ), publish=publish)
     reasons = Counter(s.reason for s in inventory.skipped)
     reasons.update(s.reason for s in skipped_files)
     return AnalyzeSummary(
@@ -167,6 +170,7 @@ def analyze_with_sweep(
         failures=failures,
         warnings=tuple([*warnings, *problems]),
         passes=tuple(clock.passes),
+        generation=generation,
     ), swept
 
 

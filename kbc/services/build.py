@@ -1,4 +1,13 @@
-"""`kbc build`: every pass in order: facts, views, then the index."""
+"""`kbc build`: every pass in order: facts, views, then the index; then the build is published.
+
+Nothing a reader uses changes until every pass is done: the facts are written as a
+generation of their own, the views and the lexical index beside the live ones, vectors
+only added. Publishing puts them in place (views, index, facts, knowledge manifest, each
+one rename) and writes the build record last; only then are the vectors and files no
+longer needed removed. A build says it is under way in ``building.json`` from start to
+record, so one stopped in between is known to the next writer (see
+:mod:`kbc.services.refresh`), which clears what it left and does its work again.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kbc import __version__
+from kbc.analyzers.gitrepo import uncommitted
 from kbc.domain.errors import in_pass
 from kbc.domain.progress import AnalyzeProgress, EmbedProgress, ViewsProgress
 from kbc.domain.settings import Settings
 from kbc.domain.timing import PassTiming, Stopwatch
-from kbc.index.build import IndexSummary, build_index
+from kbc.index.build import IndexSummary, build_index, discard_staged, publish_index, sweep_index
 from kbc.services.analyze import AnalyzeSummary, analyze_with_sweep
 from kbc.services.components import CONFIGURED, Components
 from kbc.services.team import Collected, Manifest, collect, roots_to_read, write_manifest
@@ -20,7 +30,8 @@ from kbc.services.views import build_views_pass, view_documents
 from kbc.store.facts_store import FactsStore
 from kbc.store.layout import index_dir, store_path
 from kbc.store.lock import writer_lock
-from kbc.store.state import BuildState, write_state
+from kbc.store.state import BuildState, begin_build, end_build, unfinished_build, write_state
+from kbc.store.views_store import ViewsStore
 from kbc.views.build import ViewsSummary
 from kbc.views.llm import Interpreter
 
@@ -53,7 +64,13 @@ def build_repository(root: Path, settings: Settings, store_dir: Path | None = No
     """Every pass, holding the store's writer lock; ``fresh`` re-does the work its caches
     would skip (parsing, chunking); ``interpreter`` overrides the components' one. The build
     state is written last."""
-    with writer_lock(store_path(root, settings, store_dir), settings.lock_timeout, on_wait) as waited:
+    store_root = store_path(root, settings, store_dir)
+    with writer_lock(store_root, settings.lock_timeout, on_wait) as waited:
+        unfinished = unfinished_build(store_root)
+        if unfinished is not None:  # a build was stopped before it finished: clear what it left
+            ViewsStore(store_root).discard()
+            discard_staged(index_dir(store_root))
+        begin_build(store_root, "fresh" if fresh else "incremental")
         summary = _build(root, settings, store_dir, progress, embed_progress, no_llm,
                          interpreter or components.llm(settings, no_llm), views_progress, fresh,
                          components)
@@ -63,13 +80,17 @@ def build_repository(root: Path, settings: Settings, store_dir: Path | None = No
 def _build(root: Path, settings: Settings, store_dir: Path | None, progress: AnalyzeProgress | None,
            embed_progress: EmbedProgress | None, no_llm: bool, interpreter: Interpreter | None,
            views_progress: ViewsProgress | None, fresh: bool, components: Components) -> BuildSummary:
-    analyzed, swept = analyze_with_sweep(root, settings, store_dir, progress, fresh=fresh)
+    # Read before the files are: a change made while they are read is seen by the next refresh.
+    dirty = uncommitted(root, store_path(root, settings, store_dir))
+    analyzed, swept = analyze_with_sweep(root, settings, store_dir, progress, fresh=fresh, publish=False)
     store_root = Path(analyzed.store)
+    generation = analyzed.generation
     clock = Stopwatch()
     with in_pass("views"), clock.measure("views"):
         views, viewed = build_views_pass(store_root, root, settings, no_llm=no_llm,
-                                         interpreter=interpreter, progress=views_progress)
-    store = FactsStore(store_root)
+                                         interpreter=interpreter, progress=views_progress,
+                                         generation=generation)
+    store = FactsStore(store_root, generation)
     facts = {f.path: f for f in store.facts()}
     inventory = store.inventory()
     collected = Collected((), Manifest())
@@ -77,8 +98,6 @@ def _build(root: Path, settings: Settings, store_dir: Path | None, progress: Ana
     if roots:
         with in_pass("knowledge"), clock.measure("knowledge"):
             collected = collect(root.resolve(), settings, roots)
-    with in_pass("knowledge"):  # written even without a root: a root removed is forgotten
-        write_manifest(store_root, collected.manifest)
     with clock.measure("load embedder"):
         embedder, vectors, note = components.open_embedding(store_root, root, settings, recover=True)
     with in_pass("index"):
@@ -89,9 +108,18 @@ def _build(root: Path, settings: Settings, store_dir: Path | None, progress: Ana
             progress=embed_progress, documents=view_documents(views), fresh=fresh,
             embed_tests=settings.embed_tests, repeated=swept.repeated, knowledge=collected.texts(),
         )
-    write_state(store_root, BuildState(inventory.commit, len(inventory.files), settings.shape(), __version__))
+    published = Stopwatch()
+    with in_pass("publish"), published.measure("publish"):
+        ViewsStore(store_root).publish()
+        publish_index(index_dir(store_root))
+        store.publish(generation)
+        write_manifest(store_root, collected.manifest)  # even without a root: a root removed is forgotten
+        write_state(store_root, BuildState(inventory.commit, len(inventory.files), settings.shape(),
+                                           __version__, generation, dirty))
+        end_build(store_root)
+        sweep_index(index_dir(store_root), indexed, vectors if embedder is not None else None)
     manifest = collected.manifest
     known = KnowledgeSummary(len(manifest.roots), len(manifest.documents), len(manifest.scopes()),
                              manifest.problems)
-    return BuildSummary(analyzed, viewed, indexed, passes=(*analyzed.passes, *clock.passes, *indexed.passes),
-                        knowledge=known)
+    return BuildSummary(analyzed, viewed, indexed, knowledge=known,
+                        passes=(*analyzed.passes, *clock.passes, *indexed.passes, *published.passes))

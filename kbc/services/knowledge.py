@@ -163,8 +163,8 @@ class KnowledgeBase:
             self._reset()
 
     def _reset(self) -> None:
-        if self._retriever is not None:
-            self._retriever.close()
+        # A retriever another request still holds is not closed under it: its connection
+        # closes when the last holder lets it go (the previous build's files stay readable).
         self._retriever = None
         self._tracked = None
         self._values = None
@@ -174,6 +174,8 @@ class KnowledgeBase:
 
     def close(self) -> None:
         with self._lock:
+            if self._retriever is not None:
+                self._retriever.close()
             self._reset()
         with self._log_lock:
             if self._gaps is not None:

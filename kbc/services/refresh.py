@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from kbc.analyzers.gitrepo import Changes, changes_since, follow, head_commit, is_url
+from kbc.analyzers.gitrepo import Changes, changes_since, follow, head_commit, is_url, uncommitted
 from kbc.domain.codec import to_data
 from kbc.domain.drift import DriftReport
 from kbc.domain.errors import KbcError, TargetError
@@ -27,9 +27,10 @@ from kbc.services.build import BuildSummary, build_repository
 from kbc.services.components import CONFIGURED, Components
 from kbc.services.drift import find_drift
 from kbc.services.team import knowledge_moved
+from kbc.store.facts_store import FactsStore
 from kbc.store.files import write_atomic
 from kbc.store.layout import index_dir, refresh_file, store_path
-from kbc.store.state import read_state
+from kbc.store.state import BuildState, read_state, unfinished_build
 from kbc.views.llm import Interpreter
 
 RefreshMode = Literal["up-to-date", "incremental", "full"]
@@ -96,6 +97,22 @@ def decide(changes: Changes | None, tracked: int, settings: Settings, shape_chan
     return "incremental", f"{changes.count} of {tracked} files changed ({fraction:.1%})"
 
 
+def _left_behind(store_root: Path, state: BuildState | None, now: str) -> str:
+    """What makes a store whose files are unchanged since its commit need a build anyway (""
+    if nothing): a build stopped before it finished, facts analysed since the last build, a
+    work tree that differs from its commit (``now``: its digest), or did when the last build read
+    it, or an index pass that must run again."""
+    if unfinished_build(store_root) is not None:
+        return "the last build was stopped before it finished; its work is done again"
+    current = FactsStore(store_root).current()
+    if state is not None and state.generation and current != state.generation:
+        return "the facts were written after the last build"
+    then = state.uncommitted if state is not None else ""
+    if now != then:
+        return "the work tree has uncommitted changes" if now else "the last build read uncommitted changes"
+    return index_problem(index_dir(store_root))
+
+
 def resolve_target(target: str, branch: str = "", data: str = "") -> tuple[Path, str, str]:
     """A local work tree for ``target``: the path itself, or kbc's followed clone of a URL
     (kept under ``data``, kbc's data folder)."""
@@ -160,13 +177,17 @@ def _refresh(root: Path, url: str, followed: str, store_root: Path, settings: Se
     tracked = state.tracked if state is not None else 0
     shape_changed = state is not None and state.settings != settings.shape()
     mode, reason = decide(changes, tracked, settings, shape_changed, state is not None)
+    dirty = uncommitted(root, store_root)
+    if (state is not None and changes is not None and not shape_changed and before == after
+            and dirty and dirty == state.uncommitted):
+        mode, reason = "up-to-date", "nothing changed since the last build (it read the same edits)"
     if state is not None and not before and not after and not shape_changed:
         # Not a git repository: no diff to read, so files are compared by content (the caches do).
         mode, reason = "incremental", "not a git repository: files compared by content"
     if force_full:
         mode, reason = "full", "asked for with --full"
     if mode == "up-to-date":
-        problem = index_problem(index_dir(store_root))
+        problem = _left_behind(store_root, state, dirty)
         if problem:
             mode, reason = "incremental", f"no file changed, but {problem}"
     if mode == "up-to-date" and with_knowledge and knowledge_moved(root, settings, store_root):

@@ -44,8 +44,13 @@ def repository_status(root: Path, settings: Settings, store_dir: Path | None = N
     if not store_root.is_dir():
         raise KbcError(f"no store for {root.resolve()} at {store_root}",
                        hint="run `kbc build` on the repository first")
+    from kbc.store.state import unfinished_build
+
     notes: list[str] = []
     last = _last_build(store_root)
+    if unfinished_build(store_root) is not None:
+        notes.append("a build is under way, or was stopped before it finished (what it left is not "
+                     "read; `kbc refresh` clears it and builds again)")
     facts, roles = _facts(store_root, notes)
     views = _views(store_root)
     index, retrieval = _index(store_root, root, notes, settings, components or CONFIGURED)

@@ -18,8 +18,8 @@ from kbc.views.llm import Interpreter
 from kbc.views.render import render_all, render_view, view_file
 
 
-def load_context(store_root: Path, repo_root: Path, settings: Settings) -> Context:
-    store = FactsStore(store_root)
+def load_context(store_root: Path, repo_root: Path, settings: Settings, generation: str = "") -> Context:
+    store = FactsStore(store_root, generation)
     return build_context(store.inventory(str(repo_root.resolve())), store.facts(), store.graph(),
                          store.entry_points(), workflow_depth=settings.workflow_depth,
                          max_workflows=settings.max_workflows,
@@ -28,15 +28,17 @@ def load_context(store_root: Path, repo_root: Path, settings: Settings) -> Conte
 
 def build_views_pass(store_root: Path, repo_root: Path, settings: Settings, *, no_llm: bool = False,
                      interpreter: Interpreter | None = None,
-                     progress: ViewsProgress | None = None) -> tuple[list[View], ViewsSummary]:
-    """Write the views of the store's current facts, their prose by ``interpreter`` (None,
-    or ``no_llm``: from docstrings)."""
-    context = load_context(store_root, repo_root, settings)
+                     progress: ViewsProgress | None = None, generation: str = "",
+                     ) -> tuple[list[View], ViewsSummary]:
+    """Write the views of the store's current facts (or of the unpublished ``generation``,
+    then staged until :meth:`ViewsStore.publish`), their prose by ``interpreter`` (None, or
+    ``no_llm``: from docstrings)."""
+    context = load_context(store_root, repo_root, settings, generation)
     chosen = None if no_llm else interpreter
     with ProseCache(prose_cache(store_root)) as cache:
         views, summary = build_views(context, chosen, cache, concurrency=settings.llm_concurrency,
                                      progress=progress, cached_model=settings.llm_model)
-    ViewsStore(store_root).write(views)
+    ViewsStore(store_root).write(views, staged=bool(generation))
     return views, summary
 
 

@@ -10,7 +10,9 @@ Layout under the store folder (``<repository>/.kbc`` by default)::
     cache/                  the analysis cache (see kbc.store.cache)
 
 A write builds a complete generation beside the live one and then swaps the
-``CURRENT`` pointer, so a killed writer leaves the previous store readable.
+``CURRENT`` pointer, so a killed writer leaves the previous store readable. A
+build writes its generation unpublished and swaps the pointer only when every
+other part of the build is ready too (:mod:`kbc.services.build`).
 Every file is deterministic JSON: the same inputs give the same bytes.
 """
 
@@ -87,13 +89,18 @@ def _remember(path: Path, facts: tuple[FileFacts, ...]) -> None:
 
 
 class FactsStore:
-    def __init__(self, root: Path) -> None:
+    """The facts of the live generation, or of the generation named ``generation`` (a build's
+    own, before it is published)."""
+
+    def __init__(self, root: Path, generation: str = "") -> None:
         self.root = root
+        self.named = generation
 
     # -- writing ------------------------------------------------------------
 
-    def write(self, snapshot: Snapshot) -> str:
-        """Write ``snapshot`` as the new live generation; returns its name."""
+    def write(self, snapshot: Snapshot, *, publish: bool = True) -> str:
+        """Write ``snapshot`` as a generation and (``publish``) make it the live one; returns
+        its name."""
         self.root.mkdir(parents=True, exist_ok=True)
         ignore = self.root / ".gitignore"
         if not ignore.exists():
@@ -150,10 +157,22 @@ class FactsStore:
             for filename, lines in files.items():
                 _write_lines(staging / filename, lines)
             os.replace(staging, target)
+        _remember(target / "facts.jsonl", facts)
+        if publish:
+            self.publish(name)
+        return name
+
+    def publish(self, name: str) -> None:
+        """Make the generation ``name`` the live one; the others go."""
         write_atomic(self.root / POINTER, name + "\n")
         self._sweep(keep=name)
-        _remember(target / "facts.jsonl", facts)
-        return name
+
+    def current(self) -> str:
+        """The live generation's name ("" when there is none)."""
+        try:
+            return (self.root / POINTER).read_text(encoding="utf-8").strip()
+        except OSError:
+            return ""
 
     def _sweep(self, keep: str) -> None:
         for child in self.root.iterdir():
@@ -166,7 +185,7 @@ class FactsStore:
     def generation(self) -> Path:
         pointer = self.root / POINTER
         try:
-            name = pointer.read_text(encoding="utf-8").strip()
+            name = self.named or pointer.read_text(encoding="utf-8").strip()
         except FileNotFoundError:
             raise StoreError(f"no kbc store at {self.root}",
                              hint="run `kbc analyze` on the repository first") from None

@@ -8,14 +8,18 @@ import tempfile
 from pathlib import Path
 
 
-def connect(path: Path, *, shared: bool = False, timeout: float = 5.0) -> sqlite3.Connection:
+def connect(path: Path, *, shared: bool = False, timeout: float = 5.0,
+            wal: bool = True) -> sqlite3.Connection:
     """The SQLite database at ``path`` (its folder made) in WAL mode, so readers never wait
-    on a writer. ``shared``: one connection several threads use (their caller serialises).
-    A file that is not a database raises ``sqlite3.DatabaseError``, the connection closed."""
+    on a writer (``wal`` False: in the journal mode the file has, for a database that is
+    written only under another name and then renamed into place, where a WAL file kept
+    under the name would belong to the file replaced). ``shared``: one connection several
+    threads use (their caller serialises). A file that is not a database raises
+    ``sqlite3.DatabaseError``, the connection closed."""
     path.parent.mkdir(parents=True, exist_ok=True)
     db = sqlite3.connect(path, timeout=timeout, check_same_thread=not shared)
     try:
-        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA journal_mode=WAL" if wal else "PRAGMA schema_version")
     except sqlite3.DatabaseError:
         db.close()
         raise

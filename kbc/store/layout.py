@@ -1,6 +1,7 @@
 """Where a store keeps what: the one module that names the store's files.
 
     <store>/state.json            the record of the last completed build (written last)
+    <store>/building.json         a build under way (or killed): removed when it completes
     <store>/CURRENT, gen-*/       the facts (kbc.store.facts_store)
     <store>/views/views.jsonl     the views
     <store>/cache/analysis.sqlite per-file analysis results and credential counts
@@ -47,6 +48,10 @@ def analysis_cache(store_root: Path) -> Path:
 
 def prose_cache(store_root: Path) -> Path:
     return store_root / "cache" / "prose.sqlite"
+
+
+def journal_file(store_root: Path) -> Path:
+    return store_root / "building.json"
 
 
 def lock_file(store_root: Path) -> Path:

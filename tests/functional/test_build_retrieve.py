@@ -145,7 +145,7 @@ def shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
     passes = summary["passes"]  # where the build's time and memory went, every pass in order
     assert [p["name"] for p in passes] == [
         "discover", "secrets", "analyze", "graph", "store facts", "views", "load embedder", "chunk",
-        "lexical index", "embed", "vector store", "vector snapshot"]
+        "lexical index", "embed", "vector store", "vector snapshot", "publish"]
     assert all(p["seconds"] >= 0 for p in passes) and passes[-1]["peak_rss_mb"] > 0
     assert sorted(p["peak_rss_mb"] for p in passes) == [p["peak_rss_mb"] for p in passes]  # a peak only grows
     return root
@@ -288,7 +288,7 @@ def test_vector_search_reads_a_snapshot_equal_to_the_store_or_else_the_store(tmp
     assert snapshot.matrix.tobytes() == store.matrix.tobytes()
     args = ("retrieve", "--repo", str(root), "--format", "json", "how is tax applied to the total?")
     with_snapshot = invoke(*args)
-    (index / SNAPSHOT).unlink()
+    (index / SNAPSHOT.format(digest=digest)).unlink()
     assert invoke(*args) == with_snapshot
     assert json.loads(with_snapshot)["retrieval"] == "hybrid"
     repaired = json.loads(invoke("refresh", str(root), "--ci"))
@@ -311,7 +311,8 @@ def test_a_broken_chroma_store_costs_only_its_vectors_and_build_moves_it_aside(t
     assert retrieve_json(root, "refund window") == before  # the snapshot alone serves vector search
     from kbc.index.exact import SNAPSHOT
 
-    (index / SNAPSHOT).unlink()
+    for snapshot in index.glob(SNAPSHOT.format(digest="*")):
+        snapshot.unlink()
     degraded = retrieve_json(root, "refund window")
     assert degraded["retrieval"] == "lexical" and degraded["items"][0]["path"] == "shop/refunds.py"
     assert "`kbc build` moves it aside" in degraded["text"].splitlines()[0]

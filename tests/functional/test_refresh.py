@@ -22,6 +22,7 @@ from kbc.domain.settings import Settings
 from kbc.index.lexical import LexicalIndex
 from kbc.services.build import build_repository
 from kbc.services.refresh import refresh
+from kbc.services.status import repository_status
 from kbc.store.facts_store import FactsStore
 from kbc.store.lock import writer_lock
 from kbc.store.views_store import ViewsStore
@@ -209,6 +210,92 @@ def test_a_refresh_killed_at_any_moment_leaves_a_usable_store_and_completes_late
     assert json.loads(final.stdout)["ok"] is True
     head = git(root, "rev-parse", "HEAD").strip()
     assert snapshot(root / ".kbc") == cold(root, head, tmp_path)
+
+
+def test_a_build_killed_midway_changes_nothing_readers_see_and_refresh_clears_what_it_left(
+        make_repo: Any, tmp_path: Path) -> None:
+    root = make_repo(_many_modules(60))
+    store_root = root / ".kbc"
+    build_repository(root, settings(), no_llm=True)
+    before = snapshot(store_root)
+    live = (store_root / "CURRENT").read_text()
+    staged = store_root / "index" / "lexical.next.sqlite"
+    kbc = [sys.executable, "-m", "kbc", *LEXICAL, "-c", "analyze.workers=1"]
+    ask = [*kbc, "retrieve", "--repo", str(root), "--format", "json", "which step raises too big?"]
+    answer = subprocess.run(ask, capture_output=True, text=True, check=True).stdout
+    parts = sorted((root / "shop" / "parts").glob("part_*.py"))
+    for path in parts:  # edits that move every line, never committed
+        path.write_text("# a line that moves the rest\n" + path.read_text())
+    process = subprocess.Popen([*kbc, "build", str(root), "--no-llm"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while process.poll() is None and time.monotonic() < deadline:
+        # Killed once the build has new facts (the store's pointer moved) or writes its index.
+        if (store_root / "CURRENT").read_text() != live or staged.exists():
+            process.send_signal(signal.SIGKILL)
+            break
+        time.sleep(0.002)
+    assert process.wait() == -signal.SIGKILL, "the build finished before it could be killed"
+    # Readers still see the last completed build, whole, and the status says a build was cut short.
+    assert snapshot(store_root) == before
+    assert "stopped before it finished" in repository_status(root, settings()).note
+    assert subprocess.run(ask, capture_output=True, text=True, check=True).stdout == answer
+    git(root, "checkout", "-q", "--", ".")
+    repaired = refresh(str(root), settings(), no_llm=True)
+    assert (repaired.mode, repaired.reason) == (
+        "incremental", "no file changed, but the last build was stopped before it finished; "
+                       "its work is done again")
+    assert not staged.exists() and not (store_root / "building.json").exists()
+    assert snapshot(store_root) == before == cold(root, git(root, "rev-parse", "HEAD").strip(), tmp_path)
+    assert subprocess.run(ask, capture_output=True, text=True, check=True).stdout == answer
+    assert refresh(str(root), settings(), no_llm=True).mode == "up-to-date"
+
+
+def test_a_build_of_uncommitted_changes_is_not_taken_for_its_commit(make_repo: Any, tmp_path: Path) -> None:
+    root = make_repo(BASE)
+    build_repository(root, settings(), no_llm=True)
+    before = snapshot(root / ".kbc")
+    (root / "shop" / "payments.py").write_text('"""Payments."""\n\n\ndef refund(amount):\n    return 0\n')
+    (root / "shop" / "draft.py").write_text("DRAFT = 1\n")
+    git(root, "add", "shop/draft.py")  # tracked, never committed
+    build_repository(root, settings(), no_llm=True)
+    assert snapshot(root / ".kbc") != before
+    git(root, "rm", "-qf", "shop/draft.py")
+    git(root, "checkout", "-q", "--", ".")
+    back = refresh(str(root), settings(), no_llm=True)
+    assert (back.mode, back.reason) == (
+        "incremental", "no file changed, but the last build read uncommitted changes")
+    assert snapshot(root / ".kbc") == before == cold(root, git(root, "rev-parse", "HEAD").strip(), tmp_path)
+    (root / "shop" / "scratch.py").write_text("SCRATCH = 1\n")  # untracked: not read, no change
+    assert refresh(str(root), settings(), no_llm=True).mode == "up-to-date"
+    (root / "shop" / "draft.py").write_text("DRAFT = 1\n")
+    git(root, "add", "shop/draft.py")
+    staged = refresh(str(root), settings(), no_llm=True)
+    assert (staged.mode, staged.reason) == ("incremental", "1 of 5 files changed (20.0%)")
+    assert refresh(str(root), settings(), no_llm=True).mode == "up-to-date"  # the same changes, built
+    (root / "shop" / "draft.py").write_text("DRAFT = 2\n")
+    assert refresh(str(root), settings(), no_llm=True).mode == "incremental"  # changed again
+    git(root, "rm", "-qf", "shop/draft.py")
+    assert refresh(str(root), settings(), no_llm=True).mode == "incremental"  # the draft is read out again
+    assert refresh(str(root), settings(), no_llm=True).mode == "up-to-date"
+
+
+def test_a_build_finishing_during_a_request_does_not_close_what_the_request_reads(make_repo: Any) -> None:
+    from kbc.services.components import Components
+    from kbc.services.knowledge import KnowledgeBase
+
+    root = make_repo(BASE)
+    build_repository(root, settings(), no_llm=True)
+    with KnowledgeBase(root, settings=settings(), components=Components.lexical()) as kb:
+        profile = kb.profile("implementation")
+        in_use = kb.retriever()  # a request has its retriever ...
+        commit(root, {"shop/refunds.py": '"""Refunds."""\n\n\ndef refund(amount):\n    return -amount\n'},
+               "refunds")
+        refresh(str(root), settings(), no_llm=True)  # ... when a build completes
+        kb.manifest()  # and the request's next read follows the store to the new build
+        found = in_use.search("where is an order placed over the limit?", profile)
+        assert found.ranked and "shop/refunds.py" not in {c.path for c in found.chunks.values()}
+        assert "shop/refunds.py" in {c.path for c in kb.retriever().search("refund", profile).chunks.values()}
 
 
 def test_a_second_writer_waits_or_gives_up_and_says_so(make_repo: Any) -> None:

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kbc.index.exact import SNAPSHOT, ExactVectors, digest_of, load_snapshot, write_snapshot
+from kbc.index.exact import SNAPSHOT, ExactVectors, digest_of, load_snapshot, sweep_snapshots, write_snapshot
 
 
 def random_rows(count: int, dim: int, seed: int) -> dict[str, tuple[str, list[float]]]:
@@ -68,18 +68,23 @@ def test_a_snapshot_other_than_the_one_named_is_not_used(tmp_path: Path) -> None
     assert load_snapshot(tmp_path / "missing", snapshot.digest) is None
 
 
-def test_a_write_killed_before_the_pointer_moved_leaves_the_old_snapshot(tmp_path: Path) -> None:
+def test_a_new_snapshot_leaves_the_old_one_until_it_is_swept(tmp_path: Path) -> None:
     old = ExactVectors.from_rows("m", random_rows(5, 4, 1))
     write_snapshot(tmp_path, old)
-    # A later write that died after its matrix: the pointer still names the old one.
+    # A later write that died after its matrix: the old snapshot is whole and still read.
     (tmp_path / ".vectors-0123456789abcdef.npy.partial").write_bytes(b"\x93NUMPY half")
     loaded = load_snapshot(tmp_path, old.digest)
     assert loaded is not None and loaded.units == old.units
     new = ExactVectors.from_rows("m", random_rows(6, 4, 2))
     write_snapshot(tmp_path, new)
-    assert load_snapshot(tmp_path, old.digest) is None
+    # A reader of the index that names the old snapshot still finds it, the new one its own.
+    assert load_snapshot(tmp_path, old.digest) is not None
     assert load_snapshot(tmp_path, new.digest) is not None
-    assert sorted(p.name for p in tmp_path.glob("*vectors*")) == [f"vectors-{new.digest}.npy", SNAPSHOT]
+    assert not list(tmp_path.glob(".vectors*"))
+    sweep_snapshots(tmp_path, {new.digest})
+    assert load_snapshot(tmp_path, old.digest) is None
+    assert sorted(p.name for p in tmp_path.glob("*vectors*")) == [
+        f"vectors-{new.digest}.json", f"vectors-{new.digest}.npy"]
 
 
 def test_a_pointer_to_a_lost_or_torn_matrix_is_not_used(tmp_path: Path) -> None:
@@ -90,7 +95,7 @@ def test_a_pointer_to_a_lost_or_torn_matrix_is_not_used(tmp_path: Path) -> None:
     assert load_snapshot(tmp_path, snapshot.digest) is None
     matrix.unlink()
     assert load_snapshot(tmp_path, snapshot.digest) is None
-    (tmp_path / SNAPSHOT).write_text("{not json")
+    (tmp_path / SNAPSHOT.format(digest=snapshot.digest)).write_text("{not json")
     assert load_snapshot(tmp_path, snapshot.digest) is None
 
 

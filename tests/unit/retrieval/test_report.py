@@ -64,6 +64,16 @@ def test_a_heading_keeps_its_code_and_a_sentence_keeps_its_version() -> None:
     assert is_version_line("platform linux -- Python 3.9.1, pytest-6.2.1, py-1.10.0, pluggy-0.13.1")
     assert is_version_line("pylint 2.12.2") and is_version_line("numpy==1.26.0")
     assert not is_version_line("This works with 2.8.1, but not with 2.9 when the body is bytes.")
+    assert is_version_line("- Python version: 3.11.4") and is_version_line("OS: Ubuntu 20.04")
+
+
+def test_a_short_task_that_names_a_version_is_read_whole() -> None:
+    for task in ("update identifier pattern for Python 3.10", "drop support for Python 3.7",
+                 "fix test_package_zip_list on 3.13"):
+        assert not is_version_line(task)
+        assert clean_report(task) == task
+    # Nothing but a version: nothing else to read, so the text is read as it is.
+    assert clean_report("3.13") == "3.13"
 
 
 def test_a_report_without_a_template_keeps_every_line_but_its_fences() -> None:
