@@ -89,6 +89,8 @@ class FieldSpec:
     help: str = ""
     # decides where data, code or credentials go: never read from a repository's own files
     trusted_only: bool = False
+    # what the machine spends (processes, sizes, connections, waits): the user's to set, not the repository's
+    limit: bool = False
 
     @property
     def dotted(self) -> str:
@@ -97,11 +99,11 @@ class FieldSpec:
 
 FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("max_file_bytes", "discover", "max_file_bytes", int, "KBC_MAX_FILE_BYTES", 1,
-              "files larger than this many bytes are skipped as oversized"),
+              "files larger than this many bytes are skipped as oversized", limit=True),
     FieldSpec("exclude", "discover", "exclude", tuple, "KBC_EXCLUDE", None,
               "glob patterns of tracked paths to leave out (comma-separated in the environment)"),
     FieldSpec("workers", "analyze", "workers", int, "KBC_WORKERS", 0,
-              "analysis processes; 0 means one per CPU"),
+              "analysis processes; 0 means one per CPU", limit=True),
     FieldSpec("source_roots", "analyze", "source_roots", tuple, "KBC_SOURCE_ROOTS", None,
               "directories that hold top-level packages; empty means detect (., src/, projects)"),
     FieldSpec("module_split_files", "graph", "module_split_files", int, "KB_MODULE_SPLIT_FILES", 1,
@@ -128,11 +130,11 @@ FIELDS: tuple[FieldSpec, ...] = (
               "base URL of an OpenAI-compatible server; empty means the provider's default "
               "(the key comes from the provider's variable or KBC_LLM_API_KEY)", trusted_only=True),
     FieldSpec("llm_timeout", "llm", "timeout", int, "KBC_LLM_TIMEOUT", 1,
-              "seconds one LLM call may take"),
+              "seconds one LLM call may take", limit=True),
     FieldSpec("llm_retries", "llm", "retries", int, "KBC_LLM_RETRIES", 0,
-              "retries of a failed LLM call, with exponential backoff"),
+              "retries of a failed LLM call, with exponential backoff", limit=True),
     FieldSpec("llm_concurrency", "llm", "concurrency", int, "KBC_LLM_CONCURRENCY", 1,
-              "LLM calls in flight at once"),
+              "LLM calls in flight at once", limit=True),
     FieldSpec("full_rebuild_fraction", "refresh", "full_rebuild_fraction", float,
               "KB_FULL_REBUILD_FRACTION", 0,
               "a refresh rebuilds from scratch when this fraction of tracked files changed"),
@@ -142,19 +144,19 @@ FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("auto_refresh", "refresh", "auto", bool, "KB_AUTO_REFRESH", None,
               "retrieve and ask refresh the store first when the repository moved"),
     FieldSpec("lock_timeout", "refresh", "lock_timeout", int, "KBC_LOCK_TIMEOUT", 0,
-              "seconds a build or refresh waits for another writer of the same store"),
+              "seconds a build or refresh waits for another writer of the same store", limit=True),
     FieldSpec("gap_retention_days", "gaps", "retention_days", int, "KBC_GAP_RETENTION_DAYS", 1,
-              "days the knowledge-gap log keeps a query"),
+              "days the knowledge-gap log keeps a query", limit=True),
     FieldSpec("confidence_floor", "retrieval", "confidence_floor", float, "KBC_CONFIDENCE_FLOOR", None,
               "a slice whose confidence is below this is marked low_confidence and logged as a "
               "knowledge gap; below 0 means the floor measured for the shipped model and the "
               "retrieval mode (see docs/index.md)"),
     FieldSpec("session_idle_seconds", "serve", "session_idle_seconds", int, "KBC_SESSION_IDLE_SECONDS", 1,
               "an HTTP session of `kbc serve` idle this many seconds is closed (a client that "
-              "never ends its session frees it then)"),
+              "never ends its session frees it then)", limit=True),
     FieldSpec("max_sessions", "serve", "max_sessions", int, "KBC_MAX_SESSIONS", 1,
               "HTTP sessions `kbc serve` keeps open at once; beyond, a new one is refused (503) "
-              "until one ends or idles out"),
+              "until one ends or idles out", limit=True),
     FieldSpec("embed_model", "index", "embed_model", str, "KBC_EMBED_MODEL", None,
               "the embedding model; empty means the packaged all-MiniLM-L6-v2 (int8), none "
               "switches vectors off (retrieval is then lexical)", trusted_only=True),
@@ -311,6 +313,29 @@ def _inside(root: Path, value: str) -> bool:
     return (base / candidate).resolve().is_relative_to(base)
 
 
+STORE_MARK = "# kbc's store"  # the first words of the .gitignore kbc writes into a store folder
+
+
+def _own_folder(root: Path, value: str) -> bool:
+    """``value`` (inside ``root``) names a folder a store may take: not the repository itself
+    nor inside ``.git``, and new, empty, or already a kbc store."""
+    base = root.resolve()
+    folder = (base / value).resolve()
+    if folder == base or ".git" in folder.relative_to(base).parts:
+        return False
+    if not folder.exists():
+        return True
+    if not folder.is_dir():
+        return False
+    ignore = folder / ".gitignore"
+    try:
+        if ignore.is_file() and ignore.read_text(encoding="utf-8", errors="replace").startswith(STORE_MARK):
+            return True
+        return not any(folder.iterdir())
+    except OSError:
+        return False
+
+
 def config_files(root: Path) -> list[Path]:
     """The configuration files of a repository, lowest precedence first."""
     return [p for p in (root / "pyproject.toml", root / "kbc.toml") if p.is_file()]
@@ -373,14 +398,21 @@ def load_settings(
 
     def refuse_from(source: str) -> Callable[[FieldSpec, Any], str | None]:
         def refuse(spec: FieldSpec, value: Any) -> str | None:
-            if repo_trusted or not spec.trusted_only:
+            if repo_trusted or not (spec.trusted_only or spec.limit):
                 return None
-            if spec.name == "store" and isinstance(value, str) and _inside(root, value):
+            if spec.name == "store" and isinstance(value, str) and _inside(root, value) \
+                    and _own_folder(root, value):
                 return None
             shown = "'…'" if spec.name in SECRET_FIELDS else repr(value)  # a key is never printed
+            why = "cannot decide where data, code or credentials go"
+            if spec.limit:
+                why = "cannot decide what this machine spends"
+            elif spec.name == "store" and _inside(root, str(value)):
+                why = ("may only keep its store in a new folder inside it (not the repository itself, "
+                       "not .git, not a folder holding other files)")
             notices.append(
                 f"{source}: {spec.dotted} = {shown} ignored: a repository's own configuration "
-                f"cannot decide where data, code or credentials go → set it in {where} or "
+                f"{why} → set it in {where} or "
                 f"{spec.env}, or trust this repository's configuration with "
                 f'[trust] repositories = ["{root.resolve()}"] in {where}')
             return "trusted only"

@@ -38,6 +38,7 @@ from kbc.domain.models import (
     SkippedPath,
     SourceFile,
 )
+from kbc.domain.settings import STORE_MARK
 from kbc.store.files import write_atomic
 
 STORE_FORMAT = 1
@@ -104,7 +105,7 @@ class FactsStore:
         self.root.mkdir(parents=True, exist_ok=True)
         ignore = self.root / ".gitignore"
         if not ignore.exists():
-            _write(ignore, "# kbc's store: generated, not for version control\n*\n")
+            _write(ignore, f"{STORE_MARK}: generated, not for version control\n*\n")
         inventory = snapshot.inventory
         facts = tuple(sorted(snapshot.facts, key=lambda f: f.path))
         # Files as lists of lines: a large repository's facts run to many megabytes, and

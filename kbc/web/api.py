@@ -204,6 +204,8 @@ ENDPOINTS: tuple[Endpoint, ...] = (
 
 
 def status_of(error: KbcError) -> int:
+    if isinstance(error, BodyTooLarge):
+        return 413
     if isinstance(error, NotFound):
         return 404
     if isinstance(error, PathRefused):
@@ -231,9 +233,7 @@ async def _arguments(endpoint: Endpoint, request: Request) -> dict[str, Any]:
     if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
         # Also what keeps a web page from posting here: a JSON body needs a CORS preflight.
         raise KbcError("the body must be JSON", hint="send 'Content-Type: application/json'")
-    raw = await request.body()
-    if len(raw) > MAX_BODY:
-        raise KbcError(f"the body has {len(raw)} bytes; at most {MAX_BODY} are read")
+    raw = await _body(request)
     try:
         model = endpoint.body.model_validate_json(raw)
     except ValidationError as exc:
@@ -242,6 +242,30 @@ async def _arguments(endpoint: Endpoint, request: Request) -> dict[str, Any]:
         raise KbcError(f"bad request body: {problems}",
                        hint=f"see {PREFIX}/openapi.json for the fields") from None
     return {**args, **model.model_dump()}
+
+
+class BodyTooLarge(KbcError):
+    """A request body past :data:`MAX_BODY`: refused by its declared length, or as soon as
+    that many bytes have arrived, never read whole."""
+
+
+async def _body(request: Request) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        if not declared.strip().isdigit():
+            raise KbcError(f"Content-Length {declared[:40]!r} is not a number of bytes")
+        if int(declared) > MAX_BODY:
+            raise BodyTooLarge(f"the body has {int(declared)} bytes; at most {MAX_BODY} are read",
+                               hint="send the task as text, not a file")
+    parts: list[bytes] = []
+    size = 0
+    async for part in request.stream():
+        size += len(part)
+        if size > MAX_BODY:
+            raise BodyTooLarge(f"the body has more than {MAX_BODY} bytes; at most {MAX_BODY} are read",
+                               hint="send the task as text, not a file")
+        parts.append(part)
+    return b"".join(parts)
 
 
 def _handler(endpoint: Endpoint, worker: Worker) -> Callable[[Request], Awaitable[Response]]:

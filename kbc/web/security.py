@@ -6,6 +6,9 @@
   asked for by a browser is sent to the login page.
 - Bound to loopback, a request whose ``Host`` (or, when it writes, ``Origin``) is not a
   loopback name is refused: a web page cannot reach the server by rebinding a DNS name.
+- A request that runs a query (it is logged, and an answer may call the user's LLM with the
+  user's key) is refused when a browser says another site sent it (``Sec-Fetch-Site``): an
+  ``<img src=".../ask?q=...">`` on any page would otherwise run it.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ _SECRET = ("a long random secret without spaces, e.g. the output of "
 # Paths a client with no token may open: the login page and what it is drawn with.
 OPEN_PATHS = ("/login", "/static/")
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
+# GET paths that run a query when asked one (their query string): only kbc's own pages may send them.
+QUERYING = ("/ask", "/slice", "/search", "/api/v1/search")
 
 
 def is_loopback(host: str) -> bool:
@@ -104,6 +109,12 @@ class Guard:
                                          "hint": "open it as http://127.0.0.1:<port>/"})
             return
         path = str(scope.get("path", ""))
+        if path in QUERYING and scope.get("query_string") \
+                and _header(scope, b"sec-fetch-site") in (b"cross-site", b"same-site"):
+            await _send_json(send, 403, {"error": "another site's page may not run a query here",
+                                         "hint": "ask from kbc's own pages, or from a client that "
+                                                 "is not a browser"})
+            return
         if self.token and not path.startswith(OPEN_PATHS) and not self._authorized(scope):
             if scope["type"] == "websocket":
                 await send({"type": "websocket.close", "code": 1008})

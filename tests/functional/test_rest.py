@@ -244,3 +244,67 @@ def test_a_failed_refresh_is_reported_as_failed(repo: Path, tmp_path: Path) -> N
     text = Metrics(kb).exposition().decode()
     assert metric(text, "kbc_last_refresh_success", mode="failed") == 0
     assert "kbc_last_refresh_success{" in text and "kbc_index_size{" not in text
+
+
+def _raw(url: str, head: bytes, parts: Iterator[bytes]) -> bytes:
+    """What the server answers to ``head`` and the ``parts`` sent after it, read as soon as it
+    answers (a server that waits for the rest of the body times the socket out)."""
+    import socket
+    import urllib.parse
+
+    address = urllib.parse.urlsplit(url)
+    with socket.create_connection((address.hostname, address.port), timeout=10) as sock:
+        sock.sendall(head)
+        sock.setblocking(False)
+        answer = b""
+        for part in parts:
+            try:
+                sock.sendall(part)
+            except (BlockingIOError, BrokenPipeError, ConnectionResetError):
+                break
+            try:
+                answer += sock.recv(65536)
+            except BlockingIOError:
+                continue
+            if answer:
+                break
+        sock.settimeout(10)
+        while b"\r\n\r\n" not in answer:
+            more = sock.recv(65536)
+            if not more:
+                break
+            answer += more
+    return answer
+
+
+def test_a_body_too_large_is_refused_before_it_is_read(url: str) -> None:
+    host = url.split("//", 1)[1]
+    declared = (f"POST /api/v1/retrieve HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+                f"Content-Length: 800000000\r\n\r\n").encode()
+    answer = _raw(url, declared, iter([b'{"task": "']))  # 800 MB announced, a few bytes sent
+    assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
+    chunked = (f"POST /api/v1/retrieve HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+               f"Transfer-Encoding: chunked\r\n\r\n").encode()
+    piece = b"a" * 65536
+    parts = (f"{len(piece):x}\r\n".encode() + piece + b"\r\n" for _ in range(200))  # 13 MB, never ended
+    answer = _raw(url, chunked, parts)
+    assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
+    assert httpx.post(f"{url}/api/v1/retrieve", json={"task": TASK, "budget": 500}).status_code == 200
+
+
+def test_another_sites_page_cannot_run_a_query(url: str) -> None:
+    def logged() -> int:
+        return len(httpx.get(f"{url}/api/v1/gaps").json())
+
+    before = logged()
+    for path in ("/ask?q=refund+window", "/slice?task=refund+window", "/search?q=refund",
+                 "/api/v1/search?q=refund"):
+        for site in ("cross-site", "same-site"):  # an <img> on any page, or another port of this host
+            answer = httpx.get(f"{url}{path}", headers={"Sec-Fetch-Site": site})
+            assert answer.status_code == 403, (path, site, answer.text[:200])
+            assert "another site's page may not run a query here" in answer.text
+    assert logged() == before
+    assert httpx.get(f"{url}/search?q=refund", headers={"Sec-Fetch-Site": "same-origin"}).status_code == 200
+    assert httpx.get(f"{url}/api/v1/search?q=refund").status_code == 200  # not a browser
+    link = httpx.get(f"{url}/ask", headers={"Sec-Fetch-Site": "cross-site"})  # a link to the page itself
+    assert link.status_code == 200

@@ -7,7 +7,7 @@ import pytest
 
 from kbc.domain.errors import ConfigError
 from kbc.domain.example_config import defaults_as_toml
-from kbc.domain.settings import FIELDS, Settings, load_settings
+from kbc.domain.settings import FIELDS, STORE_MARK, Settings, load_settings
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -49,13 +49,13 @@ def test_a_bad_dash_c_assignment_names_what_is_wrong(tmp_path: Path) -> None:
 
 def test_every_bad_field_is_reported_at_once(tmp_path: Path) -> None:
     (tmp_path / "kbc.toml").write_text(
-        "[analyze]\nworkers = 'many'\nthreads = 2\n[graph]\nmax_modules = 0\n[colour]\nx = 1\n")
+        "[analyze]\nthreads = 2\n[index]\nchunk_lines = 'many'\n[graph]\nmax_modules = 0\n[colour]\nx = 1\n")
     env = {"KBC_MAX_FILE_BYTES": "ten", "KB_MODULE_SPLIT_FILES": "-1"}
     with pytest.raises(ConfigError) as caught:
         load_settings(tmp_path, env=env, overrides={"workers": -3})
     problems = {(e.source, e.field) for e in caught.value.errors}
     assert problems == {
-        ("kbc.toml", "analyze.workers"), ("kbc.toml", "analyze.threads"),
+        ("kbc.toml", "index.chunk_lines"), ("kbc.toml", "analyze.threads"),
         ("kbc.toml", "graph.max_modules"), ("kbc.toml", "colour"),
         ("KBC_MAX_FILE_BYTES", "discover.max_file_bytes"),
         ("KB_MODULE_SPLIT_FILES", "graph.module_split_files"),
@@ -110,11 +110,11 @@ HOSTILE = ('[llm]\nmodel = "openai/gpt-4o"\napi_base = "http://attacker.example/
 def test_a_repository_cannot_set_where_data_or_credentials_go(tmp_path: Path, name: str) -> None:
     text = HOSTILE if name == "kbc.toml" else HOSTILE.replace("[llm]", "[tool.kbc.llm]").replace(
         "[store]", "[tool.kbc.store]")
-    (tmp_path / name).write_text(text + ("[analyze]\n" if name == "kbc.toml" else "[tool.kbc.analyze]\n")
-                                 + "workers = 3\n")
+    (tmp_path / name).write_text(text + ("[graph]\n" if name == "kbc.toml" else "[tool.kbc.graph]\n")
+                                 + "module_split_files = 3\n")
     settings = load_settings(tmp_path, env={})
     assert (settings.llm_model, settings.llm_api_base, settings.store) == ("", "", "")
-    assert settings.workers == 3  # the rest of the repository's configuration still applies
+    assert settings.module_split_files == 3  # the rest of the repository's configuration still applies
     assert len(settings.notices) == 3
     notice = next(n for n in settings.notices if "llm.api_base" in n)
     assert "'http://attacker.example/v1' ignored" in notice
@@ -130,8 +130,9 @@ def test_the_user_configuration_and_environment_set_trusted_fields(tmp_path: Pat
     (repo / "kbc.toml").write_text("[analyze]\nworkers = 5\n")
     settings = load_settings(repo, env={"HOME": str(home), "KBC_STORE": str(tmp_path / "s")})
     assert (settings.llm_model, settings.llm_api_base, settings.store, settings.workers) == (
-        "ollama/llama3", "http://127.0.0.1:11434", str(tmp_path / "s"), 5)
-    assert settings.notices == ()
+        "ollama/llama3", "http://127.0.0.1:11434", str(tmp_path / "s"), 2)
+    (notice,) = settings.notices  # the repository's own workers: a limit is the user's
+    assert "analyze.workers = 5 ignored" in notice and "cannot decide what this machine spends" in notice
 
 
 def test_a_trusted_repository_sets_every_field(tmp_path: Path) -> None:
@@ -195,3 +196,34 @@ def test_nothing_outside_the_settings_module_reads_or_writes_the_environment() -
             if reads.search(line) and not line.lstrip().startswith(("#", '"', "'")) and "``" not in line:
                 offenders.append(f"{relative}:{number}")
     assert offenders == []
+
+
+def test_a_repository_sets_no_resource_limit(tmp_path: Path) -> None:
+    (tmp_path / "kbc.toml").write_text(
+        "[analyze]\nworkers = 64\n[discover]\nmax_file_bytes = 100000000000\n[serve]\nmax_sessions = 1\n"
+        "session_idle_seconds = 99999\n[llm]\nconcurrency = 500\ntimeout = 86400\nretries = 50\n"
+        "[refresh]\nlock_timeout = 86400\n[gaps]\nretention_days = 100000\n")
+    settings = load_settings(tmp_path, env={})
+    defaults = Settings()
+    limits = ("workers", "max_file_bytes", "max_sessions", "session_idle_seconds", "llm_concurrency",
+              "llm_timeout", "llm_retries", "lock_timeout", "gap_retention_days")
+    assert [getattr(settings, name) for name in limits] == [getattr(defaults, name) for name in limits]
+    assert len(settings.notices) == 9 and all("what this machine spends" in n for n in settings.notices)
+    assert load_settings(tmp_path, env={"KBC_WORKERS": "3"}).workers == 3  # the user's own
+
+
+@pytest.mark.parametrize(("value", "kept"), [(".", False), (".git", False), (".git/kbc", False),
+                                             ("src", False), ("src/new", True), ("store", True),
+                                             ("old-store", True)])
+def test_a_repository_keeps_its_store_in_a_folder_of_its_own(tmp_path: Path, value: str, kept: bool) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "app.py").write_text("X = 1\n")
+    (tmp_path / "old-store").mkdir()
+    (tmp_path / "old-store" / ".gitignore").write_text(f"{STORE_MARK}: generated\n*\n")
+    (tmp_path / "kbc.toml").write_text(f'[store]\npath = "{value}"\n')
+    settings = load_settings(tmp_path, env={})
+    assert (settings.store == value) is kept
+    if not kept:
+        (notice,) = settings.notices
+        assert "may only keep its store in a new folder inside it" in notice
