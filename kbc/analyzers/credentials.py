@@ -40,13 +40,16 @@ _PREFIXED = re.compile(
 )
 _AUTH_HEADER = re.compile(r"(?i)\b(?:bearer|basic)\s+([A-Za-z0-9._~+/=-]{16,})"
                           r"|(?i:authorization)[\"']?\s*[:=]\s*[\"']?(?:token\s+)?([A-Za-z0-9._~+/=-]{16,})")
-_URL_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@'\"]+:([^\s/@'\"]{3,})@")
+# Every pattern runs in time linear in the line: a match starts only where a run of its
+# characters starts (a lookbehind), and a part that is searched back from is bounded.
+_URL_PASSWORD = re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,31}://[^\s/:@'\"]{1,256}"
+                           r":([^\s/@'\"]{3,256})@")
 
 # A name that holds a credential: api_key, X_TOKEN, db-password, clientSecret, ...
-_NAME = (r"[A-Za-z0-9_.-]*(?:api[_-]?key|apikey|secret|token|passw(?:or)?d|passwd|pwd|credential"
-         r"|private[_-]?key|access[_-]?key|auth[_-]?key)[A-Za-z0-9_.-]*")
+_NAME = (r"[A-Za-z0-9_.-]{0,80}(?:api[_-]?key|apikey|secret|token|passw(?:or)?d|passwd|pwd|credential"
+         r"|private[_-]?key|access[_-]?key|auth[_-]?key)[A-Za-z0-9_.-]{0,80}")
 _ASSIGNED = re.compile(
-    rf"(?i)(\\?[\"']?)(?<![A-Za-z0-9_])({_NAME})\\?[\"']?\s*(:=|=>|=|:)\s*(\\?[\"'`]?)"
+    rf"(?i)(\\?[\"']?)(?<![A-Za-z0-9_.-])({_NAME})\\?[\"']?\s*(:=|=>|=|:)\s*(\\?[\"'`]?)"
     rf"([^\s\"'`,;)\]}}\\]+)")
 # Names about credentials that do not hold one: a tokenizer, a token count, a key's file.
 _NOT_HELD = re.compile(

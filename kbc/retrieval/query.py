@@ -51,6 +51,11 @@ _EXCEPTION = re.compile(r"^\s*(?:[\w.]+\.)?([A-Z]\w*(?:Error|Exception|Warning))
 _IMPORT = re.compile(rf"^\s*(?:from\s+({_NAME}(?:\.{_NAME})*)\s+import\s+([\w, ]+)"
                      rf"|import\s+({_NAME}(?:\.{_NAME})*))", re.MULTILINE)
 MAX_MENTIONS = 200
+# What of a task anything reads: a task is text a person wrote or pasted, and a run without
+# spaces longer than any name, path or token is data (a blob, a minified line), not words.
+MAX_TASK_CHARS = 64_000
+MAX_RUN_CHARS = 256
+_LONG_RUN = re.compile(rf"\S{{{MAX_RUN_CHARS}}}\S+")
 MAX_LINES = 20  # code lines taken from a task
 
 
@@ -85,6 +90,13 @@ def _clean_name(name: str) -> str:
         if name.startswith(prefix):
             return name[len(prefix):]
     return name
+
+
+def bounded(task: str) -> str:
+    """``task`` as every reader of it sees it: its first :data:`MAX_TASK_CHARS` characters,
+    each run without spaces cut to :data:`MAX_RUN_CHARS`, so that no scan of it costs more
+    than its length allows (some of the patterns above look back over a run)."""
+    return _LONG_RUN.sub(lambda m: m.group(0)[:MAX_RUN_CHARS], task[:MAX_TASK_CHARS])
 
 
 def read_query(text: str) -> list[Mention]:

@@ -39,6 +39,7 @@ from kbc.retrieval.model import Ranker, shipped_models
 from kbc.retrieval.neighbours import SymbolNeighbours
 from kbc.retrieval.pack import pack
 from kbc.retrieval.profiles import Profile
+from kbc.retrieval.query import bounded
 from kbc.retrieval.rank import FileGraph, expand, files_in_order, finish, fuse, seeds
 from kbc.retrieval.report import clean_report
 from kbc.store.layout import LEXICAL
@@ -287,6 +288,7 @@ class Retriever:
         # Team knowledge is ranked as a corpus of its own: its chunks never take a place in the
         # code's fixed-size pools, so configuring it cannot move the code's ranking.
         knowledge = self._knowledge_ids()
+        query = bounded(query)  # no reader of a task, nor the searches, sees more of it than this
         text = clean_report(query) if report.CLEAN else query  # what the searches read
         found = self.lexical.search(text, LEXICAL_POOL + len(knowledge))
         pool = [hit for hit in found if hit[0] not in knowledge][:LEXICAL_POOL]

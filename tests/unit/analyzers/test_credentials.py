@@ -48,3 +48,26 @@ def test_a_yaml_block_scalar_under_a_credential_key_is_found() -> None:
 def test_code_about_credentials_is_not_a_credential(line: str) -> None:
     assert find_credentials([line], python=True) == []
     assert find_credentials([line]) == []
+
+
+LONG_LINES = (  # 400,000 characters on one line, each shape one a pattern spent quadratic time on
+    '"x" * 400_000', '"a." * 200_000', '"ab+" * 133_334', '"secret_token" * 33_334',
+    '"https://" + "a" * 400_000', '"api_key" + "-" * 400_000',
+)
+
+
+@pytest.mark.parametrize("shape", LONG_LINES)
+def test_one_long_line_is_scanned_in_one_pass(shape: str) -> None:
+    # In a process of its own that must finish within a minute: a scan that looks back over
+    # the line at every character needs hours here, a linear one a fraction of a second.
+    import subprocess
+    import sys
+
+    script = f"from kbc.analyzers.credentials import find_credentials\nfind_credentials([{shape}])\n"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-500:]
+
+
+def test_a_credential_beside_a_long_run_is_still_found() -> None:
+    found = find_credentials(["url = https://user:hunter2secret@example.com/x " + "a." * 10_000])
+    assert [value for _, _, value in found] == ["hunter2secret"]

@@ -145,3 +145,30 @@ def test_a_shell_command_of_the_repository_names_its_subcommand_code(tmp_path: P
         ("command", (Target("shop/cookies.py", "shop.cookies.merge_cookies"),))]
     matches, _ = FactsLookup(facts, SHOP).match(task)  # `shop` is not this repository's program
     assert not [m for m in matches if m.mention.label == "command"]
+
+
+def test_a_task_is_read_only_as_far_as_words_go() -> None:
+    from kbc.retrieval.query import MAX_RUN_CHARS, MAX_TASK_CHARS, bounded
+
+    task = "Session.send fails: " + "QUJD" * 1_000 + " after shop/orders.py:12 " + "word " * 20_000
+    seen = bounded(task)
+    assert len(seen) <= MAX_TASK_CHARS < len(task)
+    blob = "QUJD" * (MAX_RUN_CHARS // 4)
+    assert seen.startswith(f"Session.send fails: {blob} after shop/orders.py:12 ")
+    ordinary = "an ordinary task\nwith `code` and a/path.py"
+    assert bounded(ordinary) == ordinary
+    assert [m.text for m in read_query(seen)][:2] == ["shop/orders.py", "Session.send"]
+
+
+def test_reading_a_huge_task_takes_one_pass() -> None:
+    # Every pattern that reads a task, given 300,000 characters without a space: in a process that
+    # must finish within a minute (looking back over the run at each character takes hours).
+    import subprocess
+    import sys
+
+    for shape in ('"x" * 300_000', '"a." * 150_000', '"a/" * 150_000'):
+        script = ("from kbc.retrieval.query import bounded, read_query\n"
+                  "from kbc.retrieval.report import clean_report\n"
+                  f"task = bounded({shape})\nread_query(task)\nclean_report(task)\n")
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr[-500:]
