@@ -215,9 +215,17 @@ def follow(url: str, branch: str = "", data: str = "") -> tuple[Path, str]:
         git(target, "fetch", "-q", "origin")
         git(target, "reset", "-q", "--hard", f"origin/{followed}")
     except GitFailed as exc:
-        raise TargetError(f"cannot follow {url}: {git_failure(exc.stderr)}",
+        raise TargetError(without_password(f"cannot follow {url}: {git_failure(exc.stderr)}"),
                           hint="check the URL, the branch and that this machine can reach it") from None
     return target, followed
+
+
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s/:@'\"]*):[^\s/@'\"]*@")
+
+
+def without_password(text: str) -> str:
+    """``text`` with the password of every URL in it masked (``https://me:***@host/x``)."""
+    return _USERINFO.sub(lambda m: f"{m.group(1)}:***@", text)
 
 
 def git_failure(stderr: str) -> str:

@@ -19,9 +19,11 @@ if TYPE_CHECKING:
 
 
 def _render_refresh(summary: RefreshSummary) -> str:
+    from kbc.analyzers.gitrepo import without_password
+
     changes = summary.changes
-    lines = [f"kbc refresh: {summary.root}" + (f" (following {summary.url} {summary.branch})"
-                                                if summary.url else ""),
+    followed = f" (following {without_password(summary.url)} {summary.branch})" if summary.url else ""
+    lines = [f"kbc refresh: {summary.root}{followed}",
              f"  path          {summary.mode}: {summary.reason}",
              f"  commits       {summary.before[:10] or '(none)'} → {summary.after[:10] or '(none)'}",
              f"  changed       {len(changes.added)} added, {len(changes.modified)} modified, "

@@ -17,7 +17,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from kbc.analyzers.gitrepo import Changes, changes_since, follow, head_commit, is_url, uncommitted
+from kbc.analyzers.gitrepo import (
+    Changes,
+    changes_since,
+    follow,
+    head_commit,
+    is_url,
+    uncommitted,
+    without_password,
+)
 from kbc.domain.codec import to_data
 from kbc.domain.drift import DriftReport
 from kbc.domain.errors import KbcError, TargetError
@@ -54,7 +62,7 @@ class RefreshSummary:
     def as_data(self) -> dict[str, Any]:
         build = self.build
         data: dict[str, Any] = {
-            "root": self.root, "store": self.store, "url": self.url, "branch": self.branch,
+            "root": self.root, "store": self.store, "url": without_password(self.url), "branch": self.branch,
             "before": self.before, "after": self.after, "path": self.mode, "reason": self.reason,
             "changed": {"added": list(self.changes.added), "modified": list(self.changes.modified),
                         "deleted": list(self.changes.deleted),

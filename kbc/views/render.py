@@ -38,20 +38,26 @@ def _environment() -> Any:
     return env
 
 
-def _label(text: str) -> str:
-    return '"' + text.replace('"', "#quot;") + '"'
+def mermaid_label(text: str) -> str:
+    """``text`` as one quoted Mermaid label, whatever it holds: a quote or a newline (a folder
+    may be named so) cannot end the label and start a statement, a backtick cannot make it
+    Markdown, and an entity is printed, not read."""
+    for raw, code in (("#", "#35;"), ('"', "#quot;"), ("`", "#96;")):
+        text = text.replace(raw, code)
+    return '"' + " ".join(text.split()) + '"'
+
 
 
 def _graph(direction: str, nodes: Sequence[str], edges: Iterable[tuple[str, str, str]]) -> str:
     ids = {name: f"n{i}" for i, name in enumerate(nodes[:MERMAID_MAX_NODES])}
     lines = [f"graph {direction}"]
-    lines.extend(f"  {ids[name]}[{_label(name)}]" for name in ids)
+    lines.extend(f"  {ids[name]}[{mermaid_label(name)}]" for name in ids)
     for source, target, label in edges:
         if source in ids and target in ids:
-            arrow = f" -->|{_label(label)}| " if label else " --> "
+            arrow = f" -->|{mermaid_label(label)}| " if label else " --> "
             lines.append(f"  {ids[source]}{arrow}{ids[target]}")
     if len(nodes) > MERMAID_MAX_NODES:
-        lines.append(f"  more[{_label(f'{len(nodes) - MERMAID_MAX_NODES} more not drawn')}]")
+        lines.append(f"  more[{mermaid_label(f'{len(nodes) - MERMAID_MAX_NODES} more not drawn')}]")
     return "\n".join(lines)
 
 

@@ -31,7 +31,7 @@ from kbc.services.drift import render_drift
 from kbc.services.knowledge import KnowledgeBase
 from kbc.services.status import Status
 from kbc.views.kinds import KINDS
-from kbc.views.render import render_view, view_file
+from kbc.views.render import mermaid_label, render_view, view_file
 from kbc.web.api import status_of
 from kbc.web.markdown import linkify, source_href, to_html, view_href
 from kbc.web.security import COOKIE, token_matches
@@ -73,6 +73,9 @@ class Snapshot:
     @property
     def files(self) -> dict[str, str]:
         return {view_file(v.id): v.id for v in self.views}
+
+
+ANONYMOUS = Snapshot((), frozenset(), "", "", "")
 
 
 class Site:
@@ -246,7 +249,9 @@ class Site:
                          hint="The menu above has them all.")
 
     async def login(self, request: Request) -> Response:
-        snap = await self.worker.run(self.snapshot)
+        # Shown to anyone who reaches the server: nothing of the repository (its name, commit,
+        # build time) until the token is given.
+        snap = ANONYMOUS
         target = request.query_params.get("next", "/")
         if request.method == "POST":
             form = await request.form()
@@ -315,7 +320,7 @@ def _module_graph(architecture: View, ids: set[str], every: bool) -> str:
     names = sorted(m["name"] for m in modules)
     node = {name: f"m{i}" for i, name in enumerate(names)}
     lines = ["graph LR"]
-    lines.extend(f'  {node[m]}["{m}"]' for m in names)
+    lines.extend(f"  {node[m]}[{mermaid_label(m)}]" for m in names)
     for dependency in facts["dependencies"]:
         if dependency["source"] in node and dependency["target"] in node:
             lines.append(f"  {node[dependency['source']]} --> {node[dependency['target']]}")

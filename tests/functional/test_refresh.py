@@ -358,6 +358,10 @@ def test_a_url_is_cloned_then_followed(make_repo: Any, tmp_path: Path) -> None:
     error = json.loads(result.output)["error"]
     assert error.startswith("cannot follow file:///nonexistent/repo.git: fatal:")
     assert "does not appear to be a git repository" in error  # what git said, not a stray quote
+    # A password in the URL is never printed, whatever git says about the URL.
+    result = CliRunner().invoke(cli, [*LEXICAL, "refresh", "http://me:hunter2pass@127.0.0.1:9/x.git", "--ci"])
+    assert result.exit_code == 5 and "hunter2pass" not in result.output
+    assert "cannot follow http://me:***@127.0.0.1:9/x.git: " in json.loads(result.output)["error"]
 
 
 def test_auto_refresh_brings_the_store_up_to_date_before_retrieving(make_repo: Any,

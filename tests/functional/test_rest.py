@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -173,6 +174,11 @@ def test_beyond_loopback_every_request_needs_the_token(repo: Path) -> None:
         with httpx.Client(base_url=url, cookies=signed.cookies) as browser:
             assert browser.get("/view/architecture", headers={"accept": "text/html"}).status_code == 200
         assert httpx.post(f"{url}/login", data={"token": "guess", "next": "/"}).status_code == 401
+        # The login page says nothing of the repository to whoever reaches it.
+        commit = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True,
+                                text=True, check=True).stdout.strip()
+        for login in (httpx.get(f"{url}/login"), httpx.post(f"{url}/login", data={"token": "guess"})):
+            assert repo.name not in login.text and commit[:12] not in login.text, login.text[-400:]
 
 
 def metric(text: str, name: str, **labels: str) -> float:
