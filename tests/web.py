@@ -127,10 +127,11 @@ def running(kb: KnowledgeBase, *, host: str = "127.0.0.1", token: str | None = N
     """The whole HTTP surface over ``kb``, served until the block ends; yields its loopback URL."""
     import uvicorn
 
+    from kbc.web.protocol import server_config
+
     app = create_app(kb, host=host, token=token)
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
-                                           access_log=False, lifespan="on"))
+    server = uvicorn.Server(server_config(app, host, port))  # as `kbc serve` runs it
     thread = threading.Thread(target=server.run, name="kbc-test-server", daemon=True)
     thread.start()
     deadline = time.monotonic() + 60

@@ -8,6 +8,7 @@ status that says what kind of error it is (see :func:`status_of`).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from collections.abc import Awaitable, Callable
@@ -37,6 +38,7 @@ from kbc.services.payloads import (
 
 PREFIX = "/api/v1"
 MAX_BODY = 1_000_000  # bytes of a request body: a task is text, not a file upload
+BODY_SECONDS = 30.0  # to send it, once the request's head is in
 
 
 class RetrieveRequest(BaseModel):
@@ -259,12 +261,17 @@ async def _body(request: Request) -> bytes:
                                hint="send the task as text, not a file")
     parts: list[bytes] = []
     size = 0
-    async for part in request.stream():
-        size += len(part)
-        if size > MAX_BODY:
-            raise BodyTooLarge(f"the body has more than {MAX_BODY} bytes; at most {MAX_BODY} are read",
-                               hint="send the task as text, not a file")
-        parts.append(part)
+    try:
+        async with asyncio.timeout(BODY_SECONDS):
+            async for part in request.stream():
+                size += len(part)
+                if size > MAX_BODY:
+                    raise BodyTooLarge(f"the body has more than {MAX_BODY} bytes; at most {MAX_BODY} "
+                                       "are read", hint="send the task as text, not a file")
+                parts.append(part)
+    except TimeoutError:
+        raise KbcError(f"the body did not arrive within {BODY_SECONDS:g} s",
+                       hint="send the whole request at once") from None
     return b"".join(parts)
 
 

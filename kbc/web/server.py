@@ -176,8 +176,9 @@ def _stop(signum: int, frame: FrameType | None) -> None:
 def _run(app: App, host: str, port: int, token: str | None) -> None:
     import uvicorn
 
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False,
-                            timeout_graceful_shutdown=3, lifespan="on")
+    from kbc.web.protocol import server_config
+
+    config = server_config(app, host, port, timeout_graceful_shutdown=3)
     shown = f"[{host}]" if ":" in host else host
     print(f"kbc on http://{shown}:{port}/ (UI), {PREFIX} (REST), {HTTP_PATH} (MCP), /metrics"
           + (" (bearer token required)" if token else ""), file=sys.stderr, flush=True)
