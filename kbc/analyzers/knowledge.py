@@ -10,6 +10,8 @@ Every read is confined to the root, as the repository's own files are.
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -36,6 +38,7 @@ class KnowledgeDocument:
     commit: str = ""  # its last commit in the root ("" outside git)
     date: str = ""  # YYYY-MM-DD of that commit
     redacted: int = 0  # credentials replaced
+    source: str = ""  # digest of the document as written (its text above is redacted)
 
     @property
     def indexed_path(self) -> str:
@@ -102,8 +105,11 @@ def markdown_paths(folder: Path) -> list[str]:
                   and not any(part.startswith(".") for part in p.relative_to(folder).parts))
 
 
-def read_documents(opened: OpenedRoot, max_bytes: int) -> tuple[list[KnowledgeDocument], list[str]]:
-    """The root's documents, and what could not be read (each with why)."""
+def read_documents(opened: OpenedRoot, max_bytes: int,
+                   also: Iterable[str] = ()) -> tuple[list[KnowledgeDocument], list[str]]:
+    """The root's documents, and what could not be read (each with why); ``also`` are the
+    credential values found in the compiled repository, redacted wherever a document repeats
+    one."""
     paths = markdown_paths(opened.folder)
     dates = last_commits(opened.folder, paths) if opened.head else {}
     documents: list[KnowledgeDocument] = []
@@ -115,10 +121,11 @@ def read_documents(opened: OpenedRoot, max_bytes: int) -> tuple[list[KnowledgeDo
             problems.append(f"{opened.root.name}/{path}: {exc}")
             continue
         text = data.decode("utf-8", errors="replace")
-        cleaned = redact(str(opened.folder / path), text, "markdown")
+        cleaned = redact(str(opened.folder / path), text, "markdown", also=also)
         front = parse_front_matter(cleaned.text)
         commit, date = dates.get(path, ("", ""))
         documents.append(KnowledgeDocument(opened.root.name, path, cleaned.text,
                                            scopes_of(path, front.scopes, opened.root.name), front.refs,
-                                           commit, date, len(cleaned.findings)))
+                                           commit, date, len(cleaned.findings),
+                                           hashlib.sha256(data).hexdigest()))
     return documents, problems

@@ -30,6 +30,7 @@ class Sweep:
     """path -> the values found in other files that appear in this one."""
 
     repeated: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    values: frozenset[str] = frozenset()  # every value found in the repository's files
 
     def also(self, path: str) -> tuple[str, ...]:
         return self.repeated.get(path, ())
@@ -88,4 +89,4 @@ def sweep_secrets(root: Path, files: Sequence[SourceFile], counts: Mapping[str, 
         also = repeated_in(text, everything, found.get(source.path, frozenset()))
         if also:
             repeated[source.path] = also
-    return Sweep(repeated), scanned
+    return Sweep(repeated, frozenset(everything)), scanned

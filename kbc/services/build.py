@@ -97,7 +97,7 @@ def _build(root: Path, settings: Settings, store_dir: Path | None, progress: Ana
     roots = roots_to_read(settings, store_root)
     if roots:
         with in_pass("knowledge"), clock.measure("knowledge"):
-            collected = collect(root.resolve(), settings, roots)
+            collected = collect(root.resolve(), settings, roots, also=swept.values)
     with clock.measure("load embedder"):
         embedder, vectors, note = components.open_embedding(store_root, root, settings, recover=True)
     with in_pass("index"):

@@ -79,6 +79,9 @@ def knowledge_text(manifest: Manifest, path: str, max_bytes: int) -> str:
     if record is None or root is None:
         raise PathRefused(f"{path}: not a document of a knowledge root",
                           hint="`kbc scopes` lists the roots; search finds their documents")
+    if record.secrets:
+        raise PathRefused(f"{path}: credentials were found in this document, so it is not served",
+                          hint="read it in its knowledge root itself")
     return read_redacted(Path(root.folder), record.path, "markdown", max_bytes)
 
 

@@ -43,6 +43,7 @@ class DocumentRecord:
     refs: tuple[str, ...] = ()
     commit: str = ""
     date: str = ""
+    secrets: int = 0  # credentials found in it (its own, or the repository's repeated): not served
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,8 +80,10 @@ def roots_to_read(settings: Settings, store_root: Path) -> tuple[KnowledgeRoot, 
                  for r in read_manifest(store_root).roots)
 
 
-def collect(repo: Path, settings: Settings, roots: Sequence[KnowledgeRoot] | None = None) -> Collected:
-    """Every root's documents (``roots``, default the configured ones); a root that cannot be
+def collect(repo: Path, settings: Settings, roots: Sequence[KnowledgeRoot] | None = None,
+            also: frozenset[str] = frozenset()) -> Collected:
+    """Every root's documents (``roots``, default the configured ones), with ``also`` (the
+    repository's credential values) redacted wherever they repeat one; a root that cannot be
     opened is a problem, not a stop."""
     documents: list[KnowledgeDocument] = []
     records: list[RootRecord] = []
@@ -91,15 +94,17 @@ def collect(repo: Path, settings: Settings, roots: Sequence[KnowledgeRoot] | Non
         except KbcError as error:
             problems.append(f"{root.name}: {error.message}")
             continue
-        found, unread = read_documents(opened, settings.max_file_bytes)
+        found, unread = read_documents(opened, settings.max_file_bytes, also)
         documents.extend(found)
         problems.extend(unread)
         records.append(RootRecord(root.name, root.where, str(opened.folder), root.url, opened.branch,
                                   opened.head))
-    by_path = {d.indexed_path: DocumentRecord(d.root, d.path, d.scopes, d.refs, d.commit, d.date)
-               for d in documents}
-    digest = hashlib.sha256(json.dumps([[asdict(r) for r in records], sorted(
-        (d.indexed_path, d.text, d.scopes, d.refs, d.commit) for d in documents)]).encode()).hexdigest()[:16]
+    by_path = {d.indexed_path: DocumentRecord(d.root, d.path, d.scopes, d.refs, d.commit, d.date,
+                                              d.redacted) for d in documents}
+    # Of the documents as written: what the repository's values redact is not a change of theirs.
+    described = [[asdict(r) for r in records],
+                 sorted((d.indexed_path, d.source, d.scopes, d.refs, d.commit) for d in documents)]
+    digest = hashlib.sha256(json.dumps(described).encode()).hexdigest()[:16]
     return Collected(tuple(documents), Manifest(tuple(records), by_path, tuple(problems), digest))
 
 

@@ -101,8 +101,8 @@ def test_knowledge_documents_are_served_redacted_and_confined(shop: tuple[Path, 
         lines = kb.file("@knowledge/team/domain/payouts.md", 1, 1)
         assert lines == {"path": "@knowledge/team/domain/payouts.md", "start_line": 1, "end_line": 1,
                          "lines": 3, "text": "# Payouts\n"}
-        keys = kb.file("@knowledge/team/ops/keys.md")
-        assert SECRET not in keys["text"] and "[REDACTED]" in keys["text"]
+        with pytest.raises(PathRefused, match="credentials were found in this document"):
+            kb.file("@knowledge/team/ops/keys.md")  # as a repository file holding one would be
         hits = kb.search("aws secret access key", scopes=["ops"])
         assert hits and all(SECRET not in hit["text"] for hit in hits)
         for path in ("@knowledge/team/../../etc/passwd", "@knowledge/team/domain/diagram.txt",
@@ -451,3 +451,31 @@ def test_the_ui_links_knowledge_blocks_to_their_lines(built: KnowledgeBase) -> N
         source = httpx.get(f"{url}/source/%40knowledge/team/domain/payouts.md", params={"start": 1, "end": 1})
         assert source.status_code == 200 and '<tr id="L1" class="hl">' in source.text
         assert httpx.get(f"{url}/source/%40knowledge/team/ops/keys.md").text.count(SECRET) == 0
+
+
+def test_a_repository_credential_repeated_in_a_document_is_redacted_there_too(
+        make_repo: RepoFactory, tmp_path: Path) -> None:
+    token = "correct-horse-staple-91"  # nothing in the document's own words marks it
+    team = make_repo({"ops/rotation.md": f"# Rotation\n\nThe deploy bot logs in as {token} until May.\n",
+                      "ops/other.md": "# Other\n\nNothing secret here.\n"})
+    root = make_repo({**CODE, "deploy/settings.py": f'DEPLOY_PASSWORD = "{token}"\n'})
+    settings = Settings(embed_model="none", knowledge=(KnowledgeRoot("team", str(team)),))
+    with open_kb(root, settings) as kb:
+        kb.build(no_llm=True)
+        hits = kb.search("deploy bot rotation", scopes=["ops"])
+        assert any(hit["path"] == "@knowledge/team/ops/rotation.md" for hit in hits)
+        assert all(token not in hit["text"] for hit in hits)
+        answer, _ = kb.retrieve_logged("when is the deploy bot token rotated?", "qa", scopes=["ops"])
+        assert "@knowledge/team/ops/rotation.md" in answer.text and token not in answer.to_json()
+        with pytest.raises(PathRefused, match="credentials were found in this document"):
+            kb.file("@knowledge/team/ops/rotation.md")
+        assert kb.file("@knowledge/team/ops/other.md")["lines"] == 3
+    index = (root / ".kbc" / "index" / "lexical.sqlite").read_bytes()
+    assert token.encode() not in index
+    assert refresh_mode(root, settings) == "up-to-date"  # the redaction is not a change of the document
+
+
+def refresh_mode(root: Path, settings: Settings) -> str:
+    from kbc.services.refresh import refresh
+
+    return refresh(str(root), settings, no_llm=True).mode
