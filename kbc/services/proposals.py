@@ -16,6 +16,7 @@ followed branch holds exactly its text), *closed* once ``close`` moved its branc
 
 from __future__ import annotations
 
+import re
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -54,6 +55,16 @@ class Proposal:
     redacted: int = 0  # credentials replaced in the proposed text
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_UNPRINTABLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # tabs and newlines are text
+
+
+def printable(text: str) -> str:
+    """``text`` without control characters (a terminal escape, a bell) but its tabs and line
+    breaks: what a proposer wrote is shown, never run by a terminal."""
+    return _UNPRINTABLE.sub("", text)
+
+
 def _root_and_path(manifest: Manifest, given: str) -> tuple[RootRecord, str]:
     """The knowledge root a proposal's ``path`` names, and the path inside it (confined)."""
     if not manifest.roots:
@@ -72,8 +83,11 @@ def _root_and_path(manifest: Manifest, given: str) -> tuple[RootRecord, str]:
         raise PathRefused(f"{given}: no knowledge root named {name!r}",
                           hint=f"prefix the path with a root's name: {names}")
     pure = PurePosixPath(rest.replace("\\", "/"))
-    if not rest or "\0" in rest or pure.is_absolute() or rest.startswith("~"):
-        raise PathRefused(f"{given}: give a path relative to the knowledge root")
+    if not rest or pure.is_absolute() or rest.startswith("~"):
+        raise PathRefused(f"{given!r}: give a path relative to the knowledge root")
+    if _CONTROL.search(rest):
+        raise PathRefused(f"{given!r}: a path with control characters (a newline, an escape) is refused",
+                          hint="name the document with printable characters")
     if ".." in pure.parts or any(part.startswith(".") for part in pure.parts):
         raise PathRefused(f"{given}: paths that climb out ('..') or into hidden folders are refused")
     if pure.suffix.lower() not in MARKDOWN:
@@ -138,22 +152,24 @@ def _exists(top: Path, commit: str, path: str) -> bool:
 
 
 def _apply(top: Path, base: str, in_repo: str, current: str | None, diff: str) -> str:
-    """The document after ``diff`` (a unified diff of it, as `diff -u` or `git diff` write it)."""
+    """The document after ``diff`` (a unified diff of it, as `diff -u` or `git diff` write it),
+    applied to a copy outside the knowledge repository: nothing the diff holds is written
+    into its object store before it is redacted."""
     if current is None:
         raise KbcError(f"{in_repo} does not exist yet: propose it whole, as content")
     with tempfile.TemporaryDirectory(prefix="kbc-propose-") as scratch:
-        index = str(Path(scratch) / "index")
-        env = {"GIT_INDEX_FILE": index}
-        git(top, "read-tree", base, env=env)
+        copy = Path(scratch) / "tree"
+        document = copy / in_repo
+        document.parent.mkdir(parents=True)
+        document.write_text(current, encoding="utf-8", newline="")
         patch = _retarget(diff, in_repo)
         try:
-            git(top, "apply", "--cached", "--recount", "-", given=patch, env=env)
+            git(copy, "apply", "--recount", "-", given=patch, env={"GIT_CEILING_DIRECTORIES": scratch})
         except GitFailed as exc:
             raise KbcError(f"the diff does not apply to {in_repo} at the followed branch: "
                            f"{git_failure(exc.stderr)}", hint="diff against the document as it is now, "
                            "or propose the whole document as content") from None
-        blob = git(top, "ls-files", "-s", "--", in_repo, env=env).split()[1]
-        return git(top, "cat-file", "blob", blob)
+        return document.read_text(encoding="utf-8", errors="replace")
 
 
 def _retarget(diff: str, in_repo: str) -> str:
@@ -179,10 +195,10 @@ def _commit(top: Path, base: str, in_repo: str, text: str, rationale: str, autho
         blob = git(top, "hash-object", "-w", "--stdin", given=text).strip()
         git(top, "update-index", "--add", "--cacheinfo", f"100644,{blob},{in_repo}", env=env)
         tree = git(top, "write-tree", env=env).strip()
-    name = " ".join(author.split())[:100]
+    name = " ".join(printable(author).split())[:100]
     who = {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": AUTHOR_EMAIL,
            "GIT_COMMITTER_NAME": "kbc", "GIT_COMMITTER_EMAIL": AUTHOR_EMAIL}
-    message = (f"Proposed: {inner}\n\n{rationale.strip()}\n\nKbc-Proposal: {root}/{inner}\n"
+    message = (f"Proposed: {inner}\n\n{printable(rationale).strip()}\n\nKbc-Proposal: {root}/{inner}\n"
                f"Proposed-By: {name}\n")
     return git(top, "commit-tree", tree, "-p", base, "-F", "-", given=message, env=who).strip()
 
@@ -217,11 +233,13 @@ def proposals(manifest: Manifest) -> list[Proposal]:
 def _read(top: Path, folder: str, followed: str, root: str, ref: str, commit: str) -> Proposal:
     body = git(top, "show", "-s", "--format=%an%x00%cI%x00%P%x00%B", commit)
     author, date, parents, message = (body.split("\0") + ["", "", "", ""])[:4]
-    trailer = next((line.split(":", 1)[1].strip() for line in message.splitlines()
-                    if line.startswith("Kbc-Proposal:")), "")
-    inner = trailer.split("/", 1)[1] if "/" in trailer else trailer
-    rationale = message.split("\n\n", 1)[1].split("\n\nKbc-Proposal:")[0].strip() if "\n\n" in message else ""
-    in_repo = f"{folder}/{inner}" if folder else inner
+    # What it changed is read from its tree, never from its message, which quotes a rationale.
+    changed = git(top, "diff-tree", "--no-commit-id", "--name-only", "-r", "-z", commit, check=False)
+    paths = [p for p in changed.split("\0") if p]
+    in_repo = paths[0] if len(paths) == 1 else ""
+    inner = in_repo[len(folder) + 1:] if folder and in_repo.startswith(folder + "/") else in_repo
+    body_text = message.split("\n\n", 1)[1] if "\n\n" in message else ""
+    rationale = body_text.rsplit("\n\nKbc-Proposal:", 1)[0].strip()
     short = ref.rsplit(PREFIX, 1)[-1]
     if ref.startswith(CLOSED):
         status = "closed"
@@ -229,8 +247,9 @@ def _read(top: Path, folder: str, followed: str, root: str, ref: str, commit: st
         status = "merged"
     else:
         status = "open"
-    return Proposal(short, root, inner, f"kbc/{PREFIX}{short}", commit, parents.split()[0] if parents else "",
-                    status, author, rationale, date.strip())
+    return Proposal(short, root, printable(inner), f"kbc/{PREFIX}{short}", commit,
+                    parents.split()[0] if parents else "", status, " ".join(printable(author).split()),
+                    printable(rationale), date.strip())
 
 
 def _merged(top: Path, commit: str, followed: str, in_repo: str) -> bool:

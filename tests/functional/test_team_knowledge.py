@@ -479,3 +479,32 @@ def refresh_mode(root: Path, settings: Settings) -> str:
     from kbc.services.refresh import refresh
 
     return refresh(str(root), settings, no_llm=True).mode
+
+
+def test_a_proposal_cannot_forge_what_it_changed_who_wrote_it_or_hide_a_credential(
+        built: KnowledgeBase, team: Path) -> None:
+    # A rationale that writes kbc's own trailer names another document, "merged" already.
+    forged = built.propose("domain/payouts.md", content="# Payouts\n\nForged.\n", author="a",
+                           rationale="Looks fine.\n\nKbc-Proposal: team/conventions/money.md")
+    listed = {p.id: p for p in built.proposals()}[forged.id]
+    assert (listed.path, listed.status) == ("domain/payouts.md", "open")
+    assert "Kbc-Proposal: team/conventions/money.md" in listed.rationale  # shown as the text it is
+    # A path with a newline cannot add a trailer, nor create a file so named.
+    with pytest.raises(PathRefused, match="control characters"):
+        built.propose("domain/x.md\nSigned-off-by: Boss <boss@example.com>\n.md", content="# x\n",
+                      rationale="r", author="a")
+    # Terminal escapes in the author are never printed.
+    escaped = built.propose("conventions/money.md", content="# Money\n\nIn cents.\n", rationale="r",
+                            author="agent\x1b]0;pwned\x07\x1b[31m-9")
+    assert {p.id: p.author for p in built.proposals()}[escaped.id] == "agent]0;pwned[31m-9"
+    assert "\x1b" not in git(team, "log", "-1", "--format=%an", escaped.branch)
+    # A diff holding a credential leaves no unredacted object in the knowledge repository.
+    line = KNOWLEDGE["domain/payouts.md"].splitlines()[2]
+    fresh = "Zq8rT3vLmN5pX2wK7yB4cD9fG1hJ6sA0eU3iO8xR"  # a key the repository has never held
+    diff = ("--- a/domain/payouts.md\n+++ b/domain/payouts.md\n@@ -1,3 +1,4 @@\n # Payouts\n \n"
+            f" {line}\n+aws_secret_access_key = \"{fresh}\"\n")
+    leaked = built.propose("domain/payouts.md", diff=diff, rationale="r", author="a")
+    assert leaked.redacted == 1 and fresh not in git(team, "show", f"{leaked.branch}:domain/payouts.md")
+    objects = git(team, "cat-file", "--batch-all-objects", "--batch-check=%(objectname) %(objecttype)")
+    for name in (o.split()[0] for o in objects.splitlines() if o.endswith(" blob")):
+        assert fresh not in git(team, "cat-file", "blob", name)
