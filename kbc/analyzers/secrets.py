@@ -42,6 +42,9 @@ PEM_MAX_LINES = 200
 class Redaction:
     text: str
     findings: tuple[tuple[int, str], ...]  # (line, detector); never the value
+    # What was taken out, to take out of text derived from the original too: each value and
+    # each whole line replaced. Held in memory by the caller, never stored or shown.
+    removed: frozenset[str] = frozenset()
 
 
 _configured = False
@@ -301,7 +304,10 @@ def redact(path: str, text: str, language: str = "python", also: Iterable[str] =
         else:
             lines[index] = _redact_line(lines[index], values, spans.get(number) if spans else None)
     findings = tuple(sorted(kinds.items()))
-    return Redaction("\n".join(lines), findings)
+    original = text.split("\n")
+    changed = {original[i].strip() for i in range(len(lines))
+               if lines[i] != original[i] and original[i].strip()}
+    return Redaction("\n".join(lines), findings, frozenset(changed | {v for _, _, v in found if v}))
 
 
 def _redact_block(lines: list[str], start: int) -> None:

@@ -12,7 +12,9 @@ import io
 import itertools
 import re
 import tokenize
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import libcst as cst
 
@@ -22,7 +24,7 @@ from kbc.analyzers.python.rules import to_field, to_guard
 from kbc.analyzers.python.scope import Resolver
 from kbc.analyzers.python.syntax import doc_summary, dotted, name_like, squash
 from kbc.analyzers.python.walker import DefRecord, WalkResult, walk
-from kbc.analyzers.secrets import redact
+from kbc.analyzers.secrets import MARK, redact
 from kbc.domain.models import (
     AnalysisFailed,
     AnalysisOk,
@@ -34,7 +36,7 @@ from kbc.domain.models import (
 )
 
 # Bump when the facts a file yields change shape or meaning: it keys the cache.
-ANALYZER_VERSION = "8"
+ANALYZER_VERSION = "9"
 
 
 def decode_source(data: bytes) -> tuple[str, tuple[str, ...]]:
@@ -243,19 +245,19 @@ def _bracket_depth(text: str) -> int:
 
 
 def analyze_source(data: bytes, task: AnalysisTask) -> AnalysisResult:
-    """Facts of one file's bytes. Credentials are redacted before parsing, so no
-    signature, docstring or decorator in the facts can carry one."""
+    """Facts of one file's bytes, read as written; then every credential the redaction takes
+    out of the file is taken out of the facts too, so no signature, docstring or decorator
+    carries one (a redacted file may not parse: facts come from the file, not from it)."""
     blob = git_blob_id(data)
     text, warnings = decode_source(data)
     redaction = redact(task.abspath, text, "python", also=task.also)
-    text = redaction.text
     lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
     if too_deep(text):
         return AnalysisFailed(task.path, blob, "nested too deeply for the parser")
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
-        return _syntax_failure(task.path, blob, text, exc)
+        return _syntax_failure(task.path, blob, redaction.text, exc)  # quoted from what may be shown
     except cst.CSTValidationError as exc:  # parses, but Python rejects it (e.g. bare except not last)
         return AnalysisFailed(task.path, blob, f"syntax error: {exc}")
     except RecursionError:
@@ -265,12 +267,34 @@ def analyze_source(data: bytes, task: AnalysisTask) -> AnalysisResult:
     try:
         result = walk(module, task.module, task.is_package)
         facts = _Extractor(module, result, task).facts(blob, lines, warnings)
+        if redaction.removed:
+            facts = scrub(facts, sorted(redaction.removed, key=lambda v: (-len(v), v)))
         facts = dataclasses.replace(facts, secrets=redaction.findings)
     except RecursionError:
         return AnalysisFailed(task.path, blob, "nested too deeply to analyze")
     except Exception as exc:  # noqa: BLE001 - an analyzer bug must not stop the run
         return AnalysisFailed(task.path, blob, f"analyzer failed: {type(exc).__name__}: {exc}")
     return AnalysisOk(facts)
+
+
+def scrub(value: Any, removed: Sequence[str]) -> Any:
+    """``value`` (facts: dataclasses, tuples, lists, dicts of text) with each of ``removed``
+    replaced by the redaction mark wherever it appears, longest first."""
+    if isinstance(value, str):
+        for text in removed:
+            if text in value:
+                value = value.replace(text, MARK)
+        return value
+    if isinstance(value, tuple):
+        return tuple(scrub(item, removed) for item in value)
+    if isinstance(value, list):
+        return [scrub(item, removed) for item in value]
+    if isinstance(value, dict):
+        return {scrub(k, removed): scrub(v, removed) for k, v in value.items()}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.replace(value, **{f.name: scrub(getattr(value, f.name), removed)
+                                             for f in dataclasses.fields(value) if f.init})
+    return value
 
 
 def analyze_file(task: AnalysisTask) -> AnalysisResult:

@@ -88,3 +88,30 @@ def test_a_value_found_once_is_redacted_wherever_it_appears_even_before_punctuat
     assert key not in redacted and "Tr0ub&d0r!x" not in redacted
     assert redacted.count("[REDACTED]") == 4
     assert present(f"the key is {key}. done", {key, "other-Value-123", "a&b=c"}) == {key}
+
+
+def test_facts_come_from_the_file_as_written_and_carry_no_credential() -> None:
+    import json
+
+    from kbc.analyzers.python.analyze import analyze_source
+    from kbc.domain.codec import to_data
+    from kbc.domain.models import AnalysisOk, AnalysisTask
+
+    # Redacting the key's lines takes the closing quotes with them: the redacted text no longer
+    # parses, the file does.
+    source = PEM.replace('KEY = """', 'KEY = """  # the signing key').replace('\n"""\n', '"""\n') + (
+        '\n\ndef sign(payload):\n    """Sign with ghp_R8vKq2LmZt5Yx9Wn3Hb7Jc1Pd4Fs6Ga0Eu2Q."""\n'
+        '    return payload\n')
+    assert "MARK" not in source
+    result = analyze_source(source.encode(), AnalysisTask("keys.py", "/nonexistent/keys.py", "keys", False))
+    assert isinstance(result, AnalysisOk), result
+    assert "sign" in {s.name for s in result.facts.symbols}
+    dumped = json.dumps(to_data(result.facts))
+    for secret in ("MIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM9Oi2pQ8c9JQw7cPnvcR3zMKE2oKJ",
+                   "ghp_R8vKq2LmZt5Yx9Wn3Hb7Jc1Pd4Fs6Ga0Eu2Q"):
+        assert secret not in dumped
+    assert MARK in dumped and result.facts.secrets
+    planted = Path(__file__).resolve().parents[2] / "planted.py"
+    task = AnalysisTask("tests/planted.py", str(planted), "planted", False)
+    found = analyze_source(planted.read_bytes(), task)
+    assert isinstance(found, AnalysisOk) and "planted" in {s.name for s in found.facts.symbols}
