@@ -278,9 +278,14 @@ def discard_staged(index_dir: Path) -> None:
 
 
 def publish_index(index_dir: Path) -> None:
-    """Put the staged index in place of the live one (one rename)."""
+    """Put the staged index in place of the live one (one rename). A WAL file kept under the
+    live name (an index of an earlier format, or a reader of one) goes first: SQLite reads
+    a WAL file it finds beside a database as that database's, and this one belongs to the
+    file the rename replaces (a reader holding it open keeps reading its own build)."""
     staged = index_dir / STAGED
     if staged.is_file():
+        for suffix in ("-wal", "-shm"):
+            (index_dir / (LEXICAL + suffix)).unlink(missing_ok=True)
         os.replace(staged, index_dir / LEXICAL)
 
 

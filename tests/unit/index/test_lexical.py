@@ -100,3 +100,36 @@ def test_frequencies_count_the_chunks_holding_each_query_term_remembered_or_not(
     assert index.frequencies("Refund window kafka") == expected
     index.remember()
     assert index.frequencies("Refund window kafka") == expected
+
+
+def test_a_wal_file_of_the_index_replaced_is_never_read_as_the_new_ones(tmp_path: Path) -> None:
+    import sqlite3
+
+    from kbc.index.build import STAGED, publish_index
+    from kbc.store.layout import LEXICAL
+
+    live = tmp_path / LEXICAL
+    old = sqlite3.connect(live)  # an index of the earlier format, in WAL mode
+    old.execute("PRAGMA journal_mode=WAL")
+    old.execute("CREATE TABLE t (x TEXT)")
+    old.execute("INSERT INTO t VALUES ('old')")
+    old.commit()
+    reader = sqlite3.connect(live)  # a reader of it, holding its build: the WAL is kept
+    reader.execute("BEGIN")
+    assert reader.execute("SELECT x FROM t").fetchall() == [("old",)]
+    old.execute("INSERT INTO t VALUES ('old, later')")
+    old.commit()
+    staged = sqlite3.connect(tmp_path / STAGED)
+    old.backup(staged)
+    staged.execute("PRAGMA journal_mode=DELETE")
+    staged.execute("DELETE FROM t")
+    staged.execute("INSERT INTO t VALUES ('new')")
+    staged.commit()
+    staged.close()
+    publish_index(tmp_path)
+    fresh = sqlite3.connect(live)
+    assert fresh.execute("SELECT x FROM t").fetchall() == [("new",)]
+    assert fresh.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    assert reader.execute("SELECT x FROM t").fetchall() == [("old",)]  # it keeps its own build
+    for connection in (fresh, reader, old):
+        connection.close()
