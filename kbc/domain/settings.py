@@ -22,6 +22,7 @@ from typing import Any
 
 from kbc.domain.errors import ConfigError, FieldError
 from kbc.domain.knowledge_roots import KnowledgeRoot, knowledge_root, knowledge_tables
+from kbc.domain.trust import inside, own_folder, trusted_repositories
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,53 +290,6 @@ def user_config_file(env: Mapping[str, str]) -> Path | None:
     return Path(base) / "kbc" / "config.toml" if base else None
 
 
-def _trusted_repositories(data: Mapping[str, Any], source: str, env: Mapping[str, str],
-                          errors: list[FieldError]) -> set[Path]:
-    """The repositories whose own configuration the user trusts in full."""
-    listed: list[str] = []
-    trust = data.get("trust", {})
-    if not isinstance(trust, dict) or not isinstance(trust.get("repositories", []), list) or not all(
-            isinstance(p, str) for p in trust.get("repositories", [])):
-        errors.append(FieldError(source, "trust.repositories", "is not a list of folders",
-                                 'write repositories = ["/path/to/repo"]'))
-    else:
-        listed.extend(trust.get("repositories", []))
-    listed.extend(p for p in env.get("KBC_TRUST_REPOSITORIES", "").split(os.pathsep) if p.strip())
-    return {Path(p.strip()).expanduser().resolve() for p in listed}
-
-
-def _inside(root: Path, value: str) -> bool:
-    """``value`` is a relative path that stays inside ``root`` once resolved."""
-    candidate = Path(value)
-    if not value or candidate.is_absolute() or value.startswith("~"):
-        return False
-    base = root.resolve()
-    return (base / candidate).resolve().is_relative_to(base)
-
-
-STORE_MARK = "# kbc's store"  # the first words of the .gitignore kbc writes into a store folder
-
-
-def _own_folder(root: Path, value: str) -> bool:
-    """``value`` (inside ``root``) names a folder a store may take: not the repository itself
-    nor inside ``.git``, and new, empty, or already a kbc store."""
-    base = root.resolve()
-    folder = (base / value).resolve()
-    if folder == base or ".git" in folder.relative_to(base).parts:
-        return False
-    if not folder.exists():
-        return True
-    if not folder.is_dir():
-        return False
-    ignore = folder / ".gitignore"
-    try:
-        if ignore.is_file() and ignore.read_text(encoding="utf-8", errors="replace").startswith(STORE_MARK):
-            return True
-        return not any(folder.iterdir())
-    except OSError:
-        return False
-
-
 def config_files(root: Path) -> list[Path]:
     """The configuration files of a repository, lowest precedence first."""
     return [p for p in (root / "pyproject.toml", root / "kbc.toml") if p.is_file()]
@@ -378,7 +332,7 @@ def load_settings(
     if user_file is not None and user_file.is_file():
         user_data = _read_toml(user_file, errors) or {}
         _from_table(user_data, str(user_file), values, errors, extra_sections=("trust",))
-    trusted = _trusted_repositories(user_data, str(user_file), env, errors)
+    trusted = trusted_repositories(user_data, str(user_file), env, errors)
     repo_trusted = root.resolve() in trusted
     where = str(user_file) if user_file is not None else "the file named by KBC_CONFIG"
 
@@ -387,7 +341,7 @@ def load_settings(
     def own_knowledge(data: Mapping[str, Any], source: str) -> None:
         """A repository's own roots: folders inside it (others only when it is trusted)."""
         for found in knowledge_tables(data, source, errors):
-            if repo_trusted or (found.path and _inside(root, found.path)):
+            if repo_trusted or (found.path and inside(root, found.path)):
                 knowledge.append(found)
                 continue
             notices.append(
@@ -400,14 +354,14 @@ def load_settings(
         def refuse(spec: FieldSpec, value: Any) -> str | None:
             if repo_trusted or not (spec.trusted_only or spec.limit):
                 return None
-            if spec.name == "store" and isinstance(value, str) and _inside(root, value) \
-                    and _own_folder(root, value):
+            if spec.name == "store" and isinstance(value, str) and inside(root, value) \
+                    and own_folder(root, value):
                 return None
             shown = "'…'" if spec.name in SECRET_FIELDS else repr(value)  # a key is never printed
             why = "cannot decide where data, code or credentials go"
             if spec.limit:
                 why = "cannot decide what this machine spends"
-            elif spec.name == "store" and _inside(root, str(value)):
+            elif spec.name == "store" and inside(root, str(value)):
                 why = ("may only keep its store in a new folder inside it (not the repository itself, "
                        "not .git, not a folder holding other files)")
             notices.append(

@@ -38,7 +38,7 @@ from kbc.domain.models import (
     SkippedPath,
     SourceFile,
 )
-from kbc.domain.settings import STORE_MARK
+from kbc.domain.trust import STORE_MARK
 from kbc.store.files import write_atomic
 
 STORE_FORMAT = 1
