@@ -2,6 +2,7 @@
 
     MIRROR_ROOT=DIR python benchmarks/fit_ranker.py harvest --repos owner/name,... [--commits 150]
         [--work DIR] [--hybrid]
+    python benchmarks/fit_ranker.py augment [--work DIR]
     python benchmarks/fit_ranker.py fit [--work DIR] [--out kbc/retrieval/ranker.json]
     python benchmarks/fit_ranker.py validate [--work DIR]
 
@@ -241,6 +242,40 @@ def harvest_foreign(work: Path, hybrid: bool, count: int) -> None:
         print(f"{repo}: {len(lines)} foreign questions", flush=True)
 
 
+def augment(work: Path) -> None:
+    """Rows harvested before a file feature was added at the end of ``FILE_FEATURES`` get it
+    (only ``precedent`` is computed this way): each question's history is read at its commit's
+    parent (a foreign question's at the commit its repository's store was last built at), the
+    commits a harvest window's build read plus at most the nine before the question in it."""
+    from kbc.index.history import commit_messages
+    from kbc.retrieval.features import FILE_FEATURES
+    from kbc.retrieval.precedent import Precedents
+    from kbc.retrieval.query import bounded
+    from kbc.retrieval.report import clean_report
+
+    width = len(FILE_FEATURES)
+    for rows_file in sorted(work.glob("*/rows-*.jsonl")):
+        tree = rows_file.parent / "tree"
+        questions = [json.loads(line) for line in rows_file.read_text().splitlines() if line]
+        if not questions or all(len(row) == width for q in questions for _, _, row in q["files"]):
+            continue
+        foreign = "-foreign-" in rows_file.name
+        last = git("rev-parse", "HEAD", cwd=tree).strip() if foreign else ""
+        cache: dict[str, Precedents] = {}
+        for question in questions:
+            rev = last if foreign else f"{question['sha']}^"
+            if rev not in cache:
+                kept = set(git("ls-tree", "-r", "--name-only", rev, cwd=tree).splitlines())
+                cache[rev] = Precedents(commit_messages(tree, kept, rev=rev))
+            credit = cache[rev].credit(clean_report(bounded(question["query"])))
+            top = max((credit.get(path, 0.0) for path, _, _ in question["files"]), default=0.0) or 1.0
+            for path, _, row in question["files"]:
+                if len(row) == width - 1:
+                    row.append(credit.get(path, 0.0) / top)
+        rows_file.write_text("".join(json.dumps(q) + "\n" for q in questions))
+        print(f"{rows_file}: {len(questions)} questions", flush=True)
+
+
 # -- fitting ------------------------------------------------------------------------------
 
 
@@ -283,6 +318,7 @@ def fit_logistic(x: Any, y: Any, w: Any, c: float) -> tuple[Any, Any, Any, float
     import numpy as np
     from scipy.optimize import minimize
 
+    x = np.where(np.isnan(x), np.nanmean(x, axis=0), x)  # unknown (no history): the mean
     mean = x.mean(axis=0)
     scale = x.std(axis=0)
     scale[scale == 0] = 1.0
@@ -530,7 +566,8 @@ def validate(work: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("action", choices=("harvest", "issues", "foreign", "fit", "confidence", "validate"))
+    parser.add_argument("action", choices=("harvest", "issues", "foreign", "augment", "fit", "confidence",
+                                           "validate"))
     parser.add_argument("--eval", type=Path, action="append", default=[],
                         help="issues: a folder of instances.jsonl and hunks.jsonl (repeatable)")
     parser.add_argument("--foreign", type=int, default=40, help="foreign questions per repository")
@@ -556,6 +593,8 @@ def main() -> None:
             harvest_issues(folder, mirror_root, args.work, args.hybrid, only)
     elif args.action == "foreign":
         harvest_foreign(args.work, args.hybrid, args.foreign)
+    elif args.action == "augment":
+        augment(args.work)
     elif args.action == "fit":
         fit(args.work, args.out)
     elif args.action == "confidence":

@@ -31,7 +31,9 @@ An interrupted run resumes where it stopped. ``--keep-stores`` keeps a copy of
 each instance's store (without the Chroma folder: retrieval searches the
 vector snapshot) under ``WORK/stores/``, and ``--reuse-stores`` answers from
 those copies without building: a ranking change is then measured on every
-instance in minutes. ``MIRROR_ROOT`` holds bare mirrors named ``owner+name/repo``.
+instance in minutes (a store kept before builds read the repository's latest commits gets
+them from the checkout at its base commit, as its build would have). ``MIRROR_ROOT`` holds
+bare mirrors named ``owner+name/repo``.
 """
 
 from __future__ import annotations
@@ -102,6 +104,22 @@ def _inventory_paths(store: Path) -> list[str]:
     return [f.path for f in FactsStore(store).inventory().files]
 
 
+def fill_precedents(tree: Path, store: Path) -> None:
+    """A store kept before builds read the latest commits gets them as a build would, from the
+    tree checked out at the store's commit (nothing later is read)."""
+    from kbc.index.history import commit_messages
+    from kbc.index.lexical import PRECEDENTS, LexicalIndex
+    from kbc.store.layout import lexical_path
+
+    lexical = LexicalIndex(lexical_path(store))
+    try:
+        if not lexical.meta(PRECEDENTS):
+            lexical.set_meta(PRECEDENTS, json.dumps(commit_messages(tree, set(_inventory_paths(store)))))
+            lexical.commit()
+    finally:
+        lexical.close()
+
+
 def keep_store(store: Path, kept: Path) -> None:
     """A copy of ``store`` that retrieval can answer from: no Chroma folder, no analysis cache."""
     if kept.exists():
@@ -125,6 +143,7 @@ def run_instance(row: Row, mirror_root: Path, work: Path, overrides: dict[str, f
                         **({"embed_model": "none"} if build_lexical else {}))
     if reuse:
         store = kept
+        fill_precedents(tree, store)
     else:
         built = build_repository(tree, settings, store)
         embedded = built.index.embedded

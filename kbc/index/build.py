@@ -32,8 +32,8 @@ from kbc.index.chunks import chunk_text
 from kbc.index.definitions import Definition
 from kbc.index.embed import Embedder
 from kbc.index.exact import ExactVectors, digest_of, load_snapshot, sweep_snapshots, write_snapshot
-from kbc.index.history import last_commit_dates
-from kbc.index.lexical import FileRecord, LexicalIndex, move_aside
+from kbc.index.history import commit_messages, last_commit_dates
+from kbc.index.lexical import PRECEDENTS, FileRecord, LexicalIndex, move_aside
 from kbc.index.tokencount import default_counter
 from kbc.index.units import unit_metadata, units_of
 from kbc.index.vectors import VectorStore
@@ -212,6 +212,8 @@ def build_index(
                                   new_chunks, records)
             lexical.set_meta("layout", layout)
             lexical.set_meta("repeated", json.dumps(marks, sort_keys=True))
+            # the precedents are read again at every build: HEAD may have moved with no file changed
+            lexical.set_meta(PRECEDENTS, json.dumps(commit_messages(root, {f.path for f in files})))
             lexical.commit()
         total_secrets = sum(r.secrets for r in lexical.files().values())
         chunk_count = len(lexical.chunk_ids())

@@ -49,6 +49,7 @@ MAX_QUERY_TERMS = 256
 TIE_MARGIN = 64  # rows fetched past a search's limit, to see every row tied at the cut
 REMEMBERED_POSTINGS = 2_000_000  # (row, score) pairs a long-lived reader keeps, over all its terms
 REMEMBERED_CHUNKS = 20_000  # chunks a long-lived reader keeps
+PRECEDENTS = "precedents"  # meta: the latest commits' message words and the indexed files they changed
 
 
 def move_aside(path: Path) -> Path:
@@ -270,6 +271,15 @@ class LexicalIndex:
     def meta(self, key: str) -> str:
         row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return str(row[0]) if row else ""
+
+    def precedents(self) -> list[tuple[list[str], list[str]]]:
+        """What the build read of the latest commits (:func:`kbc.index.history.commit_messages`);
+        empty when it read none, or for an index written before precedents were kept."""
+        try:
+            return [(list(map(str, words)), list(map(str, paths)))
+                    for words, paths in json.loads(self.meta(PRECEDENTS) or "[]")]
+        except (ValueError, TypeError):  # not what a build writes: no precedents
+            return []
 
     def files(self) -> dict[str, FileRecord]:
         return {r[0]: FileRecord(*r) for r in self.db.execute(

@@ -2,7 +2,8 @@
 
 The searches and the query's reading give ranked lists (lexical hits, vector hits,
 what the task names, the graph's neighbours, the code the best views cite) and a
-few scores; the repository gives each file's size, centrality and last change.
+few scores; the repository gives each file's size, centrality and last change, and its
+history the files changed for requests like the task (:mod:`kbc.retrieval.precedent`).
 :func:`file_features` turns them into one row per candidate file, and
 :func:`unit_features` into one row per unit of a file. The same functions serve
 the fitted model at query time and the procedure that fits it
@@ -29,7 +30,7 @@ FILE_FEATURES = (
     "lexical_best", "lexical_file", "lexical_score", "lexical_units", "vector_best", "vector_gap",
     "named_strong", "named_definition", "named_text", "named_count", "near", "cited", "lift",
     "path_terms", "stem_named", "units", "centrality", "fan_in", "age", "package_init",
-    "named_rank", "symbol_terms",
+    "named_rank", "symbol_terms", "precedent",
 )
 # No BM25 magnitude: it grows with the corpus (a term's IDF), so it reads a small repository's
 # clear match as a weak one; the shares of the query's terms the repository holds do not.
@@ -67,6 +68,9 @@ class Signals:
     chunks: dict[str, Chunk]  # every chunk named above
     named: frozenset[str] = frozenset()  # files the task names
     described: tuple[dict[str, Any], ...] = ()  # what each mention matched, for the JSON output
+    # path -> credit from similar past commits; None: the repository keeps too short a history
+    # to have any (the feature then reads as unknown, not as no credit)
+    precedent: dict[str, float] | None = None
 
 
 @dataclass(slots=True)
@@ -162,6 +166,9 @@ def file_features(signals: Signals, paths: Sequence[str], repo: Repository) -> l
     for position, cid in enumerate(signals.matched, start=1):
         if cid in chunks:
             named_at.setdefault(chunks[cid].path, position)
+    precedent = signals.precedent
+    top_precedent = max((precedent.get(p, 0.0) for p in paths), default=0.0) if precedent else 0.0
+    top_precedent = top_precedent or 1.0
     rows = []
     for path in paths:
         ranks, kinds = best.get(path, {}), named.get(path, set())
@@ -190,6 +197,7 @@ def file_features(signals: Signals, paths: Sequence[str], repo: Repository) -> l
             float(path.endswith("__init__.py")),
             rank_score(named_at.get(path), 50),
             math.log1p(len(repo.names.get(path, frozenset()) & query_words)),
+            math.nan if precedent is None else precedent.get(path, 0.0) / top_precedent,
         ])
     return rows
 

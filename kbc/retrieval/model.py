@@ -57,7 +57,8 @@ class Linear:
         for row in rows:
             total = self.bias
             for value, mean, scale, weight in zip(row, self.mean, self.scale, self.weights, strict=True):
-                total += weight * (value - mean) / scale
+                if not math.isnan(value):  # unknown: read as the mean, no evidence either way
+                    total += weight * (value - mean) / scale
             out.append(total)
         return out
 

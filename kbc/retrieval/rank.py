@@ -29,6 +29,11 @@ PRELUDE_SHARE = 0.8
 EXPAND_FILES = 5  # the best files whose other units join the ranking
 EXPAND_SHARE = 0.5  # of a file's best score, where its other units start (0: no expansion)
 COCHANGE_WEIGHT = 0.0  # of files changed together by a commit (0: off; see RESULTS.md)
+# The files past commits like the task changed (kbc.retrieval.precedent), one more ranked list
+# of files at this weight (0: off). Off: at 0.5, the weight chosen leaving one development
+# repository out, it did not help on repositories it was not chosen on (RESULTS.md); the
+# fitted model reads the same credit as its ``precedent`` feature.
+PRECEDENT_WEIGHT = 0.0
 SPREAD_FILES = 3  # the best files whose best unit is packed before the rest (0: rank order)
 SPREAD_SHARE = 0.35  # of the budget the heads packed first may take together (0: the first file's only)
 
@@ -137,9 +142,10 @@ def file_ranking(lexical: Sequence[tuple[str, float]], chunks: Mapping[str, Chun
 
 
 def fuse(lexical: Sequence[tuple[str, float]], vector: Sequence[str], matched: Sequence[str],
-         chunks: Mapping[str, Chunk]) -> dict[str, float]:
-    """Reciprocal-rank fusion of the lexical hits, the vector hits, what the query named and
-    the files' lexical evidence (each unit ranked by its file)."""
+         chunks: Mapping[str, Chunk], precedent: Mapping[str, float] | None = None) -> dict[str, float]:
+    """Reciprocal-rank fusion of the lexical hits, the vector hits, what the query named,
+    the files' lexical evidence and the files past commits like the task changed (``precedent``:
+    path -> credit; each unit of the hits ranked by its file in the last two)."""
     fused = rrf([[cid for cid, _ in lexical], list(vector)])
     for cid, score in rrf([list(matched)]).items():
         fused[cid] = fused.get(cid, 0.0) + MATCHED_WEIGHT * score
@@ -148,6 +154,12 @@ def fuse(lexical: Sequence[tuple[str, float]], vector: Sequence[str], matched: S
         for cid in fused:
             if cid in chunks and chunks[cid].path in by_file:
                 fused[cid] += 1.0 / (RRF_K + by_file[chunks[cid].path])
+    if precedent and PRECEDENT_WEIGHT > 0:
+        ordered = sorted(precedent.items(), key=lambda kv: (-kv[1], kv[0]))
+        by_credit = {path: position for position, (path, _) in enumerate(ordered, start=1)}
+        for cid in fused:
+            if cid in chunks and chunks[cid].path in by_credit:
+                fused[cid] += PRECEDENT_WEIGHT / (RRF_K + by_credit[chunks[cid].path])
     return {cid: score for cid, score in fused.items() if cid in chunks}
 
 

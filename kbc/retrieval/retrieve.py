@@ -38,6 +38,7 @@ from kbc.retrieval.matched import Matcher
 from kbc.retrieval.model import Ranker, shipped_models
 from kbc.retrieval.neighbours import SymbolNeighbours
 from kbc.retrieval.pack import pack
+from kbc.retrieval.precedent import MIN_PRECEDENTS, Precedents
 from kbc.retrieval.profiles import Profile
 from kbc.retrieval.query import bounded
 from kbc.retrieval.rank import FileGraph, expand, files_in_order, finish, fuse, seeds
@@ -158,6 +159,7 @@ class Retriever:
         self._keys: dict[str, str] = {}  # chunk id -> its text as compared for duplicates
         self.module_paths = module_paths
         self._repository: Repository | None = None
+        self._precedents: Precedents | None = None
         self.confidence_floor: float | None = None  # None: the shipped model's floor
 
     def _query_vector(self, query: str) -> list[float]:
@@ -250,6 +252,12 @@ class Retriever:
             self._exact = (digest, found)
         return self._exact[1]
 
+    def precedents(self) -> Precedents:
+        """The latest commits as the build read them (read on first use)."""
+        if self._precedents is None:
+            self._precedents = Precedents(self.lexical.precedents())
+        return self._precedents
+
     def close(self) -> None:
         self.lexical.close()
 
@@ -317,13 +325,15 @@ class Retriever:
         matched = self.matcher().match(query, lexical + [cid for cid in vector if cid not in seen])
         extra_ids = {cid for cid, _ in known} | set(known_vector)
         chunks = self.lexical.chunks(sorted(seen | set(vector) | set(matched.ids) | extra_ids))
-        fused = fuse(scored, vector, matched.ids, chunks)
+        history = self.precedents()
+        precedent = history.credit(text) if len(history) >= MIN_PRECEDENTS else None
+        fused = fuse(scored, vector, matched.ids, chunks, precedent)
         # The graph's seeds and the views' citations come from the code's ranking alone.
         near = self._near(seeds(fused, matched.ids), chunks) if profile.graph > 0 else []
         cited = self._cited(fused, chunks, profile) if rank.CITED_WEIGHT * profile.cited > 0 else []
         lift = rank.lift_of(fused, chunks, profile, self.graph, matched.paths)
         code = Signals(text, scored, dict(pool), vector, similarity, matched.ids, matched.kinds,
-                       near, cited, lift, chunks, matched.paths, tuple(matched.described))
+                       near, cited, lift, chunks, matched.paths, tuple(matched.described), precedent)
         team = Signals(text, known, dict(known), known_vector, known_similarity, [], {}, [], [], {},
                        chunks) if extra_ids else None
         return code, team, embedding
@@ -376,7 +386,7 @@ class Retriever:
             ordered = sorted(scored.items(), key=lambda kv: (-kv[1], kv[0]))
             ranked = rank.drop_duplicates(ordered, chunks, self._keys)
         else:
-            fused = fuse(code.lexical, code.vector, code.matched, chunks)
+            fused = fuse(code.lexical, code.vector, code.matched, chunks, code.precedent)
             if team is not None:
                 fused = {**fused, **fuse(team.lexical, team.vector, [], chunks)}
             ranked = finish(fused, code.near, chunks, profile, self.graph, self._preludes(chunks),

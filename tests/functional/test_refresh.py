@@ -20,8 +20,11 @@ from helpers import LEXICAL, git, write_tree
 from kbc.cli.main import cli
 from kbc.domain.settings import Settings
 from kbc.index.lexical import LexicalIndex
+from kbc.retrieval.features import FILE_FEATURES, file_features
+from kbc.retrieval.precedent import MIN_PRECEDENTS
 from kbc.services.build import build_repository
 from kbc.services.refresh import refresh
+from kbc.services.retrieve import open_retriever, profile_named
 from kbc.services.status import repository_status
 from kbc.store.facts_store import FactsStore
 from kbc.store.lock import writer_lock
@@ -95,10 +98,12 @@ def snapshot(store_root: Path) -> dict[str, Any]:
     lexical = LexicalIndex(store_root / "index" / "lexical.sqlite")
     try:
         chunks = sorted(lexical.chunk_ids())
+        precedents = lexical.precedents()
     finally:
         lexical.close()
     views = {v.id: v.facts for v in ViewsStore(store_root).read()}
-    return {"files": files, "inventory": inventory, "chunks": chunks, "views": views}
+    return {"files": files, "inventory": inventory, "chunks": chunks, "views": views,
+            "precedents": precedents}
 
 
 def cold(source: Path, commit_id: str, tmp_path: Path) -> dict[str, Any]:
@@ -148,6 +153,37 @@ def cancel(order_id):
 
     again = refresh(str(root), settings(), no_llm=True)
     assert (again.mode, again.build) == ("up-to-date", None)
+
+
+def test_a_refresh_reads_the_new_commits_as_precedents_for_the_next_task(make_repo: Any) -> None:
+    root = make_repo(BASE)
+    refresh(str(root), settings(), no_llm=True)
+    retriever = open_retriever(root, settings())
+    try:  # one commit is too short a history: the credit is unknown, not none
+        assert retriever.signals("refunds", profile_named(root, "implementation")).precedent is None
+    finally:
+        retriever.close()
+    for number in range(MIN_PRECEDENTS):
+        commit(root, {"docs/shop.md": f"# Shop\n\nRevision {number}.\n"}, f"docs revision {number}")
+    commit(root, {"shop/payments.py": BASE["shop/payments.py"] + "\n\nCURRENCY = 'EUR'\n"},
+           "Charge in euros: the settlement currency of the acquirer")
+    commit(root, {"docs/shop.md": "# Shop\n\nOrders, in euros.\n"}, "document the currency")
+    refreshed = refresh(str(root), settings(), no_llm=True)
+    # only the docs changed since the commit of interest; its message is read all the same
+    assert refreshed.mode == "incremental"
+    retriever = open_retriever(root, settings())
+    try:
+        words, paths = retriever.lexical.precedents()[1]
+        assert (words[:3], paths) == (["charge", "euros", "settlement"], ["shop/payments.py"])
+        profile = profile_named(root, "implementation")
+        signals = retriever.signals("the acquirer rejects our settlement currency", profile)
+        assert signals.precedent is not None
+        assert max(signals.precedent, key=lambda p: signals.precedent[p]) == "shop/payments.py"
+        row = dict(zip(FILE_FEATURES, file_features(signals, ["shop/payments.py", "shop/orders.py"],
+                                                    retriever.repository())[0], strict=True))
+        assert row["precedent"] == 1.0
+    finally:
+        retriever.close()
 
 
 def test_past_the_drift_threshold_the_store_is_rebuilt_from_scratch(make_repo: Any) -> None:

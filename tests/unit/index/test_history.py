@@ -1,4 +1,5 @@
-"""What git's history says of files: which change together."""
+"""What git's history says of files: which change together, and what each recent commit
+was about."""
 
 from pathlib import Path
 
@@ -6,7 +7,7 @@ import pytest
 from helpers import git, write_tree
 
 from kbc.domain.models import GraphFacts
-from kbc.index.history import changed_together
+from kbc.index.history import changed_together, commit_messages, message_words
 from kbc.retrieval import rank
 from kbc.retrieval.rank import FileGraph
 
@@ -64,3 +65,42 @@ def test_files_changed_together_are_linked_in_the_file_graph(tmp_path: Path,
     assert FileGraph.from_facts(facts, paths, {}).personalised({"core.py": 1.0}) == {}
     monkeypatch.setattr(rank, "COCHANGE_WEIGHT", 0.0)  # switched off, history links nothing
     assert FileGraph.from_facts(facts, paths, {}, pairs).personalised({"core.py": 1.0}) == {}
+
+
+# -- precedents: what each recent commit was about and changed ----------------------------
+
+def test_commit_messages_keep_words_and_indexed_files_newest_first(tmp_path: Path) -> None:
+    root = history(tmp_path)
+    commit(root, {"core.py": "6", "notes.txt": "x"},
+           "Parse RetryPolicy timeouts\n\nThe body counts: 503 errors.")
+    kept = {"core.py", "helper.py", "other.py"}
+    found = commit_messages(root, kept)
+    # camel case split, lower-cased, words of three characters or more; unindexed files dropped
+    assert found[0] == (["parse", "retry", "policy", "timeouts", "body", "counts", "503", "errors"],
+                        ["core.py"])
+    # the fourteen-file "bulk" commit stays (at most fifty files), with its indexed files only
+    assert [paths for _, paths in found[1:]] == [["core.py", "other.py"], ["core.py"],
+                                                ["core.py", "helper.py", "other.py"],
+                                                ["core.py", "helper.py"],
+                                                ["core.py", "helper.py", "other.py"]]
+    # a commit of more than fifty files is no precedent
+    commit(root, {f"many/f{n}.py": "1" for n in range(51)} | {"core.py": "7"}, "sweeping rename")
+    assert commit_messages(root, kept)[0][0] == ["parse", "retry", "policy", "timeouts", "body", "counts",
+                                                 "503", "errors"]
+    assert len(commit_messages(root, kept, commits=2)) == 1  # the latest two: one too broad
+
+
+def test_precedents_read_only_up_to_head_and_not_without_git(tmp_path: Path) -> None:
+    root = history(tmp_path)
+    git(root, "checkout", "-q", "-b", "later")
+    commit(root, {"other.py": "6"}, "after the store's commit")
+    git(root, "checkout", "-q", "main")
+    assert all("after" not in words for words, _ in commit_messages(root, {"other.py", "core.py"}))
+    plain = tmp_path / "plain"
+    write_tree(plain, {"a.py": "1"})
+    assert commit_messages(plain, {"a.py"}) == []
+
+
+def test_message_words_are_bounded_and_common_words_dropped() -> None:
+    assert message_words("Fix the HTTPServer and add a URL for it") == ["http", "server", "url"]
+    assert message_words("x" * 31 + " zz " + "y" * 30) == ["y" * 30]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from kbc.domain.errors import KbcError
@@ -47,6 +49,12 @@ def test_probabilities_follow_the_weights() -> None:
     low, middle, high = model.probabilities([[-1.0, 0.0], [0.0, 0.0], [1.0, 0.0]])
     assert low < middle == 0.5 < high
     assert model.probabilities([[0.0, 2.0]])[0] == pytest.approx(1 / (1 + 2.718281828459045))
+
+
+def test_an_unknown_feature_reads_as_its_mean() -> None:
+    model = Linear(("a", "b"), (1.0, 5.0), (1.0, 2.0), (2.0, -1.0), 0.5)
+    unknown, at_mean = model.logits([[3.0, math.nan], [3.0, 5.0]])
+    assert unknown == at_mean == 0.5 + 2.0 * 2.0
 
 
 def test_confidence_reads_how_far_the_first_file_leads() -> None:

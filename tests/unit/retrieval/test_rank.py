@@ -6,6 +6,7 @@ import networkx as nx
 import pytest
 
 from kbc.domain.models import Chunk
+from kbc.retrieval import rank as rank_module
 from kbc.retrieval.profiles import load_profiles
 from kbc.retrieval.rank import FileGraph, expand, fuse, rank, spread
 
@@ -81,6 +82,21 @@ def test_a_view_takes_file_evidence_as_a_file_of_its_own() -> None:
               "code": chunk("code", "shop/orders.py", "orders")}
     fused = fuse([("view", 5.0), ("code", 4.0)], [], [], chunks)
     assert fused["view"] > fused["code"]  # the better lexical hit, whatever its kind
+
+
+def test_the_files_past_commits_like_the_task_changed_count_as_one_more_list(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    chunks = {"first": chunk("first", "a.py", "x"), "second": chunk("second", "b.py", "x"),
+              "third": chunk("third", "c.py", "x")}
+    lexical = [("first", 3.0), ("second", 2.9), ("third", 2.8)]
+    monkeypatch.setattr(rank_module, "PRECEDENT_WEIGHT", 0.5)
+    plain = fuse(lexical, [], [], chunks)
+    credited = fuse(lexical, [], [], chunks, {"b.py": 0.5, "c.py": 0.2, "elsewhere.py": 0.9})
+    assert max(credited, key=lambda c: credited[c]) == "second"
+    # a file no search found gains nothing from its credit: only found units are ranked
+    assert set(credited) == set(plain) and credited["first"] == plain["first"]
+    monkeypatch.setattr(rank_module, "PRECEDENT_WEIGHT", 0.0)
+    assert fuse(lexical, [], [], chunks, {"b.py": 0.5}) == plain
 
 
 def spanned(cid: str, path: str, start: int, end: int) -> Chunk:
