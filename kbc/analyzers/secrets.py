@@ -6,9 +6,13 @@ assignments and more). detect-secrets costs about 0.2 ms a line, so a cheap
 screen first picks the lines any of its plugins could fire on — a long
 token, a credential keyword, a URL with a password, a key header — and only
 those lines go to the detectors, at their own line numbers. Configuration
-and other non-code files go through detect-secrets' whole-file scan instead,
-whose transformers read ``KEY=value`` and YAML forms. A private key block is
-redacted from its header to its footer.
+and other non-code files are read as detect-secrets' whole-file scan reads them
+(its transformers read ``KEY=value`` and YAML forms; its file filters drop lock
+files), and the lines of each reading are screened the same way, by a wider
+screen that also passes what its detectors fire on without any context (short
+hex strings, IP addresses): what it finds is what the unscreened scan finds, at
+a fraction of the cost on message catalogs and changelogs. A private key block
+is redacted from its header to its footer.
 
 Line count and line numbers never change: only the secret values are
 replaced, by ``[REDACTED]``.
@@ -19,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any, cast
 
 from kbc.analyzers.credentials import find_credentials
 
@@ -33,6 +38,12 @@ _SCREEN = re.compile(
     r"|(?i:key|pass|pwd|secret|token|auth|cred|contrase|private|xox|slack|webhook)"
     r"|://[^\s/]*:[^\s/]*@"
 )
+# A whole file's readings also pass what the screen above leaves to context in code: a short
+# hex string (the hex detector's entropy limit is reached from 9 characters), a public IP
+# address and the short Artifactory forms, which its plugins fire on too.
+_WHOLE_SCREEN = re.compile(
+    _SCREEN.pattern
+    + r"|[0-9A-Fa-f]{9,}|\d{1,3}(?:\.\d{1,3}){3}|AP[\dA-F][A-Za-z0-9]{8,}|AKC[A-Za-z0-9]{10,}")
 _TOKEN = re.compile(r"[A-Za-z0-9+/=_\-.~]+")
 _PEM_END = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----")
 PEM_MAX_LINES = 200
@@ -179,10 +190,41 @@ LINE_LANGUAGES = frozenset({
 
 
 def _scan_whole_file(path: str) -> list[tuple[int, str, str]]:
-    from detect_secrets.core.scan import scan_file
+    """detect-secrets' reading of a whole file (its ``scan_file``), screened as lines are: the
+    file's lines as its transformers read them (``KEY=value``, YAML; else as written), then,
+    only if nothing was found, as its eager transformers read them. Of each reading only the
+    lines the screen passes go to the detectors, at their own line numbers: the detectors fire
+    on no other line, and a message catalog or a changelog costs a screen, not two full scans."""
+    from detect_secrets.core.scan import _is_filtered_out
+    from detect_secrets.transformers import get_transformed_file
 
     _configure()
-    return [(s.line_number, s.type, s.secret_value) for s in scan_file(path)
+    if _is_filtered_out(required_filter_parameters=["filename"], filename=path):  # a lock file, ...
+        return []
+    try:
+        with open(path) as file:  # as detect-secrets opens it: a file not in the locale's encoding
+            named = cast(Any, file)  # detect-secrets' NamedIO: a text file with a name
+            lines = get_transformed_file(named) or file.readlines()  # is not its to read
+            found = _scan_read(path, lines)
+            if found:
+                return found
+            file.seek(0)
+            eager = get_transformed_file(named, use_eager_transformers=True)
+    except (OSError, UnicodeDecodeError):
+        return []
+    return _scan_read(path, eager) if eager else []
+
+
+def _scan_read(path: str, lines: list[str]) -> list[tuple[int, str, str]]:
+    """:func:`_scan` of the screened lines of one reading of a file (line ``n`` is ``lines[n-1]``)."""
+    from detect_secrets.core.scan import _process_line_based_plugins
+
+    candidates = [(number, line) for number, line in enumerate(lines, start=1) if _WHOLE_SCREEN.search(line)]
+    # handed over as one compact run, as _scan does; a transformer's line may span several
+    # (a YAML block), which no diff could carry, so the run goes to the detectors directly
+    found = _process_line_based_plugins(list(enumerate((line for _, line in candidates), start=1)),
+                                        filename=path)
+    return [(candidates[s.line_number - 1][0], s.type, s.secret_value) for s in found
             if s.secret_value and s.line_number]
 
 

@@ -49,6 +49,32 @@ def test_dotenv_lines_are_redacted_through_the_config_reader(tmp_path: Path) -> 
     assert result.text == f"DATABASE_PASSWORD={MARK}\nDEBUG=true\n"
 
 
+WHOLE_FILES = {
+    "deploy.yaml": ("steps:\n  - run: |\n      export API_KEY=9f3a7c1e5b2d4f6a8c0e\n      make\n"
+                    "password: hunter2isnotgood\nhost: 203.0.113.77\nname: plain\n"),
+    "settings.ini": "[db]\nuser = app\npassword = s3cr3tValue!\nchecksum = 0a1b2c3d4e5f\n",
+    "notes.txt": "Ping 8.8.8.8 first.\nThe build id is 4f9c2a7e1d.\nnothing here\n" * 3,
+    "messages.po": 'msgid "Password"\nmsgstr "Mot de passe"\n\nmsgid "Key"\nmsgstr "Cle"\n',
+    "package-lock.json": '{"integrity": "sha512-SRXjM+tfsSlA9VuG8hGO2nft2p8zjXCK1VcC6N4NXbBb=="}\n',
+    "token.env": "AP6xAbCdEfGh12\nGITHUB=ghp_R8vKq2LmZt5Yx9Wn3Hb7Jc1Pd4Fs6Ga0Eu2Q\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(WHOLE_FILES))
+def test_a_whole_file_screened_finds_what_detect_secrets_finds_reading_it_all(
+        tmp_path: Path, name: str) -> None:
+    from detect_secrets.core.scan import scan_file
+
+    from kbc.analyzers.secrets import _configure, _scan_whole_file
+
+    path = tmp_path / name
+    path.write_text(WHOLE_FILES[name])
+    _configure()
+    expected = sorted((s.line_number, s.type, s.secret_value) for s in scan_file(str(path))
+                      if s.secret_value and s.line_number)
+    assert sorted(_scan_whole_file(str(path))) == expected
+
+
 def test_a_value_that_is_also_a_name_is_redacted_in_the_string_and_the_code_still_parses() -> None:
     import ast
 
