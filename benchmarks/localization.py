@@ -59,7 +59,7 @@ from kbc.domain.models import OUTSIDE_KINDS
 from kbc.domain.settings import Settings
 from kbc.eval.baseline import WholeFileBM25
 from kbc.index.tokencount import default_counter
-from kbc.retrieval.retrieve import without
+from kbc.retrieval.results import without
 from kbc.services.build import build_repository
 from kbc.services.retrieve import open_retriever, profile_named
 from kbc.services.team import chosen_scopes, excluded, read_manifest

@@ -23,7 +23,7 @@ __all__ = ["Answer", "KbcError", "KnowledgeBase", "Slice", "__version__"]
 if TYPE_CHECKING:
     from kbc.domain.errors import KbcError
     from kbc.retrieval.answer import Answer
-    from kbc.retrieval.retrieve import Slice
+    from kbc.retrieval.results import Slice
     from kbc.services.knowledge import KnowledgeBase
 
 _LAZY = {

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kbc.domain.errors import LLMError
-from kbc.retrieval.retrieve import Slice, SliceItem
+from kbc.retrieval.results import Slice, SliceItem
 from kbc.views.llm import Interpreter
 
 CITATION = re.compile(r"\[([^\[\]\s:]+(?::[^\[\]\s:]+)*?):(\d+)(?:-(\d+))?\]")

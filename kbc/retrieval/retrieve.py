@@ -11,9 +11,7 @@ import hashlib
 import json
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from kbc.domain.errors import KbcError, VectorStoreError
 from kbc.domain.models import KNOWLEDGE_PREFIX, Chunk, FileFacts, GraphFacts
@@ -43,6 +41,7 @@ from kbc.retrieval.profiles import Profile
 from kbc.retrieval.query import bounded
 from kbc.retrieval.rank import FileGraph, expand, files_in_order, finish, fuse, seeds
 from kbc.retrieval.report import clean_report
+from kbc.retrieval.results import Evidence, Ranking, Slice, SliceItem, without
 from kbc.store.layout import LEXICAL
 
 CANDIDATES = 200  # hits taken from each search before fusion
@@ -50,72 +49,6 @@ LEXICAL_POOL = 2000  # BM25 hits kept to order the other units of the best files
 VECTOR_UNITS = 300  # unit hits asked of the vector store (several per chunk)
 QUERY_VECTORS = 32  # query embeddings kept
 KEPT_KEYS = 50_000  # chunks' duplicate-comparison texts kept between searches
-
-
-@dataclass(frozen=True, slots=True)
-class Evidence:
-    """How strongly the indexes answered a query, for the knowledge-gap log."""
-
-    lexical_hits: int  # chunks that matched a query term
-    best_similarity: float  # cosine similarity of the best embedded unit (-1 when lexical only)
-    scores: tuple[float, ...]  # fused scores of the top ten, best first
-    confidence: float = -1.0  # that the first files hold what the task needs (-1: not estimated)
-    low_confidence: bool = False  # the confidence is below the floor
-
-
-@dataclass(frozen=True, slots=True)
-class Ranking:
-    ranked: list[tuple[str, float]]  # (chunk id, fused score), best first
-    chunks: dict[str, Chunk]
-    evidence: Evidence
-    matched: tuple[dict[str, Any], ...] = ()  # what the query named and what it matched
-
-
-@dataclass(frozen=True, slots=True)
-class SliceItem:
-    id: str
-    path: str
-    start_line: int
-    end_line: int
-    kind: str
-    score: float
-    tokens: int
-
-
-@dataclass(frozen=True, slots=True)
-class Slice:
-    use_case: str
-    budget: int
-    tokens: int
-    fingerprint: str
-    retrieval: str  # "hybrid" or "lexical"
-    items: tuple[SliceItem, ...]
-    text: str
-    note: str = ""
-    matched: tuple[dict[str, Any], ...] = ()
-    confidence: float = -1.0  # that its first files hold what the task needs (-1: not estimated)
-    low_confidence: bool = False
-
-    def to_json(self) -> str:
-        data: dict[str, Any] = {
-            "use_case": self.use_case, "budget": self.budget, "tokens": self.tokens,
-            "fingerprint": self.fingerprint, "retrieval": self.retrieval,
-            "confidence": round(self.confidence, 3), "low_confidence": self.low_confidence,
-            "matched": list(self.matched),
-            "items": [{"id": i.id, "path": i.path, "start_line": i.start_line,
-                       "end_line": i.end_line, "kind": i.kind, "score": round(i.score, 8),
-                       "tokens": i.tokens} for i in self.items],
-            "text": self.text,
-        }
-        return json.dumps(data, indent=1, ensure_ascii=False)
-
-
-def without(found: Ranking, exclude: frozenset[str]) -> Ranking:
-    """``found`` without the chunks of the documents in ``exclude``."""
-    if not exclude:
-        return found
-    kept = [(cid, score) for cid, score in found.ranked if found.chunks[cid].path not in exclude]
-    return Ranking(kept, found.chunks, found.evidence, found.matched)
 
 
 class Retriever:

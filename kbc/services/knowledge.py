@@ -21,7 +21,8 @@ from kbc.domain.settings import Settings, load_settings
 from kbc.domain.views import View
 from kbc.retrieval.answer import Answer, extractive, llm_answer
 from kbc.retrieval.profiles import Profile, load_profiles
-from kbc.retrieval.retrieve import Evidence, Retriever, Slice, without
+from kbc.retrieval.results import Evidence, Slice, without
+from kbc.retrieval.retrieve import Retriever
 from kbc.services.analyze import AnalyzeSummary, analyze_repository
 from kbc.services.build import BuildSummary, build_repository
 from kbc.services.components import CONFIGURED, Components

@@ -13,7 +13,7 @@ from kbc.domain.drift import DriftReport
 from kbc.domain.views import View
 from kbc.retrieval.answer import Answer
 from kbc.retrieval.profiles import Profile
-from kbc.retrieval.retrieve import Slice
+from kbc.retrieval.results import Slice
 from kbc.services.status import Status
 from kbc.services.symbols import SymbolReport
 from kbc.store.gaps import Gap

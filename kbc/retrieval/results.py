@@ -1,0 +1,75 @@
+"""What a retrieval answers: the ranking with its evidence, and the packed slice."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from kbc.domain.models import Chunk
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """How strongly the indexes answered a query, for the knowledge-gap log."""
+
+    lexical_hits: int  # chunks that matched a query term
+    best_similarity: float  # cosine similarity of the best embedded unit (-1 when lexical only)
+    scores: tuple[float, ...]  # fused scores of the top ten, best first
+    confidence: float = -1.0  # that the first files hold what the task needs (-1: not estimated)
+    low_confidence: bool = False  # the confidence is below the floor
+
+
+@dataclass(frozen=True, slots=True)
+class Ranking:
+    ranked: list[tuple[str, float]]  # (chunk id, fused score), best first
+    chunks: dict[str, Chunk]
+    evidence: Evidence
+    matched: tuple[dict[str, Any], ...] = ()  # what the query named and what it matched
+
+
+@dataclass(frozen=True, slots=True)
+class SliceItem:
+    id: str
+    path: str
+    start_line: int
+    end_line: int
+    kind: str
+    score: float
+    tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class Slice:
+    use_case: str
+    budget: int
+    tokens: int
+    fingerprint: str
+    retrieval: str  # "hybrid" or "lexical"
+    items: tuple[SliceItem, ...]
+    text: str
+    note: str = ""
+    matched: tuple[dict[str, Any], ...] = ()
+    confidence: float = -1.0  # that its first files hold what the task needs (-1: not estimated)
+    low_confidence: bool = False
+
+    def to_json(self) -> str:
+        data: dict[str, Any] = {
+            "use_case": self.use_case, "budget": self.budget, "tokens": self.tokens,
+            "fingerprint": self.fingerprint, "retrieval": self.retrieval,
+            "confidence": round(self.confidence, 3), "low_confidence": self.low_confidence,
+            "matched": list(self.matched),
+            "items": [{"id": i.id, "path": i.path, "start_line": i.start_line,
+                       "end_line": i.end_line, "kind": i.kind, "score": round(i.score, 8),
+                       "tokens": i.tokens} for i in self.items],
+            "text": self.text,
+        }
+        return json.dumps(data, indent=1, ensure_ascii=False)
+
+
+def without(found: Ranking, exclude: frozenset[str]) -> Ranking:
+    """``found`` without the chunks of the documents in ``exclude``."""
+    if not exclude:
+        return found
+    kept = [(cid, score) for cid, score in found.ranked if found.chunks[cid].path not in exclude]
+    return Ranking(kept, found.chunks, found.evidence, found.matched)
