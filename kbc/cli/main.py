@@ -206,6 +206,15 @@ def _render_knowledge(known: KnowledgeSummary) -> list[str]:
     return lines
 
 
+def _render_pending(pending: int, filling: int) -> str:
+    if not pending:
+        return ""
+    if not filling:
+        return f"; {pending} not embedded (no process could be started for them): run `kbc embed`"
+    return (f"; {pending} left to a background process (pid {filling}): `kbc status` follows it, "
+            "`kbc embed` finishes it now")
+
+
 def _duration(seconds: float) -> str:
     return f"{seconds / 60:.0f} min" if seconds >= 90 else f"{max(seconds, 1):.0f} s"
 
@@ -216,9 +225,12 @@ def _duration(seconds: float) -> str:
               help="Never call an LLM: the views' prose comes from docstrings only.")
 @click.option("--knowledge", "knowledge", multiple=True, metavar="[NAME=]PATH|URL",
               help="A knowledge root to index beside the code (repeatable; adds to [[knowledge]]).")
+@click.option("--wait/--no-wait", "wait", default=None,
+              help="Embed every unit before returning (--wait), or leave any to a background "
+                   "process (--no-wait); default: wait for at most index.wait_units units.")
 @click.pass_context
 def build(ctx: click.Context, path: Path, store: Path | None, fmt: str, workers: int | None,
-          no_llm: bool, knowledge: tuple[str, ...]) -> None:
+          no_llm: bool, knowledge: tuple[str, ...], wait: bool | None) -> None:
     """Run every pass on the repository at PATH: facts, graphs, views, then the index.
 
     Views (architecture, modules, features, workflows, entry points, domain
@@ -228,6 +240,10 @@ def build(ctx: click.Context, path: Path, store: Path | None, fmt: str, workers:
     the views (secrets redacted), parsed code cut at its definitions and other
     text in line windows, in a lexical index and, when the embedding model
     loads, as local embeddings in Chroma. Re-running re-does only what changed.
+    With more units to embed than index.wait_units (4,000 by default, about
+    20 s on two cores), the index is published lexical at once and a background
+    process embeds them (`kbc status` shows how far it has come; `kbc embed`
+    finishes in the foreground); retrieval turns hybrid when they are all in.
     Knowledge roots (a folder or a git repository of Markdown: [[knowledge]] in
     kbc.toml, KBC_KNOWLEDGE, --knowledge) are indexed beside the code, each
     document in its scopes (docs/knowledge.md).
@@ -238,7 +254,7 @@ def build(ctx: click.Context, path: Path, store: Path | None, fmt: str, workers:
 
     with knowledge_base(path, store, workers=workers, knowledge=knowledge or None) as kb:
         summary = kb.build(no_llm=no_llm, progress=BuildProgress(_progress, _views_progress,
-                                                                 _embed_progress()))
+                                                                 _embed_progress()), wait=wait)
     if fmt == "json":
         click.echo(json.dumps(asdict(summary), indent=1, sort_keys=True))
         return
@@ -251,7 +267,7 @@ def build(ctx: click.Context, path: Path, store: Path | None, fmt: str, workers:
         f"  chunks        {index.chunks} from {index.files} files "
         f"({index.changed_files} changed, {index.removed_files} removed)",
         f"  embeddings    {index.units} units, {index.embedded} embedded now, "
-        f"{index.removed_units} removed",
+        f"{index.removed_units} removed" + _render_pending(index.pending, summary.filling),
         f"  secrets       {index.secrets} redacted",
         f"  retrieval     {retrieval}",
         f"  time          {index.seconds:.2f} s",
@@ -297,11 +313,11 @@ def retrieve(ctx: click.Context, text: str, repo: Path, store: Path | None, use_
 def _register() -> None:
     from kbc.cli.evaluate import eval_command
     from kbc.cli.knowledge import proposals, propose
-    from kbc.cli.maintain import drift, refresh, render, status, views
+    from kbc.cli.maintain import drift, embed, refresh, render, status, views
     from kbc.cli.serve import ask, gaps, scopes, serve
 
-    for command in (refresh, status, drift, views, render, ask, gaps, scopes, propose, proposals, serve,
-                    eval_command):
+    for command in (refresh, embed, status, drift, views, render, ask, gaps, scopes, propose, proposals,
+                    serve, eval_command):
         cli.add_command(command)
 
 

@@ -1,10 +1,12 @@
-"""Commands that keep a knowledge base current and show what it holds: refresh, status, drift,
-views, render."""
+"""Commands that keep a knowledge base current and show what it holds: refresh, embed, status,
+drift, views, render."""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -174,6 +176,36 @@ def render(ctx: click.Context, repo: Path, store: Path | None, out: Path) -> Non
     with knowledge_base(repo, store) as kb:
         written = kb.render(out)
     click.echo(f"wrote {len(written)} pages to {out} (start at {out / 'index.md'})")
+
+
+@click.command()
+@reading_options
+@click.option("--background", is_flag=True, hidden=True,
+              help="Niced, the model on one thread (how `kbc build` starts it).")
+@click.pass_context
+def embed(ctx: click.Context, repo: Path, store: Path | None, background: bool) -> None:
+    """Embed the units the last build left to embed, and turn retrieval hybrid.
+
+    A build with more units to embed than index.wait_units publishes its index
+    lexical and starts this in the background (niced, its model on one thread);
+    run it to finish in the foreground instead. It resumes where a stopped run
+    left off, waits for another one on the same store, and does nothing when no
+    unit is waiting.
+    """
+    from kbc.cli.main import _embed_progress
+    from kbc.services.embedding import fill_vectors
+
+    shown = _embed_progress()
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    if background:
+        click.echo(f"kbc embed: started {started} (pid {os.getpid()})")
+    done = fill_vectors(repo, settings_for(repo), store, background=background, on_wait=say,
+                        progress=lambda n, total: shown("embedding", n, total))
+    if done.units == 0:
+        click.echo(f"kbc embed: no unit waits to be embedded; retrieval {done.retrieval}")
+        return
+    click.echo(f"kbc embed: {done.embedded} of {done.units} units embedded now in {done.seconds:.1f} s; "
+               f"retrieval {done.retrieval}")
 
 
 @click.command()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from kbc.cli.common import knowledge_base, reading_options
+from kbc.cli.common import knowledge_base, reading_options, say
 
 GAP_LINE = 200  # characters of a logged question shown on its line (--format json gives all it logged)
 
@@ -130,8 +130,13 @@ def serve(ctx: click.Context, repo: Path, store: Path | None, transport: str, ho
     The server answers from the newest completed build (a `kbc build` or
     `kbc refresh` from another process is followed, never mixed into a request
     in flight). An HTTP session idle for serve.session_idle_seconds is closed;
-    at most serve.max_sessions are open at once.
+    at most serve.max_sessions are open at once. A store whose vectors a build
+    left to embed, with no process embedding them (it was stopped), gets one
+    started in the background; retrieval turns hybrid when it is done.
     """
+    from kbc.services.embedding import resume_filling
     from kbc.web.server import serve as run_server
     kb = knowledge_base(repo, store)
+    if resume_filling(kb.root, kb.settings, store):
+        say("kbc: the vectors the last build left are being embedded in the background")
     run_server(kb, transport, host, port, kb.settings.token or None)

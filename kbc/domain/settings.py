@@ -38,6 +38,7 @@ class Settings:
     chunk_overlap: int = 12
     embed_tests: bool = False
     embed_tokens: int = 64
+    wait_units: int = 4000
     llm_model: str = ""
     llm_api_base: str = ""
     llm_timeout: int = 60
@@ -124,6 +125,10 @@ FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("embed_tokens", "index", "embed_tokens", int, "KBC_EMBED_TOKENS", 16,
               "tokens of a unit the embedding model reads (at most what the model reads; queries "
               "are read whole): fewer embed faster; see docs/index.md for what each costs"),
+    FieldSpec("wait_units", "index", "wait_units", int, "KBC_WAIT_UNITS", 0,
+              "units `kbc build` embeds before it returns; with more to embed it publishes the "
+              "index lexical and embeds them in a background process (`kbc build --wait`: "
+              "always before it returns)", limit=True),
     FieldSpec("llm_model", "llm", "model", str, "KBC_LLM_MODEL", None,
               "litellm model that writes the views' prose, e.g. openai/gpt-4o-mini or "
               "ollama/llama3; empty means no LLM (prose from docstrings)", trusted_only=True),

@@ -33,7 +33,7 @@ from kbc.index.definitions import Definition
 from kbc.index.embed import Embedder
 from kbc.index.exact import ExactVectors, digest_of, load_snapshot, sweep_snapshots, write_snapshot
 from kbc.index.history import commit_messages, last_commit_dates
-from kbc.index.lexical import PRECEDENTS, FileRecord, LexicalIndex, move_aside
+from kbc.index.lexical import PENDING, PRECEDENTS, FileRecord, LexicalIndex, move_aside
 from kbc.index.tokencount import default_counter
 from kbc.index.units import unit_metadata, units_of
 from kbc.index.vectors import VectorStore
@@ -79,6 +79,7 @@ class IndexSummary:
     passes: tuple[PassTiming, ...] = ()  # chunk, lexical index, embed, vector snapshot
     stale_units: tuple[str, ...] = ()  # vectors no longer needed: deleted once the index is published
     snapshots: tuple[str, ...] = ()  # the digests of the new index's snapshot and the live one's
+    pending: int = 0  # units left to embed after the index is published (kbc.index.fill)
 
 
 
@@ -161,18 +162,22 @@ def build_index(
     embed_tests: bool = False,
     repeated: Mapping[str, tuple[str, ...]] | None = None,
     knowledge: Mapping[str, str] | None = None,
+    wait_units: int | None = None,
 ) -> IndexSummary:
     """Bring the index in line with ``files``, the view ``documents`` (path under
     ``VIEW_PREFIX`` -> Markdown) and the ``knowledge`` documents (path under
     ``@knowledge/<root>/`` -> Markdown, redacted). ``fresh`` chunks everything again; vectors are kept
-    wherever their unit is unchanged (they are addressed by content and model).
+    wherever their unit is unchanged (they are addressed by content and model). With
+    ``wait_units``, when more units than that lack vectors none are embedded: the index is
+    published lexical, naming the model it waits for (``PENDING``), and
+    :func:`kbc.index.fill.fill_vectors` embeds them after.
 
     The live index is not touched: a copy of it is brought in line and left beside it, for
     :func:`publish_index` to put in place; vectors are only added (those no longer needed are
     listed for :func:`sweep_index` once the index is published)."""
     started = time.perf_counter()
     clock = Stopwatch()
-    lexical, note = _staged(index_dir, note)
+    lexical, note = staged_copy(index_dir, note)
     if lexical.stale:
         lexical.reset()
     try:
@@ -221,7 +226,17 @@ def build_index(
         stale_units: list[str] = []
         previous = lexical.meta("vectors")
         retrieval = "lexical"
-        if embedder is not None and vectors is not None:
+        pending = 0
+        lexical.set_meta(PENDING, "")
+        if embedder is not None and vectors is not None and wait_units is not None:
+            pending = _unembedded(lexical, embedder.model_id, vectors, embed_tests)
+            if pending <= wait_units:
+                pending = 0
+        if pending:
+            lexical.set_meta(PENDING, embedder.model_id if embedder is not None else "")
+            lexical.set_meta("model", "")
+            lexical.set_meta("vectors", "")
+        elif embedder is not None and vectors is not None:
             synced = _sync_vectors(lexical, embedder, vectors, progress, index_dir, embed_tests, clock)
             units_total, embedded, stale_units = synced.units, synced.embedded, synced.stale
             embedded_views = synced.views
@@ -234,20 +249,32 @@ def build_index(
         lexical_digest = lexical.meta("vectors")
         lexical.set_meta("retrieval", retrieval)
         lexical.set_meta("note", note)
-        state = hashlib.sha256("\n".join(sorted(lexical.chunk_ids())).encode())
-        state.update(f"\0{lexical.meta('model')}".encode())
-        lexical.set_meta("state", state.hexdigest()[:16])
-        lexical.commit()
+        seal(lexical)
     finally:
         lexical.close()
     removed_files = sum(1 for path in removed if not path.startswith((VIEW_PREFIX, KNOWLEDGE_PREFIX)))
     return IndexSummary(len(files), chunk_count, len(changed_files), removed_files, units_total, embedded,
                         len(stale_units), total_secrets, retrieval, note,
                         time.perf_counter() - started, embedded_views, tuple(clock.passes),
-                        tuple(stale_units), tuple(d for d in (lexical_digest, previous) if d))
+                        tuple(stale_units), tuple(d for d in (lexical_digest, previous) if d), pending)
 
 
-def _staged(index_dir: Path, note: str) -> tuple[LexicalIndex, str]:
+def seal(lexical: LexicalIndex) -> None:
+    """Name the index's state (its chunks and the model of its vectors: what a slice's
+    fingerprint reads) and commit."""
+    state = hashlib.sha256("\n".join(sorted(lexical.chunk_ids())).encode())
+    state.update(f"\0{lexical.meta('model')}".encode())
+    lexical.set_meta("state", state.hexdigest()[:16])
+    lexical.commit()
+
+
+def _unembedded(lexical: LexicalIndex, model_id: str, vectors: VectorStore, embed_tests: bool) -> int:
+    """How many units of the chunk table the vector store lacks."""
+    present = vectors.ids()
+    return sum(1 for u in units_of(lexical.all_chunks(), model_id, tests=embed_tests) if u.id not in present)
+
+
+def staged_copy(index_dir: Path, note: str) -> tuple[LexicalIndex, str]:
     """A copy of the live index to write (empty if there is none; a damaged one is moved
     aside, never deleted), and the note saying so."""
     live, staged = index_dir / LEXICAL, index_dir / STAGED
@@ -338,7 +365,7 @@ def _sync_vectors(lexical: LexicalIndex, embedder: Embedder, vectors: VectorStor
     clock = clock or Stopwatch()
     units, missing, extra, chunks = _embed_missing(lexical, embedder, vectors, progress, embed_tests, clock)
     with clock.measure("vector snapshot"):
-        digest = _write_snapshot(index_dir, embedder.model_id, lexical.meta("vectors"), units, vectors)
+        digest = write_units_snapshot(index_dir, embedder.model_id, lexical.meta("vectors"), units, vectors)
     views = sum(1 for u in missing if chunks[u.chunk_id].kind == "view")
     return VectorSync(len(units), len(missing), extra, views, digest)
 
@@ -373,7 +400,7 @@ def _embed_missing(lexical: LexicalIndex, embedder: Embedder, vectors: VectorSto
     return units, missing, extra, chunks
 
 
-def _write_snapshot(index_dir: Path, model_id: str, previous: str, units: Sequence[EmbedUnit],
+def write_units_snapshot(index_dir: Path, model_id: str, previous: str, units: Sequence[EmbedUnit],
                     vectors: VectorStore) -> str:
     """The snapshot of ``units``: rows of the last snapshot that still hold, the rest read back
     from the store (not taken from the embedder: the store keeps its own rounding of a vector,

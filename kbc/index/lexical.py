@@ -50,6 +50,7 @@ TIE_MARGIN = 64  # rows fetched past a search's limit, to see every row tied at 
 REMEMBERED_POSTINGS = 2_000_000  # (row, score) pairs a long-lived reader keeps, over all its terms
 REMEMBERED_CHUNKS = 20_000  # chunks a long-lived reader keeps
 PRECEDENTS = "precedents"  # meta: the latest commits' message words and the indexed files they changed
+PENDING = "pending"  # meta: the model whose vectors the index waits for ("" when none)
 
 
 def move_aside(path: Path) -> Path:

@@ -18,7 +18,8 @@ from kbc.domain.models import KNOWLEDGE_PREFIX, Chunk, FileFacts, GraphFacts
 from kbc.domain.views import VIEW_KINDS, VIEW_PREFIX
 from kbc.index.embed import Embedder
 from kbc.index.exact import ExactVectors, load_snapshot, read_store
-from kbc.index.lexical import LexicalIndex
+from kbc.index.lexical import PENDING, LexicalIndex
+from kbc.index.progress import progress_of
 from kbc.index.tokencount import TokenCounter
 from kbc.index.units import best_by_chunk
 from kbc.index.vectors import VectorStore
@@ -74,9 +75,13 @@ class Retriever:
         self.embedder = embedder if vectors is not None else None
         self.vectors = vectors
         self.note = note
+        self.waiting = ""  # the model whose vectors are being embedded after the build (kbc embed)
         if self.embedder is not None and indexed_model != self.embedder.model_id:
-            self.note = (f"the index holds no vectors for {self.embedder.model_id}; "
-                         "run `kbc build` to embed")
+            if self.lexical.meta(PENDING) == self.embedder.model_id:
+                self.waiting = self.embedder.model_id
+            else:
+                self.note = (f"the index holds no vectors for {self.embedder.model_id}; "
+                             "run `kbc build` to embed")
             self.embedder = self.vectors = None
         self.graph = FileGraph.from_facts(graph, module_paths, symbol_paths, cochange) if graph else None
         self.counter = counter
@@ -94,6 +99,15 @@ class Retriever:
         self._repository: Repository | None = None
         self._precedents: Precedents | None = None
         self.confidence_floor: float | None = None  # None: the shipped model's floor
+
+    def current_note(self) -> str:
+        """Why retrieval is lexical, if it is: for an index whose vectors are being embedded,
+        how far that has come (read at each request)."""
+        if not self.waiting:
+            return self.note
+        found = progress_of(self.index_dir, self.state, self.waiting)
+        done = f"{found.embedded} of {found.units} units" if found is not None else "not started"
+        return f"vectors being embedded after the build: {done}; `kbc embed` finishes"
 
     def _query_vector(self, query: str) -> list[float]:
         """The query's embedding; the last few are kept, since a task is often asked again (at
@@ -406,7 +420,8 @@ class Retriever:
         """``found`` packed into ``budget`` tokens (one search serves several budgets)."""
         ranked, chunks = found.ranked, found.chunks
         mode = self.mode
-        note = f" ({self.note})" if self.note and mode == "lexical" else ""
+        said_note = self.current_note()
+        note = f" ({said_note})" if said_note and mode == "lexical" else ""
         confidence = found.evidence.confidence
         said = ""
         if confidence >= 0:
@@ -431,5 +446,5 @@ class Retriever:
         items = tuple(SliceItem(b.chunks[0], b.path, b.start, b.end, b.kind, b.score, b.tokens)
                       for b in packed.blocks)
         fingerprint = self.fingerprint(profile, budget, query, exclude, min_confidence)
-        return Slice(profile.name, budget, packed.tokens, fingerprint, mode, items, packed.text, self.note,
+        return Slice(profile.name, budget, packed.tokens, fingerprint, mode, items, packed.text, said_note,
                      found.matched, confidence, found.evidence.low_confidence)

@@ -25,6 +25,7 @@ from kbc.domain.timing import PassTiming, Stopwatch
 from kbc.index.build import IndexSummary, build_index, discard_staged, publish_index, sweep_index
 from kbc.services.analyze import AnalyzeSummary, analyze_with_sweep
 from kbc.services.components import CONFIGURED, Components
+from kbc.services.embedding import start_filling
 from kbc.services.team import Collected, Manifest, collect, roots_to_read, write_manifest
 from kbc.services.views import build_views_pass, view_documents
 from kbc.store.facts_store import FactsStore
@@ -52,6 +53,7 @@ class BuildSummary:
     waited: float = 0.0  # seconds spent waiting for another writer of the store
     passes: tuple[PassTiming, ...] = ()  # every pass in order: seconds, peak RSS by its end
     knowledge: KnowledgeSummary = KnowledgeSummary()
+    filling: int = 0  # pid of the process embedding the units left to it (0: none)
 
 
 def build_repository(root: Path, settings: Settings, store_dir: Path | None = None,
@@ -60,10 +62,12 @@ def build_repository(root: Path, settings: Settings, store_dir: Path | None = No
                      interpreter: Interpreter | None = None,
                      views_progress: ViewsProgress | None = None, fresh: bool = False,
                      on_wait: Callable[[str], None] | None = None,
-                     components: Components = CONFIGURED) -> BuildSummary:
+                     components: Components = CONFIGURED, wait: bool | None = None) -> BuildSummary:
     """Every pass, holding the store's writer lock; ``fresh`` re-does the work its caches
     would skip (parsing, chunking); ``interpreter`` overrides the components' one. The build
-    state is written last."""
+    state is written last. With more units to embed than ``settings.wait_units`` (``wait``
+    True: never; False: any), the index is published lexical and a background process
+    embeds them (:mod:`kbc.services.embedding`)."""
     store_root = store_path(root, settings, store_dir)
     with writer_lock(store_root, settings.lock_timeout, on_wait) as waited:
         unfinished = unfinished_build(store_root)
@@ -71,15 +75,18 @@ def build_repository(root: Path, settings: Settings, store_dir: Path | None = No
             ViewsStore(store_root).discard()
             discard_staged(index_dir(store_root))
         begin_build(store_root, "fresh" if fresh else "incremental")
+        wait_units = None if wait else 0 if wait is False else settings.wait_units
         summary = _build(root, settings, store_dir, progress, embed_progress, no_llm,
                          interpreter or components.llm(settings, no_llm), views_progress, fresh,
-                         components)
-    return dataclasses.replace(summary, waited=waited)
+                         components, wait_units)
+    filling = start_filling(root, settings, store_dir) if summary.index.pending else 0
+    return dataclasses.replace(summary, waited=waited, filling=filling)
 
 
 def _build(root: Path, settings: Settings, store_dir: Path | None, progress: AnalyzeProgress | None,
            embed_progress: EmbedProgress | None, no_llm: bool, interpreter: Interpreter | None,
-           views_progress: ViewsProgress | None, fresh: bool, components: Components) -> BuildSummary:
+           views_progress: ViewsProgress | None, fresh: bool, components: Components,
+           wait_units: int | None) -> BuildSummary:
     # Read before the files are: a change made while they are read is seen by the next refresh.
     dirty = uncommitted(root, store_path(root, settings, store_dir))
     analyzed, swept = analyze_with_sweep(root, settings, store_dir, progress, fresh=fresh, publish=False)
@@ -107,6 +114,7 @@ def _build(root: Path, settings: Settings, store_dir: Path | None, progress: Ana
             workers=settings.worker_count(), embedder=embedder, vectors=vectors, note=note,
             progress=embed_progress, documents=view_documents(views), fresh=fresh,
             embed_tests=settings.embed_tests, repeated=swept.repeated, knowledge=collected.texts(),
+            wait_units=wait_units,
         )
     published = Stopwatch()
     with in_pass("publish"), published.measure("publish"):

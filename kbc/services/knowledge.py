@@ -137,15 +137,16 @@ class KnowledgeBase:
             return analyze_repository(self.root, self.settings, self.store, progress=progress)
 
     def build(self, *, no_llm: bool = False, interpreter: Interpreter | None = None,
-              progress: BuildProgress | None = None) -> BuildSummary:
-        """Every pass; ``interpreter`` overrides the components' one for this build."""
+              progress: BuildProgress | None = None, wait: bool | None = None) -> BuildSummary:
+        """Every pass; ``interpreter`` overrides the components' one for this build; ``wait``:
+        see :func:`kbc.services.build.build_repository`."""
         shown = progress or BuildProgress()
         with self._lock:
             self._reset()
             return build_repository(self.root, self.settings, self.store, progress=shown.files,
                                     embed_progress=shown.embedding, no_llm=no_llm,
                                     interpreter=interpreter, views_progress=shown.views,
-                                    on_wait=self._notify, components=self.components)
+                                    on_wait=self._notify, components=self.components, wait=wait)
 
     def refresh(self, *, no_llm: bool = False, full: bool = False) -> RefreshSummary:
         with self._lock:

@@ -205,9 +205,10 @@ def _refresh(root: Path, url: str, followed: str, store_root: Path, settings: Se
                                  changes or Changes(), url=url, branch=followed,
                                  drift=find_drift(root, store_root) if with_drift else [])
         return summary
+    # A refresh (CI's, a server's before it answers) returns with every vector embedded.
     build = build_repository(root, settings, store_dir, no_llm=no_llm, interpreter=interpreter,
                              fresh=mode == "full", on_wait=on_wait,
-                             components=components)
+                             components=components, wait=True)
     summary = RefreshSummary(str(root.resolve()), str(store_root), before, after,
                              mode if mode != "up-to-date" else "incremental", reason, changes or Changes(),
                              build, url, followed,

@@ -103,9 +103,11 @@ def _index(store_root: Path, root: Path, notes: list[str], settings: Settings,
            components: Components) -> tuple[dict[str, int | str], str]:
     from kbc.domain.errors import IndexDamaged
     from kbc.index.exact import load_snapshot
-    from kbc.index.lexical import LexicalIndex
+    from kbc.index.lexical import PENDING, LexicalIndex
+    from kbc.index.progress import progress_of
     from kbc.index.units import units_of
     from kbc.store.layout import index_dir
+    from kbc.store.lock import filling
 
     where = index_dir(store_root)
     if not (where / LEXICAL).is_file():
@@ -123,6 +125,7 @@ def _index(store_root: Path, root: Path, notes: list[str], settings: Settings,
         chunks = lexical.all_chunks()
         indexed_model = lexical.meta("model")
         digest = lexical.meta("vectors")
+        waiting, state = lexical.meta(PENDING), lexical.meta("state")
         files = len(lexical.files())
     finally:
         lexical.close()
@@ -135,6 +138,17 @@ def _index(store_root: Path, root: Path, notes: list[str], settings: Settings,
                                      "embedded": embedded, "model": model}
     if embedder is None:
         notes.append(why)
+        return summary, "lexical"
+    if waiting and waiting == embedder.model_id:
+        found = progress_of(where, state, waiting)
+        summary["embedded"] = found.embedded if found is not None else 0
+        summary["filling"] = "running" if filling(store_root) else "stopped"
+        if summary["filling"] == "running":
+            notes.append(f"vectors being embedded in the background ({summary['embedded']} of {len(units)} "
+                         "units): retrieval turns hybrid when all are in (`kbc embed` waits for it)")
+        else:
+            notes.append(f"the embedding after the build stopped at {summary['embedded']} of {len(units)} "
+                         "units: `kbc embed` goes on from there")
         return summary, "lexical"
     if indexed_model != embedder.model_id or snapshot is None:
         notes.append(f"the index holds no vectors for {embedder.model_id}: run `kbc build` to embed")

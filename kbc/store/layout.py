@@ -58,6 +58,11 @@ def lock_file(store_root: Path) -> Path:
     return store_root / "lock"
 
 
+def fill_lock_file(store_root: Path) -> Path:
+    """Held by the one process filling in the vectors a build left to embed."""
+    return store_root / "embedding.lock"
+
+
 def state_file(store_root: Path) -> Path:
     return store_root / STATE
 

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from kbc.domain.errors import LockTimeout
-from kbc.store.layout import lock_file
+from kbc.store.layout import fill_lock_file, lock_file
 
 POLL_SECONDS = 0.2
 _HELD: set[int] = set()  # lock descriptors this process holds (a forked worker inherits them)
@@ -75,5 +75,38 @@ def writer_lock(store_root: Path, timeout: float,
             _HELD.discard(handle)
             os.ftruncate(handle, 0)
             fcntl.flock(handle, fcntl.LOCK_UN)
+    finally:
+        os.close(handle)
+
+
+@contextmanager
+def fill_lock(store_root: Path) -> Iterator[None]:
+    """Hold the lock of the process filling in vectors, waiting for the one holding it."""
+    handle = os.open(fill_lock_file(store_root), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        _HELD.add(handle)
+        try:
+            yield
+        finally:
+            _HELD.discard(handle)
+            fcntl.flock(handle, fcntl.LOCK_UN)
+    finally:
+        os.close(handle)
+
+
+def filling(store_root: Path) -> bool:
+    """Whether a process holds the fill lock now (is filling in vectors, or waits to)."""
+    path = fill_lock_file(store_root)
+    if not path.is_file():
+        return False
+    handle = os.open(path, os.O_RDWR)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    else:
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        return False
     finally:
         os.close(handle)

@@ -1,0 +1,40 @@
+"""How far the vectors a build left to embed have come (``embedding.json`` beside the index):
+written by the process embedding them (:mod:`kbc.index.fill`), read by retrieval and status."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from kbc.store.files import write_atomic
+
+PROGRESS = "embedding.json"
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    model: str
+    state: str  # the state of the index being filled
+    units: int
+    embedded: int
+    pid: int
+    updated: float  # seconds since the epoch
+
+
+def read_progress(index_dir: Path) -> Progress | None:
+    try:
+        return Progress(**json.loads((index_dir / PROGRESS).read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def write_progress(index_dir: Path, progress: Progress) -> None:
+    write_atomic(index_dir / PROGRESS, json.dumps(asdict(progress), sort_keys=True))
+
+
+def progress_of(index_dir: Path, state: str, model: str) -> Progress | None:
+    """The progress of filling the index of ``state`` with ``model``'s vectors (None when no
+    process has reported on it)."""
+    found = read_progress(index_dir)
+    return found if found is not None and found.state == state and found.model == model else None

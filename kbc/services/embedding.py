@@ -1,0 +1,154 @@
+"""`kbc embed`: fill in the vectors a build left to embed, and the background process that does it.
+
+A build with more units to embed than ``index.wait_units`` publishes its index lexical and
+starts ``kbc embed --background`` in a process of its own: niced, its model on one thread
+(a core stays free for queries), resumable (a killed run's batches are kept), one at a time
+per store. ``kbc embed`` in the foreground does the same work at full speed. Retrieval
+turns hybrid when the index is published again with every unit's vector.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from kbc.domain.errors import KbcError
+from kbc.domain.settings import Settings, environment_with
+from kbc.index.embed import Embedder
+from kbc.index.fill import embed_pending, pending_of, publish_filled
+from kbc.index.lexical import PENDING
+from kbc.index.vectors import VectorStore
+from kbc.services.components import CONFIGURED, Components
+from kbc.store.layout import index_dir, store_path
+from kbc.store.lock import fill_lock, filling, writer_lock
+from kbc.store.state import read_state, write_state
+
+LOG = "embedding.log"  # the background process's output, in the store
+ROUNDS = 5  # a build publishing again while the vectors are embedded sends the work round again
+NICENESS = 10
+
+
+@dataclass(frozen=True, slots=True)
+class FillSummary:
+    units: int  # of the index filled (0: it waited for nothing)
+    embedded: int  # embedded by this run
+    retrieval: str  # what the store's retrieval is now
+    seconds: float
+
+
+def fill_vectors(root: Path, settings: Settings, store_dir: Path | None = None, *,
+                 background: bool = False, progress: Callable[[int, int], None] | None = None,
+                 on_wait: Callable[[str], None] | None = None,
+                 components: Components = CONFIGURED) -> FillSummary:
+    """Embed the units the live index waits for, then publish it hybrid. ``background``:
+    niced, the model on one thread."""
+    started = time.perf_counter()
+    store_root = store_path(root, settings, store_dir)
+    where = index_dir(store_root)
+    if background:
+        try:
+            os.nice(NICENESS)
+        except OSError:
+            pass
+    embedded = 0
+    with fill_lock(store_root):
+        for _ in range(ROUNDS):
+            with writer_lock(store_root, settings.lock_timeout, on_wait):
+                pending = pending_of(where, settings.embed_tests)
+                if pending is None:
+                    mode = _meta(where, "retrieval") or "none"
+                    return FillSummary(0, embedded, mode, time.perf_counter() - started)
+                embedder, vectors = _opened(components, store_root, root, settings, pending.model, background)
+                present = vectors.ids()
+            embedded += embed_pending(where, pending, embedder, present, progress)
+            with writer_lock(store_root, settings.lock_timeout, on_wait):
+                _, store = _opened(components, store_root, root, settings, pending.model, True)
+                if publish_filled(where, pending, store):
+                    state = read_state(store_root)
+                    if state is not None:  # a new build record: servers following the store reopen it
+                        write_state(store_root, state)
+                    return FillSummary(len(pending.units), embedded, "hybrid", time.perf_counter() - started)
+    raise KbcError(f"the index changed {ROUNDS} times while its vectors were embedded",
+                   hint="run `kbc embed` again once builds have stopped")
+
+
+def _opened(components: Components, store_root: Path, root: Path, settings: Settings, model: str,
+            background: bool) -> tuple[Embedder, VectorStore]:
+    """The embedder (on one thread for ``background``) and vector store for ``model``."""
+    embedder, vectors, why = components.open_embedding(store_root, root, settings, lazy=background)
+    if embedder is None or vectors is None:
+        raise KbcError(f"the index waits for vectors of {model}, but no model loads: {why}",
+                       hint="fix the embedding settings and run `kbc embed`, or build again")
+    if embedder.model_id != model:
+        raise KbcError(f"the index waits for vectors of {model}, but the model configured is "
+                       f"{embedder.model_id}", hint="run `kbc build` to index for the configured model")
+    return embedder, vectors
+
+
+def resume_filling(root: Path, settings: Settings, store_dir: Path | None = None) -> int:
+    """Start the background process when the live index waits for vectors and no process is
+    filling them in (say, it was killed): its pid, else 0."""
+    store_root = store_path(root, settings, store_dir)
+    if not store_root.is_dir() or filling(store_root) or not _meta(index_dir(store_root), PENDING):
+        return 0
+    return start_filling(root, settings, store_dir)
+
+
+def _meta(where: Path, key: str) -> str:
+    """A meta value of the live index ("" when there is no readable index)."""
+    from kbc.index.lexical import LexicalIndex
+    from kbc.store.layout import LEXICAL
+
+    if not (where / LEXICAL).is_file():
+        return ""
+    try:
+        lexical = LexicalIndex(where / LEXICAL)
+    except KbcError:
+        return ""
+    try:
+        return lexical.meta(key)
+    finally:
+        lexical.close()
+
+
+# The settings the embedding process must share with the build that starts it, passed as
+# the environment variables that set them (above the repository's own configuration).
+SHARED = {"embed_model": "KBC_EMBED_MODEL", "embed_tokens": "KBC_EMBED_TOKENS",
+          "embed_tests": "KBC_EMBED_TESTS", "cache_dir": "KBC_CACHE_DIR", "chroma_url": "KBC_CHROMA_URL",
+          "lock_timeout": "KBC_LOCK_TIMEOUT"}
+
+
+def start_filling(root: Path, settings: Settings, store_dir: Path | None = None) -> int:
+    """Start ``kbc embed --background`` for the store in a process of its own session (it
+    outlives this one); its output goes to the store's ``embedding.log``. Returns its pid, 0
+    when it could not be started (the index stays lexical, waiting for `kbc embed`)."""
+    store_root = store_path(root, settings, store_dir)
+    shared = {variable: (("true" if value else "false") if isinstance(value, bool) else str(value))
+              for name, variable in SHARED.items() for value in [getattr(settings, name)]}
+    env = environment_with(shared)
+    # -P: the working folder is not put on the module path (a repository may hold a `kbc` of its own)
+    command = [sys.executable, "-P", "-m", "kbc", "embed", "--repo", str(root.resolve()),
+               "--store", str(store_root.resolve()), "--background"]
+    try:
+        with (store_root / LOG).open("ab") as log:
+            # Started through a launcher that exits at once: the process is nobody's child to reap
+            # (nor a subprocess this one must wait for), and outlives the command that started it.
+            launched = subprocess.run([sys.executable, "-P", "-c", LAUNCHER, *command],
+                                      stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log, env=env,
+                                      cwd=store_root, check=False, timeout=60)
+        return int(launched.stdout.decode().strip())
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return 0
+
+
+LAUNCHER = """import subprocess, sys
+log = open("embedding.log", "ab")
+child = subprocess.Popen(sys.argv[1:], stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                         start_new_session=True, close_fds=True)
+print(child.pid)
+"""
