@@ -64,12 +64,23 @@ def run(tree: Path, variant: str, cache: Path) -> dict[str, Any]:
                 full = time.perf_counter() - started
                 break
             if status["index"].get("filling") == "stopped":
-                raise SystemExit(f"{tree}: the background embedding stopped: {status['note']}")
+                log = (tree / ".kbc" / "embedding.log").read_text(errors="replace")[-2000:]
+                raise SystemExit(f"{tree}: the background embedding stopped: {status}\n{log}")
             time.sleep(1.0)
+        _until_gone(tree)
     return {"variant": variant, "build": round(built, 1), "first_slice": round(first, 1),
             "full_vectors": None if full is None else round(full, 1), "units": summary["index"]["units"]
             or summary["index"]["pending"], "pending": summary["index"]["pending"],
             "retrieval": sliced["retrieval"]}
+
+
+def _until_gone(tree: Path) -> None:
+    """Wait for the process that embedded the vectors to let go of the store (it publishes,
+    then tidies up)."""
+    from kbc.store.lock import filling
+
+    while filling(tree / ".kbc"):
+        time.sleep(0.2)
 
 
 def main() -> None:

@@ -209,8 +209,10 @@ def _render_knowledge(known: KnowledgeSummary) -> list[str]:
 def _render_pending(pending: int, filling: int) -> str:
     if not pending:
         return ""
-    if not filling:
+    if filling < 0:
         return f"; {pending} not embedded (no process could be started for them): run `kbc embed`"
+    if not filling:
+        return f"; {pending} left to the process already embedding for this store: `kbc status` follows it"
     return (f"; {pending} left to a background process (pid {filling}): `kbc status` follows it, "
             "`kbc embed` finishes it now")
 

@@ -182,8 +182,10 @@ def render(ctx: click.Context, repo: Path, store: Path | None, out: Path) -> Non
 @reading_options
 @click.option("--background", is_flag=True, hidden=True,
               help="Niced, the model on one thread (how `kbc build` starts it).")
+@click.option("--lock", "lock", type=int, hidden=True,
+              help="A descriptor of the fill lock, locked for this process by the one starting it.")
 @click.pass_context
-def embed(ctx: click.Context, repo: Path, store: Path | None, background: bool) -> None:
+def embed(ctx: click.Context, repo: Path, store: Path | None, background: bool, lock: int | None) -> None:
     """Embed the units the last build left to embed, and turn retrieval hybrid.
 
     A build with more units to embed than index.wait_units publishes its index
@@ -199,7 +201,7 @@ def embed(ctx: click.Context, repo: Path, store: Path | None, background: bool) 
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     if background:
         click.echo(f"kbc embed: started {started} (pid {os.getpid()})")
-    done = fill_vectors(repo, settings_for(repo), store, background=background, on_wait=say,
+    done = fill_vectors(repo, settings_for(repo), store, background=background, lock=lock, on_wait=say,
                         progress=lambda n, total: shown("embedding", n, total))
     if done.units == 0:
         click.echo(f"kbc embed: no unit waits to be embedded; retrieval {done.retrieval}")

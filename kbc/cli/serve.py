@@ -137,6 +137,6 @@ def serve(ctx: click.Context, repo: Path, store: Path | None, transport: str, ho
     from kbc.services.embedding import resume_filling
     from kbc.web.server import serve as run_server
     kb = knowledge_base(repo, store)
-    if resume_filling(kb.root, kb.settings, store):
+    if resume_filling(kb.root, kb.settings, store) > 0:
         say("kbc: the vectors the last build left are being embedded in the background")
     run_server(kb, transport, host, port, kb.settings.token or None)

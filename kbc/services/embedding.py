@@ -25,7 +25,7 @@ from kbc.index.lexical import PENDING
 from kbc.index.vectors import VectorStore
 from kbc.services.components import CONFIGURED, Components
 from kbc.store.layout import index_dir, store_path
-from kbc.store.lock import fill_lock, filling, writer_lock
+from kbc.store.lock import fill_lock, filling, take_fill_lock, writer_lock
 from kbc.store.state import read_state, write_state
 
 LOG = "embedding.log"  # the background process's output, in the store
@@ -42,11 +42,13 @@ class FillSummary:
 
 
 def fill_vectors(root: Path, settings: Settings, store_dir: Path | None = None, *,
-                 background: bool = False, progress: Callable[[int, int], None] | None = None,
+                 background: bool = False, lock: int | None = None,
+                 progress: Callable[[int, int], None] | None = None,
                  on_wait: Callable[[str], None] | None = None,
                  components: Components = CONFIGURED) -> FillSummary:
     """Embed the units the live index waits for, then publish it hybrid. ``background``:
-    niced, the model on one thread."""
+    niced, the model on one thread; ``lock``: a descriptor of the fill lock it was started
+    holding."""
     started = time.perf_counter()
     store_root = store_path(root, settings, store_dir)
     where = index_dir(store_root)
@@ -56,7 +58,7 @@ def fill_vectors(root: Path, settings: Settings, store_dir: Path | None = None, 
         except OSError:
             pass
     embedded = 0
-    with fill_lock(store_root):
+    with fill_lock(store_root, lock):
         for _ in range(ROUNDS):
             with writer_lock(store_root, settings.lock_timeout, on_wait):
                 pending = pending_of(where, settings.embed_tests)
@@ -92,7 +94,7 @@ def _opened(components: Components, store_root: Path, root: Path, settings: Sett
 
 def resume_filling(root: Path, settings: Settings, store_dir: Path | None = None) -> int:
     """Start the background process when the live index waits for vectors and no process is
-    filling them in (say, it was killed): its pid, else 0."""
+    filling them in (say, it was killed): its pid, else 0 (-1: it could not be started)."""
     store_root = store_path(root, settings, store_dir)
     if not store_root.is_dir() or filling(store_root) or not _meta(index_dir(store_root), PENDING):
         return 0
@@ -125,8 +127,9 @@ SHARED = {"embed_model": "KBC_EMBED_MODEL", "embed_tokens": "KBC_EMBED_TOKENS",
 
 def start_filling(root: Path, settings: Settings, store_dir: Path | None = None) -> int:
     """Start ``kbc embed --background`` for the store in a process of its own session (it
-    outlives this one); its output goes to the store's ``embedding.log``. Returns its pid, 0
-    when it could not be started (the index stays lexical, waiting for `kbc embed`)."""
+    outlives this one); its output goes to the store's ``embedding.log``. Returns its pid; 0
+    when another process holds the fill lock (it embeds them too, before it lets go), -1
+    when none could be started (the index stays lexical, waiting for `kbc embed`)."""
     store_root = store_path(root, settings, store_dir)
     shared = {variable: (("true" if value else "false") if isinstance(value, bool) else str(value))
               for name, variable in SHARED.items() for value in [getattr(settings, name)]}
@@ -134,21 +137,29 @@ def start_filling(root: Path, settings: Settings, store_dir: Path | None = None)
     # -P: the working folder is not put on the module path (a repository may hold a `kbc` of its own)
     command = [sys.executable, "-P", "-m", "kbc", "embed", "--repo", str(root.resolve()),
                "--store", str(store_root.resolve()), "--background"]
+    # The fill lock is taken here and handed down, so the store shows the process running from
+    # the moment the build returns (none is started while another holds it: that one goes on).
+    held = take_fill_lock(store_root)
+    if held is None:
+        return 0
+    command += ["--lock", str(held)]
     try:
         with (store_root / LOG).open("ab") as log:
             # Started through a launcher that exits at once: the process is nobody's child to reap
             # (nor a subprocess this one must wait for), and outlives the command that started it.
-            launched = subprocess.run([sys.executable, "-P", "-c", LAUNCHER, *command],
+            launched = subprocess.run([sys.executable, "-P", "-c", LAUNCHER, str(held), *command],
                                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log, env=env,
-                                      cwd=store_root, check=False, timeout=60)
+                                      cwd=store_root, check=False, timeout=60, pass_fds=(held,))
         return int(launched.stdout.decode().strip())
     except (OSError, ValueError, subprocess.SubprocessError):
-        return 0
+        return -1
+    finally:
+        os.close(held)  # the process started keeps the lock
 
 
 LAUNCHER = """import subprocess, sys
 log = open("embedding.log", "ab")
-child = subprocess.Popen(sys.argv[1:], stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                         start_new_session=True, close_fds=True)
+child = subprocess.Popen(sys.argv[2:], stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                         start_new_session=True, close_fds=True, pass_fds=(int(sys.argv[1]),))
 print(child.pid)
 """

@@ -80,11 +80,13 @@ def writer_lock(store_root: Path, timeout: float,
 
 
 @contextmanager
-def fill_lock(store_root: Path) -> Iterator[None]:
-    """Hold the lock of the process filling in vectors, waiting for the one holding it."""
-    handle = os.open(fill_lock_file(store_root), os.O_RDWR | os.O_CREAT, 0o644)
+def fill_lock(store_root: Path, held: int | None = None) -> Iterator[None]:
+    """Hold the lock of the process filling in vectors, waiting for the one holding it;
+    ``held``: a descriptor of the lock file already locked for this process (by the one that
+    started it, so that the store shows it running from the start)."""
+    handle = held if held is not None else os.open(fill_lock_file(store_root), os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+        fcntl.flock(handle, fcntl.LOCK_EX)  # on a descriptor already locked: holds it still
         _HELD.add(handle)
         try:
             yield
@@ -95,8 +97,20 @@ def fill_lock(store_root: Path) -> Iterator[None]:
         os.close(handle)
 
 
+def take_fill_lock(store_root: Path) -> int | None:
+    """A descriptor of the fill lock, locked, for a process about to be started to inherit;
+    None when another process holds it."""
+    handle = os.open(fill_lock_file(store_root), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(handle)
+        return None
+    return handle
+
+
 def filling(store_root: Path) -> bool:
-    """Whether a process holds the fill lock now (is filling in vectors, or waits to)."""
+    """Whether a process fills in vectors now (holds the fill lock, or waits for it)."""
     path = fill_lock_file(store_root)
     if not path.is_file():
         return False

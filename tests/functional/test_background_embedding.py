@@ -57,10 +57,10 @@ def test_a_build_leaves_its_vectors_to_a_background_process_killed_resumed_and_f
     root = _repo(tmp_path / "repo")
     store = root / ".kbc"
     store.mkdir(exist_ok=True)
-    with fill_lock(store):  # the background process waits for it: the store is seen mid-way
+    with fill_lock(store):  # as if another process were embedding: none is started, the store is seen mid-way
         summary = json.loads(invoke("build", str(root), "--format", "json", "--no-wait"))
-        pending, pid = summary["index"]["pending"], summary["filling"]
-        assert summary["index"]["retrieval"] == "lexical" and pending > 0 and pid > 0
+        pending = summary["index"]["pending"]
+        assert summary["index"]["retrieval"] == "lexical" and pending > 0 and summary["filling"] == 0
 
         early = retrieve_json(root, TASK)
         assert early["retrieval"] == "lexical" and early["items"]
@@ -80,11 +80,6 @@ def test_a_build_leaves_its_vectors_to_a_background_process_killed_resumed_and_f
                              set()) == third
         with (where / PARTIAL).open("ab") as partial:
             partial.write(b'{"ids":["cut-short"],"dim":384}\n' + b"\0" * 100)
-        os.kill(pid, signal.SIGKILL)
-        deadline = time.monotonic() + 30
-        while not _gone(pid) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert _gone(pid)
 
     status = _status(root)
     assert status["index"]["filling"] == "stopped" and status["index"]["embedded"] == third
@@ -105,6 +100,8 @@ def test_the_background_process_fills_the_store_by_itself(tmp_path: Path) -> Non
     root = _repo(tmp_path / "repo")
     summary = json.loads(invoke("build", str(root), "--format", "json", "--no-wait"))
     assert summary["index"]["pending"] > 0 and summary["filling"] > 0
+    status = _status(root)  # started, if not yet holding its lock (or done already)
+    assert status["retrieval"] == "hybrid" or status["index"]["filling"] == "running"
     deadline = time.monotonic() + 120
     while _status(root)["retrieval"] != "hybrid" and time.monotonic() < deadline:
         time.sleep(0.5)
@@ -123,20 +120,22 @@ def test_a_build_under_the_wait_threshold_embeds_before_it_returns(tmp_path: Pat
     assert summary["index"]["retrieval"] == "hybrid" and not (root / ".kbc" / "embedding.log").exists()
 
 
-def test_a_stopped_embedding_is_started_again_by_the_server_and_only_once(tmp_path: Path) -> None:
+def test_a_killed_embedding_is_started_again_by_the_server_and_only_once(tmp_path: Path) -> None:
     root = _repo(tmp_path / "repo")
-    store = root / ".kbc"
-    store.mkdir(exist_ok=True)
     settings = load_settings(root)
-    with fill_lock(store):
-        pid = json.loads(invoke("build", str(root), "--format", "json", "--no-wait"))["filling"]
-        os.kill(pid, signal.SIGKILL)
-        deadline = time.monotonic() + 30
-        while not _gone(pid) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert resume_filling(root, settings) == 0  # one holds the lock: nothing is started
-    assert _status(root)["index"]["filling"] == "stopped"
+    summary = json.loads(invoke("build", str(root), "--format", "json", "--no-wait"))
+    pid = summary["filling"]
+    assert pid > 0 and _status(root)["index"]["filling"] == "running"  # it holds the lock from the start
+    os.kill(pid, signal.SIGKILL)  # long before its model is loaded
+    deadline = time.monotonic() + 30
+    while not _gone(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    status = _status(root)
+    assert status["retrieval"] == "lexical" and status["index"]["filling"] == "stopped"
+    with fill_lock(root / ".kbc"):
+        assert resume_filling(root, settings) == 0  # another holds the lock: nothing is started
     assert resume_filling(root, settings) > 0
+    assert _status(root)["index"]["filling"] == "running"
     invoke("embed", "--repo", str(root))  # it and the process started take turns
     assert _status(root)["retrieval"] == "hybrid"
     assert resume_filling(root, settings) == 0  # nothing waits to be embedded
