@@ -110,6 +110,9 @@ def _index(store_root: Path, root: Path, notes: list[str], settings: Settings,
     from kbc.store.lock import filling
 
     where = index_dir(store_root)
+    # Asked before the index is read: a process that publishes the vectors and lets go while
+    # this reads would otherwise read as stopped.
+    running = filling(store_root)
     if not (where / LEXICAL).is_file():
         notes.append("no index: run `kbc build`")
         return {}, "none"
@@ -142,7 +145,7 @@ def _index(store_root: Path, root: Path, notes: list[str], settings: Settings,
     if waiting and waiting == embedder.model_id:
         found = progress_of(where, state, waiting)
         summary["embedded"] = found.embedded if found is not None else 0
-        summary["filling"] = "running" if filling(store_root) else "stopped"
+        summary["filling"] = "running" if running else "stopped"
         if summary["filling"] == "running":
             notes.append(f"vectors being embedded in the background ({summary['embedded']} of {len(units)} "
                          "units): retrieval turns hybrid when all are in (`kbc embed` waits for it)")
