@@ -20,7 +20,9 @@ replaced, by ``[REDACTED]``.
 
 from __future__ import annotations
 
+import math
 import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, cast
@@ -44,6 +46,34 @@ _SCREEN = re.compile(
 _WHOLE_SCREEN = re.compile(
     _SCREEN.pattern
     + r"|[0-9A-Fa-f]{9,}|\d{1,3}(?:\.\d{1,3}){3}|AP[\dA-F][A-Za-z0-9]{8,}|AKC[A-Za-z0-9]{10,}")
+# In code most lines the screen passes hold only a long snake_case name (two thirds on networkx).
+# Such a run sets off no detector: a high-entropy string needs an entropy of 4.5 over the
+# quoted string, and every token format's random part would have to be lowercase letters
+# only. So a line passes the code screen on a run of the base64 characters only when the run
+# is more than lowercase letters and underscores, or reads as random (entropy from
+# PLAIN_ENTROPY), or on the screen's words, the tokens' prefixes (Stripe, GitHub, npm,
+# Telegram), or credentials in a URL. It also passes a quoted hex string of 9 characters or
+# more, which the hex detector fires on and the screen above lets through in no other way.
+_RUN = re.compile(r"[A-Za-z0-9+/=_\\\-]{16,}")
+_PLAIN = re.compile(r"[a-z_]+")
+_WORDED = re.compile(_SCREEN.pattern.split("|", 1)[1]
+                     + r"|sk_live|rk_live|gh[pousr]_|npm_|\d{8}:|[\"'][0-9A-Fa-f]{9,}[\"']")
+_CODE_GATE = re.compile(_SCREEN.pattern + r"|[\"'][0-9A-Fa-f]{9,}[\"']")
+PLAIN_ENTROPY = 4.0  # below detect-secrets' 4.5 for base64 strings
+
+
+def _code_screen(line: str) -> bool:
+    """Whether a line of code may hold what detect-secrets' plugins fire on (see above)."""
+    if _WORDED.search(line):
+        return True
+    return any(not _PLAIN.fullmatch(run) or _entropy(run) >= PLAIN_ENTROPY for run in _RUN.findall(line))
+
+
+def _entropy(text: str) -> float:
+    """Shannon entropy of the characters of ``text``, in bits."""
+    return -sum(n / len(text) * math.log2(n / len(text)) for n in Counter(text).values())
+
+
 _TOKEN = re.compile(r"[A-Za-z0-9+/=_\-.~]+")
 _PEM_END = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----")
 PEM_MAX_LINES = 200
@@ -259,13 +289,14 @@ def _own_findings(path: str, text: str, language: str, lines: list[str]) -> list
     the reading that fits the file, then kbc's own detectors."""
     # a notebook: its cells as what they hold, and its JSON as it is (outputs print values too)
     cells = _notebook_findings(path, text, lines) if path.endswith(".ipynb") else None
-    candidates = [(i + 1, line) for i, line in enumerate(lines) if _SCREEN.search(line)]
-    if not candidates:
-        return cells or []
     if language in LINE_LANGUAGES:
-        found = _scan(path, candidates)
-    else:
+        code = [(i + 1, line) for i, line in enumerate(lines)
+                if _CODE_GATE.search(line) and _code_screen(line)]
+        found = _scan(path, code) if code else []
+    elif any(_SCREEN.search(line) for line in lines):
         found = [f for f in _scan_whole_file(path) if f[0] <= len(lines)]
+    else:
+        return cells or []
     found += find_credentials(lines, python=language in PYTHON_LANGUAGES, screen=_SCREEN)
     return [*(cells or []), *found]
 

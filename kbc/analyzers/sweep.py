@@ -22,7 +22,7 @@ from kbc.analyzers.pool import POOL_MIN_FILES, pool_context, worker_init
 from kbc.analyzers.secrets import present, secret_values
 from kbc.domain.models import SourceFile
 
-SWEEP_VERSION = "1"
+SWEEP_VERSION = "2"  # 2: short quoted hex strings in code found too
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,7 +42,7 @@ from kbc.store.layout import LEXICAL
 
 STAGED = "lexical.next.sqlite"  # the index a build writes, renamed into place when it publishes
 
-CHUNKER_VERSION = "6"
+CHUNKER_VERSION = "7"
 POOL_MIN_FILES = 64
 EMBED_BATCH = 256  # units handed to the embedder per call (it batches 32 inside)
 

@@ -141,3 +141,33 @@ def test_facts_come_from_the_file_as_written_and_carry_no_credential() -> None:
     task = AnalysisTask("tests/planted.py", str(planted), "planted", False)
     found = analyze_source(planted.read_bytes(), task)
     assert isinstance(found, AnalysisOk) and "planted" in {s.name for s in found.facts.symbols}
+
+
+# Code whose long runs are snake_case names, with a credential of each kind detect-secrets fires
+# on in code beside them (a keyword, tokens whose random part is lowercase, a quoted string of
+# lowercase letters random enough for the base64 detector, a short quoted hex string).
+SNAKE_CODE = "\n".join([
+    "def is_strongly_connected_component(graph_of_nodes):",
+    "    return all_pairs_shortest_path_length(graph_of_nodes)",
+    'database_password = "hunter2-correct-horse"',
+    'stripe_client = "sk_live_qwertyuiopasdfghjklzxcvb"',
+    'bot = "1122223333:aaaaaaaaaaaaaaaaaaassssssdddddddddd"',
+    'fingerprint = "abc123def456"',
+    'opaque_value = "qjxvkzmwbfhpgdlrtcysnueoia_qmzkxj"',
+    "maximum_weighted_matching_of_the_graph = weighted_matching",
+    'github_client = "ghp_abcdefghijklmnopqrstuvwxyzabcdefghij"',
+])
+
+
+def test_code_screened_finds_what_detect_secrets_finds_reading_every_line(tmp_path: Path) -> None:
+    from kbc.analyzers.secrets import _code_screen, _own_findings, _scan
+
+    path = tmp_path / "settings_module.py"
+    path.write_text(SNAKE_CODE)
+    lines = SNAKE_CODE.splitlines()
+    every_line = _scan(str(path), list(enumerate(lines, start=1)))
+    assert len({number for number, _, _ in every_line}) == 6
+    found = {(n, kind, value) for n, kind, value in _own_findings(str(path), SNAKE_CODE, "python", lines)}
+    assert set(every_line) <= found
+    # the lines holding only names are not handed to the detectors
+    assert [n for n, line in enumerate(lines, start=1) if not _code_screen(line)] == [1, 2, 8]
