@@ -211,8 +211,6 @@ def _render_pending(pending: int, filling: int) -> str:
         return ""
     if filling < 0:
         return f"; {pending} not embedded (no process could be started for them): run `kbc embed`"
-    if not filling:
-        return f"; {pending} left to the process already embedding for this store: `kbc status` follows it"
     return (f"; {pending} left to a background process (pid {filling}): `kbc status` follows it, "
             "`kbc embed` finishes it now")
 

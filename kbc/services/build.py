@@ -53,7 +53,7 @@ class BuildSummary:
     waited: float = 0.0  # seconds spent waiting for another writer of the store
     passes: tuple[PassTiming, ...] = ()  # every pass in order: seconds, peak RSS by its end
     knowledge: KnowledgeSummary = KnowledgeSummary()
-    filling: int = 0  # pid of the process started to embed the units left (0: one ran already; -1: failed)
+    filling: int = 0  # pid of the process started to embed the units left (0: none left; -1: failed)
 
 
 def build_repository(root: Path, settings: Settings, store_dir: Path | None = None,

@@ -127,9 +127,8 @@ SHARED = {"embed_model": "KBC_EMBED_MODEL", "embed_tokens": "KBC_EMBED_TOKENS",
 
 def start_filling(root: Path, settings: Settings, store_dir: Path | None = None) -> int:
     """Start ``kbc embed --background`` for the store in a process of its own session (it
-    outlives this one); its output goes to the store's ``embedding.log``. Returns its pid; 0
-    when another process holds the fill lock (it embeds them too, before it lets go), -1
-    when none could be started (the index stays lexical, waiting for `kbc embed`)."""
+    outlives this one); its output goes to the store's ``embedding.log``. Returns its pid, or
+    -1 when none could be started (the index stays lexical, waiting for `kbc embed`)."""
     store_root = store_path(root, settings, store_dir)
     shared = {variable: (("true" if value else "false") if isinstance(value, bool) else str(value))
               for name, variable in SHARED.items() for value in [getattr(settings, name)]}
@@ -138,28 +137,31 @@ def start_filling(root: Path, settings: Settings, store_dir: Path | None = None)
     command = [sys.executable, "-P", "-m", "kbc", "embed", "--repo", str(root.resolve()),
                "--store", str(store_root.resolve()), "--background"]
     # The fill lock is taken here and handed down, so the store shows the process running from
-    # the moment the build returns (none is started while another holds it: that one goes on).
+    # the moment the build returns. While another process holds it, the one started waits for
+    # it (and finds nothing to do if that one took the new index's units too).
     held = take_fill_lock(store_root)
-    if held is None:
-        return 0
-    command += ["--lock", str(held)]
+    passed = () if held is None else (held,)
+    if held is not None:
+        command += ["--lock", str(held)]
     try:
         with (store_root / LOG).open("ab") as log:
             # Started through a launcher that exits at once: the process is nobody's child to reap
             # (nor a subprocess this one must wait for), and outlives the command that started it.
-            launched = subprocess.run([sys.executable, "-P", "-c", LAUNCHER, str(held), *command],
-                                      stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log, env=env,
-                                      cwd=store_root, check=False, timeout=60, pass_fds=(held,))
+            launcher = [sys.executable, "-P", "-c", LAUNCHER, *map(str, passed), "--", *command]
+            launched = subprocess.run(launcher, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log,
+                                      env=env, cwd=store_root, check=False, timeout=60, pass_fds=passed)
         return int(launched.stdout.decode().strip())
     except (OSError, ValueError, subprocess.SubprocessError):
         return -1
     finally:
-        os.close(held)  # the process started keeps the lock
+        if held is not None:
+            os.close(held)  # the process started keeps the lock
 
 
 LAUNCHER = """import subprocess, sys
+split = sys.argv.index("--")
 log = open("embedding.log", "ab")
-child = subprocess.Popen(sys.argv[2:], stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                         start_new_session=True, close_fds=True, pass_fds=(int(sys.argv[1]),))
+child = subprocess.Popen(sys.argv[split + 1:], stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                         start_new_session=True, close_fds=True, pass_fds=tuple(map(int, sys.argv[1:split])))
 print(child.pid)
 """

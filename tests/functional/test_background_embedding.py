@@ -57,10 +57,10 @@ def test_a_build_leaves_its_vectors_to_a_background_process_killed_resumed_and_f
     root = _repo(tmp_path / "repo")
     store = root / ".kbc"
     store.mkdir(exist_ok=True)
-    with fill_lock(store):  # as if another process were embedding: none is started, the store is seen mid-way
+    with fill_lock(store):  # as if another process were embedding: the one started waits for it
         summary = json.loads(invoke("build", str(root), "--format", "json", "--no-wait"))
-        pending = summary["index"]["pending"]
-        assert summary["index"]["retrieval"] == "lexical" and pending > 0 and summary["filling"] == 0
+        pending, pid = summary["index"]["pending"], summary["filling"]
+        assert summary["index"]["retrieval"] == "lexical" and pending > 0 and pid > 0
 
         early = retrieve_json(root, TASK)
         assert early["retrieval"] == "lexical" and early["items"]
@@ -80,6 +80,11 @@ def test_a_build_leaves_its_vectors_to_a_background_process_killed_resumed_and_f
                              set()) == third
         with (where / PARTIAL).open("ab") as partial:
             partial.write(b'{"ids":["cut-short"],"dim":384}\n' + b"\0" * 100)
+        os.kill(pid, signal.SIGKILL)  # killed while it waits
+        deadline = time.monotonic() + 30
+        while not _gone(pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _gone(pid)
 
     status = _status(root)
     assert status["index"]["filling"] == "stopped" and status["index"]["embedded"] == third
