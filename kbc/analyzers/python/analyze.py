@@ -36,7 +36,7 @@ from kbc.domain.models import (
 )
 
 # Bump when the facts a file yields change shape or meaning: it keys the cache.
-ANALYZER_VERSION = "10"
+ANALYZER_VERSION = "11"
 
 
 def decode_source(data: bytes) -> tuple[str, tuple[str, ...]]:
@@ -268,7 +268,7 @@ def analyze_source(data: bytes, task: AnalysisTask) -> AnalysisResult:
         result = walk(module, task.module, task.is_package)
         facts = _Extractor(module, result, task).facts(blob, lines, warnings)
         if redaction.removed:
-            facts = scrub(facts, sorted(redaction.removed, key=lambda v: (-len(v), v)))
+            facts = scrub(facts, tuple(redaction.removed))
         facts = dataclasses.replace(facts, secrets=redaction.findings)
     except RecursionError:
         return AnalysisFailed(task.path, blob, "nested too deeply to analyze")
@@ -277,23 +277,43 @@ def analyze_source(data: bytes, task: AnalysisTask) -> AnalysisResult:
     return AnalysisOk(facts)
 
 
+# Fields that name things (files, modules, definitions, what a call or import resolves to):
+# read from identifiers and paths, never from a literal, so no credential is in them; a
+# credential's text inside one ("test" in ``tests/conftest.py``) is a coincidence.
+IDENTITY = frozenset({"path", "module", "blob", "qname", "name", "parent", "bases", "caller", "target",
+                      "alias", "distribution", "owner", "symbol", "kind", "exports"})
+
+
+def _pattern(removed: Sequence[str]) -> re.Pattern[str]:
+    """Each text, longest first, where it stands as written: not inside a longer word."""
+    def bounded(text: str) -> str:
+        head = r"(?<!\w)" if text[:1].isalnum() or text[:1] == "_" else ""
+        tail = r"(?!\w)" if text[-1:].isalnum() or text[-1:] == "_" else ""
+        return head + re.escape(text) + tail
+
+    return re.compile("|".join(bounded(t) for t in sorted(set(removed), key=lambda v: (-len(v), v)) if t))
+
+
 def scrub(value: Any, removed: Sequence[str]) -> Any:
     """``value`` (facts: dataclasses, tuples, lists, dicts of text) with each of ``removed``
-    replaced by the redaction mark wherever it appears, longest first."""
+    replaced by the redaction mark wherever it stands as a word or more, longest first;
+    the fields that name things (:data:`IDENTITY`) are kept as they are."""
+    return _scrub(value, _pattern(removed)) if any(removed) else value
+
+
+def _scrub(value: Any, pattern: re.Pattern[str]) -> Any:
     if isinstance(value, str):
-        for text in removed:
-            if text in value:
-                value = value.replace(text, MARK)
-        return value
+        return pattern.sub(MARK, value)
     if isinstance(value, tuple):
-        return tuple(scrub(item, removed) for item in value)
+        return tuple(_scrub(item, pattern) for item in value)
     if isinstance(value, list):
-        return [scrub(item, removed) for item in value]
+        return [_scrub(item, pattern) for item in value]
     if isinstance(value, dict):
-        return {scrub(k, removed): scrub(v, removed) for k, v in value.items()}
+        return {_scrub(k, pattern): _scrub(v, pattern) for k, v in value.items()}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.replace(value, **{f.name: scrub(getattr(value, f.name), removed)
-                                             for f in dataclasses.fields(value) if f.init})
+        return dataclasses.replace(value, **{f.name: _scrub(getattr(value, f.name), pattern)
+                                             for f in dataclasses.fields(value)
+                                             if f.init and f.name not in IDENTITY})
     return value
 
 

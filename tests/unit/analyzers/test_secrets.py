@@ -143,6 +143,36 @@ def test_facts_come_from_the_file_as_written_and_carry_no_credential() -> None:
     assert isinstance(found, AnalysisOk) and "planted" in {s.name for s in found.facts.symbols}
 
 
+def test_a_credential_that_is_a_common_word_leaves_the_files_names_and_other_words_alone() -> None:
+    """A test fixture's password "test" (flask's tutorial conftest) is taken out of the
+    signature that holds it, not out of the file's path, module, names or longer words."""
+    import json
+
+    from kbc.analyzers.python.analyze import analyze_source
+    from kbc.domain.codec import to_data
+    from kbc.domain.models import AnalysisOk, AnalysisTask
+
+    source = ('"""Fixtures for the tests: a logged-in test client."""\n\n\n'
+              "class AuthActions:\n"
+              '    def login(self, username="test", password="test"):\n'
+              '        """Log in as the test user (see tests/test_auth.py)."""\n'
+              '        return self._client.post("/auth/login", data={"username": username})\n\n\n'
+              "def test_login(auth):\n    auth.login()\n")
+    task = AnalysisTask("tests/conftest.py", "/nonexistent/tests/conftest.py", "tests.conftest", False)
+    result = analyze_source(source.encode(), task)
+    assert isinstance(result, AnalysisOk), result
+    facts = result.facts
+    assert (facts.path, facts.module) == ("tests/conftest.py", "tests.conftest") and facts.secrets
+    assert {s.qname for s in facts.symbols} == {
+        "tests.conftest.AuthActions", "tests.conftest.AuthActions.login", "tests.conftest.test_login"}
+    login = next(s for s in facts.symbols if s.name == "login")
+    assert '"test"' not in login.signature and MARK in login.signature
+    # the value as a word is taken out wherever it stands; "tests" and "test_auth" are other words
+    assert facts.doc == f"Fixtures for the tests: a logged-in {MARK} client."
+    assert login.doc.startswith("Log in as the " + MARK + " user (see tests/test_auth.py)")
+    assert '"test"' not in json.dumps(to_data(facts))
+
+
 # Code whose long runs are snake_case names, with a credential of each kind detect-secrets fires
 # on in code beside them (a keyword, tokens whose random part is lowercase, a quoted string of
 # lowercase letters random enough for the base64 detector, a short quoted hex string).
