@@ -6,7 +6,9 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from kbc.domain.models import Edge, FileFacts, GraphFacts, NodeMetrics
+from kbc.analyzers.roles import role_of
+from kbc.domain.models import Edge, FileFacts, GraphFacts, ModuleGroup, NodeMetrics
+from kbc.graph.components import MIN_GROUP_FILES, split_components
 from kbc.graph.grouping import group_modules
 from kbc.graph.symbols import SymbolTable
 
@@ -81,6 +83,41 @@ def call_edges(files: Sequence[FileFacts], table: SymbolTable) -> tuple[tuple[Ed
     return _edges(pairs, owners), unresolved
 
 
+def module_links(files: Sequence[FileFacts], imports: Sequence[Edge],
+                 calls: Sequence[Edge]) -> Counter[tuple[str, str]]:
+    """Lines linking two modules, either way: the imports between them and the resolved calls
+    from one's code into the other's."""
+    module_of = {s.qname: f.module for f in files for s in f.symbols}
+    module_of.update({f.module: f.module for f in files})
+    links: Counter[tuple[str, str]] = Counter()
+    for edge in (*imports, *calls):
+        source, target = module_of.get(edge.source, ""), module_of.get(edge.target, "")
+        if source and target and source != target:
+            links[(min(source, target), max(source, target))] += max(1, len(edge.lines))
+    return links
+
+
+def with_components(groups: Sequence[ModuleGroup], files: Sequence[FileFacts],
+                    links: Counter[tuple[str, str]], split_files: int, max_modules: int) -> list[ModuleGroup]:
+    """Groups of the product's code cut into their components (:mod:`kbc.graph.components`),
+    the largest first, while the groups stay within ``max_modules``: a group past
+    ``split_files`` files (no subpackage was left to split it by), and a top-level package's
+    own level of ``MIN_GROUP_FILES`` files or more (a flat library). A subpackage's group
+    under the split size stays whole: its folder is its authors' own cut; tests and
+    examples are not cut."""
+    path_of = {f.module: f.path for f in sorted(files, key=lambda f: f.path)}
+    result = list(groups)
+    for group in sorted(groups, key=lambda g: (-len(g.files), g.name)):
+        source = sum(role_of(path, "python") == "source" for path in group.files)
+        flat = "." not in group.name and len(group.files) >= MIN_GROUP_FILES
+        if 2 * source <= len(group.files) or not (flat or len(group.files) > split_files):
+            continue
+        parts = split_components(group, links, path_of)
+        if len(parts) > 1 and len(result) - 1 + len(parts) <= max_modules:
+            result = [g for g in result if g.name != group.name] + parts
+    return sorted(result, key=lambda g: g.name)
+
+
 def build_graph(files: Sequence[FileFacts], split_files: int, max_modules: int) -> GraphFacts:
     """The graph pass over linked facts (imports classified)."""
     table = SymbolTable(files)
@@ -93,7 +130,8 @@ def build_graph(files: Sequence[FileFacts], split_files: int, max_modules: int) 
     for facts in files:
         for dist in {i.distribution for i in facts.imports if i.kind == "external"}:
             external[dist] += 1
-    groups = group_modules(((f.module, f.path) for f in files), split_files, max_modules)
+    groups = with_components(group_modules(((f.module, f.path) for f in files), split_files, max_modules),
+                             files, module_links(files, imports, calls), split_files, max_modules)
     return GraphFacts(
         modules=_metrics(module_graph),
         import_edges=imports,

@@ -15,14 +15,17 @@ from typing import Any
 
 from kbc.analyzers.secrets import redact
 from kbc.domain.errors import LLMError
+from kbc.domain.models import EntryPoint
 from kbc.domain.progress import ViewsProgress
 from kbc.domain.views import Provenance, View, ViewKind
+from kbc.graph.components import is_component
 from kbc.store.prose_cache import ProseCache, prose_key
 from kbc.views.context import Context
 from kbc.views.domain import business_rules_facts, domain_concepts_facts, edges_into, integrations_facts
 from kbc.views.flows import (
     communities,
     community_lead,
+    dominant,
     feature_facts_for_community,
     feature_facts_for_entries,
     feature_groups,
@@ -100,7 +103,8 @@ def plan_views(context: Context) -> list[Draft]:
               Draft("integrations", "integrations", "Integrations", integrations_facts(context))]
     calls_into = edges_into(context)
     for name in sorted(context.groups):
-        drafts.append(Draft(f"module:{name}", "module", f"Module {name}", module_facts(context, name)))
+        drafts.append(Draft(f"module:{name}", "module", _module_title(context, name),
+                            module_facts(context, name)))
         concepts = domain_concepts_facts(context, name, calls_into)
         if concepts["concepts"]:
             drafts.append(Draft(f"domain_concepts:{name}", "domain_concepts", f"Domain concepts of {name}",
@@ -113,7 +117,8 @@ def plan_views(context: Context) -> list[Draft]:
     if by_group:
         for name, entries in sorted(by_group.items()):
             docs = tuple(dict.fromkeys(d for e in entries if (d := _doc_of(context, e.target))))
-            drafts.append(Draft(f"feature:{name}", "feature", f"Feature: {name}",
+            title = f"Feature: {_feature_name(context, name, entries)}"
+            drafts.append(Draft(f"feature:{name}", "feature", title,
                                 feature_facts_for_entries(context, name, entries), docs))
     else:
         for members in communities(context):
@@ -124,6 +129,28 @@ def plan_views(context: Context) -> list[Draft]:
         drafts.append(Draft(workflow_id(entry), "workflow", f"Workflow: {entry.kind} {entry.name}",
                             workflow_facts(context, entry, also)))
     return sorted(drafts, key=lambda d: d.id)
+
+
+def _feature_name(context: Context, group: str, entries: list[EntryPoint]) -> str:
+    """A feature of commands or routes is named by its module group; one reached only through
+    the public API by the group's dominant public definitions ("fetch, Client, Transport")."""
+    if any(e.kind != "public_api" for e in entries):
+        return group
+    return dominant(context, _public_of(context, group)) or group
+
+
+def _public_of(context: Context, group: str) -> list[str]:
+    files = set(context.groups[group].files)
+    return [q for q, (symbol, path) in context.symbols.items() if path in files and symbol.public]
+
+
+def _module_title(context: Context, name: str) -> str:
+    """"Module pkg.sub"; a component (:mod:`kbc.graph.components`) with its central public
+    definitions: "Component rich[console]: Console, Segment, Text"."""
+    if not is_component(name):
+        return f"Module {name}"
+    names = dominant(context, _public_of(context, name))
+    return f"Component {name}: {names}" if names else f"Component {name}"
 
 
 def _doc_of(context: Context, qname: str) -> str:

@@ -43,6 +43,7 @@ class Context:
     overriding: dict[str, list[str]] = field(default_factory=dict)  # method -> subclasses' overrides
 
     roles: dict[str, str] = field(default_factory=dict)  # path -> role, as discovery read it
+    exported: list[tuple[str, str]] | None = None  # :func:`exported_names`, once read
 
     def role(self, path: str) -> str:
         """A file's role (:mod:`kbc.analyzers.roles`): the fact discovery recorded, else what
@@ -69,12 +70,32 @@ class Context:
             return sorted(packages.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
         return self.inventory.root.rstrip("/").rsplit("/", 1)[-1]
 
-    def entry_points(self) -> list[EntryPoint]:
+    def all_entry_points(self) -> list[EntryPoint]:
         found = list(self.declared_entry_points)
         for facts in self.files.values():
             found.extend(facts.entry_points)
         unique = {(e.kind, e.name, e.target, e.path, e.line): e for e in found}
         return sorted(unique.values(), key=lambda e: (e.kind, e.name, e.path, e.line))
+
+    def is_example(self, entry: EntryPoint) -> bool:
+        """A demo or self-test block (``if __name__ == "__main__":`` in a module of a package
+        with a public API, not its ``__main__``, and an argument parser its module-level code
+        builds there): an example of use, not a way in."""
+        if entry.path.endswith("__main__.py") or entry.kind not in ("main_guard", "argparse"):
+            return False
+        facts = self.files.get(entry.path)
+        if facts is None or not any(e.kind == "main_guard" for e in facts.entry_points):
+            return False
+        if entry.kind == "argparse" and entry.target != facts.module:
+            return False
+        return bool(exported_names(self))
+
+    def entry_points(self) -> list[EntryPoint]:
+        """The ways into the program: its examples left out (:meth:`is_example`)."""
+        return [e for e in self.all_entry_points() if not self.is_example(e)]
+
+    def examples(self) -> list[EntryPoint]:
+        return [e for e in self.all_entry_points() if self.is_example(e)]
 
     def group_of_symbol(self, qname: str) -> str:
         found = self.symbols.get(qname)
@@ -127,3 +148,44 @@ def build_context(inventory: Inventory, files: Iterable[FileFacts], graph: Graph
         if source and target and source != target:
             context.group_edges[(source, target)] += 1
     return context
+
+
+def exported_names(context: Context) -> list[tuple[str, str]]:
+    """(the public name, the qname it resolves to) of what each top-level package of the
+    product exports (the first package with an ``__init__`` under a namespace package too):
+    its ``__all__``, else the public names its ``__init__`` binds."""
+    if context.exported is not None:
+        return context.exported
+    table = context.table
+    found: dict[str, str] = {}
+    for facts in context.source_files():
+        parent = facts.module.rpartition(".")[0]
+        if not facts.is_package or (parent and parent in context.module_path):
+            continue
+        names = facts.exports
+        if names is None:
+            bound = [i.alias for i in facts.imports if i.kind == "internal" and i.alias and i.name != "*"]
+            defined = [s.name for s in facts.symbols if not s.parent]
+            starred = [name for i in facts.imports if i.kind == "internal" and i.name == "*"
+                       for name in _star_names(context, i.target)]
+            names = tuple(dict.fromkeys(n for n in (*bound, *defined, *starred) if not n.startswith("_")))
+        for name in names:
+            # the package's own binding first: `from .distance import distance` makes the name
+            # the function, not the submodule it shares its name with
+            binding = table.bindings.get(facts.module, {}).get(name)
+            qname = table.resolve(binding) if binding else table.resolve(f"{facts.module}.{name}")
+            if qname is not None and qname in context.symbols:
+                found.setdefault(f"{facts.module}.{name}", qname)
+    context.exported = sorted(found.items())
+    return context.exported
+
+
+def _star_names(context: Context, module: str) -> tuple[str, ...]:
+    """What ``from module import *`` binds: its ``__all__``, else its public top-level names."""
+    path = context.module_path.get(module)
+    if path is None:
+        return ()
+    facts = context.files[path]
+    if facts.exports is not None:
+        return facts.exports
+    return tuple(s.name for s in facts.symbols if not s.parent and not s.name.startswith("_"))

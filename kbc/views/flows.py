@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Sequence
 from typing import Any
 
 import networkx as nx
 
 from kbc.domain.models import EntryPoint, Symbol
-from kbc.views.context import MAX_LIST, Context, location
+from kbc.views.context import MAX_LIST, Context, exported_names, location
 from kbc.views.structure import entry_point_data
 
 MAX_STEPS = 40
@@ -88,9 +89,13 @@ def _serves_users(context: Context, entry: EntryPoint) -> bool:
 def workflow_entries(context: Context) -> list[tuple[EntryPoint, list[EntryPoint]]]:
     """One entry point per code path that runs (with the others that run it too), most central
     first, capped; then the main flows of the public API (:func:`public_api_entries`). Entry
-    points defined in tests are left out."""
+    points defined in tests are left out, and so is a library's ``__main__`` block (a package
+    with a public API: its examples are never workflows, see :meth:`Context.is_example`)."""
     by_target: dict[str, list[EntryPoint]] = {}
+    library = bool(exported_names(context))
     for entry in context.entry_points():
+        if library and entry.kind == "main_guard":
+            continue  # a library's `python -m` block: its flows are its public API's
         if entry.target in context.symbols and _serves_users(context, entry):
             by_target.setdefault(entry.target, []).append(entry)
     chosen = []
@@ -108,52 +113,68 @@ COVERED = 0.8
 MIN_API_REACH = 5  # a name whose calls reach fewer symbols (itself included) is no workflow
 
 
-def exported_names(context: Context) -> list[tuple[str, str]]:
-    """(the public name, the qname it resolves to) of what each top-level package of the
-    product exports (the first package with an ``__init__`` under a namespace package too):
-    its ``__all__``, else the public names its ``__init__`` binds."""
-    table = context.table
-    found: dict[str, str] = {}
-    for facts in context.source_files():
-        parent = facts.module.rpartition(".")[0]
-        if not facts.is_package or (parent and parent in context.module_path):
-            continue
-        names = facts.exports
-        if names is None:
-            bound = [i.alias for i in facts.imports if i.kind == "internal" and i.alias and i.name != "*"]
-            defined = [s.name for s in facts.symbols if not s.parent]
-            names = tuple(dict.fromkeys(n for n in (*bound, *defined) if not n.startswith("_")))
-        for name in names:
-            # the package's own binding first: `from .distance import distance` makes the name
-            # the function, not the submodule it shares its name with
-            binding = table.bindings.get(facts.module, {}).get(name)
-            qname = table.resolve(binding) if binding else table.resolve(f"{facts.module}.{name}")
-            if qname is not None and qname in context.symbols:
-                found.setdefault(f"{facts.module}.{name}", qname)
-    return sorted(found.items())
+def _public_module(context: Context, qname: str) -> bool:
+    """Defined in a module of the product none of whose dotted parts is private."""
+    found = context.symbols.get(qname)
+    if found is None or context.role(found[1]) != "source":
+        return False
+    return not any(part.startswith("_") for part in context.files[found[1]].module.split("."))
+
+
+def _beyond_exports(context: Context) -> list[tuple[str, str]]:
+    """More of a library's public API than its top-level package exports (rich exports five
+    functions; its users start at ``rich.console.Console``): the public definitions its
+    examples call, then the documented public classes and functions of its public modules."""
+    called: dict[str, None] = {}
+    for entry in context.examples():
+        module = context.files[entry.path].module
+        for callee, _line, _path in context.callees.get(module, ()):
+            symbol = context.symbols[callee][0] if callee in context.symbols else None
+            if symbol is not None and symbol.public and _public_module(context, callee):
+                called[symbol.parent if symbol.kind == "method" and symbol.parent else callee] = None
+    documented = sorted(q for q, (symbol, _path) in context.symbols.items()
+                        if not symbol.parent and symbol.public and symbol.doc
+                        and symbol.kind in ("class", "function") and _public_module(context, q))
+    return [(q, q) for q in (*called, *documented) if q in context.symbols]
 
 
 def public_api_entries(context: Context, taken: set[str]) -> list[EntryPoint]:
     """Where a library's users start: the exported functions, and the public methods of the
     exported classes, ranked by how much of the call graph they reach, then by PageRank; one
-    whose reach a higher one mostly covers is left out; capped at ``views.max_api_workflows``."""
+    whose reach a higher one mostly covers is left out; capped at ``views.max_api_workflows``.
+    When the exports give fewer flows than that, or a package with no entry point exports
+    nothing (``__init__`` holding only a version), :func:`_beyond_exports` adds candidates,
+    ranked after them."""
     exported = exported_names(context)
-    classes = {qname for _, qname in exported if context.symbols[qname][0].kind == "class"}
+    chosen = _api_flows(context, taken, exported)
+    if (exported or not taken) and len(chosen) < context.max_api_workflows:
+        more = [pair for pair in _beyond_exports(context) if pair[1] not in {q for _, q in exported}]
+        chosen = _api_flows(context, taken, exported, more)
+    return chosen
+
+
+def _api_flows(context: Context, taken: set[str], first: Sequence[tuple[str, str]],
+               then: Sequence[tuple[str, str]] = ()) -> list[EntryPoint]:
+    named = [*first, *then]
+    classes = {qname for _, qname in named if context.symbols[qname][0].kind == "class"}
     methods: dict[str, list[Symbol]] = {}
     for symbol, _path in context.symbols.values():
         if symbol.parent in classes and symbol.kind != "class" and (
                 not symbol.name.startswith("_") or symbol.name == "__call__"):
             methods.setdefault(symbol.parent, []).append(symbol)
     candidates: dict[str, str] = {}  # qname -> the public name it is reached by
-    for public, qname in exported:
-        if qname in classes:
-            for method in methods.get(qname, ()):
-                candidates.setdefault(method.qname, f"{public}.{method.name}")
-        else:
-            candidates.setdefault(qname, public)
+    later: set[str] = set()
+    for index, (public, qname) in enumerate(named):
+        found = ([(m.qname, f"{public}.{m.name}") for m in methods.get(qname, ())] if qname in classes
+                 else [(qname, public)])
+        for target, name in found:
+            if target not in candidates:
+                candidates[target] = name
+                if index >= len(first):
+                    later.add(target)
     reach = {q: set(_reach(context, [q], context.workflow_depth)) for q in candidates}
     ranked = sorted((q for q in candidates if len(reach[q]) >= MIN_API_REACH and q not in taken),
-                    key=lambda q: (-len(reach[q]), -context.symbol_rank.get(q, 0.0), q))
+                    key=lambda q: (q in later, -len(reach[q]), -context.symbol_rank.get(q, 0.0), q))
     covered: set[str] = set()
     for target in taken:
         covered |= set(_reach(context, [target], context.workflow_depth))
@@ -165,8 +186,8 @@ def public_api_entries(context: Context, taken: set[str]) -> list[EntryPoint]:
             continue
         covered |= reach[qname]
         symbol, path = context.symbols[qname]
-        chosen.append(EntryPoint("public_api", candidates[qname], qname, path, symbol.start_line,
-                                 "exported by the package"))
+        detail = "public, not exported by the package" if qname in later else "exported by the package"
+        chosen.append(EntryPoint("public_api", candidates[qname], qname, path, symbol.start_line, detail))
     return chosen
 
 
@@ -188,11 +209,12 @@ def _top_symbols(context: Context, qnames: list[str]) -> list[dict[str, Any]]:
 
 
 def feature_groups(context: Context) -> dict[str, list[EntryPoint]]:
-    """Entry points gathered by the module group of the code they run (the feature's name)."""
+    """Entry points gathered by the module group of the code they run (the feature's name);
+    a library's main flows of its public API (:func:`public_api_entries`) count as entry points."""
     features: dict[str, list[EntryPoint]] = {}
-    for entry in context.entry_points():
-        if not _serves_users(context, entry):
-            continue
+    entries = [e for e in context.entry_points() if _serves_users(context, e)]
+    entries += public_api_entries(context, {e.target for e in entries})
+    for entry in entries:
         group = context.group_of_symbol(entry.target) or context.group_of.get(
             context.files[entry.path].module if entry.path in context.files else "", "")
         if group:
@@ -226,7 +248,7 @@ def feature_facts_for_community(context: Context, members: list[str]) -> dict[st
     inside = set(members)
     qnames = [q for q in context.symbols if context.group_of_symbol(q) in inside
               and context.symbols[q][0].public]
-    return {"name": _dominant(context, qnames) or community_lead(context, members), "entry_points": [],
+    return {"name": dominant(context, qnames) or community_lead(context, members), "entry_points": [],
             "modules": members, "symbols": _top_symbols(context, qnames)}
 
 
@@ -236,7 +258,7 @@ def community_lead(context: Context, members: list[str]) -> str:
                                                for m in context.groups[g].modules), g))[0]
 
 
-def _dominant(context: Context, qnames: list[str], count: int = 3) -> str:
+def dominant(context: Context, qnames: list[str], count: int = 3) -> str:
     """A library's feature by its dominant public symbols: the top-level classes and functions
     the call graph ranks highest ("Command, Option, Context")."""
     top = [q for q in qnames if not context.symbols[q][0].parent]

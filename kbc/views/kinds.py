@@ -70,7 +70,12 @@ KINDS: dict[ViewKind, KindDefinition] = {definition.kind: definition for definit
                                                            "centrality": {"type": "number"}})},
             "dependencies": {"type": "array", "items": _object({"source": _TEXT, "target": _TEXT,
                                                                 "imports": _COUNT})},
-            "import_cycles": {"type": "array", "items": _TEXTS},
+            "import_cycles": {"type": "array", "items": _object({
+                "modules": _TEXTS, "closing": _COUNT,
+                "closed_by": {"type": "array", "items": _object(
+                    {"source": _TEXT, "target": _TEXT, "location": _LOCATION},
+                    required=["source", "target"])},
+            })},
             "entry_points": {"type": "array", "items": _ENTRY},
             "integrations": {"type": "array", "items": _object({"kind": _TEXT, "name": _TEXT,
                                                                 "uses": _COUNT})},
@@ -119,7 +124,8 @@ KINDS: dict[ViewKind, KindDefinition] = {definition.kind: definition for definit
     ),
     KindDefinition(
         "entry_points", "Entry points",
-        facts=_object({"entry_points": {"type": "array", "items": _ENTRY}}),
+        facts=_object({"entry_points": {"type": "array", "items": _ENTRY},
+                       "examples": {"type": "array", "items": _ENTRY}}, required=["entry_points"]),
         interpretation=_object({"summary": _TEXT}),
         guidance=("summary: 1 to 3 sentences on the ways into this repository and who uses each."),
     ),

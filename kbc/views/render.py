@@ -25,6 +25,54 @@ def view_file(view_id: str) -> str:
     return f"{kind}/{_UNSAFE.sub('_', rest).strip('_') or '_'}.md"
 
 
+class Markdown(str):
+    """Text that is Markdown already (a code span, a macro's output, a diagram, a link): the
+    templates print it as it is; every other value is printed as text (:func:`as_text`)."""
+
+    __slots__ = ()
+
+
+_CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1", re.DOTALL)
+# What Markdown reads as emphasis or markup in text: every asterisk, an underscore not inside
+# a word (``__init__``, ``_private``; ``snake_case`` is inert), an angle bracket (HTML).
+_ACTIVE = re.compile(r"(?<!\\)(\*|<|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
+
+
+def as_text(value: str) -> str:
+    """``value`` escaped so Markdown prints it as written: names and paths such as
+    ``rich/__init__.py`` are not turned bold. Code spans in it (prose may quote code) are kept."""
+    parts: list[str] = []
+    last = 0
+    for span in _CODE_SPAN.finditer(value):
+        parts.extend((_ACTIVE.sub(r"\\\1", value[last:span.start()]), span.group()))
+        last = span.end()
+    parts.append(_ACTIVE.sub(r"\\\1", value[last:]))
+    return "".join(parts)
+
+
+def code_span(value: object) -> Markdown:
+    """``value`` as one inline code span, whatever backticks it holds."""
+    text = " ".join(str(value).split("\n"))
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return Markdown(f"{fence}{pad}{text}{pad}{fence}")
+
+
+def _finalize(value: Any) -> Any:
+    return value if isinstance(value, Markdown) or not isinstance(value, str) else as_text(value)
+
+
+def _cell(value: object) -> str:
+    cell = str(value).replace("|", "\\|").replace("\n", " ")
+    return Markdown(cell) if isinstance(value, Markdown) else cell
+
+
+def _otherwise(value: object, note: str) -> Markdown:
+    """The value as text, or the note in italics when it is empty."""
+    return Markdown(as_text(str(value))) if value else Markdown(f"_{note}_")
+
+
 @cache
 def _environment() -> Any:
     import jinja2
@@ -32,9 +80,13 @@ def _environment() -> Any:
     templates = Path(__file__).with_name("templates")
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates)), autoescape=False,
                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
-                             undefined=jinja2.Undefined)  # optional fact fields render empty
-    env.filters["code"] = lambda value: f"`{value}`"
-    env.filters["cell"] = lambda value: str(value).replace("|", "\\|").replace("\n", " ")
+                             undefined=jinja2.Undefined,  # optional fact fields render empty
+                             finalize=_finalize)
+    env.filters["code"] = code_span
+    env.filters["codes"] = lambda values, sep=", ": Markdown(sep.join(code_span(v) for v in values))
+    env.filters["cell"] = _cell
+    env.filters["md"] = Markdown  # a macro's output, a diagram or a link: printed as it is
+    env.filters["otherwise"] = _otherwise
     return env
 
 
@@ -99,15 +151,16 @@ def render_view(view: View, ids: set[str] | None = None) -> str:
     """The view as Markdown; ``ids`` are the other views it may link to."""
     data = to_data(view)
     template = _environment().get_template(KINDS[view.kind].template)
-    text: str = template.render(view=data, f=data["facts"], i=data["interpretation"], mermaid=mermaid(view),
-                                links=_links(view, ids if ids is not None else set()))
+    links = {key: Markdown(value) for key, value in _links(view, ids if ids is not None else set()).items()}
+    text: str = template.render(view=data, f=data["facts"], i=data["interpretation"],
+                                mermaid=Markdown(mermaid(view)), links=links)
     return re.sub(r"\n{3,}", "\n\n", text).rstrip("\n") + "\n"
 
 
 def render_index(views: Sequence[View], repository: str, commit: str) -> str:
     by_kind = []
     for kind in VIEW_KINDS:
-        items = [{"title": v.title, "link": view_file(v.id), "source": v.provenance.source}
+        items = [{"title": v.title, "link": Markdown(view_file(v.id)), "source": v.provenance.source}
                  for v in views if v.kind == kind]
         if items:
             by_kind.append((kind, items))

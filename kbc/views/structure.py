@@ -41,6 +41,43 @@ def _layers(context: Context) -> list[list[str]]:
     return [sorted(layers[d]) for d in sorted(layers)]
 
 
+MAX_CYCLES = 20
+MAX_CLOSERS = 12
+
+
+def closing_imports(context: Context, members: tuple[str, ...]) -> list[tuple[str, str]]:
+    """A few imports whose removal leaves the modules of one import cycle acyclic: those from
+    a module into a less central one (the core reaching back into its periphery), then each
+    put back, least central target first, where it closes no cycle; sorted."""
+    import networkx as nx
+
+    inside = set(members)
+    edges = sorted({(e.source, e.target) for e in context.graph.import_edges
+                    if e.source in inside and e.target in inside and e.source != e.target})
+    rank = {m: (-context.module_rank.get(m, 0.0), m) for m in members}
+    graph = nx.DiGraph()
+    graph.add_nodes_from(sorted(inside))
+    graph.add_edges_from(e for e in edges if rank[e[0]] > rank[e[1]])  # into a more central module
+    closing = []
+    outward = sorted((e for e in edges if rank[e[0]] < rank[e[1]]), key=lambda e: (rank[e[1]], e))
+    for source, target in outward:
+        if nx.has_path(graph, target, source):
+            closing.append((source, target))
+        else:
+            graph.add_edge(source, target)
+    return sorted(closing)
+
+
+def cycle_facts(context: Context, cycle: tuple[str, ...]) -> dict[str, Any]:
+    """One import cycle: its modules and the imports that close it, where each is made."""
+    where = {(e.source, e.target): location(e.path, e.lines[0])
+             for e in context.graph.import_edges if e.lines and e.path}
+    closing = closing_imports(context, cycle) if len(cycle) > 1 else [(cycle[0], cycle[0])]
+    return {"modules": list(cycle), "closing": len(closing), "closed_by": [
+        {"source": s, "target": t, **({"location": where[(s, t)]} if (s, t) in where else {})}
+        for s, t in closing[:MAX_CLOSERS]]}
+
+
 def _integration_counts(files: list[FileFacts]) -> list[dict[str, Any]]:
     counts: Counter[tuple[str, str]] = Counter()
     for facts in files:
@@ -74,7 +111,7 @@ def architecture_facts(context: Context) -> dict[str, Any]:
             {"source": s, "target": t, "imports": n}
             for (s, t), n in sorted(context.group_edges.items())
         ],
-        "import_cycles": [list(cycle) for cycle in context.graph.import_cycles[:20]],
+        "import_cycles": [cycle_facts(context, cycle) for cycle in context.graph.import_cycles[:MAX_CYCLES]],
         "entry_points": [entry_point_data(context, e) for e in context.entry_points()[:MAX_LIST]],
         "integrations": _integration_counts(source),
         "external": [{"distribution": d, "modules": n} for d, n in context.graph.external[:MAX_LIST]],
@@ -135,4 +172,8 @@ def module_facts(context: Context, name: str) -> dict[str, Any]:
 
 
 def entry_points_facts(context: Context) -> dict[str, Any]:
-    return {"entry_points": [entry_point_data(context, e) for e in context.entry_points()]}
+    data: dict[str, Any] = {"entry_points": [entry_point_data(context, e) for e in context.entry_points()]}
+    examples = context.examples()
+    if examples:
+        data["examples"] = [entry_point_data(context, e) for e in examples[:MAX_LIST]]
+    return data
