@@ -36,7 +36,7 @@ from kbc.domain.models import (
 )
 
 # Bump when the facts a file yields change shape or meaning: it keys the cache.
-ANALYZER_VERSION = "11"
+ANALYZER_VERSION = "12"
 
 
 def decode_source(data: bytes) -> tuple[str, tuple[str, ...]]:

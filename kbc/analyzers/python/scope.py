@@ -129,10 +129,14 @@ class Resolver:
         class_scope = self.classes.get(cls)
         if class_scope is None:
             return None
-        attr = class_scope.attrs.get(rest[0])
-        if attr is None or attr.kind == LOCAL:
-            return None
-        target = self._binding_target(attr)
+        target = None
+        # what `self.attr = ...` binds, else the class body's own `attr = ...` (a default an
+        # instance may override with a value this file cannot follow, such as a parameter)
+        for attr in (class_scope.attrs.get(rest[0]), class_scope.bindings.get(rest[0])):
+            if attr is not None and attr.kind in (REF, ALIAS, INSTANCE, INSTANCE_OF):
+                target = self._binding_target(attr)
+                if target is not None:
+                    break
         if target is None:
             return None
         if len(rest) == 1:

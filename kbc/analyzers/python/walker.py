@@ -121,6 +121,7 @@ class FactsWalker(CodegenState):
             cst.Global: self._global,
             cst.Call: self._call,
             cst.Subscript: self._subscript,
+            cst.Comparison: self._comparison,
             cst.If: self._if,
             cst.While: self._branch,
             cst.Assert: self._assert,
@@ -300,7 +301,10 @@ class FactsWalker(CodegenState):
 
     def _ann_assign(self, node: cst.AnnAssign) -> None:
         parts = annotation_parts(node.annotation.annotation)
-        if parts:
+        if node.value is not None and len(dotted(node.value) or ()) > 1:
+            # `env: Mapping[str, str] = os.environ`: the attribute it names says more than the type
+            binding = self._value_binding(node.value)
+        elif parts:
             binding = Binding(INSTANCE_OF, parts=parts, scope=self.scope)
         else:
             binding = self._value_binding(node.value)
@@ -399,13 +403,27 @@ class FactsWalker(CodegenState):
         self.result.calls.append(CallRecord(node, dotted(node.func), self.scope, self.line))
 
     def _subscript(self, node: cst.Subscript) -> None:
+        """``mapping[KEY]`` with a name or a string for its key: ``os.environ[...]``, or any
+        mapping that may be an alias of it (``self._environ["TERM"]``; the detector resolves)."""
         value = node.value
-        if isinstance(value, (cst.Name, cst.Attribute)):
+        if isinstance(value, (cst.Name, cst.Attribute)) and len(node.slice) == 1:
             parts = dotted(value)
-            if parts and parts[-1] in ("environ", "environb"):
-                first = node.slice[0].slice if node.slice else None
-                key = first.value if isinstance(first, cst.Index) else None
+            first = node.slice[0].slice
+            key = first.value if isinstance(first, cst.Index) else None
+            if parts and (parts[-1] in ("environ", "environb") or _named_key(key)):
                 self.result.env_subscripts.append(EnvRecord(parts, key, self.scope, self.line))
+
+    def _comparison(self, node: cst.Comparison) -> None:
+        """``"KEY" in mapping`` (or ``not in``): a read of an environment variable when the
+        mapping resolves to ``os.environ``."""
+        left = node.left
+        for target in node.comparisons:
+            if isinstance(target.operator, (cst.In, cst.NotIn)) and isinstance(
+                    target.comparator, (cst.Name, cst.Attribute)) and _named_key(left):
+                parts = dotted(target.comparator)
+                if parts:
+                    self.result.env_subscripts.append(EnvRecord(parts, left, self.scope, self.line))
+            left = target.comparator
 
     def _if(self, node: cst.If) -> None:
         if self.scope.kind == "module" and rules.is_main_guard(node.test):
@@ -444,3 +462,8 @@ def walk(module: cst.Module, module_name: str, is_package: bool) -> WalkResult:
     walker = FactsWalker(module, module_name, is_package)
     module._codegen(walker)
     return walker.result
+
+
+def _named_key(key: cst.BaseExpression | None) -> bool:
+    """A key an environment read could name: a string literal or a name (a constant)."""
+    return isinstance(key, (cst.SimpleString, cst.Name))

@@ -27,6 +27,39 @@ def test_environment_variables_read_every_common_way() -> None:
     ]
 
 
+def test_environment_variables_read_through_an_alias_or_by_membership() -> None:
+    """rich's Console keeps ``os.environ`` in a class attribute (an instance may be given
+    another mapping) and reads it by ``.get``, subscript and ``in``; a module may alias it."""
+    assert found("""
+        import os
+        from typing import Mapping
+
+        env = os.environ
+        DEBUG = "DEBUG" in os.environ
+
+        class Console:
+            _environ: Mapping[str, str] = os.environ
+            settings: dict = {}
+
+            def __init__(self, _environ=None):
+                if _environ is not None:
+                    self._environ = _environ
+                self.columns = self._environ.get("COLUMNS")
+                self.plain = "NO_COLOR" not in self._environ
+                self.term = self._environ["TERM"]
+                self.theme = self.settings["theme"]
+
+        def read(options):
+            return env["HOME"], options["verbose"], "x" in options
+    """) == [
+        ("env_var", "DEBUG", "pkg.mod"),
+        ("env_var", "COLUMNS", "pkg.mod.Console.__init__"),
+        ("env_var", "NO_COLOR", "pkg.mod.Console.__init__"),
+        ("env_var", "TERM", "pkg.mod.Console.__init__"),
+        ("env_var", "HOME", "pkg.mod.read"),
+    ]
+
+
 def test_only_a_name_the_code_passes_is_an_environment_variable() -> None:
     """A literal or a constant names a variable; a parameter, a local, an attribute, a call or a
     name bound twice does not (the repository's `requests` read `env_name`, `key.upper()`)."""
