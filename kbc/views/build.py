@@ -123,10 +123,11 @@ def plan_views(context: Context) -> list[Draft]:
     else:
         for members in communities(context):
             facts = feature_facts_for_community(context, members)
-            drafts.append(Draft(f"feature:{community_lead(context, members)}", "feature",
-                                f"Feature: {facts['name']}", facts))
+            lead = community_lead(context, members)
+            named = f" ({facts['name']})" if facts["name"] != lead else ""
+            drafts.append(Draft(f"feature:{lead}", "feature", f"Feature: {lead}{named}", facts))
     for entry, also in workflow_entries(context):
-        drafts.append(Draft(workflow_id(entry), "workflow", f"Workflow: {entry.kind} {entry.name}",
+        drafts.append(Draft(workflow_id(entry), "workflow", _workflow_title(entry),
                             workflow_facts(context, entry, also)))
     return sorted(drafts, key=lambda d: d.id)
 
@@ -136,7 +137,15 @@ def _feature_name(context: Context, group: str, entries: list[EntryPoint]) -> st
     the public API by the group's dominant public definitions ("fetch, Client, Transport")."""
     if any(e.kind != "public_api" for e in entries):
         return group
-    return dominant(context, _public_of(context, group)) or group
+    names = dominant(context, _public_of(context, group))
+    return f"{group} ({names})" if names else group
+
+
+def _workflow_title(entry: EntryPoint) -> str:
+    """Named by the code it runs, as its id is, and by the entry point that runs it:
+    "Workflow: shop.cli.main (console_script shop)", "Workflow: rich.inspect (public API)"."""
+    how = "public API" if entry.kind == "public_api" else f"{entry.kind} {entry.name}"
+    return f"Workflow: {entry.target} ({how})"
 
 
 def _public_of(context: Context, group: str) -> list[str]:

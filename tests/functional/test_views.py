@@ -321,7 +321,7 @@ def test_cli_build_views_render_and_architecture_retrieval(shop: Path, tmp_path:
     assert "kbc views:" in result.output and "llm           none" in result.output
     listing = runner.invoke(cli, [*LEXICAL, "views", "--repo", str(shop), "--kind", "workflow"])
     assert listing.output.splitlines() == [
-        "workflow:shop.cli.main\tdocstring\tWorkflow: console_script shop"]
+        "workflow:shop.cli.main\tdocstring\tWorkflow: shop.cli.main (console_script shop)"]
     shown = runner.invoke(cli, [*LEXICAL, "views", "--repo", str(shop), "--id", "architecture",
                                 "--format", "json"])
     assert json.loads(shown.output)[0]["facts"]["repository"] == "shop"
@@ -459,7 +459,7 @@ def test_a_library_without_entry_points_gets_workflows_from_its_public_api(make_
     overview = views["architecture"].interpretation["overview"]
     assert overview == "Fetch things over a transport."  # no literal block, no doctest
     (feature,) = [v for v in views.values() if v.kind == "feature"]
-    assert feature.id == "feature:fetchlib" and feature.title == "Feature: fetch, Client, Transport"
+    assert feature.id == "feature:fetchlib" and feature.title == "Feature: fetchlib (fetch, Client, Transport)"
     assert "tests" not in feature.facts["modules"]
 
 
