@@ -459,7 +459,7 @@ def test_a_library_without_entry_points_gets_workflows_from_its_public_api(make_
     overview = views["architecture"].interpretation["overview"]
     assert overview == "Fetch things over a transport."  # no literal block, no doctest
     (feature,) = [v for v in views.values() if v.kind == "feature"]
-    assert feature.id == "feature:fetchlib" and feature.title == "Feature: fetchlib (fetch, Client, Transport)"
+    assert (feature.id, feature.title) == ("feature:fetchlib", "Feature: fetchlib (fetch, Client, Transport)")
     assert "tests" not in feature.facts["modules"]
 
 
