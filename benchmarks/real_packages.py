@@ -24,16 +24,15 @@ import re
 import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 import urllib.request
-import zipfile
 from collections import Counter
 from datetime import date
 from pathlib import Path
 from typing import Any
 
+from common import extract
 from results_file import update_section
 
 # name, version: large and popular, libraries and applications, old and new styles
@@ -86,15 +85,7 @@ def fetch(name: str, version: str, work: Path) -> Path:
         if expected and hashlib.sha256(data).hexdigest() != expected:
             raise SystemExit(f"{entry['filename']}: sha256 does not match the index")
         archive.write_bytes(data)
-    partial = target.with_name(target.name + ".partial")
-    shutil.rmtree(partial, ignore_errors=True)
-    partial.mkdir(parents=True)
-    if archive.name.endswith(".zip"):
-        with zipfile.ZipFile(archive) as zipped:
-            zipped.extractall(partial)
-    else:
-        with tarfile.open(archive) as tarred:
-            tarred.extractall(partial, filter="data")
+    partial = extract(archive, target)
     (top,) = list(partial.iterdir())
     top.rename(target)
     partial.rmdir()

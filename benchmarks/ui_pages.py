@@ -8,7 +8,10 @@ page has loaded and its diagrams are drawn, each page in a fresh browser context
 cache: the first visit's cost). With ``--screenshots DIR`` it saves a PNG of
 each page at 1280×800, and of the slice builder at a phone's 390×844.
 
-    python benchmarks/ui_pages.py [--repo PATH] [--screenshots docs/ui]
+    python benchmarks/ui_pages.py [--repo PATH] [--screenshots docs/ui] [--pages a,b] [--prefix P]
+
+``--pages`` keeps the pages named (``architecture,module-graph`` on any repository: the
+others ask about kbc's own code), ``--prefix`` goes before each screenshot's file name.
 """
 
 from __future__ import annotations
@@ -64,7 +67,10 @@ def main() -> None:
     parser.add_argument("--repo", type=Path, default=HERE.parent)
     parser.add_argument("--screenshots", type=Path, help="folder to save the pages' PNGs in")
     parser.add_argument("--chromium", default=shutil.which("chromium") or "")
+    parser.add_argument("--pages", help="only these pages, comma-separated (e.g. architecture,module-graph)")
+    parser.add_argument("--prefix", default="", help="before each screenshot's name (e.g. rich-)")
     args = parser.parse_args()
+    pages = tuple(p for p in PAGES if not args.pages or p[0] in args.pages.split(","))
     if not args.chromium:
         raise SystemExit("no Chromium: apt-get install chromium (or give --chromium PATH)")
     env = {k: v for k, v in os.environ.items() if not k.startswith("KBC_")}
@@ -86,10 +92,10 @@ def main() -> None:
                     raise SystemExit("the server did not start") from None
                 time.sleep(0.2)
         rows = []
-        for name, path in PAGES:
+        for name, path in pages:
             fetch_seconds(base + path)  # warm: the first ask or slice of a process opens the index
             rows.append((name, path, statistics.median(fetch_seconds(base + path) for _ in range(5))))
-        loaded = _browse(base, args.chromium, args.screenshots)
+        loaded = _browse(base, args.chromium, args.screenshots, pages, args.prefix)
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -105,7 +111,8 @@ def main() -> None:
     print(f"\nSlowest server answer: {slowest[0]}, {slowest[2] * 1000:.0f} ms.")
 
 
-def _browse(base: str, chromium: str, folder: Path | None) -> dict[str, float]:
+def _browse(base: str, chromium: str, folder: Path | None, pages: tuple[tuple[str, str], ...] = PAGES,
+            prefix: str = "") -> dict[str, float]:
     from playwright.sync_api import sync_playwright
 
     if folder is not None:
@@ -113,7 +120,7 @@ def _browse(base: str, chromium: str, folder: Path | None) -> dict[str, float]:
     loaded: dict[str, float] = {}
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium, args=ARGS)
-        for name, path in PAGES:
+        for name, path in pages:
             # A context of its own: an empty cache, so every script and style is fetched
             # and compiled again (the worst case: a newcomer's first visit).
             context = browser.new_context(viewport={"width": 1280, "height": 800})
@@ -126,12 +133,12 @@ def _browse(base: str, chromium: str, folder: Path | None) -> dict[str, float]:
             if folder is not None:
                 if name == "architecture":  # its diagram sits below the tables
                     page.locator("pre.mermaid").first.scroll_into_view_if_needed()
-                page.screenshot(path=str(folder / f"{name}.png"))
+                page.screenshot(path=str(folder / f"{prefix}{name}.png"))
             context.close()
-        if folder is not None:
+        if folder is not None and "slice-builder" in dict(pages):
             phone = browser.new_page(viewport={"width": 390, "height": 844})
             phone.goto(base + dict(PAGES)["slice-builder"])
-            phone.screenshot(path=str(folder / "slice-builder-phone.png"))
+            phone.screenshot(path=str(folder / f"{prefix}slice-builder-phone.png"))
         browser.close()
     return loaded
 

@@ -1,0 +1,482 @@
+"""What the views look like on a corpus of real packages: a row of quality figures per package.
+
+    python benchmarks/views_corpus.py --work DIR [--packages NAME==VER ...] [--jobs 1]
+        [--timeout S] [--markdown]
+
+Each package (by default :data:`PACKAGES`, pinned versions of some 40 packages of five
+shapes: flat libraries, frameworks, CLIs, applications, data-science; none of those kbc
+is tuned on) is fetched as its sdist with ``pip download --no-deps --no-binary :all:``
+into ``WORK/dl`` (once), unpacked into ``WORK/src/NAME-VER`` and committed to a fresh git
+repository there (kbc reads the files git tracks), then built from nothing, lexical and
+without an LLM (``kbc -c index.embed_model=none build DIR --no-llm``: the views' prose comes
+from docstrings), and its views read back with ``kbc views --format json``. Per package:
+
+- Python files, components (``module`` views, and the architecture's module groups) and
+  the dependencies between them (the architecture's ``dependencies``);
+- workflows: how many start at the public API (``public_api`` entry points) and how many
+  elsewhere (by entry point kind: ``main_guard``, ``console_script``, ...);
+- entry points listed by the ``entry_points`` view, how many are ``main_guard``, and the
+  examples it lists apart (a library's ``if __name__ == "__main__":`` blocks);
+- unresolved citations: every ``path:start[-end]`` string in the views' facts whose path is
+  not a tracked file of the repository, or whose lines are not in it;
+- empty sections: interpretation fields (overview, purpose, summary, ...) left empty;
+- where the prose came from: views by ``provenance.source`` (llm, docstring, none);
+- the build's wall seconds.
+
+A Markdown table goes to stdout with ``--markdown`` (else a tab-separated one), every
+figure to ``WORK/views_corpus.json`` (rewritten after each package). A package whose
+download, unpacking, build or views fail gets a row saying so; the run goes on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tarfile
+import threading
+import time
+import zipfile
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from common import extract
+
+# (NAME==VERSION, shape): each an sdist on PyPI with fewer than ~400 Python files (typer 0.15.1,
+# 586 with its docs' examples, and pyramid 2.0.2, 557, were left out for that).
+PACKAGES: tuple[tuple[str, str], ...] = (
+    # flat libraries
+    ("rich==13.9.4", "library"), ("httpx==0.28.1", "library"), ("jinja2==3.1.4", "library"),
+    ("attrs==24.2.0", "library"), ("more-itertools==10.5.0", "library"),
+    ("python-dateutil==2.9.0.post0", "library"), ("toolz==1.0.0", "library"),
+    ("structlog==24.4.0", "library"), ("tenacity==9.0.0", "library"), ("arrow==1.3.0", "library"),
+    ("markdown==3.7", "library"), ("pluggy==1.5.0", "library"), ("sqlparse==0.5.2", "library"),
+    # frameworks and servers
+    ("starlette==0.41.3", "framework"), ("bottle==0.13.2", "framework"), ("falcon==4.0.2", "framework"),
+    ("cherrypy==18.10.0", "framework"), ("quart==0.19.9", "framework"), ("sanic==24.6.0", "framework"),
+    ("waitress==3.0.2", "framework"),
+    # command-line tools
+    ("cleo==2.1.0", "cli"), ("cookiecutter==2.6.0", "cli"), ("httpie==3.2.4", "cli"),
+    ("invoke==2.2.0", "cli"), ("fire==0.7.0", "cli"), ("twine==6.0.1", "cli"), ("pipx==1.7.1", "cli"),
+    ("pre-commit==4.0.1", "cli"), ("tox==4.23.2", "cli"),
+    # applications
+    ("mkdocs==1.6.1", "application"), ("pelican==4.10.2", "application"),
+    ("datasette==0.65.1", "application"), ("radicale==3.3.1", "application"),
+    # data science
+    ("tabulate==0.9.0", "data-science"), ("patsy==1.0.1", "data-science"),
+    ("seaborn==0.13.2", "data-science"), ("pint==0.24.4", "data-science"),
+    ("lifelines==0.30.0", "data-science"), ("petl==1.7.15", "data-science"),
+    ("uncertainties==3.2.2", "data-science"),
+)
+
+# The interpretation's fields of each view kind (kbc/views/kinds.py; the templates print
+# "_No overview._", "None stated." and the like for an empty one). A field a view carries
+# beyond these is counted too.
+PROSE_FIELDS: dict[str, tuple[str, ...]] = {
+    "architecture": ("overview", "design_decisions"),
+    "module": ("purpose", "responsibilities", "collaborators"),
+    "feature": ("summary",),
+    "workflow": ("summary", "steps"),
+    "entry_points": ("summary",),
+    "domain_concepts": ("concepts",),
+    "business_rules": ("rules",),
+    "integrations": ("integrations",),
+}
+# Keyed prose: (interpretation field, facts list) whose items it explains.
+KEYED = {"workflow": ("steps", "steps"), "domain_concepts": ("concepts", "concepts"),
+         "business_rules": ("rules", "rules"), "integrations": ("integrations", "integrations")}
+LOCATION = re.compile(r"^(?P<path>[^\s:][^:]*):(?P<start>\d+)(?:-(?P<end>\d+))?$")  # the schema's form
+# Facts that hold the code's own text (docstrings, messages, expressions), never a location.
+TEXT_KEYS = frozenset({"doc", "message", "condition", "outcome", "signature", "annotation", "default",
+                       "detail", "limits"})
+ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".tar", ".zip")
+SAMPLES = 10  # unresolved citations kept per package, as examples
+
+
+class Failure(Exception):
+    """A stage of one package that did not work: it ends that package's row, not the run."""
+
+    def __init__(self, stage: str, detail: str) -> None:
+        super().__init__(f"{stage}: {detail}")
+        self.stage = stage
+        self.detail = detail
+
+
+def normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def parse_spec(spec: str) -> tuple[str, str]:
+    name, sep, version = spec.partition("==")
+    if not sep or not name.strip() or not version.strip():
+        raise SystemExit(f"{spec!r}: expected NAME==VERSION")
+    return name.strip(), version.strip()
+
+
+def tail(text: str, lines: int = 3) -> str:
+    return " / ".join(line.strip() for line in text.strip().splitlines()[-lines:])[-400:]
+
+
+def find_sdist(folder: Path, name: str, version: str) -> Path | None:
+    """The sdist of ``name`` ``version`` already in ``folder`` (its file name normalized as
+    PyPI's spellings differ: ``Jinja2-3.1.4.tar.gz``, ``pre_commit-4.0.1.tar.gz``)."""
+    if not folder.is_dir():
+        return None
+    for path in sorted(folder.iterdir()):
+        suffix = next((s for s in ARCHIVE_SUFFIXES if path.name.endswith(s)), None)
+        if suffix is None:
+            continue
+        stem_name, _, stem_version = path.name[: -len(suffix)].rpartition("-")
+        if normalized(stem_name) == normalized(name) and stem_version == version:
+            return path
+    return None
+
+
+def download(name: str, version: str, folder: Path) -> Path:
+    found = find_sdist(folder, name, version)
+    if found:
+        return found
+    folder.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+                           "--disable-pip-version-check", "-q", f"{name}=={version}", "-d", str(folder)],
+                          capture_output=True, text=True, check=False, timeout=900)
+    found = find_sdist(folder, name, version)
+    if done.returncode != 0 or found is None:
+        raise Failure("download", tail(done.stderr or done.stdout) or f"exit {done.returncode}")
+    return found
+
+
+def git(tree: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-c", "safe.directory=*", "-c", "core.autocrlf=false", *args], cwd=tree,
+                          capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise Failure("git", f"git {' '.join(args)}: {tail(done.stderr)}")
+    return done.stdout
+
+
+def unpack(archive: Path, target: Path) -> Path:
+    """The sources in ``target`` (its sdist's top folder), committed to a git repository of
+    their own; reused when a previous run left one there."""
+    if (target / ".git").is_dir() and git(target, "rev-parse", "--verify", "-q", "HEAD").strip():
+        return target
+    shutil.rmtree(target, ignore_errors=True)
+    try:
+        partial = extract(archive, target)
+    except (OSError, tarfile.TarError, zipfile.BadZipFile) as exc:
+        raise Failure("unpack", f"{type(exc).__name__}: {exc}") from exc
+    inside = list(partial.iterdir())
+    if len(inside) == 1 and inside[0].is_dir():
+        inside[0].rename(target)
+        partial.rmdir()
+    else:
+        partial.rename(target)
+    git(target, "init", "-q", "-b", "main")
+    git(target, "add", "-A")
+    git(target, "-c", "user.email=a@b", "-c", "user.name=x", "-c", "commit.gpgsign=false",
+        "commit", "-qm", "src")
+    return target
+
+
+def kbc_env() -> dict[str, str]:
+    env = dict(os.environ)
+    for name in ("KBC_LLM_MODEL", "KBC_EMBED_MODEL", "KBC_CHROMA_URL", "KBC_WAIT_UNITS"):
+        env.pop(name, None)
+    return env
+
+
+def build(tree: Path, timeout: float) -> tuple[float, dict[str, Any]]:
+    """``kbc build --no-llm``, lexical, from nothing: its wall seconds and JSON summary. The
+    build runs in a process group of its own, so a timeout ends its workers too."""
+    shutil.rmtree(tree / ".kbc", ignore_errors=True)
+    command = [sys.executable, "-m", "kbc", "-c", "index.embed_model=none", "build", str(tree), "--no-llm",
+               "--format", "json"]
+    started = time.perf_counter()
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=kbc_env(), start_new_session=True)
+    try:
+        stdout, stderr = child.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.communicate()
+        raise Failure("build", f"timed out after {timeout:.0f} s") from None
+    seconds = time.perf_counter() - started
+    if child.returncode != 0:
+        raise Failure("build", f"exit {child.returncode}: {tail(stderr)}")
+    try:
+        summary: dict[str, Any] = json.loads(stdout)
+    except json.JSONDecodeError:
+        summary = {}
+    return seconds, summary
+
+
+def read_views(tree: Path) -> list[dict[str, Any]]:
+    done = subprocess.run([sys.executable, "-m", "kbc", "views", "--repo", str(tree), "--format", "json"],
+                          capture_output=True, text=True, check=False, env=kbc_env(), timeout=600)
+    if done.returncode != 0:
+        raise Failure("views", f"exit {done.returncode}: {tail(done.stderr)}")
+    try:
+        views = json.loads(done.stdout)
+    except json.JSONDecodeError as exc:
+        raise Failure("views", f"not JSON: {exc}") from exc
+    if not isinstance(views, list):
+        raise Failure("views", f"expected a list of views, got {type(views).__name__}")
+    return views
+
+
+class Lines:
+    """Line counts of the repository's tracked files, read when first cited."""
+
+    def __init__(self, tree: Path) -> None:
+        self.tree = tree
+        self.tracked = set(git(tree, "ls-files", "-z").split("\0")) - {""}
+        self.counts: dict[str, int] = {}
+
+    def count(self, path: str) -> int | None:
+        """Lines in ``path`` (as Python counts them: ``\\n``, ``\\r\\n`` or ``\\r`` ends one), or
+        None when git does not track it."""
+        if path not in self.tracked:
+            return None
+        if path not in self.counts:
+            try:
+                data = (self.tree / path).read_bytes()
+            except OSError:
+                return None
+            data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+            self.counts[path] = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+        return self.counts[path]
+
+
+def locations(value: Any, key: str = "") -> list[tuple[str, str]]:
+    """Every (key, ``path:start[-end]`` string) in ``value``, at any depth, but in the facts
+    that quote the code's text."""
+    if key in TEXT_KEYS:
+        return []
+    if isinstance(value, dict):
+        return [found for k, item in value.items() for found in locations(item, k)]
+    if isinstance(value, list):
+        return [found for item in value for found in locations(item, key)]
+    if isinstance(value, str) and LOCATION.match(value):
+        return [(key, value)]
+    return []
+
+
+def unresolved(cited: str, lines: Lines) -> str:
+    """Why a location does not resolve ("" when it does)."""
+    match = LOCATION.match(cited)
+    assert match is not None
+    start = int(match["start"])
+    end = int(match["end"]) if match["end"] else start
+    count = lines.count(match["path"])
+    if count is None:
+        return "no such file"
+    if start < 1 or end < start:
+        return "bad range"
+    if end > count:
+        return f"past the end ({count} lines)"
+    return ""
+
+
+def is_empty(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip()) or (
+        isinstance(value, list | dict) and not value)
+
+
+def figures(views: list[dict[str, Any]], lines: Lines) -> dict[str, Any]:
+    """The package's figures, from its view documents."""
+    by_kind: Counter[str] = Counter(v.get("kind", "?") for v in views)
+    architecture = next((v.get("facts", {}) for v in views if v.get("kind") == "architecture"), None)
+    listed = next((v.get("facts", {}) for v in views if v.get("kind") == "entry_points"), None)
+    entry_kinds = Counter(e.get("kind", "?") for e in (listed or {}).get("entry_points", []))
+    example_kinds = Counter(e.get("kind", "?") for e in (listed or {}).get("examples", []))
+    starts = Counter(v.get("facts", {}).get("entry_point", {}).get("kind", "?")
+                     for v in views if v.get("kind") == "workflow")
+    sources = Counter(v.get("provenance", {}).get("source", "?") for v in views)
+
+    cited = 0
+    unresolved_by_reason: Counter[str] = Counter()
+    unresolved_by_key: Counter[str] = Counter()
+    samples: list[dict[str, str]] = []
+    empty_fields: Counter[str] = Counter()
+    fields = 0
+    empty_views = 0
+    explained: dict[str, list[int]] = {}  # kind -> [items with prose, items in the facts]
+    for view in views:
+        kind = view.get("kind", "?")
+        for key, location in locations(view.get("facts", {})):
+            cited += 1
+            reason = unresolved(location, lines)
+            if reason:
+                unresolved_by_reason[reason.split(" (")[0]] += 1
+                unresolved_by_key[key] += 1
+                if len(samples) < SAMPLES:
+                    samples.append({"view": view.get("id", "?"), "key": key, "location": location,
+                                    "reason": reason})
+        interpretation = view.get("interpretation") or {}
+        names = dict.fromkeys((*PROSE_FIELDS.get(kind, ()), *interpretation))
+        fields += len(names)
+        empty_here = [name for name in names if is_empty(interpretation.get(name))]
+        empty_fields.update(f"{kind}.{name}" for name in empty_here)
+        empty_views += bool(names) and len(empty_here) == len(names)
+        if kind in KEYED:
+            prose, facts = KEYED[kind]
+            said = [item for item in interpretation.get(prose) or [] if isinstance(item, dict)
+                    and any(not is_empty(v) for k, v in item.items() if k not in ("n", "name"))]
+            total = explained.setdefault(kind, [0, 0])
+            total[0] += len(said)
+            total[1] += len(view.get("facts", {}).get(facts) or [])
+    return {
+        "views": len(views),
+        "views_by_kind": dict(sorted(by_kind.items())),
+        "python_files": (architecture or {}).get("python_files"),
+        "files": (architecture or {}).get("files"),
+        "components": by_kind.get("module", 0),
+        "module_groups": len((architecture or {}).get("modules", [])),
+        "dependencies": len((architecture or {}).get("dependencies", [])),
+        "layers": len((architecture or {}).get("layers", [])),
+        "workflows": sum(starts.values()),
+        "workflows_public_api": starts.get("public_api", 0),
+        "workflows_other": sum(n for k, n in starts.items() if k != "public_api"),
+        "workflow_starts": dict(starts.most_common()),
+        "entry_points": sum(entry_kinds.values()),
+        "entry_points_main_guard": entry_kinds.get("main_guard", 0),
+        "entry_point_kinds": dict(entry_kinds.most_common()),
+        "examples": sum(example_kinds.values()),
+        "example_kinds": dict(example_kinds.most_common()),
+        "citations": cited,
+        "unresolved_citations": sum(unresolved_by_reason.values()),
+        "unresolved_by_reason": dict(unresolved_by_reason.most_common()),
+        "unresolved_by_key": dict(unresolved_by_key.most_common()),
+        "unresolved_samples": samples,
+        "interpretation_fields": fields,
+        "empty_fields": sum(empty_fields.values()),
+        "empty_by_field": dict(sorted(empty_fields.items())),
+        "views_without_prose": empty_views,
+        "explained": explained,
+        "prose": {source: sources.get(source, 0) for source in ("llm", "docstring", "none")}
+        | {k: n for k, n in sources.items() if k not in ("llm", "docstring", "none")},
+        "has_architecture": architecture is not None,
+        "has_entry_points_view": listed is not None,
+    }
+
+
+def run_one(spec: str, shape: str, work: Path, timeout: float) -> dict[str, Any]:
+    name, version = parse_spec(spec)
+    row: dict[str, Any] = {"package": f"{name}=={version}", "shape": shape, "status": "ok"}
+    started = time.perf_counter()
+    try:
+        archive = download(name, version, work / "dl")
+        row["sdist"] = archive.name
+        tree = unpack(archive, work / "src" / f"{normalized(name)}-{version}")
+        row["tree"] = str(tree)
+        seconds, summary = build(tree, timeout)
+        row["build_seconds"] = round(seconds, 1)
+        analyze = summary.get("analyze", {})
+        row["not_analyzed"] = analyze.get("failed")
+        row["build_views"] = summary.get("views", {}).get("by_kind")
+        row.update(figures(read_views(tree), Lines(tree)))
+    except Failure as failure:
+        row["status"] = f"{failure.stage} failed"
+        row["error"] = failure.detail
+    except (OSError, subprocess.SubprocessError) as exc:
+        row["status"] = "failed"
+        row["error"] = f"{type(exc).__name__}: {exc}"
+    row["seconds"] = round(time.perf_counter() - started, 1)
+    return row
+
+
+def _kinds(counts: dict[str, int], skip: str = "") -> str:
+    return ", ".join(f"{k} {n}" for k, n in counts.items() if k != skip) or "–"
+
+
+COLUMNS = ("package", "shape", "build s", "Python files", "components (module views / groups)",
+           "dependencies", "workflows", "from public API", "from elsewhere (by kind)", "entry points",
+           "main_guard", "examples", "unresolved citations / cited", "empty fields / fields",
+           "prose llm / docstring / none", "status")
+
+
+def cells(row: dict[str, Any]) -> list[str]:
+    if row["status"] != "ok":
+        error = row.get("error", "").replace("|", "\\|")
+        return [row["package"], row["shape"], *["–"] * (len(COLUMNS) - 3), f"{row['status']}: {error}"]
+    prose = row["prose"]
+    return [
+        row["package"], row["shape"], f"{row['build_seconds']:.0f}", str(row["python_files"]),
+        f"{row['components']} / {row['module_groups']}", str(row["dependencies"]), str(row["workflows"]),
+        str(row["workflows_public_api"]),
+        f"{row['workflows_other']}" + (f" ({_kinds(row['workflow_starts'], 'public_api')})"
+                                       if row["workflows_other"] else ""),
+        str(row["entry_points"]), str(row["entry_points_main_guard"]), str(row["examples"]),
+        f"{row['unresolved_citations']} / {row['citations']}",
+        f"{row['empty_fields']} / {row['interpretation_fields']}",
+        f"{prose['llm']} / {prose['docstring']} / {prose['none']}", "ok",
+    ]
+
+
+def markdown(rows: list[dict[str, Any]]) -> str:
+    lines = ["| " + " | ".join(COLUMNS) + " |", "| --- | --- |" + " ---: |" * (len(COLUMNS) - 3) + " --- |"]
+    lines += ["| " + " | ".join(cells(row)) + " |" for row in rows]
+    ok = [r for r in rows if r["status"] == "ok"]
+    seconds = sum(r["build_seconds"] for r in ok)
+    fields = sum(r["interpretation_fields"] for r in ok)
+    empty = sum(r["empty_fields"] for r in ok)
+    lost = sum(r["unresolved_citations"] for r in ok)
+    verdict = (f"{len(rows)} packages, {len(ok)} built ({seconds:.0f} build s); "
+               f"{lost} unresolved of {sum(r['citations'] for r in ok)} citations; "
+               f"{empty} of {fields} interpretation fields empty. `kbc build --no-llm`, "
+               f"lexical. Date: {date.today().isoformat()}.")
+    return verdict + "\n\n" + "\n".join(lines)
+
+
+def tab_separated(rows: list[dict[str, Any]]) -> str:
+    return "\n".join("\t".join(line) for line in [list(COLUMNS), *map(cells, rows)])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--work", type=Path, required=True, help="downloads, sources and the JSON results")
+    parser.add_argument("--packages", nargs="+", metavar="NAME==VER",
+                        help="packages to build instead of the default list")
+    parser.add_argument("--jobs", type=int, default=1, help="packages built at once")
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds a build may take")
+    parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    args = parser.parse_args()
+    shapes = {normalized(parse_spec(spec)[0]): shape for spec, shape in PACKAGES}
+    chosen = ([(spec, shapes.get(normalized(parse_spec(spec)[0]), "")) for spec in args.packages]
+              if args.packages else list(PACKAGES))
+    work = args.work.resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    out = work / "views_corpus.json"
+    rows: dict[int, dict[str, Any]] = {}
+    lock = threading.Lock()
+
+    def one(numbered: tuple[int, tuple[str, str]]) -> None:
+        n, (spec, shape) = numbered
+        row = run_one(spec, shape, work, args.timeout)
+        figure = (f"{row['build_seconds']:.0f} s build, {row['views']} views, "
+                  f"{row['unresolved_citations']} unresolved" if row["status"] == "ok"
+                  else row.get("error", ""))
+        with lock:
+            rows[n] = row
+            done = [rows[i] for i in sorted(rows)]
+            out.write_text(json.dumps({"date": date.today().isoformat(), "command": sys.argv,
+                                       "packages": done}, indent=1) + "\n")
+            print(f"[{len(rows)}/{len(chosen)}] {row['package']}: {row['status']} ({figure})",
+                  file=sys.stderr, flush=True)
+
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        list(pool.map(one, enumerate(chosen)))
+    ordered = [rows[i] for i in sorted(rows)]
+    print(markdown(ordered) if args.markdown else tab_separated(ordered))
+    print(f"every figure: {out}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
