@@ -62,9 +62,12 @@ def build_repository(root: Path, settings: Settings, store_dir: Path | None = No
                      interpreter: Interpreter | None = None,
                      views_progress: ViewsProgress | None = None, fresh: bool = False,
                      on_wait: Callable[[str], None] | None = None,
-                     components: Components = CONFIGURED, wait: bool | None = None) -> BuildSummary:
+                     components: Components = CONFIGURED, wait: bool | None = None,
+                     reparse: bool | None = None) -> BuildSummary:
     """Every pass, holding the store's writer lock; ``fresh`` re-does the work its caches
-    would skip (parsing, chunking); ``interpreter`` overrides the components' one. The build
+    would skip (parsing, chunking), ``reparse`` (default: ``fresh``) the parsing alone: False
+    takes each file's facts from the analysis cache, keyed by its content and the analyzer,
+    as a fresh index is chunked; ``interpreter`` overrides the components' one. The build
     state is written last. With more units to embed than ``settings.wait_units`` (``wait``
     True: never; False: any), the index is published lexical and a background process
     embeds them (:mod:`kbc.services.embedding`)."""
@@ -78,7 +81,7 @@ def build_repository(root: Path, settings: Settings, store_dir: Path | None = No
         wait_units = None if wait else 0 if wait is False else settings.wait_units
         summary = _build(root, settings, store_dir, progress, embed_progress, no_llm,
                          interpreter or components.llm(settings, no_llm), views_progress, fresh,
-                         components, wait_units)
+                         components, wait_units, fresh if reparse is None else reparse)
     filling = start_filling(root, settings, store_dir) if summary.index.pending else 0
     return dataclasses.replace(summary, waited=waited, filling=filling)
 
@@ -86,10 +89,10 @@ def build_repository(root: Path, settings: Settings, store_dir: Path | None = No
 def _build(root: Path, settings: Settings, store_dir: Path | None, progress: AnalyzeProgress | None,
            embed_progress: EmbedProgress | None, no_llm: bool, interpreter: Interpreter | None,
            views_progress: ViewsProgress | None, fresh: bool, components: Components,
-           wait_units: int | None) -> BuildSummary:
+           wait_units: int | None, reparse: bool) -> BuildSummary:
     # Read before the files are: a change made while they are read is seen by the next refresh.
     dirty = uncommitted(root, store_path(root, settings, store_dir))
-    analyzed, swept = analyze_with_sweep(root, settings, store_dir, progress, fresh=fresh, publish=False)
+    analyzed, swept = analyze_with_sweep(root, settings, store_dir, progress, fresh=reparse, publish=False)
     store_root = Path(analyzed.store)
     generation = analyzed.generation
     clock = Stopwatch()

@@ -206,8 +206,11 @@ def _refresh(root: Path, url: str, followed: str, store_root: Path, settings: Se
                                  drift=find_drift(root, store_root) if with_drift else [])
         return summary
     # A refresh (CI's, a server's before it answers) returns with every vector embedded.
+    # Past the drift threshold the index is chunked whole again, each file's facts taken from
+    # the analysis cache where its content is unchanged (a cold build parses every file);
+    # `--full` parses them all again too.
     build = build_repository(root, settings, store_dir, no_llm=no_llm, interpreter=interpreter,
-                             fresh=mode == "full", on_wait=on_wait,
+                             fresh=mode == "full", reparse=force_full, on_wait=on_wait,
                              components=components, wait=True)
     summary = RefreshSummary(str(root.resolve()), str(store_root), before, after,
                              mode if mode != "up-to-date" else "incremental", reason, changes or Changes(),

@@ -194,7 +194,11 @@ def test_past_the_drift_threshold_the_store_is_rebuilt_from_scratch(make_repo: A
     by_fraction = refresh(str(root), settings(full_rebuild_fraction=0.3), no_llm=True)
     assert by_fraction.mode == "full"
     assert by_fraction.reason == "2 of 5 files changed (40%), at or past KB_FULL_REBUILD_FRACTION=0.3"
-    assert by_fraction.build is not None and by_fraction.build.analyze.parsed == 4  # everything again
+    # every file chunked again; the unchanged ones' facts from the analysis cache
+    assert by_fraction.build is not None and (by_fraction.build.analyze.parsed,
+                                              by_fraction.build.analyze.cached) == (2, 2)
+    forced = refresh(str(root), settings(), no_llm=True, force_full=True)
+    assert forced.build is not None and (forced.mode, forced.build.analyze.parsed) == ("full", 4)  # all
     commit(root, {"docs/shop.md": "# Shop\n"}, "one doc")
     by_count = refresh(str(root), settings(full_rebuild_files=1), no_llm=True)
     assert by_count.mode == "full"
