@@ -304,11 +304,15 @@ def _own_findings(path: str, text: str, language: str, lines: list[str]) -> list
 def secret_values(path: str, text: str, language: str = "python") -> set[str]:
     """The credential values in one file (what :func:`redact` replaces), for finding them
     repeated in other files. Never stored: a store holds only counts."""
-    values = set()
-    for _, kind, value in _own_findings(path, text, language, text.split("\n")):
-        if kind != "Private Key" and repeatable(value):
-            values.add(value)
-    return values
+    return own_credentials(path, text, language)[0]
+
+
+def own_credentials(path: str, text: str, language: str = "python") -> tuple[set[str], int]:
+    """:func:`secret_values`, and how many credentials :func:`redact` finds in the file by
+    itself (0: it finds none, and replaces only values found in other files)."""
+    found = _own_findings(path, text, language, text.split("\n"))
+    values = {value for _, kind, value in found if kind != "Private Key" and repeatable(value)}
+    return values, len(found)
 
 
 def repeatable(value: str) -> bool:
@@ -348,14 +352,17 @@ def appearances(lines: list[str], values: set[str]) -> set[tuple[int, str]]:
     return out
 
 
-def redact(path: str, text: str, language: str = "python", also: Iterable[str] = ()) -> Redaction:
+def redact(path: str, text: str, language: str = "python", also: Iterable[str] = (),
+           *, scan: bool = True) -> Redaction:
     """``text`` with every credential found replaced by ``[REDACTED]``.
 
     ``path`` is the file's path on disk (absolute, or relative to the working folder);
     ``also`` are values found in other files of the repository, replaced wherever they appear.
+    ``scan`` False: the caller knows the detectors find nothing in this very text (the
+    sweep's count of 0, :func:`own_credentials`), so only ``also`` is replaced.
     """
     lines = text.split("\n")
-    found = _own_findings(path, text, language, lines)
+    found = _own_findings(path, text, language, lines) if scan else []
     # a value found once is redacted on every line it appears on, here and (``also``) elsewhere
     repeated = set(also) | {v for _, kind, v in found if kind != "Private Key" and repeatable(v)}
     found_at = {(number, value) for number, _, value in found}

@@ -7,7 +7,10 @@ each one wherever else it appears, so the passes after it redact it there too.
 
 Values live only in memory. The caller keeps, per file content, how many
 credentials it holds (the analysis cache), so a later build rescans only
-changed files and the few that hold one.
+changed files and the few that hold one. A file with none is **clean**: the
+passes after the sweep (analysis, chunking) do not scan it again, and only
+replace the values found elsewhere that appear in it. The sweep reads each file
+as they do (Python by its coding cookie), so its count is theirs.
 """
 
 from __future__ import annotations
@@ -19,10 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kbc.analyzers.pool import POOL_MIN_FILES, pool_context, worker_init
-from kbc.analyzers.secrets import present, secret_values
+from kbc.analyzers.python.encoding import decode_source
+from kbc.analyzers.secrets import own_credentials, present
 from kbc.domain.models import SourceFile
 
-SWEEP_VERSION = "2"  # 2: short quoted hex strings in code found too
+SWEEP_VERSION = "3"  # 2: short quoted hex strings in code found too; 3: every finding counted
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +35,7 @@ class Sweep:
 
     repeated: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     values: frozenset[str] = frozenset()  # every value found in the repository's files
+    clean: frozenset[str] = frozenset()  # paths where the detectors find nothing themselves
 
     def also(self, path: str) -> tuple[str, ...]:
         return self.repeated.get(path, ())
@@ -42,27 +47,42 @@ def sweep_key(source: SourceFile) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()
 
 
-def read_text(path: Path) -> str | None:
+def read_text(path: Path, language: str = "") -> str | None:
+    """A file's text as the passes after the sweep read it: Python as the interpreter does,
+    anything else as UTF-8 with undecodable bytes replaced."""
     try:
-        return path.read_bytes().decode("utf-8", errors="replace")
+        data = path.read_bytes()
     except OSError:
         return None
+    return decode_source(data)[0] if language == "python" else data.decode("utf-8", errors="replace")
 
 
-def _values(item: tuple[str, str, str]) -> tuple[str, frozenset[str]]:
+def _credentials(item: tuple[str, str, str]) -> tuple[str, frozenset[str], int]:
     path, abspath, language = item
-    text = read_text(Path(abspath))
-    return path, frozenset(secret_values(abspath, text, language)) if text else frozenset()
+    text = read_text(Path(abspath), language)
+    if not text:
+        return path, frozenset(), 0
+    values, count = own_credentials(abspath, text, language)
+    return path, frozenset(values), count
+
+
+def own_credentials_of(root: Path, files: Sequence[tuple[str, str]],
+                       workers: int) -> dict[str, tuple[frozenset[str], int]]:
+    """Each of ``files`` ((path, language)) with the credential values it holds itself and how
+    many credentials the detectors find in it."""
+    items = [(path, str(root / path), language) for path, language in files]
+    if workers <= 1 or len(items) < POOL_MIN_FILES:
+        found = list(map(_credentials, items))
+    else:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=pool_context(),
+                                 initializer=worker_init) as pool:
+            found = list(pool.map(_credentials, items, chunksize=16))
+    return {path: (values, count) for path, values, count in found}
 
 
 def own_values(root: Path, files: Sequence[tuple[str, str]], workers: int) -> dict[str, frozenset[str]]:
     """Each of ``files`` ((path, language)) with the credential values it holds itself."""
-    items = [(path, str(root / path), language) for path, language in files]
-    if workers <= 1 or len(items) < POOL_MIN_FILES:
-        return dict(map(_values, items))
-    with ProcessPoolExecutor(max_workers=workers, mp_context=pool_context(),
-                             initializer=worker_init) as pool:
-        return dict(pool.map(_values, items, chunksize=16))
+    return {path: values for path, (values, _) in own_credentials_of(root, files, workers).items()}
 
 
 def repeated_in(text: str, values: set[str], own: frozenset[str] = frozenset()) -> tuple[str, ...]:
@@ -76,17 +96,20 @@ def sweep_secrets(root: Path, files: Sequence[SourceFile], counts: Mapping[str, 
     earlier build); also the counts of the files scanned now, to keep for the next one."""
     keys = {f.path: sweep_key(f) for f in files}
     wanted = [(f.path, f.language) for f in files if counts.get(keys[f.path]) != 0]
-    found = own_values(root, wanted, workers)
-    scanned = {keys[path]: len(values) for path, values in found.items()}
+    credentials = own_credentials_of(root, wanted, workers)
+    found = {path: values for path, (values, _) in credentials.items()}
+    scanned = {keys[path]: count for path, (_, count) in credentials.items()}
+    known = {**counts, **scanned}
+    clean = frozenset(f.path for f in files if known.get(keys[f.path]) == 0)
     everything = {value for values in found.values() for value in values}
     if not everything:
-        return Sweep(), scanned
+        return Sweep(clean=clean), scanned
     repeated: dict[str, tuple[str, ...]] = {}
     for source in files:
-        text = read_text(root / source.path)
+        text = read_text(root / source.path, source.language)
         if text is None:
             continue
         also = repeated_in(text, everything, found.get(source.path, frozenset()))
         if also:
             repeated[source.path] = also
-    return Sweep(repeated, frozenset(everything)), scanned
+    return Sweep(repeated, frozenset(everything), clean), scanned

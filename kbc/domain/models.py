@@ -190,6 +190,7 @@ class AnalysisTask:
     module: str
     is_package: bool
     also: tuple[str, ...] = ()  # credentials found in other files: redacted here too
+    clean: bool = False  # the sweep's detectors found nothing in this file: not scanned again
 
 
 @dataclass(frozen=True, slots=True)

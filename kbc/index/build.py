@@ -21,7 +21,7 @@ from pathlib import Path
 
 from kbc.analyzers.discover import git_blob_id
 from kbc.analyzers.pool import pool_context, worker_init
-from kbc.analyzers.python.analyze import decode_source
+from kbc.analyzers.python.encoding import decode_source
 from kbc.analyzers.secrets import redact
 from kbc.domain.errors import IndexDamaged, KbcError, in_pass
 from kbc.domain.models import KNOWLEDGE_PREFIX, Chunk, ChunkKind, EmbedUnit, FileFacts, SourceFile
@@ -110,13 +110,14 @@ def _prepare(task: ChunkTask) -> tuple[str, list[Chunk], int]:
 
 
 def _tasks(root: Path, files: Sequence[SourceFile], facts: Mapping[str, FileFacts],
-           size: int, overlap: int, repeated: Mapping[str, tuple[str, ...]]) -> list[ChunkTask]:
+           size: int, overlap: int, repeated: Mapping[str, tuple[str, ...]],
+           clean: frozenset[str] = frozenset()) -> list[ChunkTask]:
     tasks = []
     for source in files:
         known = facts.get(source.path)
         definitions: tuple[Definition, ...] | None = None
         module = ""
-        scan = True
+        scan = source.path not in clean  # the sweep's detectors found nothing in it
         if known is not None and known.blob == source.blob:
             module = known.module
             definitions = tuple(Definition(s.qname, s.name, s.kind, s.start_line, s.end_line, s.signature,
@@ -163,6 +164,7 @@ def build_index(
     repeated: Mapping[str, tuple[str, ...]] | None = None,
     knowledge: Mapping[str, str] | None = None,
     wait_units: int | None = None,
+    clean: frozenset[str] = frozenset(),
 ) -> IndexSummary:
     """Bring the index in line with ``files``, the view ``documents`` (path under
     ``VIEW_PREFIX`` -> Markdown) and the ``knowledge`` documents (path under
@@ -170,7 +172,8 @@ def build_index(
     wherever their unit is unchanged (they are addressed by content and model). With
     ``wait_units``, when more units than that lack vectors none are embedded: the index is
     published lexical, naming the model it waits for (``PENDING``), and
-    :func:`kbc.index.fill.fill_vectors` embeds them after.
+    :func:`kbc.index.fill.fill_vectors` embeds them after. ``clean``: the paths the credential
+    sweep found nothing in, not scanned again (only values found elsewhere are replaced).
 
     The live index is not touched: a copy of it is brought in line and left beside it, for
     :func:`publish_index` to put in place; vectors are only added (those no longer needed are
@@ -203,7 +206,7 @@ def build_index(
         removed = sorted(indexed_paths - set(current))
         changed_files = [f for f in changed if f.path not in texts]
         with clock.measure("chunk"):
-            results = _run(_tasks(root, changed_files, facts, chunk_lines, overlap, repeated), workers)
+            results = _run(_tasks(root, changed_files, facts, chunk_lines, overlap, repeated, clean), workers)
             results += [(f.path, document_chunks(f.path, texts[f.path], chunk_lines, overlap,
                                                  kinds.get(f.path, "view")), 0)
                         for f in changed if f.path in texts]

@@ -112,7 +112,7 @@ def analyze_with_sweep(
                             "set analyze.source_roots to tell them apart")
         seen_modules.setdefault(name, source.path)
         tasks.append((AnalysisTask(source.path, str(root / source.path), name, is_package,
-                                   swept.also(source.path)), source.blob))
+                                   swept.also(source.path), source.path in swept.clean), source.blob))
 
     version_key = analyzer_version()
     keys = [cache_key(task, blob, version_key) for task, blob in tasks]

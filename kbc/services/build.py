@@ -116,7 +116,8 @@ def _build(root: Path, settings: Settings, store_dir: Path | None, progress: Ana
             chunk_lines=settings.chunk_lines, overlap=settings.chunk_overlap,
             workers=settings.worker_count(), embedder=embedder, vectors=vectors, note=note,
             progress=embed_progress, documents=view_documents(views), fresh=fresh,
-            embed_tests=settings.embed_tests, repeated=swept.repeated, knowledge=collected.texts(),
+            embed_tests=settings.embed_tests, repeated=swept.repeated, clean=swept.clean,
+            knowledge=collected.texts(),
             wait_units=wait_units,
         )
     published = Stopwatch()

@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import io
 import itertools
 import re
-import tokenize
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -20,6 +18,7 @@ import libcst as cst
 
 from kbc.analyzers.discover import git_blob_id
 from kbc.analyzers.python.detect import Detector, ResolvedCall
+from kbc.analyzers.python.encoding import decode_source
 from kbc.analyzers.python.rules import to_field, to_guard
 from kbc.analyzers.python.scope import Resolver
 from kbc.analyzers.python.syntax import doc_summary, dotted, name_like, squash
@@ -37,25 +36,6 @@ from kbc.domain.models import (
 
 # Bump when the facts a file yields change shape or meaning: it keys the cache.
 ANALYZER_VERSION = "12"
-
-
-def decode_source(data: bytes) -> tuple[str, tuple[str, ...]]:
-    """Decode Python source as the interpreter would (PEP 263 cookie, BOM, UTF-8).
-
-    Bytes that are not valid in the declared encoding are read as latin-1 so
-    the file is still analyzed; the returned warning says so.
-    """
-    encoding = "utf-8"
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-        text = data.decode(encoding)
-    except (SyntaxError, UnicodeDecodeError, LookupError):
-        # No usable cookie and not valid UTF-8: latin-1 maps every byte, so nothing is lost.
-        return data.decode("latin-1"), (
-            f"not valid {encoding} and no usable coding cookie; read as latin-1",)
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    return text, ()
 
 
 def _public(record: DefRecord, parent_public: bool, exports: tuple[str, ...] | None) -> bool:
@@ -250,7 +230,7 @@ def analyze_source(data: bytes, task: AnalysisTask) -> AnalysisResult:
     carries one (a redacted file may not parse: facts come from the file, not from it)."""
     blob = git_blob_id(data)
     text, warnings = decode_source(data)
-    redaction = redact(task.abspath, text, "python", also=task.also)
+    redaction = redact(task.abspath, text, "python", also=task.also, scan=not task.clean)
     lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
     if too_deep(text):
         return AnalysisFailed(task.path, blob, "nested too deeply for the parser")
