@@ -73,6 +73,9 @@ class Import:
     kind: ImportKind = ""
     target: str = ""  # in-repo module the import resolves to
     distribution: str = ""  # external: the distribution that provides it
+    # "" when the module's import runs it; else when it runs: "function" (a def's body),
+    # "type_checking" (under `if TYPE_CHECKING:`: never at run time), "main" (a main guard)
+    deferred: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,6 +234,9 @@ class GraphFacts:
     groups: tuple[ModuleGroup, ...]
     unresolved_calls: int = 0
     external: tuple[tuple[str, int], ...] = field(default=())  # distribution, number of importing modules
+    # (source, target) of the import edges whose every import is deferred (Import.deferred):
+    # not run when the source is imported; import_cycles are those of the other edges
+    deferred_imports: tuple[tuple[str, str], ...] = field(default=())
 
 
 ChunkKind = Literal["code", "doc", "view", "knowledge"]

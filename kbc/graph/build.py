@@ -59,6 +59,18 @@ def _edges(pairs: dict[tuple[str, str], set[int]], paths: dict[str, str]) -> tup
     )
 
 
+def deferred_imports(files: Sequence[FileFacts]) -> tuple[tuple[str, str], ...]:
+    """The (source, target) module pairs whose imports are all deferred: made in a function,
+    under ``if TYPE_CHECKING:`` or in a main guard, none when the source is imported."""
+    at_import: set[tuple[str, str]] = set()
+    later: set[tuple[str, str]] = set()
+    for facts in files:
+        for imp in facts.imports:
+            if imp.kind == "internal" and imp.target and imp.target != facts.module:
+                (later if imp.deferred else at_import).add((facts.module, imp.target))
+    return tuple(sorted(later - at_import))
+
+
 def import_edges(files: Sequence[FileFacts]) -> tuple[Edge, ...]:
     pairs: dict[tuple[str, str], set[int]] = defaultdict(set)
     for facts in files:
@@ -124,6 +136,9 @@ def build_graph(files: Sequence[FileFacts], split_files: int, max_modules: int) 
     imports = import_edges(files)
     calls, unresolved = call_edges(files, table)
     module_graph = _digraph((f.module for f in files), imports)
+    deferred = deferred_imports(files)
+    later = set(deferred)
+    at_import = _digraph((f.module for f in files), [e for e in imports if (e.source, e.target) not in later])
     call_nodes = {s.qname for f in files for s in f.symbols} | {f.module for f in files}
     call_graph = _digraph(call_nodes, calls)
     external: Counter[str] = Counter()
@@ -135,11 +150,12 @@ def build_graph(files: Sequence[FileFacts], split_files: int, max_modules: int) 
     return GraphFacts(
         modules=_metrics(module_graph),
         import_edges=imports,
-        import_cycles=_cycles(module_graph),
+        import_cycles=_cycles(at_import),
         symbols=_metrics(call_graph),
         call_edges=calls,
         call_cycles=_cycles(call_graph),
         groups=tuple(groups),
         unresolved_calls=unresolved,
         external=tuple(sorted(external.items(), key=lambda kv: (-kv[1], kv[0]))),
+        deferred_imports=deferred,
     )

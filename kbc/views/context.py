@@ -39,6 +39,8 @@ class Context:
     callees: dict[str, list[tuple[str, int, str]]] = field(default_factory=dict)
     callers: dict[str, set[str]] = field(default_factory=dict)
     group_edges: Counter[tuple[str, str]] = field(default_factory=Counter)
+    # the same, of the imports made when a module is imported (GraphFacts.deferred_imports left out)
+    import_time_edges: Counter[tuple[str, str]] = field(default_factory=Counter)
     table: SymbolTable = field(default_factory=lambda: SymbolTable(()))  # names over the linked facts
     overriding: dict[str, list[str]] = field(default_factory=dict)  # method -> subclasses' overrides
 
@@ -143,10 +145,13 @@ def build_context(inventory: Inventory, files: Iterable[FileFacts], graph: Graph
     context.table = SymbolTable(by_path.values())
     context.overriding = context.table.overriding()
     context.callers = dict(callers)
+    later = set(graph.deferred_imports)
     for edge in graph.import_edges:
         source, target = context.group_of.get(edge.source, ""), context.group_of.get(edge.target, "")
         if source and target and source != target:
             context.group_edges[(source, target)] += 1
+            if (edge.source, edge.target) not in later:
+                context.import_time_edges[(source, target)] += 1
     return context
 
 

@@ -23,13 +23,13 @@ def entry_point_data(context: Context, entry: EntryPoint) -> dict[str, Any]:
 
 
 def _layers(context: Context) -> list[list[str]]:
-    """Groups by layer: layer 0 depends on no other group; each layer only on those below.
-
-    Groups in an import cycle share a layer.
+    """Groups by layer: layer 0 depends on no other group; each layer only on those below,
+    counting the imports made when a module is imported (not those in functions, under
+    ``if TYPE_CHECKING:`` or in a main guard). Groups in an import cycle share a layer.
     """
     graph = nx.DiGraph()
     graph.add_nodes_from(sorted(context.groups))
-    graph.add_edges_from(sorted(context.group_edges))
+    graph.add_edges_from(sorted(context.import_time_edges))
     condensed = nx.condensation(graph)
     level: dict[int, int] = {}
     for node in reversed(list(nx.topological_sort(condensed))):
@@ -52,8 +52,10 @@ def closing_imports(context: Context, members: tuple[str, ...]) -> list[tuple[st
     import networkx as nx
 
     inside = set(members)
+    later = set(context.graph.deferred_imports)
     edges = sorted({(e.source, e.target) for e in context.graph.import_edges
-                    if e.source in inside and e.target in inside and e.source != e.target})
+                    if e.source in inside and e.target in inside and e.source != e.target
+                    and (e.source, e.target) not in later})
     rank = {m: (-context.module_rank.get(m, 0.0), m) for m in members}
     graph = nx.DiGraph()
     graph.add_nodes_from(sorted(inside))

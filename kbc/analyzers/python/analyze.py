@@ -35,7 +35,7 @@ from kbc.domain.models import (
 )
 
 # Bump when the facts a file yields change shape or meaning: it keys the cache.
-ANALYZER_VERSION = "12"
+ANALYZER_VERSION = "13"
 
 
 def _public(record: DefRecord, parent_public: bool, exports: tuple[str, ...] | None) -> bool:

@@ -100,6 +100,8 @@ class FactsWalker(CodegenState):
         self._bodies: dict[int, DefRecord] = {}
         self._open_defs: dict[int, DefRecord] = {}
         self._main_guards: dict[int, GuardRecord] = {}
+        self._deferring: dict[int, str] = {}  # id of an if's body -> what runs it (Import.deferred)
+        self._deferred: list[str] = []  # the bodies entered of those
         self._rule_bodies: dict[int, rules.RuleRecord] = {}
         self._capture: list[str] | None = None  # tokens of the newest guard's test, while written
         self._field_keys: set[tuple[str, str]] = set()
@@ -199,6 +201,8 @@ class FactsWalker(CodegenState):
         record.end = max(self.last_line, record.start)
 
     def _enter_body(self, node: cst.BaseSuite) -> None:
+        if id(node) in self._deferring:
+            self._deferred.append(self._deferring[id(node)])
         if self._capture is not None:  # the header of the newest guard is written
             self.result.guards[-1].written = rules.header_test(self._capture)
             self._capture = None
@@ -215,6 +219,8 @@ class FactsWalker(CodegenState):
         self.scope = inner
 
     def _leave_body(self, node: cst.BaseSuite) -> None:
+        if self._deferring.pop(id(node), None) is not None:
+            self._deferred.pop()
         record = self._bodies.pop(id(node), None)
         if record is not None and record.inner is not None and record.inner.parent is not None:
             self.scope = record.inner.parent
@@ -366,6 +372,17 @@ class FactsWalker(CodegenState):
 
     # -- imports -------------------------------------------------------------
 
+    def _deferral(self) -> str:
+        """When an import made here runs (:attr:`Import.deferred`)."""
+        if self._deferred:
+            return self._deferred[-1]
+        scope: Scope | None = self.scope
+        while scope is not None:
+            if scope.kind == "function":
+                return "function"
+            scope = scope.parent
+        return ""
+
     def _import(self, node: cst.Import) -> None:
         for alias in node.names:
             parts = dotted(alias.name) or ()
@@ -376,14 +393,14 @@ class FactsWalker(CodegenState):
             else:
                 local = parts[0] if parts else ""
                 self.scope.bind(local, Binding(REF, local))
-            self.result.imports.append(Import(self.line, full, "", local, 0))
+            self.result.imports.append(Import(self.line, full, "", local, 0, deferred=self._deferral()))
 
     def _import_from(self, node: cst.ImportFrom) -> None:
         level = len(node.relative)
         written = ".".join(dotted(node.module) or ()) if node.module is not None else ""
         module = resolve_relative(self.module_name, self.is_package, level, written)
         if isinstance(node.names, cst.ImportStar):
-            self.result.imports.append(Import(self.line, module, "*", "", level))
+            self.result.imports.append(Import(self.line, module, "*", "", level, deferred=self._deferral()))
             return
         for alias in node.names:
             name = alias.name.value if isinstance(alias.name, cst.Name) else ".".join(
@@ -395,7 +412,8 @@ class FactsWalker(CodegenState):
                 self.scope.bind(local, Binding(REF, f"{module}.{name}"))
             else:
                 self.scope.bind(local, Binding(LOCAL))
-            self.result.imports.append(Import(self.line, module, name, local, level))
+            self.result.imports.append(Import(self.line, module, name, local, level,
+                                              deferred=self._deferral()))
 
     # -- uses ----------------------------------------------------------------
 
@@ -426,6 +444,10 @@ class FactsWalker(CodegenState):
             left = target.comparator
 
     def _if(self, node: cst.If) -> None:
+        if _type_checking(node.test):
+            self._deferring[id(node.body)] = "type_checking"
+        elif rules.is_main_guard(node.test):
+            self._deferring[id(node.body)] = "main"
         if self.scope.kind == "module" and rules.is_main_guard(node.test):
             guard = GuardRecord(self.line + len(node.leading_lines))
             self._main_guards[id(node)] = guard
@@ -467,3 +489,9 @@ def walk(module: cst.Module, module_name: str, is_package: bool) -> WalkResult:
 def _named_key(key: cst.BaseExpression | None) -> bool:
     """A key an environment read could name: a string literal or a name (a constant)."""
     return isinstance(key, (cst.SimpleString, cst.Name))
+
+
+def _type_checking(test: cst.BaseExpression) -> bool:
+    """``if TYPE_CHECKING:`` (or ``typing.TYPE_CHECKING``): a block no run executes."""
+    parts = dotted(test) if isinstance(test, (cst.Name, cst.Attribute)) else None
+    return parts is not None and bool(parts) and parts[-1] == "TYPE_CHECKING"
