@@ -56,15 +56,22 @@ _WHOLE_SCREEN = re.compile(
 # more, which the hex detector fires on and the screen above lets through in no other way.
 _RUN = re.compile(r"[A-Za-z0-9+/=_\\\-]{16,}")
 _PLAIN = re.compile(r"[a-z_]+")
-_WORDED = re.compile(_SCREEN.pattern.split("|", 1)[1]
-                     + r"|sk_live|rk_live|gh[pousr]_|npm_|\d{8}:|[\"'][0-9A-Fa-f]{9,}[\"']")
+# A credential word sets a detector off only with a value beside it: the keyword detector's
+# forms all need `=`, `:` or quotes (`key = "…"`, `key: …`, `"…" == key`, `key "…";`), and
+# the cloud keys' (Azure's AccountKey=, IBM's, Softlayer's, Cloudant's) an assignment or a URL;
+# a private key's header names itself. So a code line whose only reason is such a word (not a
+# token's prefix, a webhook, a URL's credentials) passes when one of those stands in it.
+_KEYWORD = re.compile(r"(?i:key|pass|pwd|secret|token|auth|cred|contrase|private)")
+_TOKENISH = re.compile(r"(?i:xox|slack|webhook)|://[^\s/]*:[^\s/]*@"
+                       r"|sk_live|rk_live|gh[pousr]_|npm_|\d{8}:|[\"'][0-9A-Fa-f]{9,}[\"']")
+_VALUE = re.compile(r"[=:\"'`]|BEGIN|PuTTY")
 _CODE_GATE = re.compile(_SCREEN.pattern + r"|[\"'][0-9A-Fa-f]{9,}[\"']")
 PLAIN_ENTROPY = 4.0  # below detect-secrets' 4.5 for base64 strings
 
 
 def _code_screen(line: str) -> bool:
     """Whether a line of code may hold what detect-secrets' plugins fire on (see above)."""
-    if _WORDED.search(line):
+    if _TOKENISH.search(line) or (_KEYWORD.search(line) and _VALUE.search(line)):
         return True
     return any(not _PLAIN.fullmatch(run) or _entropy(run) >= PLAIN_ENTROPY for run in _RUN.findall(line))
 

@@ -201,3 +201,29 @@ def test_code_screened_finds_what_detect_secrets_finds_reading_every_line(tmp_pa
     assert set(every_line) <= found
     # the lines holding only names are not handed to the detectors
     assert [n for n, line in enumerate(lines, start=1) if not _code_screen(line)] == [1, 2, 8]
+
+
+# Credential words with a value beside them, and without one: the detectors fire on the first
+# kind only, so only those lines are handed over.
+KEYWORD_CODE = "\n".join([
+    "    keys.append(key)",  # a word, no value: not handed over
+    "    yield key, value",
+    "# the private helpers keep the token cache warm",
+    'db_password = "Zq8kLm2vT9wXr4Qp"',
+    "config = {'api_key': 'Hj3kL9mN2pQ5rS8t'}",
+    'if "Hx7Lp2Qm9Rt4Vw8Z" == secret:',
+    "-----BEGIN RSA PRIVATE KEY-----",
+    "AccountKey=" + "A1b2C3d4E5f6G7h8" * 5 + "A1b2C3d4",
+])
+
+
+def test_a_credential_word_is_handed_over_only_with_a_value_beside_it(tmp_path: Path) -> None:
+    from kbc.analyzers.secrets import _code_screen, _scan
+
+    path = tmp_path / "config_module.py"
+    path.write_text(KEYWORD_CODE)
+    lines = KEYWORD_CODE.splitlines()
+    handed = [(n, line) for n, line in enumerate(lines, start=1) if _code_screen(line)]
+    assert [n for n, _ in handed] == [4, 5, 6, 7, 8]
+    assert sorted(_scan(str(path), handed)) == sorted(_scan(str(path), list(enumerate(lines, start=1))))
+    assert {n for n, _, _ in _scan(str(path), handed)} >= {4, 5, 6}
