@@ -9,7 +9,7 @@ from typing import Any
 from kbc.analyzers.roles import role_of
 from kbc.domain.models import Edge, FileFacts, GraphFacts, ModuleGroup, NodeMetrics
 from kbc.graph.components import MIN_GROUP_FILES, split_components
-from kbc.graph.grouping import group_modules
+from kbc.graph.grouping import OTHER, group_modules
 from kbc.graph.symbols import SymbolTable
 
 MAX_EDGE_LINES = 20
@@ -120,6 +120,8 @@ def with_components(groups: Sequence[ModuleGroup], files: Sequence[FileFacts],
     path_of = {f.module: f.path for f in sorted(files, key=lambda f: f.path)}
     result = list(groups)
     for group in sorted(groups, key=lambda g: (-len(g.files), g.name)):
+        if group.name == OTHER:
+            continue  # the small packages folded together: no one package to cut
         source = sum(role_of(path, "python") == "source" for path in group.files)
         flat = "." not in group.name and len(group.files) >= MIN_GROUP_FILES
         if 2 * source <= len(group.files) or not (flat or len(group.files) > split_files):

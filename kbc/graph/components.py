@@ -2,9 +2,10 @@
 
 A folder says nothing about the parts of a flat package (rich's 78 modules, httpx's 17). A
 module group the caller chooses (:func:`kbc.graph.build.with_components`) is cut into the
-communities of its own graph: modules linked by the imports and resolved calls between them, weighted by how
-many lines make them, and modules of one subpackage drawn together. Louvain with a fixed
-seed over a graph built in sorted order, so the same facts give the same components.
+communities of its own graph: modules linked by the imports and resolved calls between
+them, weighted by how many lines make them, and modules of one subpackage drawn together.
+Louvain with a fixed seed over a graph built in sorted order, so the same facts give the
+same components.
 
 A community of fewer than ``MIN_COMPONENT_FILES`` files joins the one it is most linked to
 (a module linked to none joins the component of its package's ``__init__``, else the
@@ -114,8 +115,13 @@ def split_components(group: ModuleGroup, links: Mapping[tuple[str, str], int],
     if len(parts) < 2:
         return [group]
     result = []
+    taken: set[str] = set()
     for part in parts:
-        name = f"{group.name}[{_lead(graph, part, group.name)}]"
+        lead = _lead(graph, part, group.name)
+        name = f"{group.name}[{lead}]"
+        if name in taken:  # two leads of one name from different packages: named in full
+            name = f"{group.name}[{min(m for m in part if m.endswith('.' + lead) or m == lead)}]"
+        taken.add(name)
         modules = tuple(sorted(part))
         result.append(ModuleGroup(name, modules, tuple(sorted(path_of[m] for m in modules if m in path_of))))
     return sorted(result, key=lambda g: g.name)
