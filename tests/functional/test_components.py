@@ -108,3 +108,22 @@ def test_names_and_paths_print_as_written(make_repo: RepoFactory) -> None:
             assert note, (name, emphasised)
         shown += html
     assert "lib/__init__.py" in shown and "lib/_wrap.py" in shown and "*args" in shown
+
+
+def test_a_package_whose_all_names_submodules_exports_what_they_export(make_repo: RepoFactory) -> None:
+    """dateutil's ``__all__`` names its submodules (``parser``, ``tz``): their exports are its
+    public API, its workflows start there, and a maintenance script's main guard is an example."""
+    steps = "".join(f"\n\ndef _step{i}(text):\n    return _step{i + 1}(text)\n" for i in range(5))
+    root = make_repo({
+        "dates/__init__.py": '"""Dates."""\n__all__ = ["parser"]\n',
+        "dates/parser.py": ('"""Parsing."""\n__all__ = ["parse"]\n\n\ndef parse(text):\n'
+                            '    """Parse a date."""\n    return _step0(text)\n' + steps
+                            + "\n\ndef _step5(text):\n    return text\n"),
+        "update_zones.py": "from dates.parser import parse\n\nif __name__ == '__main__':\n    parse('x')\n",
+    })
+    views = _views(root)
+    workflows = [v.facts["entry_point"] for i, v in views.items() if i.startswith("workflow:")]
+    assert [(e["kind"], e["name"], e["target"]) for e in workflows] == [
+        ("public_api", "dates.parser.parse", "dates.parser.parse")]
+    entries = views["entry_points"].facts
+    assert entries["entry_points"] == [] and [e["name"] for e in entries["examples"]] == ["update_zones"]
