@@ -158,8 +158,8 @@ def build_context(inventory: Inventory, files: Iterable[FileFacts], graph: Graph
 def exported_names(context: Context) -> list[tuple[str, str]]:
     """(the public name, the qname it resolves to) of what each top-level package of the
     product exports (the first package with an ``__init__`` under a namespace package too):
-    its ``__all__``, else the public names its ``__init__`` binds; a submodule it names
-    stands for what that submodule exports."""
+    its ``__all__``, else the public names its ``__init__`` binds; a submodule its
+    ``__all__`` names stands for what that submodule exports."""
     if context.exported is not None:
         return context.exported
     table = context.table
@@ -182,7 +182,7 @@ def exported_names(context: Context) -> list[tuple[str, str]]:
             qname = table.resolve(binding) if binding else table.resolve(f"{facts.module}.{name}")
             if qname is not None and qname in context.symbols:
                 found.setdefault(f"{facts.module}.{name}", qname)
-            elif (module := f"{facts.module}.{name}") in context.module_path:
+            elif facts.exports is not None and (module := f"{facts.module}.{name}") in context.module_path:
                 # `__all__` naming a submodule (dateutil's parser, rrule, tz): what it exports
                 for inner in _star_names(context, module):
                     target = table.resolve(f"{module}.{inner}")
