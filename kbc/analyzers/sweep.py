@@ -60,6 +60,8 @@ def read_text(path: Path, language: str = "") -> str | None:
 def _credentials(item: tuple[str, str, str]) -> tuple[str, frozenset[str], int]:
     path, abspath, language = item
     text = read_text(Path(abspath), language)
+    if text is None:
+        return path, frozenset(), -1  # unread: never clean, read again by every later pass
     if not text:
         return path, frozenset(), 0
     values, count = own_credentials(abspath, text, language)

@@ -42,3 +42,16 @@ def test_a_file_the_sweep_calls_clean_is_one_redaction_finds_nothing_in(tmp_path
     # the next build reads the counts kept: the same files are clean without a scan
     again, rescanned = sweep_secrets(root, inventory.files, scanned, workers=1)
     assert again.clean == swept.clean and set(rescanned) == {k for k, n in scanned.items() if n}
+
+
+def test_a_file_the_sweep_could_not_read_is_never_clean(tmp_path: Path) -> None:
+    """Gone (or unreadable) when the sweep reads it, back by the time the analysis does: the
+    later passes scan it themselves."""
+    root = tmp_path / "repo"
+    write_tree(root, {"a.py": "x = 1\n", "b.py": "y = 2\n"})
+    inventory = discover(root, max_file_bytes=Settings().max_file_bytes)
+    (root / "b.py").unlink()
+    swept, scanned = sweep_secrets(root, inventory.files, {}, workers=1)
+    assert swept.clean == {"a.py"}
+    b = next(f for f in inventory.files if f.path == "b.py")
+    assert scanned[sweep_key(b)] < 0  # kept as unknown: the next build reads it again
