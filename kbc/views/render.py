@@ -64,8 +64,7 @@ def _finalize(value: Any) -> Any:
 
 
 def _cell(value: object) -> str:
-    cell = str(value).replace("|", "\\|").replace("\n", " ")
-    return Markdown(cell) if isinstance(value, Markdown) else cell
+    return str(value).replace("|", "\\|").replace("\n", " ")
 
 
 def _otherwise(value: object, note: str) -> Markdown:

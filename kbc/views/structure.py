@@ -49,8 +49,6 @@ def closing_imports(context: Context, members: tuple[str, ...]) -> list[tuple[st
     """A few imports whose removal leaves the modules of one import cycle acyclic: those from
     a module into a less central one (the core reaching back into its periphery), then each
     put back, least central target first, where it closes no cycle; sorted."""
-    import networkx as nx
-
     inside = set(members)
     later = set(context.graph.deferred_imports)
     edges = sorted({(e.source, e.target) for e in context.graph.import_edges
@@ -70,10 +68,10 @@ def closing_imports(context: Context, members: tuple[str, ...]) -> list[tuple[st
     return sorted(closing)
 
 
-def cycle_facts(context: Context, cycle: tuple[str, ...]) -> dict[str, Any]:
-    """One import cycle: its modules and the imports that close it, where each is made."""
-    where = {(e.source, e.target): location(e.path, e.lines[0])
-             for e in context.graph.import_edges if e.lines and e.path}
+def cycle_facts(context: Context, cycle: tuple[str, ...],
+                where: dict[tuple[str, str], str]) -> dict[str, Any]:
+    """One import cycle: its modules and the imports that close it, where each is made
+    (``where``: each import edge's first line)."""
     closing = closing_imports(context, cycle) if len(cycle) > 1 else [(cycle[0], cycle[0])]
     return {"modules": list(cycle), "closing": len(closing), "closed_by": [
         {"source": s, "target": t, **({"location": where[(s, t)]} if (s, t) in where else {})}
@@ -98,6 +96,8 @@ def architecture_facts(context: Context) -> dict[str, Any]:
             group_rank[group] = group_rank.get(group, 0.0) + rank
     packages = Counter(f.module.split(".")[0] for f in source if f.module)
     root = context.repository()
+    where = {(e.source, e.target): location(e.path, e.lines[0])
+             for e in context.graph.import_edges if e.lines and e.path}
     return {
         "repository": root,
         "files": len(context.inventory.files),
@@ -113,7 +113,8 @@ def architecture_facts(context: Context) -> dict[str, Any]:
             {"source": s, "target": t, "imports": n}
             for (s, t), n in sorted(context.group_edges.items())
         ],
-        "import_cycles": [cycle_facts(context, cycle) for cycle in context.graph.import_cycles[:MAX_CYCLES]],
+        "import_cycles": [cycle_facts(context, cycle, where)
+                          for cycle in context.graph.import_cycles[:MAX_CYCLES]],
         "entry_points": [entry_point_data(context, e) for e in context.entry_points()[:MAX_LIST]],
         "integrations": _integration_counts(source),
         "external": [{"distribution": d, "modules": n} for d, n in context.graph.external[:MAX_LIST]],
