@@ -6,6 +6,7 @@ with lines of text, and the raw embedder's throughput on the same units as the f
 
 Corpora: kbc (a fresh clone of this checkout's HEAD), flask (the base commit of
 ``pallets__flask-4992``, from the development split's mirror under ``MIRROR_ROOT``),
+sphinx v3.4.0 (from a mirror under ``MIRROR_ROOT``; on request, ``--only sphinx``),
 networkx 3.4.2 (its sdist) and sympy 1.14.0 (its pure-Python wheel), both fetched from
 PyPI's simple index and checked by sha256. Each is built from nothing (a new store, an
 empty embedding cache) in a child process with default settings and the packaged
@@ -42,6 +43,7 @@ from results_file import update_section
 
 HERE = Path(__file__).resolve().parent
 FLASK_INSTANCE = "pallets__flask-4992"
+SPHINX_TAG = "v3.4.0"  # December 2020
 CORPORA = ("kbc", "flask", "networkx", "sympy")
 PASSES = ("discover", "analyze", "graph", "store facts", "views", "load embedder", "chunk",
           "lexical index", "embed", "vector store", "vector snapshot")
@@ -107,6 +109,16 @@ def source_of(corpus: str, work: Path) -> tuple[Path, str]:
             git("clone", "-q", "--no-checkout", str(mirror), str(target))
             git("checkout", "-q", base, cwd=target)
         return target, f"base commit of `{FLASK_INSTANCE}`"
+    if corpus == "sphinx":
+        mirror = Path(os.environ.get("MIRROR_ROOT", "")) / "sphinx-doc+sphinx" / "repo"
+        if not mirror.is_dir():
+            raise SystemExit(f"set MIRROR_ROOT to the folder holding sphinx-doc+sphinx/repo "
+                             f"({mirror} missing)")
+        target = work / "src" / f"sphinx-{SPHINX_TAG}"
+        if not target.exists():
+            git("clone", "-q", "--no-checkout", str(mirror), str(target))
+            git("checkout", "-q", SPHINX_TAG, cwd=target)
+        return target, f"sphinx {SPHINX_TAG} (Python, minified JavaScript, message catalogs)"
     if corpus == "networkx":
         return fetch("networkx", "3.4.2", work), "networkx 3.4.2, the sdist"
     if corpus == "sympy":

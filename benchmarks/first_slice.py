@@ -8,9 +8,11 @@ store, an empty embedding cache), in one run and in this order:
 - ``lexical``: ``kbc -c index.embed_model=none build`` then ``kbc retrieve``: the baseline;
 - ``default``: ``kbc build`` (it waits for at most ``index.wait_units`` units) then
   ``kbc retrieve``; when it left units to the background, the time until ``kbc status``
-  says hybrid is the time to full vectors;
-- ``no-wait``: ``kbc build --no-wait`` then ``kbc retrieve``, and the time to full vectors;
+  no longer shows them filling in is the time to full vectors;
 - ``wait``: ``kbc build --wait`` then ``kbc retrieve`` (every vector before the slice).
+
+Each slice's confidence and the shares of it its three largest files hold are recorded beside
+the times (what the first slice gives up against the one after every vector, if anything).
 
 Each figure is wall seconds from the build's start; the ratios divide by the lexical
 baseline of the same corpus in the same run. Rows land in ``WORK/first_slice.jsonl``.
@@ -32,7 +34,7 @@ from cold_build import fresh_copy, source_of
 
 TASK = "how does retrieval stay within the token budget?"  # the README's (timing, not relevance)
 VARIANTS = {"lexical": ("-c", "index.embed_model=none", "build"), "default": ("build",),
-            "no-wait": ("build", "--no-wait"), "wait": ("build", "--wait")}
+            "wait": ("build", "--wait")}
 
 
 def kbc(*args: str, env: dict[str, str]) -> str:
@@ -56,11 +58,11 @@ def run(tree: Path, variant: str, cache: Path) -> dict[str, Any]:
     built = time.perf_counter() - started
     sliced = json.loads(kbc(*config, "retrieve", "--repo", str(tree), "--format", "json", TASK, env=env))
     first = time.perf_counter() - started
-    full = first if summary["index"]["retrieval"] == "hybrid" else None
+    full = first if summary["index"]["retrieval"] == "hybrid" and not summary["index"]["pending"] else None
     if summary["index"]["pending"]:
         while True:
             status = json.loads(kbc("status", "--repo", str(tree), "--format", "json", env=env))
-            if status["retrieval"] == "hybrid":
+            if "filling" not in status["index"]:
                 full = time.perf_counter() - started
                 break
             if status["index"].get("filling") == "stopped":
@@ -71,7 +73,17 @@ def run(tree: Path, variant: str, cache: Path) -> dict[str, Any]:
     return {"variant": variant, "build": round(built, 1), "first_slice": round(first, 1),
             "full_vectors": None if full is None else round(full, 1), "units": summary["index"]["units"]
             or summary["index"]["pending"], "pending": summary["index"]["pending"],
-            "retrieval": sliced["retrieval"]}
+            "retrieval": sliced["retrieval"], "confidence": sliced.get("confidence"),
+            "shares": _shares(sliced)}
+
+
+def _shares(sliced: dict[str, Any]) -> dict[str, float]:
+    """The three paths holding most of the slice's tokens, with their shares."""
+    held: dict[str, int] = {}
+    for item in sliced["items"]:
+        held[item["path"]] = held.get(item["path"], 0) + item["tokens"]
+    top = sorted(held, key=lambda p: (-held[p], p))[:3]
+    return {path: round(held[path] / max(1, sliced["tokens"]), 3) for path in top}
 
 
 def _until_gone(tree: Path) -> None:

@@ -56,7 +56,7 @@ class Slice:
     def to_json(self) -> str:
         data: dict[str, Any] = {
             "use_case": self.use_case, "budget": self.budget, "tokens": self.tokens,
-            "fingerprint": self.fingerprint, "retrieval": self.retrieval,
+            "fingerprint": self.fingerprint, "retrieval": self.retrieval, "note": self.note,
             "confidence": round(self.confidence, 3), "low_confidence": self.low_confidence,
             "matched": list(self.matched),
             "items": [{"id": i.id, "path": i.path, "start_line": i.start_line,

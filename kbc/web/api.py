@@ -134,11 +134,12 @@ ITEM = {"type": "object", "required": ["id", "path", "start_line", "end_line", "
                        "kind": {"type": "string"}, "score": {"type": "number"},
                        "tokens": {"type": "integer"}}}
 SLICE = {"type": "object",
-         "required": ["use_case", "budget", "tokens", "fingerprint", "retrieval", "confidence",
+         "required": ["use_case", "budget", "tokens", "fingerprint", "retrieval", "note", "confidence",
                       "low_confidence", "matched", "items", "text", "query_id"],
          "properties": {"use_case": {"type": "string"}, "budget": {"type": "integer"},
                         "tokens": {"type": "integer"}, "fingerprint": {"type": "string"},
                         "retrieval": {"type": "string", "enum": ["hybrid", "lexical"]},
+                        "note": {"type": "string"},
                         "confidence": {"type": "number"}, "low_confidence": {"type": "boolean"},
                         "matched": {"type": "array", "items": {"type": "object"}},
                         "items": {"type": "array", "items": ITEM}, "text": {"type": "string"},

@@ -153,8 +153,9 @@ def shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_retrieve_returns_the_json_contract_with_exact_ranges(shop: Path) -> None:
     data = retrieve_json(shop, "how are refunds validated?", "--budget", "2000")
-    assert set(data) == {"use_case", "budget", "tokens", "fingerprint", "retrieval", "confidence",
+    assert set(data) == {"use_case", "budget", "tokens", "fingerprint", "retrieval", "note", "confidence",
                          "low_confidence", "matched", "items", "text"}
+    assert data["note"] == ""  # every vector is in
     assert (data["use_case"], data["budget"], data["retrieval"]) == ("implementation", 2000, "hybrid")
     assert 0 <= data["confidence"] <= 1 and data["low_confidence"] is False
     assert f"· confidence {data['confidence']:.2f}" in data["text"].splitlines()[0]
