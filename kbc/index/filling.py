@@ -53,7 +53,6 @@ class FillingVectors:
         self._owners: dict[str, str] = {}  # unit id -> chunk id, of the units asked about
         self._exact: ExactVectors | None = None
         self._spent = 0  # units embedded for the current request
-        self.embedded_here = 0  # over this process's life
 
     def start_request(self) -> None:
         """A new request: read what the background process has added, and give it its own
@@ -70,8 +69,12 @@ class FillingVectors:
             self._partial_size = size
             self._exact = None
 
-    def _has(self, unit: str) -> bool:
-        return unit in self._held or unit in self._partial or unit in self._here
+    def _vector(self, unit: str) -> Sequence[float] | None:
+        if unit in self._here:
+            return self._here[unit][1]
+        if unit in self._partial:
+            return self._partial[unit]
+        return self._held[unit][1] if unit in self._held else None
 
     def cover(self, chunks: Sequence[str]) -> int:
         """Embed the units of ``chunks`` (in the order given, within the request's allowance)
@@ -84,7 +87,7 @@ class FillingVectors:
         for u in units:
             self._owners[u.id] = u.chunk_id
         position = {chunk: i for i, chunk in enumerate(wanted)}
-        missing = sorted((u for u in units if not self._has(u.id)),
+        missing = sorted((u for u in units if self._vector(u.id) is None),
                          key=lambda u: (position[u.chunk_id], u.start_line, u.id))[:room]
         if not missing:
             return 0
@@ -96,9 +99,16 @@ class FillingVectors:
         while len(self._here) > KEPT_UNITS:
             self._here.pop(next(iter(self._here)))
         self._spent += len(ordered)
-        self.embedded_here += len(ordered)
         self._exact = None
         return len(ordered)
+
+    def similarities(self, vector: Sequence[float], chunks: Sequence[str]) -> dict[str, float]:
+        """As :meth:`ExactVectors.similarities`, over the units of ``chunks`` alone (the whole
+        matrix is rebuilt only for a search)."""
+        wanted = set(chunks)
+        rows = {u.id: (u.chunk_id, found) for u in self.units_of(list(wanted))
+                if u.chunk_id in wanted and (found := self._vector(u.id)) is not None}
+        return ExactVectors.from_rows(self.model_id, rows).similarities(vector, chunks) if rows else {}
 
     def exact(self) -> ExactVectors:
         """Every vector there is now, searched exactly (rebuilt only when it has grown)."""

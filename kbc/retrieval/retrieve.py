@@ -137,7 +137,7 @@ class Retriever:
             return {}
         if self.filling is not None:
             self.filling.cover(ids)
-            return self.filling.exact().similarities(embedding, ids)
+            return self.filling.similarities(embedding, ids)
         exact = self._exact[1] if self._exact is not None else None
         return exact.similarities(embedding, ids) if exact is not None else {}
 
