@@ -128,35 +128,9 @@ def keep_store(store: Path, kept: Path) -> None:
         n for n in names if n in ("chroma", "cache") or n.startswith(("chroma.broken", "lock"))])
 
 
-def as_filling(store: Path, copy: Path) -> Path:
-    """A copy of ``store`` as a build that left every unit to the background leaves it, just
-    published: its index waits for the model's vectors and holds none (so retrieval embeds its
-    candidates on the spot)."""
-    from kbc.index.build import seal
-    from kbc.index.lexical import PENDING, LexicalIndex
-    from kbc.store.layout import lexical_path
-
-    if copy.exists():
-        shutil.rmtree(copy)
-    shutil.copytree(store, copy, ignore=lambda folder, names: [n for n in names if n.startswith("vectors")])
-    lexical = LexicalIndex(lexical_path(copy))
-    try:
-        model = lexical.meta("model")
-        if not model:
-            sys.exit(f"{store} holds no vectors: keep stores of a build with embeddings")
-        lexical.set_meta(PENDING, model)
-        lexical.set_meta("model", "")
-        lexical.set_meta("vectors", "")
-        seal(lexical)
-    finally:
-        lexical.close()
-    return copy
-
-
 def run_instance(row: Row, mirror_root: Path, work: Path, overrides: dict[str, float],
                  keep: bool, reuse: bool, stores: Path, knowledge: Path | None = None,
-                 unseen: bool = False, lexical: bool = False, build_lexical: bool = False,
-                 filling: bool = False) -> Row:
+                 unseen: bool = False, lexical: bool = False, build_lexical: bool = False) -> Row:
     owner, name = row["repo"].split("/")
     tree = work / name / "tree"
     store = work / name / "store"
@@ -170,8 +144,6 @@ def run_instance(row: Row, mirror_root: Path, work: Path, overrides: dict[str, f
     if reuse:
         store = kept
         fill_precedents(tree, store)
-        if filling:
-            store = as_filling(kept, work / "filling-store")
     else:
         built = build_repository(tree, settings, store, wait=True)
         embedded = built.index.embedded
@@ -315,9 +287,6 @@ def main() -> None:
                         help="retrieve without vectors (the stores are still built with them)")
     parser.add_argument("--build-lexical", action="store_true",
                         help="build without embeddings (and so retrieve lexically)")
-    parser.add_argument("--filling", action="store_true",
-                        help="with --reuse-stores: retrieve as right after a build that left every vector "
-                             "to the background (the candidates embedded on the spot)")
     parser.add_argument("--stores", type=Path, help="where stores are kept (default: WORK/stores)")
     parser.add_argument("--table-only", action="store_true", help="write the table of a finished run")
     parser.add_argument("--update-results", action="store_true")
@@ -356,7 +325,7 @@ def main() -> None:
         result = run_instance(row, mirror_root, args.work, overrides, args.keep_stores, args.reuse_stores,
                               args.stores or args.work / "stores",
                               args.knowledge.resolve() if args.knowledge else None, args.without_knowledge,
-                              args.lexical or args.build_lexical, args.build_lexical, args.filling)
+                              args.lexical or args.build_lexical, args.build_lexical)
         done[row["instance_id"]] = result
         with log.open("a") as fh:
             fh.write(json.dumps(result) + "\n")

@@ -241,10 +241,9 @@ def build(ctx: click.Context, path: Path, store: Path | None, fmt: str, workers:
     text in line windows, in a lexical index and, when the embedding model
     loads, as local embeddings in Chroma. Re-running re-does only what changed.
     With more units to embed than index.wait_units (500 by default, about 5 s
-    on two cores), the index is published at once and a background process
-    embeds them (`kbc status` shows how far it has come; `kbc embed` finishes
-    in the foreground); until they are all in, each request embeds the
-    candidates it ranks that have no vector yet.
+    on two cores), the index is published lexical at once and a background
+    process embeds them (`kbc status` shows how far it has come; `kbc embed`
+    finishes in the foreground); retrieval turns hybrid when they are all in.
     Knowledge roots (a folder or a git repository of Markdown: [[knowledge]] in
     kbc.toml, KBC_KNOWLEDGE, --knowledge) are indexed beside the code, each
     document in its scopes (docs/knowledge.md).
@@ -302,10 +301,10 @@ def retrieve(ctx: click.Context, text: str, repo: Path, store: Path | None, use_
     against the repository's facts. The header says the slice's confidence (that
     its first files hold what TEXT needs), marked low below the floor
     (retrieval.confidence_floor). The JSON form is a stable contract: use_case,
-    budget, tokens, fingerprint, retrieval, note (why retrieval is lexical, or how
-    far the vectors have come while they fill in; else empty), confidence,
-    low_confidence, matched (what TEXT named and what it matched), items (one per
-    printed block), text.
+    budget, tokens, fingerprint, retrieval, note (why retrieval is lexical, and
+    how far the vectors have come while they are embedded; else empty),
+    confidence, low_confidence, matched (what TEXT named and what it matched),
+    items (one per printed block), text.
     """
     with knowledge_base(repo, store) as kb:
         result, _ = kb.retrieve_logged(text, use_case, budget, scopes=scopes or None,

@@ -186,10 +186,10 @@ def render(ctx: click.Context, repo: Path, store: Path | None, out: Path) -> Non
               help="A descriptor of the fill lock, locked for this process by the one starting it.")
 @click.pass_context
 def embed(ctx: click.Context, repo: Path, store: Path | None, background: bool, lock: int | None) -> None:
-    """Embed the units the last build left to embed, and publish the index with them.
+    """Embed the units the last build left to embed, and turn retrieval hybrid.
 
     A build with more units to embed than index.wait_units publishes its index
-    without them and starts this in the background (niced, its model on one thread);
+    lexical and starts this in the background (niced, its model on one thread);
     run it to finish in the foreground instead. It resumes where a stopped run
     left off, waits for another one on the same store, and does nothing when no
     unit is waiting.

@@ -127,9 +127,8 @@ FIELDS: tuple[FieldSpec, ...] = (
               "are read whole): fewer embed faster; see docs/index.md for what each costs"),
     FieldSpec("wait_units", "index", "wait_units", int, "KBC_WAIT_UNITS", 0,
               "units `kbc build` embeds before it returns; with more to embed it publishes the "
-              "index without them and embeds them in a background process, retrieval embedding "
-              "each request's candidates meanwhile (`kbc build --wait`: always before it returns)",
-              limit=True),
+              "index lexical and embeds them in a background process (`kbc build --wait`: "
+              "always before it returns)", limit=True),
     FieldSpec("llm_model", "llm", "model", str, "KBC_LLM_MODEL", None,
               "litellm model that writes the views' prose, e.g. openai/gpt-4o-mini or "
               "ollama/llama3; empty means no LLM (prose from docstrings)", trusted_only=True),

@@ -230,21 +230,15 @@ def build_index(
         previous = lexical.meta("vectors")
         retrieval = "lexical"
         pending = 0
-        held: list[EmbedUnit] = []
         lexical.set_meta(PENDING, "")
         if embedder is not None and vectors is not None and wait_units is not None:
-            held, pending = _held(lexical, embedder.model_id, vectors, embed_tests)
+            pending = _unembedded(lexical, embedder.model_id, vectors, embed_tests)
             if pending <= wait_units:
                 pending = 0
-        if pending and embedder is not None and vectors is not None:
-            lexical.set_meta(PENDING, embedder.model_id)
+        if pending:
+            lexical.set_meta(PENDING, embedder.model_id if embedder is not None else "")
             lexical.set_meta("model", "")
-            # retrieval reads the vectors the store already holds while the rest are embedded
-            with clock.measure("vector snapshot"):
-                digest = write_units_snapshot(index_dir, embedder.model_id, previous, held, vectors) \
-                    if held else ""
-            lexical.set_meta("vectors", digest)
-            retrieval = "hybrid"  # over the vectors there are, and the candidates' embedded on the spot
+            lexical.set_meta("vectors", "")
         elif embedder is not None and vectors is not None:
             synced = _sync_vectors(lexical, embedder, vectors, progress, index_dir, embed_tests, clock)
             units_total, embedded, stale_units = synced.units, synced.embedded, synced.stale
@@ -277,13 +271,10 @@ def seal(lexical: LexicalIndex) -> None:
     lexical.commit()
 
 
-def _held(lexical: LexicalIndex, model_id: str, vectors: VectorStore,
-          embed_tests: bool) -> tuple[list[EmbedUnit], int]:
-    """The units of the chunk table the vector store holds, and how many it lacks."""
+def _unembedded(lexical: LexicalIndex, model_id: str, vectors: VectorStore, embed_tests: bool) -> int:
+    """How many units of the chunk table the vector store lacks."""
     present = vectors.ids()
-    units = units_of(lexical.all_chunks(), model_id, tests=embed_tests)
-    held = [u for u in units if u.id in present]
-    return held, len(units) - len(held)
+    return sum(1 for u in units_of(lexical.all_chunks(), model_id, tests=embed_tests) if u.id not in present)
 
 
 def staged_copy(index_dir: Path, note: str) -> tuple[LexicalIndex, str]:

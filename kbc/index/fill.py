@@ -7,9 +7,8 @@ returns it (a run killed half-way loses at most one batch; the next one resumes)
 count so far in ``embedding.json``. When every unit has a vector they go into the vector
 store, the exact-search snapshot is written, and the index is published again, naming them.
 
-Until then retrieval reads the vectors there are and embeds, on the spot, the candidates that
-have none (:mod:`kbc.index.filling`): a slice ranked over the vectors of some units and not
-others would favour the units that happen to be embedded first.
+Retrieval stays lexical until then: a slice ranked over the vectors of some units and not
+others favours the units that happen to be embedded first.
 """
 
 from __future__ import annotations
@@ -40,7 +39,7 @@ if TYPE_CHECKING:
 else:
     Matrix = Any
 
-PARTIAL = "embedding.partial"  # batches embedded so far: a JSON line of unit and chunk ids, then float32 rows
+PARTIAL = "embedding.partial"  # batches embedded so far: a JSON line of unit ids, then their float32 rows
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,23 +69,19 @@ def pending_of(index_dir: Path, embed_tests: bool) -> Pending | None:
         lexical.close()
 
 
-def read_partial(index_dir: Path, *, repair: bool = True
-                 ) -> tuple[dict[str, int], Matrix | None, dict[str, str]]:
-    """The whole batches of the partial file: unit id -> row, the rows (None when there
-    are none) and unit id -> chunk id. A batch cut short by a killed run is dropped, and
-    (``repair``: by the process that appends next) cut off the file, so that the next batch
-    follows whole ones; a reader leaves the file alone, since its last batch may be one being
-    written."""
+def read_partial(index_dir: Path) -> tuple[dict[str, int], Matrix | None]:
+    """The whole batches of the partial file: unit id -> row, and the rows (None when there
+    are none). A batch cut short by a killed run is dropped, and cut off the file, so that
+    the next batch follows whole ones."""
     import numpy as np
 
     path = index_dir / PARTIAL
     try:
         data = path.read_bytes()
     except OSError:
-        return {}, None, {}
+        return {}, None
     offset = 0
     ids: list[str] = []
-    owners: dict[str, str] = {}
     parts: list[Matrix] = []
     while offset < len(data):
         end = data.find(b"\n", offset)
@@ -95,32 +90,29 @@ def read_partial(index_dir: Path, *, repair: bool = True
         try:
             head = json.loads(data[offset:end])
             batch, width = [str(i) for i in head["ids"]], int(head["dim"])
-            chunks = [str(c) for c in head.get("chunks", [])]
-        except (ValueError, KeyError, TypeError, AttributeError):
+        except (ValueError, KeyError, TypeError):
             break
         size = len(batch) * width * 4
         if end + 1 + size > len(data) or (parts and width != parts[0].shape[1]):
             break
         parts.append(np.frombuffer(data[end + 1:end + 1 + size], dtype="<f4").reshape(len(batch), width))
         ids += batch
-        owners.update(zip(batch, chunks, strict=False))
         offset = end + 1 + size
-    if repair and offset < len(data):
+    if offset < len(data):
         with path.open("r+b") as handle:
             handle.truncate(offset)
     if not parts:
-        return {}, None, {}
+        return {}, None
     rows = {unit: i for i, unit in enumerate(ids)}
     matrix: Matrix = np.concatenate(parts)
-    return rows, matrix, owners
+    return rows, matrix
 
 
-def _append_partial(index_dir: Path, units: Sequence[EmbedUnit], vectors: Sequence[Sequence[float]]) -> None:
+def _append_partial(index_dir: Path, ids: Sequence[str], vectors: Sequence[Sequence[float]]) -> None:
     import numpy as np
 
     matrix = np.asarray(vectors, dtype="<f4")
-    head = json.dumps({"ids": [u.id for u in units], "chunks": [u.chunk_id for u in units],
-                       "dim": int(matrix.shape[1])}, separators=(",", ":"))
+    head = json.dumps({"ids": list(ids), "dim": int(matrix.shape[1])}, separators=(",", ":"))
     with (index_dir / PARTIAL).open("ab") as handle:
         handle.write(head.encode() + b"\n" + matrix.tobytes())
         handle.flush()
@@ -131,7 +123,7 @@ def embed_pending(index_dir: Path, pending: Pending, embedder: Embedder, present
                   progress: Callable[[int, int], None] | None = None) -> int:
     """Embed the units neither the store (``present``) nor the partial file holds, appending
     each batch to the partial file; returns how many were embedded now."""
-    held, _, _ = read_partial(index_dir)
+    held, _ = read_partial(index_dir)
     missing = sorted((u for u in pending.units if u.id not in present and u.id not in held),
                      key=lambda u: (len(u.text), u.id))
     done = len(pending.units) - len(missing)
@@ -145,7 +137,7 @@ def embed_pending(index_dir: Path, pending: Pending, embedder: Embedder, present
     report(done)
     for start in range(0, len(missing), EMBED_BATCH):
         batch = missing[start:start + EMBED_BATCH]
-        _append_partial(index_dir, batch, embedder.embed([u.text for u in batch]))
+        _append_partial(index_dir, [u.id for u in batch], embedder.embed([u.text for u in batch]))
         report(done + start + len(batch))
     return len(missing)
 
@@ -157,20 +149,19 @@ def publish_filled(index_dir: Path, pending: Pending, vectors: VectorStore) -> s
     live = LexicalIndex(index_dir / LEXICAL)
     try:
         same = live.meta(PENDING) == pending.model and live.meta("state") == pending.state
-        held = live.meta("vectors")  # the snapshot of the units the store held at the build
     finally:
         live.close()
     if not same:
         return ""
     present = vectors.ids()
-    rows, matrix, _ = read_partial(index_dir)
+    rows, matrix = read_partial(index_dir)
     adding = [u for u in pending.units if u.id not in present and u.id in rows]
     for start in range(0, len(adding), EMBED_BATCH):
         batch = adding[start:start + EMBED_BATCH]
         assert matrix is not None
         vectors.add([u.id for u in batch], [matrix[rows[u.id]].tolist() for u in batch],
                     [unit_metadata(u, pending.chunks[u.chunk_id]) for u in batch], [u.text for u in batch])
-    digest = write_units_snapshot(index_dir, pending.model, held, pending.units, vectors)
+    digest = write_units_snapshot(index_dir, pending.model, "", pending.units, vectors)
     staged, _ = staged_copy(index_dir, "")
     try:
         staged.set_meta(PENDING, "")

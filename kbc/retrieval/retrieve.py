@@ -14,15 +14,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from kbc.domain.errors import KbcError, VectorStoreError
-from kbc.domain.models import KNOWLEDGE_PREFIX, Chunk, EmbedUnit, FileFacts, GraphFacts
+from kbc.domain.models import KNOWLEDGE_PREFIX, Chunk, FileFacts, GraphFacts
 from kbc.domain.views import VIEW_KINDS, VIEW_PREFIX
 from kbc.index.embed import Embedder
 from kbc.index.exact import ExactVectors, load_snapshot, read_store
-from kbc.index.filling import FillingVectors
 from kbc.index.lexical import PENDING, LexicalIndex
 from kbc.index.progress import progress_of
 from kbc.index.tokencount import TokenCounter
-from kbc.index.units import best_by_chunk, units_of
+from kbc.index.units import best_by_chunk
 from kbc.index.vectors import VectorStore
 from kbc.retrieval import rank, report
 from kbc.retrieval.features import (
@@ -51,7 +50,6 @@ LEXICAL_POOL = 2000  # BM25 hits kept to order the other units of the best files
 VECTOR_UNITS = 300  # unit hits asked of the vector store (several per chunk)
 QUERY_VECTORS = 32  # query embeddings kept
 KEPT_KEYS = 50_000  # chunks' duplicate-comparison texts kept between searches
-FILLED_CANDIDATES = 100  # lexical hits embedded on the spot while the vectors are filled in
 
 
 class Retriever:
@@ -59,7 +57,7 @@ class Retriever:
                  symbol_paths: dict[str, str], counter: TokenCounter,
                  embedder: Embedder | None = None, vectors: VectorStore | None = None,
                  note: str = "", facts: Sequence[FileFacts] = (), scripts: Sequence[str] = (),
-                 cochange: Mapping[tuple[str, str], float] | None = None, embed_tests: bool = False) -> None:
+                 cochange: Mapping[tuple[str, str], float] | None = None) -> None:
         self.index_dir = index_dir
         path = index_dir / LEXICAL
         if not path.is_file():
@@ -78,18 +76,13 @@ class Retriever:
         self.vectors = vectors
         self.note = note
         self.waiting = ""  # the model whose vectors are being embedded after the build (kbc embed)
-        self.filling: FillingVectors | None = None  # the vectors there are while they are
-        self.embed_tests = embed_tests
-        self._units: dict[str, list[EmbedUnit]] = {}  # path -> its units, while filling
         if self.embedder is not None and indexed_model != self.embedder.model_id:
             if self.lexical.meta(PENDING) == self.embedder.model_id:
                 self.waiting = self.embedder.model_id
-                self.filling = FillingVectors(index_dir, self.waiting, self.lexical.meta("vectors"),
-                                              self.embedder, self._units_of)
             else:
                 self.note = (f"the index holds no vectors for {self.embedder.model_id}; "
                              "run `kbc build` to embed")
-                self.embedder = self.vectors = None
+            self.embedder = self.vectors = None
         self.graph = FileGraph.from_facts(graph, module_paths, symbol_paths, cochange) if graph else None
         self.counter = counter
         self.last_evidence = Evidence(0, -1.0, ())  # of the last retrieve, for the gap log
@@ -108,38 +101,13 @@ class Retriever:
         self.confidence_floor: float | None = None  # None: the shipped model's floor
 
     def current_note(self) -> str:
-        """Why retrieval is lexical, if it is; for an index whose vectors are being embedded,
+        """Why retrieval is lexical, if it is: for an index whose vectors are being embedded,
         how far that has come (read at each request)."""
         if not self.waiting:
             return self.note
         found = progress_of(self.index_dir, self.state, self.waiting)
         done = f"{found.embedded} of {found.units} units" if found is not None else "not started"
-        if self.filling is None:
-            return f"vectors being embedded after the build: {done}; `kbc embed` finishes"
-        return (f"vectors being embedded after the build: {done}; the candidates without one "
-                "were embedded for this request; `kbc embed` finishes")
-
-    def _units_of(self, chunk_ids: Sequence[str]) -> list[EmbedUnit]:
-        """The embedding units of ``chunk_ids``' files (cut as the build cuts them: a file's
-        units depend on all of its chunks)."""
-        assert self.waiting
-        paths = sorted({c.path for c in self.lexical.chunks(list(chunk_ids)).values()})
-        for path in paths:
-            if path not in self._units:
-                every = self.lexical.chunks(self.lexical.chunk_ids([path]))
-                self._units[path] = units_of(every.values(), self.waiting, tests=self.embed_tests)
-        return [u for path in paths for u in self._units[path]]
-
-    def _similarities(self, embedding: list[float] | None, ids: Sequence[str]) -> dict[str, float]:
-        """Chunk id -> its vector similarity to the query, for those of ``ids`` with a vector
-        (while the vectors are being filled in, those without one are embedded first)."""
-        if embedding is None:
-            return {}
-        if self.filling is not None:
-            self.filling.cover(ids)
-            return self.filling.similarities(embedding, ids)
-        exact = self._exact[1] if self._exact is not None else None
-        return exact.similarities(embedding, ids) if exact is not None else {}
+        return f"vectors being embedded after the build: {done}; `kbc embed` finishes"
 
     def _query_vector(self, query: str) -> list[float]:
         """The query's embedding; the last few are kept, since a task is often asked again (at
@@ -203,8 +171,9 @@ class Retriever:
         ids = [cid for found in units.values() for cid, _, _ in found]
         chunks.update(self.lexical.chunks([cid for cid in ids if cid not in chunks]))
         signals = [{cid: bm25[cid] for cid in ids if cid in bm25}]
-        if embedding is not None:
-            signals.append(self._similarities(embedding, ids))
+        exact = self._exact[1] if self._exact is not None else None
+        if embedding is not None and exact is not None:
+            signals.append(exact.similarities(embedding, ids))
         return expand(ranked, chunks, units, signals)
 
     def matcher(self) -> Matcher:
@@ -217,8 +186,6 @@ class Retriever:
         """The snapshot the index names, read once; else the store's vectors; else None,
         and retrieval is lexical from then on, saying why."""
         assert self.embedder is not None and self.vectors is not None
-        if self.filling is not None:
-            return self.filling.exact()
         digest = self.lexical.meta("vectors")
         if self._exact is None or self._exact[0] != digest:
             found = load_snapshot(self.index_dir, digest)
@@ -254,8 +221,6 @@ class Retriever:
         chosen += [profile.incidental, profile.vendored, profile.config, profile.examples]
         chosen += [shipped_models().digest]  # its confidence is in every slice
         chosen += [min_confidence, self.confidence_floor] if min_confidence or self.confidence_floor else []
-        # while the vectors are filled in, the slice depends on which units have one
-        chosen += [self.filling.exact().digest] if self.filling is not None else []
         key = json.dumps([self.state, self.mode, profile.name, budget, query, profile.graph,
                           profile.code, profile.tests, profile.docs, profile.views, *chosen])
         return hashlib.sha256(key.encode()).hexdigest()[:16]
@@ -291,9 +256,6 @@ class Retriever:
         known_similarity: dict[str, float] = {}
         embedding: list[float] | None = None
         if self.embedder is not None and self.vectors is not None:
-            if self.filling is not None:
-                self.filling.start_request()
-                self.filling.cover([cid for cid, _ in scored][:FILLED_CANDIDATES])
             exact = self._exact_vectors()
             if exact is not None:
                 embedding = self._query_vector(text)
@@ -350,7 +312,10 @@ class Retriever:
         units = list(self.repository().units.get(path, ()))
         ids = [u[0] for u in units]
         signals.chunks.update(self.lexical.chunks([cid for cid in ids if cid not in signals.chunks]))
-        similarity = self._similarities(embedding, ids)
+        similarity: dict[str, float] = {}
+        exact = self._exact[1] if self._exact is not None else None
+        if embedding is not None and exact is not None:
+            similarity = exact.similarities(embedding, ids)
         return ids, unit_features(signals, path, units, signals.chunks, similarity)
 
     def search(self, query: str, profile: Profile) -> Ranking:
@@ -456,7 +421,7 @@ class Retriever:
         ranked, chunks = found.ranked, found.chunks
         mode = self.mode
         said_note = self.current_note()
-        note = f" ({said_note})" if said_note and (mode == "lexical" or self.filling is not None) else ""
+        note = f" ({said_note})" if said_note and mode == "lexical" else ""
         confidence = found.evidence.confidence
         said = ""
         if confidence >= 0:

@@ -1,11 +1,10 @@
 """`kbc embed`: fill in the vectors a build left to embed, and the background process that does it.
 
-A build with more units to embed than ``index.wait_units`` publishes its index without them and
+A build with more units to embed than ``index.wait_units`` publishes its index lexical and
 starts ``kbc embed --background`` in a process of its own: niced, its model on one thread
 (a core stays free for queries), resumable (a killed run's batches are kept), one at a time
-per store. ``kbc embed`` in the foreground does the same work at full speed. Until the
-index is published again with every unit's vector, retrieval embeds the candidates it ranks
-that have none (:mod:`kbc.index.filling`).
+per store. ``kbc embed`` in the foreground does the same work at full speed. Retrieval
+turns hybrid when the index is published again with every unit's vector.
 """
 
 from __future__ import annotations

@@ -33,8 +33,7 @@ def open_retriever(root: Path, settings: Settings, store_dir: Path | None = None
     scripts = sorted({e.name for e in store.entry_points() if e.kind in ("console_script", "gui_script")})
     cochange = changed_together(root) if rank.COCHANGE_WEIGHT > 0 else None
     return Retriever(index_dir(store_root), store.graph(), module_paths, symbol_paths,
-                     components.token_counter(), embedder, vectors, note, every, scripts, cochange,
-                     settings.embed_tests)
+                     components.token_counter(), embedder, vectors, note, every, scripts, cochange)
 
 
 def profile_named(root: Path, name: str) -> Profile:

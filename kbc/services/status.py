@@ -144,17 +144,15 @@ def _index(store_root: Path, root: Path, notes: list[str], settings: Settings,
         return summary, "lexical"
     if waiting and waiting == embedder.model_id:
         found = progress_of(where, state, waiting)
-        summary["embedded"] = found.embedded if found is not None else embedded  # those the store held
+        summary["embedded"] = found.embedded if found is not None else 0
         summary["filling"] = "running" if running else "stopped"
         if summary["filling"] == "running":
             notes.append(f"vectors being embedded in the background ({summary['embedded']} of {len(units)} "
-                         "units); until all are in, each request embeds the candidates it ranks that "
-                         "have none (`kbc embed` waits for it)")
+                         "units): retrieval turns hybrid when all are in (`kbc embed` waits for it)")
         else:
             notes.append(f"the embedding after the build stopped at {summary['embedded']} of {len(units)} "
-                         "units: `kbc embed` goes on from there (until then each request embeds the "
-                         "candidates it ranks that have none)")
-        return summary, "hybrid"
+                         "units: `kbc embed` goes on from there")
+        return summary, "lexical"
     if indexed_model != embedder.model_id or snapshot is None:
         notes.append(f"the index holds no vectors for {embedder.model_id}: run `kbc build` to embed")
         return summary, "lexical"
