@@ -1,17 +1,21 @@
-"""Cold `kbc build --no-llm` at four sizes: each pass's seconds and peak RSS, how each grows
-with lines of text, and the raw embedder's throughput on the same units as the floor.
+"""Cold `kbc build --no-llm` at five sizes: each pass's seconds and peak RSS, how each grows
+with lines of text, the raw embedder's throughput on the same units as the floor, and the time
+to the first slice and to full vectors against a lexical build.
 
     MIRROR_ROOT=DIR python benchmarks/cold_build.py [--work DIR] [--only kbc,flask]
         [--floor-units 800] [--update-results]
 
 Corpora: kbc (a fresh clone of this checkout's HEAD), flask (the base commit of
 ``pallets__flask-4992``, from the development split's mirror under ``MIRROR_ROOT``),
-sphinx v3.4.0 (from a mirror under ``MIRROR_ROOT``; on request, ``--only sphinx``),
-networkx 3.4.2 (its sdist) and sympy 1.14.0 (its pure-Python wheel), both fetched from
+sphinx v3.4.0 (Python, minified JavaScript and message catalogs, from a mirror under
+``MIRROR_ROOT``), networkx 3.4.2 (its sdist) and sympy 1.14.0 (its pure-Python wheel), both fetched from
 PyPI's simple index and checked by sha256. Each is built from nothing (a new store, an
-empty embedding cache) in a child process with default settings and the packaged
-embedding model; the build's JSON summary gives each pass's seconds and the peak RSS
-reached by its end, ``wait4`` the whole build's wall time and peak RSS.
+empty embedding cache) three times, in this order: lexical (``-c index.embed_model=none``)
+then ``kbc retrieve`` of the README's task, the baseline; default settings then the same
+retrieve, and the time until the vectors left to the background are in (both from
+``benchmarks/first_slice.py``); and ``--wait`` (every vector before it returns) in a child
+process whose JSON summary gives each pass's seconds and the peak RSS reached by its end,
+``wait4`` the whole build's wall time and peak RSS.
 
 The floors: right after each build, in a process of its own, the packaged model alone
 (fastembed's ``embed`` with kbc's batch size, inputs read as the build reads them, in
@@ -44,14 +48,15 @@ from results_file import update_section
 HERE = Path(__file__).resolve().parent
 FLASK_INSTANCE = "pallets__flask-4992"
 SPHINX_TAG = "v3.4.0"  # December 2020
-CORPORA = ("kbc", "flask", "networkx", "sympy")
-PASSES = ("discover", "analyze", "graph", "store facts", "views", "load embedder", "chunk",
+CORPORA = ("kbc", "flask", "sphinx", "networkx", "sympy")
+PASSES = ("discover", "secrets", "analyze", "graph", "store facts", "views", "load embedder", "chunk",
           "lexical index", "embed", "vector store", "vector snapshot")
 LINEAR = 1.15  # a growth exponent above this is reported as faster than linear
 # What each pass's work is proportional to: lines of Python, lines of text, facts (symbols and
 # edges) or units embedded. Exponents are taken against it as well as against lines of Python.
-INPUT = {"discover": "files", "analyze": "python_lines", "graph": "facts", "store facts": "facts",
-         "views": "facts", "load embedder": "", "chunk": "lines", "lexical index": "lines",
+INPUT = {"discover": "files", "secrets": "lines", "analyze": "python_lines", "graph": "facts",
+         "store facts": "facts", "views": "facts", "load embedder": "", "chunk": "lines",
+         "lexical index": "lines",
          "embed": "embedded", "vector store": "embedded", "vector snapshot": "units"}
 
 
@@ -139,11 +144,11 @@ def fresh_copy(source: Path, work: Path, corpus: str) -> Path:
 
 
 def build(tree: Path, cache: Path) -> dict[str, Any]:
-    """``kbc build --no-llm`` in a child: its JSON summary, wall seconds and peak RSS."""
+    """``kbc build --no-llm --wait`` in a child: its JSON summary, wall seconds and peak RSS."""
     env = {**os.environ, "KBC_CACHE_DIR": str(cache)}
     for name in ("KBC_LLM_MODEL", "KBC_EMBED_MODEL", "KBC_CHROMA_URL"):
         env.pop(name, None)
-    command = [sys.executable, "-m", "kbc", "build", "--no-llm", str(tree), "--format", "json"]
+    command = [sys.executable, "-m", "kbc", "build", "--no-llm", "--wait", str(tree), "--format", "json"]
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         started = time.perf_counter()
         child = subprocess.Popen(command, stdout=out, stderr=err, env=env, text=True)
@@ -233,7 +238,14 @@ def measure(corpus: str, work: Path, floor_units: int) -> dict[str, Any]:
     source, origin = source_of(corpus, work)
     tree = fresh_copy(source, work, corpus)
     cache = Path(tempfile.mkdtemp(prefix="kbc-cache-", dir=work))
+    from first_slice import run as first_slice  # it imports this module
+
     try:
+        lexical = first_slice(tree, "lexical", cache)
+        default = first_slice(tree, "default", cache)
+        shutil.rmtree(tree / ".kbc", ignore_errors=True)
+        shutil.rmtree(cache, ignore_errors=True)
+        cache.mkdir()
         built = build(tree, cache)
         store = tree / ".kbc"
         files, lines, python_files = lines_of(store)
@@ -247,6 +259,8 @@ def measure(corpus: str, work: Path, floor_units: int) -> dict[str, Any]:
             "passes": {p["name"]: {"seconds": p["seconds"], "peak_rss_mb": p["peak_rss_mb"]}
                        for p in built["summary"]["passes"]},
         }
+        row["lexical"] = lexical
+        row["default"] = default
         row.update(child("--floor", store, "--floor-units", str(floor_units), cache=cache))
         row.update(child("--parse-floor", source))
         row["python_lines"] = python_lines(source)
@@ -347,7 +361,35 @@ def tables(rows: list[dict[str, Any]]) -> str:
         ratio = r["floor_rate"] / rate if rate else 0.0
         out.append(f"| {r['corpus']} | {r['embedded']:,} | {embed:.1f} (+{store:.1f} store) | {rate:.1f} "
                    f"| {r['floor_rate']:.1f} ({r['floor_units']}) | {ratio:.2f}× |")
-    return "\n".join(out)
+    return "\n".join(out + ["", *first_slices(rows)])
+
+
+def first_slices(rows: list[dict[str, Any]]) -> list[str]:
+    """The time to the first slice and to full vectors against the lexical build, and the
+    redaction and facts passes of the lexical build against it and against the parse floor."""
+    rows = [r for r in rows if "lexical" in r and "default" in r]
+    out = ["Time to the first slice (build, then `kbc retrieve` of the README's task) and to full "
+           "vectors, wall seconds from the build's start, against the lexical build "
+           "(`-c index.embed_model=none`) of the same corpus in the same run; the default build "
+           "leaves the vectors to a background process past `index.wait_units`, `--wait` embeds "
+           "every one first. The redaction pass (`secrets`) as a share of the lexical build, and "
+           "the facts passes (`secrets` + `analyze`, two workers) against libcst's parse alone:", "",
+           "| corpus | units | lexical: first slice | default: first slice | × lexical "
+           "| full vectors, background | full vectors, `--wait` | secrets / lexical build "
+           "| facts / parse |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for r in rows:
+        lexical, default = r["lexical"], r["default"]
+        secrets = lexical["passes"].get("secrets", 0.0)
+        facts_us = 1e6 * (secrets + lexical["passes"].get("analyze", 0.0)) / max(1, r["python_lines"])
+        full = default["full_vectors"]
+        ratio = default["first_slice"] / lexical["first_slice"]
+        share = 100 * secrets / lexical["build"]
+        out.append(f"| {r['corpus']} | {r['units']:,} | {lexical['first_slice']:.1f} s "
+                   f"| {default['first_slice']:.1f} s | {ratio:.2f} "
+                   f"| {'–' if full is None else f'{full:.1f} s'} | {r['wall']:.1f} s "
+                   f"| {secrets:.1f} s of {lexical['build']:.1f} s ({share:.0f} %) "
+                   f"| {facts_us / r['parse_us_per_line']:.2f}× |")
+    return out
 
 
 def main() -> None:

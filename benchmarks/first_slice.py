@@ -74,7 +74,7 @@ def run(tree: Path, variant: str, cache: Path) -> dict[str, Any]:
             "full_vectors": None if full is None else round(full, 1), "units": summary["index"]["units"]
             or summary["index"]["pending"], "pending": summary["index"]["pending"],
             "retrieval": sliced["retrieval"], "confidence": sliced.get("confidence"),
-            "shares": _shares(sliced)}
+            "shares": _shares(sliced), "passes": {p["name"]: p["seconds"] for p in summary["passes"]}}
 
 
 def _shares(sliced: dict[str, Any]) -> dict[str, float]:

@@ -25,6 +25,8 @@ import math
 import re
 from collections import Counter
 
+from kbc.analyzers.screen import Screen
+
 Finding = tuple[int, str, str]
 
 _PREFIXED = re.compile(
@@ -62,6 +64,11 @@ _YAML_BLOCK = re.compile(rf"(?i)^(\s*)-?\s*[\"']?({_NAME})[\"']?\s*:\s*[>|][-+0-
 _TOKEN = re.compile(r"(?<![A-Za-z0-9+/_.:-])[A-Za-z0-9+/]{24,}={0,2}(?![A-Za-z0-9+/_-])")
 _HEX = re.compile(r"(?<![A-Za-z0-9_-])[0-9a-fA-F]{32,}(?![A-Za-z0-9_-])")
 _CONTEXT = re.compile(r"(?i)key|token|secret|pass|auth|credential|signature")
+
+# The lines any of the detectors above can fire on: a prefixed or high-entropy token, a URL,
+# or a word every other form holds (a credential-like name, a header, the hex token's context).
+_CANDIDATES = Screen((_PREFIXED, _TOKEN, re.compile("://")), re.compile(
+    "key|secret|token|pass|pwd|cred|auth|bearer|basic|signature"))
 
 # Values that name a credential rather than hold one.
 _PLACEHOLDER = re.compile(
@@ -120,26 +127,23 @@ def _credential_like(value: str) -> bool:
 
 
 def find_credentials(lines: list[str], *, python: bool = False,
-                     screen: re.Pattern[str] | None = None) -> list[Finding]:
+                     screen: Screen | None = None) -> list[Finding]:
     """What kbc's detectors find in ``lines``. In Python only quoted values of
     assignments count (an unquoted one is a name, and redacting it changes the code).
-    Only lines ``screen`` matches are read (and the bodies of the blocks they open)."""
+    Only lines ``screen`` passes are read (and the bodies of the blocks they open)."""
     found: list[Finding] = []
-    block: tuple[int, int] | None = None  # (indent of the key, line it opened on)
-    for number, line in enumerate(lines, start=1):
-        if block is not None:
-            indent = len(line) - len(line.lstrip())
-            if line.strip() and indent > block[0]:
-                found.append((number, "YAML block scalar", line.strip()))
-                continue
-            if line.strip():
-                block = None
-        if screen is not None and not screen.search(line):
+    wanted = _CANDIDATES.lines(lines)
+    if screen is not None:
+        wanted = sorted(set(wanted).intersection(screen.lines(lines)))
+    done = -1  # the last line read as a block's body
+    for index in wanted:
+        if index <= done:
             continue
+        number, line = index + 1, lines[index]
         if not python:
             opened = _YAML_BLOCK.match(line)
             if opened and not _NOT_HELD.search(opened.group(2)):
-                block = (len(opened.group(1)), number)
+                done = _block_body(lines, index, len(opened.group(1)), found)
                 continue
         for match in _PREFIXED.finditer(line):
             found.append((number, "Issuer token", match.group(1)))
@@ -170,3 +174,18 @@ def find_credentials(lines: list[str], *, python: bool = False,
                 if entropy(match.group()) >= 3.0:
                     found.append((number, "Hex token", match.group()))
     return found
+
+
+def _block_body(lines: list[str], opener: int, indent: int, found: list[Finding]) -> int:
+    """A YAML block scalar's body after the line ``opener`` (index) whose key is indented by
+    ``indent``: each of its non-blank lines is a finding. The index of its last line."""
+    last = opener
+    for index in range(opener + 1, len(lines)):
+        stripped = lines[index].strip()
+        if not stripped:
+            continue
+        if len(lines[index]) - len(lines[index].lstrip()) <= indent:
+            break
+        found.append((index + 1, "YAML block scalar", stripped))
+        last = index
+    return last

@@ -30,7 +30,8 @@ LANGUAGES = {
     ".py": "python", ".pyw": "python", ".pyi": "python-stub",
     ".md": "markdown", ".markdown": "markdown", ".rst": "rst", ".txt": "text",
     ".toml": "toml", ".cfg": "ini", ".ini": "ini", ".yaml": "yaml", ".yml": "yaml",
-    ".json": "json", ".js": "javascript", ".ts": "typescript", ".html": "html",
+    ".json": "json", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript",
+    ".ts": "typescript", ".html": "html",
     ".css": "css", ".sh": "shell", ".sql": "sql", ".c": "c", ".h": "c", ".rs": "rust",
     ".go": "go", ".java": "java",
 }

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from kbc.analyzers.credentials import find_credentials
+from kbc.analyzers.screen import Screen
+from kbc.analyzers.secret_gate import handed_over
 
 MARK = "[REDACTED]"
 
@@ -35,17 +37,14 @@ MARK = "[REDACTED]"
 # a token of 16+ credential characters (keys, tokens, high-entropy strings), a
 # credential word (keyword detector, npm, basic auth, cloud keys), a URL with a
 # user:password part, or a private key header.
-_SCREEN = re.compile(
-    r"[A-Za-z0-9+/=_\-]{16,}"
-    r"|(?i:key|pass|pwd|secret|token|auth|cred|contrase|private|xox|slack|webhook)"
-    r"|://[^\s/]*:[^\s/]*@"
-)
+_SCREEN = Screen.of((r"[A-Za-z0-9+/=_\-]{16,}", r"://[^\s/]*:[^\s/]*@"),
+                    ("key", "pass", "pwd", "secret", "token", "auth", "cred", "contrase", "private",
+                     "xox", "slack", "webhook"))  # the words in any case
 # A whole file's readings also pass what the screen above leaves to context in code: a short
 # hex string (the hex detector's entropy limit is reached from 9 characters), a public IP
 # address and the short Artifactory forms, which its plugins fire on too.
-_WHOLE_SCREEN = re.compile(
-    _SCREEN.pattern
-    + r"|[0-9A-Fa-f]{9,}|\d{1,3}(?:\.\d{1,3}){3}|AP[\dA-F][A-Za-z0-9]{8,}|AKC[A-Za-z0-9]{10,}")
+_WHOLE_SCREEN = _SCREEN.plus(r"[0-9A-Fa-f]{9,}", r"\d{1,3}(?:\.\d{1,3}){3}", r"AP[\dA-F][A-Za-z0-9]{8,}",
+                             r"AKC[A-Za-z0-9]{10,}")
 # In code most lines the screen passes hold only a long snake_case name (two thirds on networkx).
 # Such a run sets off no detector: a high-entropy string needs an entropy of 4.5 over the
 # quoted string, and every token format's random part would have to be lowercase letters
@@ -65,7 +64,7 @@ _KEYWORD = re.compile(r"(?i:key|pass|pwd|secret|token|auth|cred|contrase|private
 _TOKENISH = re.compile(r"(?i:xox|slack|webhook)|://[^\s/]*:[^\s/]*@"
                        r"|sk_live|rk_live|gh[pousr]_|npm_|\d{8}:|[\"'][0-9A-Fa-f]{9,}[\"']")
 _VALUE = re.compile(r"[=:\"'`]|BEGIN|PuTTY")
-_CODE_GATE = re.compile(_SCREEN.pattern + r"|[\"'][0-9A-Fa-f]{9,}[\"']")
+_CODE_GATE = _SCREEN.plus(r"[\"'][0-9A-Fa-f]{9,}[\"']")
 PLAIN_ENTROPY = 4.0  # below detect-secrets' 4.5 for base64 strings
 
 
@@ -256,7 +255,7 @@ def _scan_read(path: str, lines: list[str]) -> list[tuple[int, str, str]]:
     """:func:`_scan` of the screened lines of one reading of a file (line ``n`` is ``lines[n-1]``)."""
     from detect_secrets.core.scan import _process_line_based_plugins
 
-    candidates = [(number, line) for number, line in enumerate(lines, start=1) if _WHOLE_SCREEN.search(line)]
+    candidates = handed_over([(i + 1, lines[i]) for i in _WHOLE_SCREEN.lines(lines)], lines)
     # handed over as one compact run, as _scan does; a transformer's line may span several
     # (a YAML block), which no diff could carry, so the run goes to the detectors directly
     found = _process_line_based_plugins(list(enumerate((line for _, line in candidates), start=1)),
@@ -294,13 +293,14 @@ def _notebook_findings(path: str, text: str, lines: list[str]) -> list[tuple[int
 def _own_findings(path: str, text: str, language: str, lines: list[str]) -> list[tuple[int, str, str]]:
     """(line, detector, value) of every credential in one file: detect-secrets' plugins with
     the reading that fits the file, then kbc's own detectors."""
+    _configure()  # the gate reads the plugins configured
     # a notebook: its cells as what they hold, and its JSON as it is (outputs print values too)
     cells = _notebook_findings(path, text, lines) if path.endswith(".ipynb") else None
     if language in LINE_LANGUAGES:
-        code = [(i + 1, line) for i, line in enumerate(lines)
-                if _CODE_GATE.search(line) and _code_screen(line)]
+        code = handed_over([(i + 1, lines[i]) for i in _CODE_GATE.lines(lines)
+                            if _code_screen(lines[i])], lines)
         found = _scan(path, code) if code else []
-    elif any(_SCREEN.search(line) for line in lines):
+    elif _SCREEN.search(text):
         found = [f for f in _scan_whole_file(path) if f[0] <= len(lines)]
     else:
         return cells or []
