@@ -25,7 +25,7 @@ import math
 import re
 from collections import Counter
 
-from kbc.analyzers.screen import Screen
+from kbc.analyzers.screen import Screen, Text
 
 Finding = tuple[int, str, str]
 
@@ -127,14 +127,16 @@ def _credential_like(value: str) -> bool:
 
 
 def find_credentials(lines: list[str], *, python: bool = False,
-                     screen: Screen | None = None) -> list[Finding]:
+                     screen: Screen | None = None, text: Text | None = None) -> list[Finding]:
     """What kbc's detectors find in ``lines``. In Python only quoted values of
     assignments count (an unquoted one is a name, and redacting it changes the code).
-    Only lines ``screen`` passes are read (and the bodies of the blocks they open)."""
+    Only lines ``screen`` passes are read (and the bodies of the blocks they open); ``text``:
+    the lines joined, if the caller searched them already."""
     found: list[Finding] = []
-    wanted = _CANDIDATES.lines(lines)
+    searched = text if text is not None else Text(lines)
+    wanted = _CANDIDATES.lines(searched)
     if screen is not None:
-        wanted = sorted(set(wanted).intersection(screen.lines(lines)))
+        wanted = sorted(set(wanted).intersection(screen.lines(searched)))
     done = -1  # the last line read as a block's body
     for index in wanted:
         if index <= done:

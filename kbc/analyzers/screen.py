@@ -24,23 +24,64 @@ def lowered(text: str) -> str:
     """``text`` in lower case, character for character (the same length, so the same offsets),
     with every character Python's case-insensitive matching takes for an ASCII letter as that
     letter."""
-    low = text.lower()
-    if len(low) != len(text):  # a character lowered into two (İ): fold it alone
+    low = (text.replace("İ", "i") if "İ" in text else text).lower()  # İ lowers into two
+    if len(low) != len(text):  # another character lowered into more than one: fold it alone
         low = "".join(ch.lower() if len(ch.lower()) == 1 else ch for ch in text)
     if low.isascii() or not any(ch in low for ch in "ſıİ"):
         return low
     return low.translate(_FOLDS)
 
 
-def line_starts(lines: list[str]) -> list[int]:
-    """The offset of each line in the lines joined by newlines."""
-    return list(itertools.accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
+class Text:
+    """A file's lines joined, searched by several screens: each pattern's lines found once."""
+
+    __slots__ = ("_hits", "_lowered", "_starts", "joined", "lines")
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.joined = "\n".join(lines)
+        self._lowered: str | None = None
+        self._hits: dict[tuple[re.Pattern[str], bool], list[int]] = {}
+        # where each line starts, when a line holds a newline of its own (a reading's lines)
+        self._starts = (None if self.joined.count("\n") == max(0, len(lines) - 1) else
+                        list(itertools.accumulate((len(line) + 1 for line in lines[:-1]), initial=0)))
+
+    def matching(self, pattern: re.Pattern[str], *, caseless: bool = False) -> list[int]:
+        """Indexes of the lines ``pattern`` finds a match in (in the text lowercased when
+        ``caseless``), in order: one search a matching line, none for the others. ``pattern``
+        must never match a newline, so that each match lies within one line, and look around
+        for characters only."""
+        found = self._hits.get((pattern, caseless))
+        if found is None:
+            if caseless and self._lowered is None:
+                self._lowered = lowered(self.joined)
+            text = self._lowered if caseless and self._lowered is not None else self.joined
+            if self._starts is None:
+                found = _matching(pattern, text)
+            else:
+                found = _matching_at(pattern, text, self._starts)
+            self._hits[pattern, caseless] = found
+        return found
 
 
-def lines_matching(pattern: re.Pattern[str], text: str, starts: list[int]) -> list[int]:
-    """Indexes of the lines of ``text`` (starting at ``starts``) that ``pattern`` finds a match
-    in, in order: one search a matching line, none for the others. ``pattern`` must never match
-    a newline, so that each match lies within one line, and look around for characters only."""
+def _matching(pattern: re.Pattern[str], text: str) -> list[int]:
+    out: list[int] = []
+    index = 0  # the line of ``done``
+    done = 0
+    match = pattern.search(text)
+    while match is not None:
+        index += text.count("\n", done, match.start())
+        out.append(index)
+        done = text.find("\n", match.start())
+        if done < 0:
+            break
+        index += 1
+        done += 1
+        match = pattern.search(text, done)
+    return out
+
+
+def _matching_at(pattern: re.Pattern[str], text: str, starts: list[int]) -> list[int]:
     out: list[int] = []
     match = pattern.search(text)
     while match is not None:
@@ -76,13 +117,12 @@ class Screen:
         return (any(pattern.search(text) for pattern in self.patterns)
                 or self.words is not None and self.words.search(lowered(text)) is not None)
 
-    def lines(self, lines: list[str]) -> list[int]:
+    def lines(self, lines: list[str] | Text) -> list[int]:
         """Indexes of the ``lines`` holding a match, in order."""
-        text = "\n".join(lines)
-        starts = line_starts(lines)
+        text = lines if isinstance(lines, Text) else Text(lines)
         found: set[int] = set()
         for pattern in self.patterns:
-            found.update(lines_matching(pattern, text, starts))
+            found.update(text.matching(pattern))
         if self.words is not None:
-            found.update(lines_matching(self.words, lowered(text), starts))
+            found.update(text.matching(self.words, caseless=True))
         return sorted(found)

@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import math
 import re
 from collections import Counter
 from dataclasses import dataclass
 
-from kbc.analyzers.screen import line_starts, lines_matching, lowered
+from kbc.analyzers.screen import Text
 
 # A pattern searched in the lines joined by newlines finds a match wherever it finds one in a
 # line alone, given ^ and $ at each line's ends (re.MULTILINE), unless it anchors at the text's
@@ -51,11 +52,12 @@ class Gate:
         if self.wide_open:
             return [True] * len(lines)
         lines = [line.rstrip() for line in lines]
-        text = "\n".join(lines)
-        starts = line_starts(lines)
+        searched = Text(lines)
+        text = searched.joined
+        starts = list(itertools.accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
         hit = [False] * len(lines)
         if self.words is not None:
-            for index in lines_matching(self.words, lowered(text), starts):
+            for index in searched.matching(self.words, caseless=True):
                 hit[index] = True
         for pattern in self.joined:
             for match in pattern.finditer(text):

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from kbc.analyzers.credentials import find_credentials
-from kbc.analyzers.screen import Screen
+from kbc.analyzers.screen import Screen, Text
 from kbc.analyzers.secret_gate import handed_over
 
 MARK = "[REDACTED]"
@@ -296,15 +296,16 @@ def _own_findings(path: str, text: str, language: str, lines: list[str]) -> list
     _configure()  # the gate reads the plugins configured
     # a notebook: its cells as what they hold, and its JSON as it is (outputs print values too)
     cells = _notebook_findings(path, text, lines) if path.endswith(".ipynb") else None
+    searched = Text(lines)  # each screen's lines found once
     if language in LINE_LANGUAGES:
-        code = handed_over([(i + 1, lines[i]) for i in _CODE_GATE.lines(lines)
+        code = handed_over([(i + 1, lines[i]) for i in _CODE_GATE.lines(searched)
                             if _code_screen(lines[i])], lines)
         found = _scan(path, code) if code else []
-    elif _SCREEN.search(text):
+    elif _SCREEN.lines(searched):
         found = [f for f in _scan_whole_file(path) if f[0] <= len(lines)]
     else:
         return cells or []
-    found += find_credentials(lines, python=language in PYTHON_LANGUAGES, screen=_SCREEN)
+    found += find_credentials(lines, python=language in PYTHON_LANGUAGES, screen=_SCREEN, text=searched)
     return [*(cells or []), *found]
 
 

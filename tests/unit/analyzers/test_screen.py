@@ -29,7 +29,8 @@ def test_a_screen_finds_the_lines_a_search_of_each_line_finds() -> None:
     each = re.compile(r"[A-Za-z0-9+/=_\-]{16,}|(?i:key|secret|pass|token)|://[^\s/]*:[^\s/]*@")
     rng = random.Random(7)
     pieces = ["KEY", "ſecret", "İpass", "Kelvin-K: \u212aey", "toKen", "a" * 16, "x://u:p@h", "İİ", "ı",
-              "plain words", " ", "ünïcödé", "abc_def", "Pass", "\r", "\t"]
+              "plain words", " ", "ünïcödé", "abc_def", "Pass", "\r", "\t",
+              "\n"]  # a line that holds a newline: a reading's lines, as readlines gives them
     for _ in range(200):
         lines = ["".join(rng.choice(pieces) for _ in range(rng.randrange(0, 5)))
                  for _ in range(rng.randrange(1, 30))]
