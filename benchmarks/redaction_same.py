@@ -85,8 +85,8 @@ def main() -> None:
         if before != after:
             differing += 1
             print(f"DIFFERS {before[0]}: {before[1]} -> {after[1]}", flush=True)
-    print(f"files {len(this)}, findings {sum(len(r[1]) for r in other)} against "  # type: ignore[arg-type]
-          f"{sum(len(r[1]) for r in this)}, files differing {differing}")  # type: ignore[arg-type]
+    print(f"files {len(this)}, findings {sum(len(r[1]) for r in other)} against "
+          f"{sum(len(r[1]) for r in this)}, files differing {differing}")
     print(f"seconds finding them: {other_seconds:.2f} against {this_seconds:.2f} "
           f"({this_seconds / max(other_seconds, 1e-9):.2f}x)")
 

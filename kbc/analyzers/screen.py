@@ -35,16 +35,22 @@ def lowered(text: str) -> str:
 class Text:
     """A file's lines joined, searched by several screens: each pattern's lines found once."""
 
-    __slots__ = ("_hits", "_lowered", "_starts", "joined", "lines")
+    __slots__ = ("_hits", "_lowered", "_one_a_line", "_starts", "joined", "lines")
 
     def __init__(self, lines: list[str]) -> None:
         self.lines = lines
         self.joined = "\n".join(lines)
         self._lowered: str | None = None
+        self._starts: list[int] | None = None
         self._hits: dict[tuple[re.Pattern[str], bool], list[int]] = {}
-        # where each line starts, when a line holds a newline of its own (a reading's lines)
-        self._starts = (None if self.joined.count("\n") == max(0, len(lines) - 1) else
-                        list(itertools.accumulate((len(line) + 1 for line in lines[:-1]), initial=0)))
+        # no line holds a newline of its own (a reading's lines may)
+        self._one_a_line = self.joined.count("\n") == max(0, len(lines) - 1)
+
+    def line_at(self, offset: int) -> int:
+        """The index of the line holding ``offset`` of the joined text."""
+        if self._starts is None:
+            self._starts = list(itertools.accumulate((len(line) + 1 for line in self.lines[:-1]), initial=0))
+        return bisect.bisect_right(self._starts, offset) - 1
 
     def matching(self, pattern: re.Pattern[str], *, caseless: bool = False) -> list[int]:
         """Indexes of the lines ``pattern`` finds a match in (in the text lowercased when
@@ -53,18 +59,30 @@ class Text:
         for characters only."""
         found = self._hits.get((pattern, caseless))
         if found is None:
-            if caseless and self._lowered is None:
-                self._lowered = lowered(self.joined)
-            text = self._lowered if caseless and self._lowered is not None else self.joined
-            if self._starts is None:
-                found = _matching(pattern, text)
-            else:
-                found = _matching_at(pattern, text, self._starts)
+            text = self.joined
+            if caseless:
+                if self._lowered is None:
+                    self._lowered = lowered(self.joined)
+                text = self._lowered
+            found = _matching(pattern, text) if self._one_a_line else self._matching_by_offset(pattern, text)
             self._hits[pattern, caseless] = found
         return found
 
+    def _matching_by_offset(self, pattern: re.Pattern[str], text: str) -> list[int]:
+        out: list[int] = []
+        match = pattern.search(text)
+        while match is not None:
+            index = self.line_at(match.start())
+            out.append(index)
+            if index + 1 >= len(self.lines):
+                break
+            assert self._starts is not None
+            match = pattern.search(text, self._starts[index + 1])
+        return out
+
 
 def _matching(pattern: re.Pattern[str], text: str) -> list[int]:
+    """:meth:`Text.matching` where every newline ends a line: lines counted, not looked up."""
     out: list[int] = []
     index = 0  # the line of ``done``
     done = 0
@@ -78,18 +96,6 @@ def _matching(pattern: re.Pattern[str], text: str) -> list[int]:
         index += 1
         done += 1
         match = pattern.search(text, done)
-    return out
-
-
-def _matching_at(pattern: re.Pattern[str], text: str, starts: list[int]) -> list[int]:
-    out: list[int] = []
-    match = pattern.search(text)
-    while match is not None:
-        index = bisect.bisect_right(starts, match.start()) - 1
-        out.append(index)
-        if index + 1 >= len(starts):
-            break
-        match = pattern.search(text, starts[index + 1])
     return out
 
 

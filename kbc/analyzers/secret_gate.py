@@ -19,14 +19,11 @@ dozens a line. A plugin of any other kind opens the gate to every line.
 
 from __future__ import annotations
 
-import bisect
 import functools
-import itertools
-import math
 import re
-from collections import Counter
 from dataclasses import dataclass
 
+from kbc.analyzers.credentials import entropy
 from kbc.analyzers.screen import Text
 
 # A pattern searched in the lines joined by newlines finds a match wherever it finds one in a
@@ -54,31 +51,24 @@ class Gate:
         lines = [line.rstrip() for line in lines]
         searched = Text(lines)
         text = searched.joined
-        starts = list(itertools.accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
         hit = [False] * len(lines)
         if self.words is not None:
             for index in searched.matching(self.words, caseless=True):
                 hit[index] = True
         for pattern in self.joined:
             for match in pattern.finditer(text):
-                first = bisect.bisect_right(starts, match.start()) - 1
-                last = bisect.bisect_right(starts, max(match.start(), match.end() - 1)) - 1
+                first = searched.line_at(match.start())
+                last = searched.line_at(max(match.start(), match.end() - 1))
                 hit[first:last + 1] = [True] * (last - first + 1)
         for run, limit in self.strings:
             for match in run.finditer(text):
                 value = match.group()
                 if len(value) > 2 ** (limit - _MARGIN) and entropy(value) > limit - _MARGIN:
-                    hit[bisect.bisect_right(starts, match.start()) - 1] = True
+                    hit[searched.line_at(match.start())] = True
         for index, line in enumerate(lines):
             if not hit[index] and any(pattern.search(line) for pattern in self.alone):
                 hit[index] = True
         return hit
-
-
-def entropy(text: str) -> float:
-    """Shannon entropy of the characters of ``text``, in bits."""
-    size = len(text)
-    return -sum(n / size * math.log2(n / size) for n in Counter(text).values())
 
 
 @functools.cache
