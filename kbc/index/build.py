@@ -23,7 +23,7 @@ from kbc.analyzers.discover import git_blob_id
 from kbc.analyzers.pool import pool_context, worker_init
 from kbc.analyzers.python.encoding import decode_source
 from kbc.analyzers.secrets import redact
-from kbc.domain.errors import IndexDamaged, KbcError, in_pass
+from kbc.domain.errors import EmbedderUnavailable, IndexDamaged, KbcError, VectorStoreError, in_pass
 from kbc.domain.models import KNOWLEDGE_PREFIX, Chunk, ChunkKind, EmbedUnit, FileFacts, SourceFile
 from kbc.domain.progress import EmbedProgress
 from kbc.domain.timing import PassTiming, Stopwatch
@@ -239,16 +239,18 @@ def build_index(
             lexical.set_meta(PENDING, embedder.model_id if embedder is not None else "")
             lexical.set_meta("model", "")
             lexical.set_meta("vectors", "")
-        elif embedder is not None and vectors is not None:
-            synced = _sync_vectors(lexical, embedder, vectors, progress, index_dir, embed_tests, clock)
-            units_total, embedded, stale_units = synced.units, synced.embedded, synced.stale
-            embedded_views = synced.views
-            retrieval = "hybrid"
-            lexical.set_meta("model", embedder.model_id)
-            lexical.set_meta("vectors", synced.digest)
         else:
-            lexical.set_meta("model", "")
-            lexical.set_meta("vectors", "")
+            synced = (_synced(lexical, embedder, vectors, progress, index_dir, embed_tests, clock)
+                      if embedder is not None and vectors is not None else None)
+            if isinstance(synced, VectorSync):
+                units_total, embedded, stale_units = synced.units, synced.embedded, synced.stale
+                embedded_views = synced.views
+                retrieval = "hybrid"
+            elif synced is not None:  # the model or the store failed: the index stays lexical
+                note = synced
+            held = synced if isinstance(synced, VectorSync) and embedder is not None else None
+            lexical.set_meta("model", embedder.model_id if held is not None and embedder is not None else "")
+            lexical.set_meta("vectors", held.digest if held is not None else "")
         lexical_digest = lexical.meta("vectors")
         lexical.set_meta("retrieval", retrieval)
         lexical.set_meta("note", note)
@@ -358,6 +360,16 @@ class VectorSync:
     stale: list[str]  # ids of vectors held that no unit needs any more
     views: int  # of ``embedded``: units of view documents
     digest: str  # of the units held: names the exact-search snapshot written beside the index
+
+
+def _synced(lexical: LexicalIndex, embedder: Embedder, vectors: VectorStore, progress: EmbedProgress | None,
+            index_dir: Path, embed_tests: bool, clock: Stopwatch) -> VectorSync | str:
+    """:func:`_sync_vectors`, or why it could not be done: a model that fails to load when it
+    first embeds, a store that fails when first written (the vectors written so far are kept)."""
+    try:
+        return _sync_vectors(lexical, embedder, vectors, progress, index_dir, embed_tests, clock)
+    except (EmbedderUnavailable, VectorStoreError) as exc:
+        return exc.message
 
 
 def _sync_vectors(lexical: LexicalIndex, embedder: Embedder, vectors: VectorStore,

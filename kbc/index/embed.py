@@ -33,7 +33,9 @@ OFF = frozenset({"none", "off", "false", "0", ""})
 
 class Embedder(Protocol):
     model_id: str  # names the model in ids, so a new model means new vectors
-    dim: int
+
+    @property
+    def dim(self) -> int: ...
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
 
@@ -166,3 +168,51 @@ def load_embedder(name: str, unit_tokens: int = UNIT_TOKENS, cache_dir: str = ""
     if name.lower() in OFF:
         raise EmbedderUnavailable("embeddings are switched off (KBC_EMBED_MODEL=none)")
     return FastEmbedder(name, unit_tokens, cache_dir, threads=QUERY_THREADS if for_queries else None)
+
+
+def packaged_model_id(unit_tokens: int = UNIT_TOKENS) -> str:
+    """The id :class:`FastEmbedder` gives the packaged model read up to ``unit_tokens``, known
+    without loading it (its tokenizer reads queries up to ``MAX_TOKENS``)."""
+    tokens = min(unit_tokens, MAX_TOKENS)
+    return f"{DEFAULT_MODEL}@{MODEL_SHA256[:12]}" + (f"/t{tokens}" if tokens < MAX_TOKENS else "")
+
+
+class DeferredEmbedder:
+    """The packaged model, loaded when it first embeds: a build that leaves every vector to
+    the background, or a query on an index that has none yet, never pays for loading it.
+    A failure to load raises EmbedderUnavailable then, from ``embed`` or ``dim``."""
+
+    def __init__(self, unit_tokens: int = UNIT_TOKENS, cache_dir: str = "", *,
+                 for_queries: bool = False) -> None:
+        self.model_id = packaged_model_id(unit_tokens)
+        self._args = (unit_tokens, cache_dir, for_queries)
+        self._loaded: Embedder | None = None
+
+    def _model(self) -> Embedder:
+        if self._loaded is None:
+            unit_tokens, cache_dir, for_queries = self._args
+            loaded = load_embedder(DEFAULT_MODEL, unit_tokens, cache_dir, for_queries=for_queries)
+            if loaded.model_id != self.model_id:
+                raise EmbedderUnavailable(
+                    f"the packaged model loaded as {loaded.model_id}, not {self.model_id}",
+                    hint="reinstall kbc: its tokenizer files do not match the model")
+            self._loaded = loaded
+        return self._loaded
+
+    @property
+    def dim(self) -> int:
+        return self._model().dim
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return self._model().embed(texts)
+
+    def embed_query(self, texts: Sequence[str]) -> list[list[float]]:
+        return self._model().embed_query(texts)
+
+
+def open_embedder(name: str, unit_tokens: int = UNIT_TOKENS, cache_dir: str = "", *,
+                  for_queries: bool = False) -> Embedder:
+    """As :func:`load_embedder`, but the packaged model is only loaded when it first embeds."""
+    if name == DEFAULT_MODEL:
+        return DeferredEmbedder(unit_tokens, cache_dir, for_queries=for_queries)
+    return load_embedder(name, unit_tokens, cache_dir, for_queries=for_queries)

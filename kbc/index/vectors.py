@@ -200,33 +200,39 @@ def _floats(vector: Any) -> list[float]:
 class LazyVectorStore:
     """A vector store opened on first use; opening raises VectorStoreError then."""
 
-    def __init__(self, opener: Callable[[], VectorStore]) -> None:
+    def __init__(self, opener: Callable[[], VectorStore], *, empty: bool = False) -> None:
+        """``empty``: the store does not exist yet, so it holds nothing until it is written."""
         self._opener = opener
         self._store: VectorStore | None = None
+        self._empty = empty
 
     def _opened(self) -> VectorStore:
         if self._store is None:
             self._store = self._opener()
         return self._store
 
+    def _unwritten(self) -> bool:
+        return self._store is None and self._empty
+
     def ids(self) -> set[str]:
-        return self._opened().ids()
+        return set() if self._unwritten() else self._opened().ids()
 
     def add(self, ids: Sequence[str], vectors: Sequence[Sequence[float]],
             metadatas: Sequence[dict[str, Any]], documents: Sequence[str]) -> None:
         self._opened().add(ids, vectors, metadatas, documents)
 
     def delete(self, ids: Sequence[str]) -> None:
-        self._opened().delete(ids)
+        if not self._unwritten():
+            self._opened().delete(ids)
 
     def vectors(self, ids: Sequence[str] | None) -> dict[str, tuple[str, list[float]]]:
-        return self._opened().vectors(ids)
+        return {} if self._unwritten() else self._opened().vectors(ids)
 
     def embeddings(self, ids: Sequence[str]) -> dict[str, list[float]]:
-        return self._opened().embeddings(ids)
+        return {} if self._unwritten() else self._opened().embeddings(ids)
 
     def documents(self) -> list[str]:
-        return self._opened().documents()
+        return [] if self._unwritten() else self._opened().documents()
 
 
 def forget_local_store(path: Path) -> None:

@@ -13,7 +13,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from kbc.domain.errors import KbcError, VectorStoreError
+from kbc.domain.errors import EmbedderUnavailable, KbcError, VectorStoreError
 from kbc.domain.models import KNOWLEDGE_PREFIX, Chunk, FileFacts, GraphFacts
 from kbc.domain.views import VIEW_KINDS, VIEW_PREFIX
 from kbc.index.embed import Embedder
@@ -109,13 +109,19 @@ class Retriever:
         done = f"{found.embedded} of {found.units} units" if found is not None else "not started"
         return f"vectors being embedded after the build: {done}; `kbc embed` finishes"
 
-    def _query_vector(self, query: str) -> list[float]:
+    def _query_vector(self, query: str) -> list[float] | None:
         """The query's embedding; the last few are kept, since a task is often asked again (at
-        another budget, for another use case, by ask after retrieve)."""
+        another budget, for another use case, by ask after retrieve). None when the model
+        fails to load: retrieval is lexical from then on, saying why."""
         assert self.embedder is not None
         found = self._vectors.pop(query, None)
         if found is None:
-            (found,) = self.embedder.embed_query([query])
+            try:
+                (found,) = self.embedder.embed_query([query])
+            except EmbedderUnavailable as exc:
+                self.embedder = self.vectors = None
+                self.note = exc.message
+                return None
         self._vectors[query] = found
         while len(self._vectors) > QUERY_VECTORS:
             self._vectors.pop(next(iter(self._vectors)))
@@ -257,8 +263,8 @@ class Retriever:
         embedding: list[float] | None = None
         if self.embedder is not None and self.vectors is not None:
             exact = self._exact_vectors()
-            if exact is not None:
-                embedding = self._query_vector(text)
+            embedding = self._query_vector(text) if exact is not None else None
+            if exact is not None and embedding is not None:
                 extra = exact.count_of(knowledge) if knowledge else 0
                 hits = exact.search(embedding, VECTOR_UNITS + extra)
                 code_hits = [h for h in hits if h.chunk not in knowledge][:VECTOR_UNITS]

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from kbc.domain.errors import EmbedderUnavailable, VectorStoreError
 from kbc.domain.settings import Settings
-from kbc.index.embed import Embedder, load_embedder, model_name
+from kbc.index.embed import Embedder, model_name, open_embedder
 from kbc.index.tokencount import TokenCounter, default_counter
 from kbc.index.vectors import LazyVectorStore, VectorStore, forget_local_store, open_vector_store
 from kbc.store.layout import chroma_dir, index_dir
@@ -87,12 +87,15 @@ class Components:
             name = ""  # the store names its collection by the embedder's model id
         else:
             try:
-                embedder = load_embedder(name, settings.embed_tokens, settings.cache_dir, for_queries=lazy)
+                embedder = open_embedder(name, settings.embed_tokens, settings.cache_dir, for_queries=lazy)
             except EmbedderUnavailable as exc:
                 return None, None, exc.message
         where = index_dir(store_root)
         if lazy:
             return embedder, LazyVectorStore(lambda: _open_store(where, repo_root, embedder, name, url)), ""
+        if not url and not chroma_dir(where).exists():  # nothing to recover, nor to read: open when written
+            return embedder, LazyVectorStore(lambda: _open_store(where, repo_root, embedder, name, url),
+                                             empty=True), ""
         try:
             return embedder, _open_store(where, repo_root, embedder, name, url, advise=not recover), ""
         except VectorStoreError as exc:

@@ -17,7 +17,7 @@ from kbc.domain.settings import load_settings
 from kbc.index.embed import DEFAULT_MODEL, load_embedder
 from kbc.index.fill import PARTIAL, embed_pending, pending_of
 from kbc.services.embedding import resume_filling
-from kbc.store.layout import index_dir
+from kbc.store.layout import chroma_dir, index_dir
 from kbc.store.lock import fill_lock
 
 TASK = "refund window"
@@ -61,6 +61,7 @@ def test_a_build_leaves_its_vectors_to_a_background_process_killed_resumed_and_f
         summary = json.loads(invoke("build", str(root), "--format", "json", "--no-wait"))
         pending, pid = summary["index"]["pending"], summary["filling"]
         assert summary["index"]["retrieval"] == "lexical" and pending > 0 and pid > 0
+        assert not chroma_dir(index_dir(store)).exists()  # the build left the vector store unopened
 
         early = retrieve_json(root, TASK)
         assert early["retrieval"] == "lexical" and early["items"]
