@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from kbc.domain.models import OUTSIDE_KINDS, Chunk, GraphFacts
+from kbc.index.tokens import tokens
 from kbc.retrieval.profiles import Profile
 
 # The fitted model (kbc.retrieval.model) ranks the candidates the searches found; False: the
@@ -172,14 +173,22 @@ def seeds(fused: Mapping[str, float], matched: Sequence[str], count: int = SEEDS
 _CITATION = re.compile(r"([\w./-]+\.\w+):(\d+)(?:-(\d+))?")
 
 
-def citations(text: str, limit: int = CITED_PER_VIEW) -> list[tuple[str, int, int]]:
-    """The first ``limit`` distinct ``path:start-end`` (or ``path:line``) a view's text cites."""
+def citations(text: str, limit: int = CITED_PER_VIEW,
+              terms: frozenset[str] = frozenset()) -> list[tuple[str, int, int]]:
+    """The first ``limit`` distinct ``path:start-end`` (or ``path:line``) a view's text cites,
+    those on the lines sharing the most of ``terms`` (the query's search tokens) first, then
+    in the order cited: a table of a component's symbols is followed at its rows the task is
+    about, not at its first rows."""
+    lines = text.splitlines()
+    order = sorted(range(len(lines)), key=lambda i: -len(terms.intersection(tokens(lines[i])))) \
+        if terms else range(len(lines))
     found: dict[tuple[str, int, int], None] = {}
-    for match in _CITATION.finditer(text):
-        start = int(match.group(2))
-        found.setdefault((match.group(1), start, int(match.group(3) or start)), None)
-        if len(found) >= limit:
-            break
+    for i in order:
+        for match in _CITATION.finditer(lines[i]):
+            start = int(match.group(2))
+            found.setdefault((match.group(1), start, int(match.group(3) or start)), None)
+            if len(found) >= limit:
+                return list(found)
     return list(found)
 
 

@@ -21,6 +21,7 @@ from kbc.index.exact import ExactVectors, load_snapshot, read_store
 from kbc.index.lexical import PENDING, LexicalIndex
 from kbc.index.progress import progress_of
 from kbc.index.tokencount import TokenCounter
+from kbc.index.tokens import tokens
 from kbc.index.units import best_by_chunk
 from kbc.index.vectors import VectorStore
 from kbc.retrieval import rank, report
@@ -141,16 +142,19 @@ class Retriever:
         chunks.update(self.lexical.chunks(missing))
         return list(dict.fromkeys(near))
 
-    def _cited(self, fused: Mapping[str, float], chunks: dict[str, Chunk], profile: Profile) -> list[str]:
+    def _cited(self, fused: Mapping[str, float], chunks: dict[str, Chunk], profile: Profile,
+               text: str) -> list[str]:
         """The code units the best view chunks cite (added to ``chunks``), best view first,
-        each view's citations in its order: where a view found for the task points."""
+        each view's citations on the lines sharing most words with the task (``text``) first:
+        where a view found for the task points."""
         best = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[:rank.SEEDS]
         views = [cid for cid, _ in best if chunks[cid].kind == "view"
                  and profile.weight("view", chunks[cid].role, chunks[cid].path) > 0]
         by_path = self.matcher().by_path
+        terms = frozenset(tokens(text))
         found: list[str] = []
         for cid in views:
-            for path, start, end in rank.citations(chunks[cid].text):
+            for path, start, end in rank.citations(chunks[cid].text, terms=terms):
                 found.extend(u.id for u in by_path.get(path, ()) if u.start <= end and start <= u.end)
         found = list(dict.fromkeys(found))
         chunks.update(self.lexical.chunks([cid for cid in found if cid not in chunks]))
@@ -283,7 +287,7 @@ class Retriever:
         fused = fuse(scored, vector, matched.ids, chunks, precedent)
         # The graph's seeds and the views' citations come from the code's ranking alone.
         near = self._near(seeds(fused, matched.ids), chunks) if profile.graph > 0 else []
-        cited = self._cited(fused, chunks, profile) if rank.CITED_WEIGHT * profile.cited > 0 else []
+        cited = self._cited(fused, chunks, profile, text) if rank.CITED_WEIGHT * profile.cited > 0 else []
         lift = rank.lift_of(fused, chunks, profile, self.graph, matched.paths)
         code = Signals(text, scored, dict(pool), vector, similarity, matched.ids, matched.kinds,
                        near, cited, lift, chunks, matched.paths, tuple(matched.described), precedent)

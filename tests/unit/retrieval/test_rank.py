@@ -182,6 +182,24 @@ def test_the_code_a_view_cites_is_lifted_at_the_profiles_cited_weight() -> None:
     assert lifted.index("run") < lifted.index("x")
 
 
+def test_a_views_citations_are_followed_at_the_rows_the_task_is_about_first() -> None:
+    from kbc.index.tokens import tokens
+    from kbc.retrieval.rank import citations
+
+    table = "\n".join([
+        "| `pkg.core.Context` | class | src/pkg/core.py:10-90 | Holds the state of one run. |",
+        "| `pkg.core.Command` | class | src/pkg/core.py:95-300 | A command line program. |",
+        "| `pkg.decorators.option` | function | src/pkg/decorators.py:40-60 | Attaches an option. |",
+        "| `pkg.decorators.command` | function | src/pkg/decorators.py:5-30 | Makes a command. |",
+    ])
+    assert citations(table, limit=2) == [("src/pkg/core.py", 10, 90), ("src/pkg/core.py", 95, 300)]
+    asked = frozenset(tokens("how do the decorators attach an option to a command?"))
+    assert citations(table, limit=2, terms=asked) == [("src/pkg/decorators.py", 40, 60),
+                                                      ("src/pkg/decorators.py", 5, 30)]
+    # rows sharing as many of the words keep the order they are cited in
+    assert citations(table, terms=frozenset({"nothing"})) == citations(table)
+
+
 def test_shipped_profiles_follow_the_views_ablation() -> None:
     """benchmarks/RESULTS.md, "What views add to retrieval": the code that shows the
     architecture before its docs, and the code the best views cite followed."""
