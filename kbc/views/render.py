@@ -15,14 +15,18 @@ from kbc.views.kinds import KINDS
 
 MERMAID_MAX_NODES = 40
 _UNSAFE = re.compile(r"[^\w.-]+")
+_UNSAFE_ENDS = re.compile(r"^[^\w.-]+|[^\w.-]+$")
 
 
 def view_file(view_id: str) -> str:
-    """Where a view's Markdown lives in a rendered folder: ``module/pkg.sub.md``."""
+    """Where a view's Markdown lives in a rendered folder: ``module/pkg.sub.md``. The name keeps
+    the id's own underscores (``workflow:pkg.Prompt.__call__`` is ``pkg.Prompt.__call__.md``);
+    other characters are replaced, dropped at the ends, and no name starts with a dot."""
     kind, _, rest = view_id.partition(":")
     if not rest:
         return f"{kind}.md"
-    return f"{kind}/{_UNSAFE.sub('_', rest).strip('_') or '_'}.md"
+    name = _UNSAFE.sub("_", _UNSAFE_ENDS.sub("", rest)).lstrip(".")
+    return f"{kind}/{name or '_'}.md"
 
 
 class Markdown(str):
