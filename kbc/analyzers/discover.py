@@ -31,7 +31,8 @@ LANGUAGES = {
     ".md": "markdown", ".markdown": "markdown", ".rst": "rst", ".txt": "text",
     ".toml": "toml", ".cfg": "ini", ".ini": "ini", ".yaml": "yaml", ".yml": "yaml",
     ".json": "json", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript",
-    ".ts": "typescript", ".html": "html",
+    ".ts": "typescript", ".mts": "typescript", ".cts": "typescript", ".tsx": "tsx", ".jsx": "javascript",
+    ".html": "html", ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".hpp": "cpp", ".hh": "cpp", ".hxx": "cpp",
     ".css": "css", ".sh": "shell", ".sql": "sql", ".c": "c", ".h": "c", ".rs": "rust",
     ".go": "go", ".java": "java",
 }

@@ -77,11 +77,18 @@ def _named(integrations: Iterable[Integration], constants: dict[str, str]) -> li
 def link(files: list[FileFacts]) -> list[FileFacts]:
     """Imports classified, environment variables named by imported constants resolved, and one
     ``package`` integration per external distribution used."""
-    index = ModuleIndex(f.module for f in files)
+    from kbc.analyzers.code.resolve import link_code
+
+    linked_code = link_code(files)
+    index = ModuleIndex(f.module for f in files if f.language == "python")
     constants = {f"{f.module}.{name}": value for f in files for name, value in f.constants}
     out = []
     for facts in files:
-        imports = tuple(classify(i, index) for i in facts.imports)
+        if facts.path in linked_code:
+            facts = linked_code[facts.path]
+            imports = facts.imports
+        else:
+            imports = tuple(classify(i, index) for i in facts.imports)
         first_use: dict[str, int] = {}
         for imp in imports:
             if imp.kind == "external" and imp.distribution not in first_use:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
+from kbc.analyzers.code.languages import CODE_LANGUAGES
 from kbc.analyzers.python.analyze import analyze_file
 from kbc.domain.models import AnalysisFailed, AnalysisResult, AnalysisTask
 from kbc.domain.progress import FileDone
@@ -26,6 +27,15 @@ POOL_MIN_FILES = 24
 WORKER_MEMORY_BYTES = 3 * 1024**3
 
 Analyzer = Callable[[AnalysisTask], AnalysisResult]
+
+
+def analyze_task(task: AnalysisTask) -> AnalysisResult:
+    """The analyzer of the task's language: libcst for Python, tree-sitter for the others."""
+    if task.language in CODE_LANGUAGES:
+        from kbc.analyzers.code.analyze import analyze_code_file
+
+        return analyze_code_file(task)
+    return analyze_file(task)
 
 
 def worker_init(memory: int | None = None) -> None:
@@ -85,7 +95,7 @@ def run_analysis(
     tasks: Sequence[AnalysisTask],
     workers: int,
     progress: FileDone | None = None,
-    analyzer: Analyzer = analyze_file,
+    analyzer: Analyzer = analyze_task,
 ) -> list[AnalysisResult]:
     """Results for ``tasks``, in the same order; one per task, whatever happens."""
     report = progress or (lambda _result: None)

@@ -123,7 +123,7 @@ def file_role(path: str, language: str, data: bytes) -> str:
         return by_path
     name = posixpath.basename(path)
     head = data[:4096].decode("utf-8", errors="replace")
-    script = language in ("javascript", "typescript", "css", "html", "text", "json")
+    script = language in ("javascript", "typescript", "tsx", "css", "html", "text", "json")
     lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
     if script and lines and (len(data) / lines > MINIFIED_LINE or _longest_line(data) > LONGEST_LINE):
         return "minified"

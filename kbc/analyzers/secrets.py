@@ -220,7 +220,7 @@ def python_text_spans(text: str, wanted: set[int]) -> dict[int, Spans] | None:
 PYTHON_LANGUAGES = frozenset({"python", "python-stub"})
 # Languages whose lines detect-secrets reads as they are (no config transformers).
 LINE_LANGUAGES = frozenset({
-    "python", "python-stub", "javascript", "typescript", "c", "rust", "go", "java", "shell",
+    "python", "python-stub", "javascript", "typescript", "tsx", "c", "cpp", "rust", "go", "java", "shell",
     "sql", "html", "css", "markdown", "rst",
 })
 

@@ -131,7 +131,7 @@ def symbols(ctx: click.Context, name: str, repo: Path, store: Path | None, fmt: 
     for report in reports:
         symbol = report.symbol
         lines = [f"{symbol.qname}  {symbol.kind}  {report.location}"]
-        head = f"{'async ' if symbol.is_async else ''}{symbol.name}{symbol.signature}"
+        head = symbol.head()
         decorators = "".join(f"@{d} " for d in symbol.decorators)
         lines.append(f"  {decorators}{head}")
         if symbol.doc:

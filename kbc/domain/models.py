@@ -61,6 +61,13 @@ class Symbol:
     is_async: bool = False
     bases: tuple[str, ...] = ()  # classes: base classes, resolved to qualified names where possible
 
+    def head(self) -> str:
+        """The definition's header to show: Python's name and signature (``(self, x) -> int``);
+        another language's declaration as written (``func (c *Cmd) Run() error``)."""
+        if self.signature and not self.signature.startswith("("):
+            return self.signature
+        return f"{'async ' if self.is_async else ''}{self.name}{self.signature}"
+
 
 @dataclass(frozen=True, slots=True)
 class Import:
@@ -152,6 +159,7 @@ class FileFacts:
     constants: tuple[tuple[str, str], ...] = ()  # module-level names bound once to a string literal
     warnings: tuple[str, ...] = ()
     secrets: tuple[tuple[int, str], ...] = ()  # (line, detector) of redacted credentials
+    language: str = "python"  # the others are read through tree-sitter (kbc.analyzers.code)
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,6 +202,7 @@ class AnalysisTask:
     is_package: bool
     also: tuple[str, ...] = ()  # credentials found in other files: redacted here too
     clean: bool = False  # the sweep's detectors found nothing in this file: not scanned again
+    language: str = "python"  # which analyzer reads it (kbc.analyzers.dispatch)
 
 
 @dataclass(frozen=True, slots=True)

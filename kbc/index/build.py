@@ -121,7 +121,7 @@ def _tasks(root: Path, files: Sequence[SourceFile], facts: Mapping[str, FileFact
         if known is not None and known.blob == source.blob:
             module = known.module
             definitions = tuple(Definition(s.qname, s.name, s.kind, s.start_line, s.end_line, s.signature,
-                                           s.is_async) for s in known.symbols)
+                                           s.is_async, known.language) for s in known.symbols)
             scan = bool(known.secrets)
         tasks.append(ChunkTask(source.path, str(root / source.path), source.language, module,
                                definitions, scan, size, overlap, repeated.get(source.path, ()),

@@ -145,7 +145,7 @@ def _definition_chunks(path: str, lines: Sequence[str], language: str, size: int
     kind = kind_of(language)
     seen: dict[str, int] = {}
     chunks = []
-    for piece in definition_pieces(lines, definitions, size):
+    for piece in definition_pieces(lines, definitions, size, python=language in ("python", "python-stub")):
         body = "".join(lines[piece.start - 1:piece.end])
         key = piece.key or piece.unit
         cid = unit_chunk_id(path, key, body, piece.heading, piece.context)

@@ -35,14 +35,20 @@ class Definition:
     end: int
     signature: str = ""  # as in the facts: "(self, x) -> int", or a class's "(Base)"
     is_async: bool = False
+    language: str = "python"  # other languages' signatures are their declarations as written
 
     def header(self) -> str:
+        if self.language != "python":
+            return self.signature or self.name
         if self.kind == "class":
             return f"class {self.name}{self.signature}"
         return f"{'async ' if self.is_async else ''}def {self.name}{self.signature}"
 
     def crumb(self) -> str:
         """The header short enough for a breadcrumb: a long signature becomes ``(…)``."""
+        if self.language != "python":
+            written = self.signature or self.name
+            return written if len(written) <= CRUMB_SIGNATURE * 2 else written[:CRUMB_SIGNATURE * 2] + "…"
         signature = self.signature if len(self.signature) <= CRUMB_SIGNATURE else "(…)"
         if self.kind == "class":
             return f"class {self.name}{signature}"
@@ -94,16 +100,22 @@ def _nested(node: _Node) -> list[str]:
     return out
 
 
+# How a comment line starts, where it is not Python's "#": C-like languages, their doc
+# comments and block comments' inner lines, and Rust's attributes (`#[derive(...)]`).
+_C_COMMENTS = ("//", "/*", "*", "#[", "@")
+
+
 class _Layout:
-    def __init__(self, lines: Sequence[str]) -> None:
+    def __init__(self, lines: Sequence[str], python: bool = True) -> None:
         self.lines = lines
         self.pieces: list[Piece] = []
+        self.comments: tuple[str, ...] = ("#",) if python else _C_COMMENTS
 
     def blank(self, number: int) -> bool:
         return not self.lines[number - 1].strip()
 
     def comment(self, number: int) -> bool:
-        return self.lines[number - 1].lstrip().startswith("#")
+        return self.lines[number - 1].lstrip().startswith(self.comments)
 
     def gap(self, start: int, end: int, unit: UnitKind, qname: str, heading: str, key: str) -> None:
         """Lines between definitions: a piece when any holds code, else left to the neighbours."""
@@ -123,7 +135,7 @@ class _Layout:
             self.gap(cursor, first - 1, gap_unit, owner, " > ".join(crumbs),
                      f"{owner}:before:{definition.qname}")
             heading = " > ".join(crumbs)
-            if definition.kind == "class":
+            if definition.kind == "class":  # an outline: its members are units of their own
                 members = node.children
                 head_end = members[0].definition.start - 1 if members else definition.end
                 while members and head_end > first and self.comment(head_end):
@@ -135,7 +147,8 @@ class _Layout:
                     self.region(head_end + 1, definition.end, members, (*crumbs, definition.crumb()),
                                 definition.qname, "class")
             else:
-                unit = "method" if crumbs and crumbs[-1].startswith("class ") else "function"
+                member = definition.kind == "method" or bool(crumbs) and crumbs[-1].startswith("class ")
+                unit = "method" if member else "function"
                 self.pieces.append(Piece(first, definition.end, unit, definition.qname, heading, "",
                                          definition.qname, tuple(_nested(node))))
             cursor = definition.end + 1
@@ -212,10 +225,19 @@ def _split(piece: Piece, limit: int, lines: Sequence[str], statements: dict[int,
     return parts
 
 
-def definition_pieces(lines: Sequence[str], definitions: Sequence[Definition], limit: int) -> list[Piece]:
-    """The file's pieces in line order, covering lines 1..len(lines) exactly once."""
+def _indents(lines: Sequence[str]) -> dict[int, int]:
+    """Where a part of a long definition may begin, in a language other than Python: any line
+    holding code, by its indentation (a closing brace ends a block, it begins nothing)."""
+    return {number: len(line) - len(line.lstrip()) for number, line in enumerate(lines, start=1)
+            if line.strip() and not line.lstrip().startswith(("}", ")", "]"))}
+
+
+def definition_pieces(lines: Sequence[str], definitions: Sequence[Definition], limit: int,
+                      python: bool = True) -> list[Piece]:
+    """The file's pieces in line order, covering lines 1..len(lines) exactly once; ``python``:
+    the file is Python (else its comments and statements are read as a C-like language's)."""
     last = len(lines)
-    layout = _Layout(lines)
+    layout = _Layout(lines, python)
     roots = _tree(definitions, last)
     layout.region(1, last, roots, (), "", "module")
     first = layout.pieces[0] if layout.pieces else None
@@ -223,7 +245,7 @@ def definition_pieces(lines: Sequence[str], definitions: Sequence[Definition], l
         first.unit, first.key = "prelude", "prelude"
     pieces = _fill_blanks(layout.pieces, last)
     if any(p.end - p.start + 1 > limit for p in pieces):
-        statements = _statements("".join(lines))
+        statements = _statements("".join(lines)) if python else _indents(lines)
         signatures = {d.qname: d.crumb() for d in definitions}
         pieces = [part for piece in pieces for part in _split(piece, limit, lines, statements, signatures)]
     return pieces

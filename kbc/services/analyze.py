@@ -9,6 +9,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 from kbc import __version__
+from kbc.analyzers.code.languages import ANALYZED_ROLES, CODE_ANALYZER_VERSION, CODE_LANGUAGES, code_module
 from kbc.analyzers.discover import discover
 from kbc.analyzers.link import link
 from kbc.analyzers.modules import detect_source_roots, module_name
@@ -64,6 +65,11 @@ def analyzer_version() -> str:
     return f"{ANALYZER_VERSION}+libcst-{version('libcst')}"
 
 
+def code_analyzer_version() -> str:
+    """The version of what reads languages other than Python: a new grammar is a new version."""
+    return f"code-{CODE_ANALYZER_VERSION}+tslp-{version('tree-sitter-language-pack')}"
+
+
 def analyze_repository(
     root: Path,
     settings: Settings,
@@ -104,6 +110,11 @@ def analyze_with_sweep(
     tasks: list[tuple[AnalysisTask, str]] = []
     seen_modules: dict[str, str] = {}
     for source in inventory.files:
+        if source.language in CODE_LANGUAGES and source.role in ANALYZED_ROLES:
+            tasks.append((AnalysisTask(source.path, str(root / source.path), code_module(source.path), False,
+                                       swept.also(source.path), source.path in swept.clean,
+                                       language=source.language), source.blob))
+            continue
         if source.language != "python":
             continue
         name, is_package = module_name(source.path, roots)
@@ -115,13 +126,18 @@ def analyze_with_sweep(
                                    swept.also(source.path), source.path in swept.clean), source.blob))
 
     version_key = analyzer_version()
-    keys = [cache_key(task, blob, version_key) for task, blob in tasks]
+    versions = {"python": version_key, "code": code_analyzer_version()}
+
+    def version_of(task: AnalysisTask) -> str:
+        return versions["python" if task.language == "python" else "code"]
+
+    keys = [cache_key(task, blob, version_of(task)) for task, blob in tasks]
     with in_pass("analyze"), clock.measure("analyze"), AnalysisCache(cache_file) as cache:
         cached = {} if fresh else cache.get_many(keys)
         misses = [task for (task, _), key in zip(tasks, keys, strict=True) if key not in cached]
         report = progress(len(misses)) if progress is not None and misses else None
         parsed_now = run_analysis(misses, settings.worker_count(), report)
-        fresh_keys = [cache_key(task, _blob_of(result), version_key)
+        fresh_keys = [cache_key(task, _blob_of(result), version_of(task))
                       for task, result in zip(misses, parsed_now, strict=True)]
         cache.put_many(zip(fresh_keys, parsed_now, strict=True))
         cache.retain([*fresh_keys, *(k for k in keys if k in cached)])
@@ -146,7 +162,7 @@ def analyze_with_sweep(
             entry_points=tuple(declared),
             problems=tuple(problems),
             graph=graph,
-            versions={"kbc": __version__, "analyzer": version_key},
+            versions={"kbc": __version__, "analyzer": version_key, "code analyzer": versions["code"]},
         ), publish=publish)
     reasons = Counter(s.reason for s in inventory.skipped)
     reasons.update(s.reason for s in skipped_files)
@@ -154,7 +170,7 @@ def analyze_with_sweep(
         root=str(root),
         store=str(store_root),
         files=len(inventory.files),
-        python_files=len(tasks),
+        python_files=sum(task.language == "python" for task, _ in tasks),
         parsed=len(misses),
         cached=len(tasks) - len(misses),
         failed=len(failures),

@@ -60,14 +60,15 @@ class Context:
         return [(role, counts[role]) for role in ROLES if counts[role]]
 
     def source_files(self) -> list[FileFacts]:
-        """Python files that are the product's code (not tests, examples, vendored code or
-        generated modules)."""
+        """Files of code (Python, and the languages read through tree-sitter) that are the
+        product's (not tests, examples, vendored code or generated modules)."""
         return [f for path, f in sorted(self.files.items()) if self.role(path) == "source"]
 
     def repository(self) -> str:
         """The repository's name: its main package (the same wherever it is checked out),
         else its folder's name."""
-        packages = Counter(f.module.split(".")[0] for f in self.source_files() if f.module)
+        packages = Counter(f.module.split(".")[0] for f in self.source_files()
+                           if f.module and f.language == "python")
         if packages:
             return sorted(packages.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
         return self.inventory.root.rstrip("/").rsplit("/", 1)[-1]

@@ -63,6 +63,7 @@ KINDS: dict[ViewKind, KindDefinition] = {definition.kind: definition for definit
         "architecture", "Architecture",
         facts=_object({
             "repository": _TEXT, "files": _COUNT, "python_files": _COUNT,
+            "languages": {"type": "array", "items": _object({"language": _TEXT, "files": _COUNT})},
             "roles": {"type": "array", "items": _object({"role": _TEXT, "files": _COUNT})},
             "packages": {"type": "array", "items": _object({"name": _TEXT, "files": _COUNT})},
             "layers": {"type": "array", "items": _TEXTS},

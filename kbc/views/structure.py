@@ -101,7 +101,9 @@ def architecture_facts(context: Context) -> dict[str, Any]:
     return {
         "repository": root,
         "files": len(context.inventory.files),
-        "python_files": len(context.files),
+        "python_files": sum(f.language == "python" for f in context.files.values()),
+        "languages": [{"language": language, "files": n} for language, n in sorted(
+            Counter(f.language for f in context.files.values()).items(), key=lambda kv: (-kv[1], kv[0]))],
         "roles": [{"role": role, "files": n} for role, n in context.role_counts()],
         "packages": [{"name": name, "files": n} for name, n in sorted(packages.items())],
         "layers": _layers(context),

@@ -148,3 +148,35 @@ def test_every_line_is_in_exactly_one_unit_and_none_is_over_its_limit(source: st
     assert covered == list(range(1, len(lines) + 1))
     assert len({c.id for c in chunks}) == len(chunks)
     assert chunks == units(source, size)  # deterministic
+
+
+def test_another_languages_definitions_are_units_with_their_comments_and_declarations_as_crumbs() -> None:
+    from kbc.analyzers.code.analyze import analyze_code
+
+    source = (
+        'import { round } from "./money";\n'
+        "\n"
+        "/** A cart. */\n"
+        "export class Cart {\n"
+        "  // the lines, in order\n"
+        "  add(price: number): void {\n"
+        + "".join(f"    const step{i} = round(price * {i});\n" for i in range(45))
+        + "    if (price > 0) {\n"
+        + "".join(f"      this.total += step{i};\n" for i in range(20))
+        + "    }\n"
+        "  }\n"
+        "}\n"
+    )
+    task = AnalysisTask("web/cart.ts", "", "web.cart", False, language="typescript")
+    definitions = tuple(Definition(s.qname, s.name, s.kind, s.start_line, s.end_line, s.signature, s.is_async,
+                                   "typescript") for s in analyze_code(source.encode(), task).symbols)
+    parts = chunk_text("web/cart.ts", source, "typescript", size=40, overlap=8, module="web.cart",
+                       definitions=definitions)
+    assert [(p.start_line, p.unit, p.symbols) for p in parts[:3]] == [
+        (1, "prelude", ()), (3, "class", ("web.cart.Cart",)), (5, "method", ("web.cart.Cart.add",))]
+    assert parts[1].context == "add(price: number): void"  # the outline's member, as declared
+    assert all(p.end_line - p.start_line + 1 <= 40 for p in parts)
+    method = [p for p in parts if p.unit == "method"]
+    assert len(method) >= 2 and all(p.heading.startswith("export class Cart") for p in method)
+    assert method[1].heading.endswith("add(price: number): void")  # the later part carries its signature
+    assert sum(p.end_line - p.start_line + 1 for p in parts) == len(split_lines(source))

@@ -1,0 +1,1 @@
+"""Facts of code in languages other than Python, read through tree-sitter grammars."""
