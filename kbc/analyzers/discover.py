@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -45,8 +46,16 @@ def git_blob_id(data: bytes) -> str:
     return digest.hexdigest()
 
 
+# A `.h` header is C++ when its opening shows C++ (a class, namespace or template, a standard
+# header without a suffix, `std::`): headers are shared by both languages' files.
+_CPP_HEADER = re.compile(rb"^\s*(?:namespace\s+\w|class\s+\w+\s*[:{]|template\s*<|#\s*include\s*<[a-z_]+>)"
+                         rb"|std::", re.MULTILINE)
+
+
 def language_of(path: str, head: bytes) -> str:
     suffix = os.path.splitext(path)[1].lower()
+    if suffix == ".h" and _CPP_HEADER.search(head):
+        return "cpp"
     if suffix in LANGUAGES:
         return LANGUAGES[suffix]
     if not suffix and head.startswith(b"#!") and b"python" in head.split(b"\n", 1)[0]:
@@ -150,7 +159,7 @@ def _classify(
     if b"\0" in data[:BINARY_SNIFF_BYTES]:
         return SkippedPath(rel, "binary", "holds NUL bytes")
     lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
-    language = language_of(rel, data[:200])
+    language = language_of(rel, data[:4096])
     return SourceFile(rel, len(data), git_blob_id(data), language, lines, file_role(rel, language, data))
 
 

@@ -121,3 +121,12 @@ def test_a_tracked_folder_swapped_for_a_link_out_is_not_read(make_repo: RepoFact
     assert [f.path for f in inventory.files] == ["ok.py"]
     assert {s.path: s.reason for s in inventory.skipped} == {
         "pkg/__init__.py": "symlink-outside", "pkg/core.py": "symlink-outside"}
+
+
+def test_a_header_is_cpp_when_its_opening_shows_cpp() -> None:
+    from kbc.analyzers.discover import language_of
+
+    assert language_of("lib/buf.h", b"#ifndef BUF_H\n#include <stdio.h>\nint buf_push(void);\n") == "c"
+    assert language_of("lib/shape.h", b"#pragma once\n#include <vector>\nnamespace geo {\n") == "cpp"
+    assert language_of("lib/list.h", b"// a list\ntemplate <typename T>\nclass List {\n") == "cpp"
+    assert language_of("web/app.tsx", b"") == "tsx" and language_of("src/x.hpp", b"") == "cpp"
