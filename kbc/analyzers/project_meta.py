@@ -1,4 +1,4 @@
-"""Entry points declared in packaging metadata: pyproject.toml and setup.cfg.
+"""Entry points declared in packaging metadata: pyproject.toml, setup.cfg and package.json.
 
 (``setup(entry_points=...)`` in setup.py is read by the Python analyzer.)
 """
@@ -6,12 +6,14 @@
 from __future__ import annotations
 
 import configparser
+import json
 import posixpath
 import re
 import tomllib
 from collections.abc import Iterable
 from pathlib import Path
 
+from kbc.analyzers.code.languages import code_module
 from kbc.domain.models import EntryPoint
 
 _SCRIPT_TABLES = (
@@ -73,16 +75,52 @@ def _from_setup_cfg(path: str, text: str) -> tuple[list[EntryPoint], str]:
     return found, ""
 
 
+def _json_line_of(text: str, key: str) -> int:
+    match = re.search(rf'"{re.escape(key)}"\s*:', text)
+    return text.count("\n", 0, match.start()) + 1 if match else 1
+
+
+def _from_package_json(path: str, text: str) -> tuple[list[EntryPoint], str]:
+    """A Node package's commands (``bin``: the module of the file each runs) and its
+    ``scripts`` (the command line each runs, as written)."""
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        return [], f"{path}: not valid JSON ({exc}); its commands are not listed"
+    if not isinstance(data, dict):
+        return [], ""
+    here = posixpath.dirname(path)
+    found = []
+    package = data.get("name") if isinstance(data.get("name"), str) else ""
+    commands = data.get("bin")
+    if isinstance(commands, str) and package:
+        commands = {package.rsplit("/", 1)[-1]: commands}
+    for name, file in sorted(commands.items()) if isinstance(commands, dict) else ():
+        target = posixpath.normpath(posixpath.join(here, str(file)))
+        if isinstance(file, str) and not target.startswith(".."):
+            line = _json_line_of(text, name) if f'"{name}"' in text else _json_line_of(text, "bin")
+            found.append(EntryPoint("npm_bin", name, code_module(target), path, line, detail=file))
+    scripts = data.get("scripts")
+    for name, command in sorted(scripts.items()) if isinstance(scripts, dict) else ():
+        if isinstance(command, str):
+            # what runs is a command line, written as the script gives it
+            found.append(EntryPoint("npm_script", name, command[:200], path, _json_line_of(text, name)))
+    return found, ""
+
+
 def metadata_entry_points(root: Path, paths: Iterable[str]) -> tuple[list[EntryPoint], list[str]]:
-    """Scripts declared by every pyproject.toml and setup.cfg among ``paths``; and problems."""
+    """Scripts declared by every pyproject.toml, setup.cfg and package.json among ``paths``;
+    and problems."""
     found: list[EntryPoint] = []
     problems: list[str] = []
     for path in sorted(paths):
         name = posixpath.basename(path)
-        if name not in ("pyproject.toml", "setup.cfg"):
+        readers = {"pyproject.toml": _from_pyproject, "setup.cfg": _from_setup_cfg,
+                   "package.json": _from_package_json}
+        if name not in readers:
             continue
         text = (root / path).read_text(encoding="utf-8", errors="replace")
-        reader = _from_pyproject if name == "pyproject.toml" else _from_setup_cfg
+        reader = readers[name]
         points, problem = reader(path, text)
         found.extend(points)
         if problem:

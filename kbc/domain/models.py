@@ -96,7 +96,9 @@ class Call:
 @dataclass(frozen=True, slots=True)
 class EntryPoint:
     # console_script | gui_script | main_guard | click | typer | argparse | flask_route |
-    # fastapi_route | django_route
+    # fastapi_route | django_route; from other languages: main (a program's main function),
+    # npm_bin (a package.json command: target the module of its file), npm_script (target the
+    # command line a package.json script runs)
     kind: str
     name: str  # command name, route, script name or module
     target: str  # qualified name of the code that runs

@@ -152,7 +152,8 @@ def analyze_with_sweep(
     with in_pass("graph"), clock.measure("graph"):
         linked = link(facts)
         declared, problems = metadata_entry_points(
-            root, (f.path for f in inventory.files if f.language in ("toml", "ini")))
+            root, (f.path for f in inventory.files if f.language in ("toml", "ini")
+                   or f.language == "json" and f.role not in ("vendored", "test", "example")))
         graph = build_graph(linked, settings.module_split_files, settings.max_modules)
     with clock.measure("store facts"):
         generation = FactsStore(store_root).write(Snapshot(

@@ -1,5 +1,6 @@
 """Entry points: every way into a program, one style per test."""
 
+import json
 from pathlib import Path
 
 from helpers import RepoFactory, analyze_repo, facts_of
@@ -29,6 +30,23 @@ def test_console_scripts_from_pyproject(make_repo: RepoFactory) -> None:
         EntryPoint("console_script", "tool", "tool.cli.main", "pyproject.toml", 4),
         EntryPoint("gui_script", "tool-gui", "tool.gui.run", "pyproject.toml", 6),
     ]
+
+
+def test_a_node_packages_commands_and_scripts_from_package_json(make_repo: RepoFactory) -> None:
+    root = make_repo({
+        "web/package.json": ('{\n  "name": "@shop/web",\n  "bin": "./bin/shop.js",\n'
+                             '  "scripts": {\n    "build": "tsc -p ."\n  }\n}\n'),
+        "web/bin/shop.js": "function main() { return 1; }\nmain();\n",
+        "vendor/lib/package.json": '{"name": "lib", "bin": {"lib": "cli.js"}}\n',
+        "broken/package.json": '{"name": ',
+    })
+    store = analyze_repo(root)
+    assert store.entry_points() == [
+        EntryPoint("npm_bin", "web", "web.bin.shop", "web/package.json", 3, "./bin/shop.js"),
+        EntryPoint("npm_script", "build", "tsc -p .", "web/package.json", 5),
+    ]
+    problems = json.loads((store.generation() / "problems.json").read_text())["metadata"]
+    assert [p.split(" (")[0] for p in problems] == ["broken/package.json: not valid JSON"]
 
 
 def test_console_scripts_from_setup_cfg(make_repo: RepoFactory) -> None:
