@@ -33,7 +33,6 @@ from kbc.domain.models import (
 )
 
 SIGNATURE_CHARS = 200  # a longer declaration head is cut here
-MAX_DEPTH = 400  # deeper trees are not walked further (generated code)
 
 
 def analyze_code_file(task: AnalysisTask) -> AnalysisResult:
@@ -69,7 +68,7 @@ def analyze_code(data: bytes, task: AnalysisTask, blob: str = "") -> FileFacts:
     tree = parser_for(task.language).parse(data)
     walker = _Walker(data, task.path, task.module or code_module(task.path), RULES[task.language],
                      task.language)
-    walker.walk(tree.root_node, (), "", 0)
+    walker.run(tree.root_node)
     lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
     warnings = ("syntax errors: the definitions around them may be incomplete",) \
         if tree.root_node.has_error else ()
@@ -80,6 +79,28 @@ def analyze_code(data: bytes, task: AnalysisTask, blob: str = "") -> FileFacts:
     if redaction.removed:
         facts = scrub(facts, tuple(redaction.removed))
     return dataclasses.replace(facts, secrets=redaction.findings)
+
+
+_QUERIES: dict[str, Any] = {}
+
+
+def _nodes_of_interest(language: str, root: Any) -> list[Any]:
+    """The nodes that define, scope, call or import (and Go's package clause) under ``root``,
+    parents before their children."""
+    if language not in _QUERIES:
+        from tree_sitter import Query
+        from tree_sitter_language_pack import get_language
+
+        rules = RULES[language]
+        grammar = get_language(rules.grammar)  # type: ignore[arg-type]
+        kinds = sorted(k for k in (*rules.classes, *rules.functions, *rules.scopes, *rules.calls,
+                                   *rules.imports, "package_clause")
+                       if grammar.id_for_node_kind(k, True) is not None)
+        _QUERIES[language] = Query(grammar, " ".join(f"({kind}) @n" for kind in kinds))
+    from tree_sitter import QueryCursor
+
+    found = QueryCursor(_QUERIES[language]).captures(root).get("n", [])
+    return sorted(found, key=lambda n: (n.start_byte, -n.end_byte, n.type))
 
 
 def _text(node: Any) -> str:
@@ -119,30 +140,31 @@ class _Walker:
 
     # -- the tree ----------------------------------------------------------
 
-    def walk(self, node: Any, scope: tuple[str, ...], owner: str, depth: int) -> None:
-        """``scope``: the names enclosing ``node``; ``owner``: the innermost symbol's qname."""
-        if depth > MAX_DEPTH:
-            return
-        kind = node.type
-        if kind == "package_clause":
-            self.go_package = _text(_first(node, {"package_identifier"}))
-            self.package_line = int(node.start_point[0]) + 1
-        if kind in self.rules.imports:
-            self._import(node)
-        if kind in self.rules.calls:
-            self._call(node, owner)
-        found = self._definition(node, scope)
-        if found is not None:
-            defined, inner = found
-            self.symbols.append(defined)
-            self._entry(defined, node)
-            for child in node.children:
-                self.walk(child, inner, defined.qname, depth + 1)
-            return
-        named = self._scope_name(node) if kind in self.rules.scopes else ""
-        inner = (*scope, named) if named else scope
-        for child in node.children:
-            self.walk(child, inner, owner, depth + 1)
+    def run(self, root: Any) -> None:
+        """Every node of interest (found by a tree-sitter query, in C), in document order; the
+        enclosing scopes kept on a stack of spans, so nothing else of the tree is visited."""
+        stack: list[tuple[int, int, tuple[str, ...], str]] = []  # start, end, scope, owner
+        for node in _nodes_of_interest(self.language, root):
+            start, end = node.start_byte, node.end_byte
+            while stack and not (stack[-1][0] <= start and end <= stack[-1][1]):
+                stack.pop()
+            scope, owner = (stack[-1][2], stack[-1][3]) if stack else ((), "")
+            kind = node.type
+            if kind == "package_clause":
+                self.go_package = _text(_first(node, {"package_identifier"}))
+                self.package_line = int(node.start_point[0]) + 1
+            if kind in self.rules.imports:
+                self._import(node)
+            if kind in self.rules.calls:
+                self._call(node, owner)
+            found = self._definition(node, scope)
+            if found is not None:
+                defined, inner = found
+                self.symbols.append(defined)
+                self._entry(defined, node)
+                stack.append((start, end, inner, defined.qname))
+            elif kind in self.rules.scopes and (named := self._scope_name(node)):
+                stack.append((start, end, (*scope, named), owner))
 
     def _scope_name(self, node: Any) -> str:
         if node.type == "impl_item":
