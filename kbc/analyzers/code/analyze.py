@@ -118,6 +118,12 @@ def _first(node: Any, types: frozenset[str] | set[str]) -> Any:
     return None
 
 
+def _child(node: Any, types: set[str]) -> Any:
+    """The first child of one of ``types`` (not a deeper descendant: a class's body is not
+    searched for its own modifiers)."""
+    return next((child for child in node.children if child.type in types), None)
+
+
 def _end_line(node: Any) -> int:
     row, column = node.end_point
     return int(row) + (1 if column > 0 or row == node.start_point[0] else 0)
@@ -324,7 +330,7 @@ class _Walker:
         if language == "rust":
             return _has_type(node, "visibility_modifier")
         if language == "java":
-            modifiers = _first(node, {"modifiers"})
+            modifiers = _child(node, {"modifiers"})
             return modifiers is not None and "public" in _text(modifiers).split()
         if language in ("c", "cpp"):
             return not self._signature(node).startswith("static ")
@@ -337,7 +343,7 @@ class _Walker:
                 return tuple(_text(t) for t in found.named_children if t.type.endswith("identifier"))
         inherits = node.type in ("class_declaration", "abstract_class_declaration", "class_specifier",
                                  "struct_specifier")
-        heritage = _first(node, {"class_heritage", "base_class_clause"}) if inherits else None
+        heritage = _child(node, {"class_heritage", "base_class_clause"}) if inherits else None
         if heritage is not None:
             return tuple(sorted({_text(t) for t in _all(heritage, {"identifier", "type_identifier"})}))
         return ()

@@ -102,6 +102,10 @@ def test_java_members_nest_under_their_classes_with_annotations_in_their_span(tm
                             "src.com.x.App.App.Inner.run": ("method", 7, 7),
                             "src.com.x.App.App.main": ("method", 8, 8)}
     assert next(s for s in found.symbols if s.name == "App").doc == "The app."
+    hidden = facts(tmp_path, "src/com/x/Hidden.java", "java",
+                   "class Hidden extends Base {\n    public void go() {}\n    class In extends Other {}\n}\n")
+    (outer,) = [s for s in hidden.symbols if s.name == "Hidden"]
+    assert not outer.public and outer.bases == ("Base",)  # not its members' modifiers or bases
     assert [(e.kind, e.target) for e in found.entry_points] == [("main", "src.com.x.App.App.main")]
     assert [i.module for i in found.imports] == ["java.util.List"]
 
