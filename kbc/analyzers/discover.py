@@ -52,6 +52,11 @@ _CPP_HEADER = re.compile(rb"^\s*(?:namespace\s+\w|class\s+\w+\s*[:{]|template\s*
                          rb"|std::", re.MULTILINE)
 
 
+def line_count(data: bytes) -> int:
+    """The lines of a file's bytes, a last line without its newline counted."""
+    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+
+
 def language_of(path: str, head: bytes) -> str:
     suffix = os.path.splitext(path)[1].lower()
     if suffix == ".h" and _CPP_HEADER.search(head):
@@ -158,7 +163,7 @@ def _classify(
         return SkippedPath(rel, "unreadable", exc.strerror or str(exc))
     if b"\0" in data[:BINARY_SNIFF_BYTES]:
         return SkippedPath(rel, "binary", "holds NUL bytes")
-    lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+    lines = line_count(data)
     language = language_of(rel, data[:4096])
     return SourceFile(rel, len(data), git_blob_id(data), language, lines, file_role(rel, language, data))
 

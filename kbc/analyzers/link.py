@@ -13,6 +13,7 @@ import dataclasses
 import sys
 from collections.abc import Iterable
 
+from kbc.analyzers.code.resolve import link_code
 from kbc.domain.models import FileFacts, Import, Integration
 
 # Import name -> distribution, where they differ (the common cases).
@@ -77,8 +78,6 @@ def _named(integrations: Iterable[Integration], constants: dict[str, str]) -> li
 def link(files: list[FileFacts]) -> list[FileFacts]:
     """Imports classified, environment variables named by imported constants resolved, and one
     ``package`` integration per external distribution used."""
-    from kbc.analyzers.code.resolve import link_code
-
     linked_code = link_code(files)
     index = ModuleIndex(f.module for f in files if f.language == "python")
     constants = {f"{f.module}.{name}": value for f in files for name, value in f.constants}

@@ -23,8 +23,11 @@ _SCRIPT_TABLES = (
 )
 
 
-def _line_of(text: str, key: str) -> int:
-    pattern = re.compile(rf'^\s*["\']?{re.escape(key)}["\']?\s*=', re.MULTILINE)
+def _line_of(text: str, key: str, json: bool = False) -> int:
+    """The line ``key`` is set on: ``key = …`` at a line's start (TOML, INI), or ``"key": …``
+    anywhere (JSON); 1 when it is not found."""
+    pattern = (re.compile(rf'"{re.escape(key)}"\s*:') if json
+               else re.compile(rf'^\s*["\']?{re.escape(key)}["\']?\s*=', re.MULTILINE))
     match = pattern.search(text)
     return text.count("\n", 0, match.start()) + 1 if match else 1
 
@@ -75,11 +78,6 @@ def _from_setup_cfg(path: str, text: str) -> tuple[list[EntryPoint], str]:
     return found, ""
 
 
-def _json_line_of(text: str, key: str) -> int:
-    match = re.search(rf'"{re.escape(key)}"\s*:', text)
-    return text.count("\n", 0, match.start()) + 1 if match else 1
-
-
 def _from_package_json(path: str, text: str) -> tuple[list[EntryPoint], str]:
     """A Node package's commands (``bin``: the module of the file each runs) and its
     ``scripts`` (the command line each runs, as written)."""
@@ -98,13 +96,13 @@ def _from_package_json(path: str, text: str) -> tuple[list[EntryPoint], str]:
     for name, file in sorted(commands.items()) if isinstance(commands, dict) else ():
         target = posixpath.normpath(posixpath.join(here, str(file)))
         if isinstance(file, str) and not target.startswith(".."):
-            line = _json_line_of(text, name) if f'"{name}"' in text else _json_line_of(text, "bin")
+            line = _line_of(text, name if f'"{name}"' in text else "bin", json=True)
             found.append(EntryPoint("npm_bin", name, code_module(target), path, line, detail=file))
     scripts = data.get("scripts")
     for name, command in sorted(scripts.items()) if isinstance(scripts, dict) else ():
         if isinstance(command, str):
             # what runs is a command line, written as the script gives it
-            found.append(EntryPoint("npm_script", name, command[:200], path, _json_line_of(text, name)))
+            found.append(EntryPoint("npm_script", name, command[:200], path, _line_of(text, name, json=True)))
     return found, ""
 
 

@@ -20,10 +20,11 @@ replaced, by ``[REDACTED]``.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -410,3 +411,43 @@ def _redact_block(lines: list[str], start: int) -> None:
         keep = len(lines[index]) - len(stripped)
         indent = stripped[: len(stripped) - len(stripped.lstrip())]
         lines[index] = indent + MARK + lines[index][len(lines[index]) - keep:]
+
+
+# Fields that name things (files, modules, definitions, what a call or import resolves to):
+# read from identifiers and paths, never from a literal, so no credential is in them; a
+# credential's text inside one ("test" in ``tests/conftest.py``) is a coincidence.
+IDENTITY = frozenset({"path", "module", "blob", "qname", "name", "parent", "bases", "caller", "target",
+                      "alias", "distribution", "owner", "symbol", "kind", "exports", "language"})
+
+
+def _pattern(removed: Sequence[str]) -> re.Pattern[str]:
+    """Each text, longest first, where it stands as written: not inside a longer word."""
+    def bounded(text: str) -> str:
+        head = r"(?<!\w)" if text[:1].isalnum() or text[:1] == "_" else ""
+        tail = r"(?!\w)" if text[-1:].isalnum() or text[-1:] == "_" else ""
+        return head + re.escape(text) + tail
+
+    return re.compile("|".join(bounded(t) for t in sorted(set(removed), key=lambda v: (-len(v), v)) if t))
+
+
+def scrub(value: Any, removed: Sequence[str]) -> Any:
+    """``value`` (facts: dataclasses, tuples, lists, dicts of text) with each of ``removed``
+    replaced by the redaction mark wherever it stands as a word or more, longest first;
+    the fields that name things (:data:`IDENTITY`) are kept as they are."""
+    return _scrub(value, _pattern(removed)) if any(removed) else value
+
+
+def _scrub(value: Any, pattern: re.Pattern[str]) -> Any:
+    if isinstance(value, str):
+        return pattern.sub(MARK, value)
+    if isinstance(value, tuple):
+        return tuple(_scrub(item, pattern) for item in value)
+    if isinstance(value, list):
+        return [_scrub(item, pattern) for item in value]
+    if isinstance(value, dict):
+        return {_scrub(k, pattern): _scrub(v, pattern) for k, v in value.items()}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.replace(value, **{f.name: _scrub(getattr(value, f.name), pattern)
+                                             for f in dataclasses.fields(value)
+                                             if f.init and f.name not in IDENTITY})
+    return value

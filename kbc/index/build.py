@@ -242,15 +242,16 @@ def build_index(
         else:
             synced = (_synced(lexical, embedder, vectors, progress, index_dir, embed_tests, clock)
                       if embedder is not None and vectors is not None else None)
-            if isinstance(synced, VectorSync):
+            model, digest = "", ""
+            if isinstance(synced, VectorSync) and embedder is not None:
                 units_total, embedded, stale_units = synced.units, synced.embedded, synced.stale
                 embedded_views = synced.views
                 retrieval = "hybrid"
+                model, digest = embedder.model_id, synced.digest
             elif synced is not None:  # the model or the store failed: the index stays lexical
-                note = synced
-            held = synced if isinstance(synced, VectorSync) and embedder is not None else None
-            lexical.set_meta("model", embedder.model_id if held is not None and embedder is not None else "")
-            lexical.set_meta("vectors", held.digest if held is not None else "")
+                note = str(synced)
+            lexical.set_meta("model", model)
+            lexical.set_meta("vectors", digest)
         lexical_digest = lexical.meta("vectors")
         lexical.set_meta("retrieval", retrieval)
         lexical.set_meta("note", note)

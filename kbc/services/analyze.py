@@ -125,11 +125,10 @@ def analyze_with_sweep(
         tasks.append((AnalysisTask(source.path, str(root / source.path), name, is_package,
                                    swept.also(source.path), source.path in swept.clean), source.blob))
 
-    version_key = analyzer_version()
-    versions = {"python": version_key, "code": code_analyzer_version()}
+    version_key, code_version = analyzer_version(), code_analyzer_version()
 
     def version_of(task: AnalysisTask) -> str:
-        return versions["python" if task.language == "python" else "code"]
+        return version_key if task.language == "python" else code_version
 
     keys = [cache_key(task, blob, version_of(task)) for task, blob in tasks]
     with in_pass("analyze"), clock.measure("analyze"), AnalysisCache(cache_file) as cache:
@@ -163,7 +162,7 @@ def analyze_with_sweep(
             entry_points=tuple(declared),
             problems=tuple(problems),
             graph=graph,
-            versions={"kbc": __version__, "analyzer": version_key, "code analyzer": versions["code"]},
+            versions={"kbc": __version__, "analyzer": version_key, "code analyzer": code_version},
         ), publish=publish)
     reasons = Counter(s.reason for s in inventory.skipped)
     reasons.update(s.reason for s in skipped_files)

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from kbc.analyzers.code.languages import RULES, Rules, code_module
-from kbc.analyzers.discover import git_blob_id
-from kbc.analyzers.secrets import redact
+from kbc.analyzers.discover import git_blob_id, line_count
+from kbc.analyzers.secrets import redact, scrub
 from kbc.domain.models import (
     AnalysisFailed,
     AnalysisOk,
@@ -61,18 +61,15 @@ def parser_for(language: str) -> Any:
 def analyze_code(data: bytes, task: AnalysisTask, blob: str = "") -> FileFacts:
     """The facts of one file's bytes (``task.language`` names its grammar); credentials the
     redaction takes out of the file are taken out of the facts too."""
-    from kbc.analyzers.python.analyze import scrub
-
     text = data.decode("utf-8", errors="replace")
     redaction = redact(task.abspath, text, task.language, also=task.also, scan=not task.clean)
     tree = parser_for(task.language).parse(data)
     walker = _Walker(data, task.path, task.module or code_module(task.path), RULES[task.language],
                      task.language)
     walker.run(tree.root_node)
-    lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
     warnings = ("syntax errors: the definitions around them may be incomplete",) \
         if tree.root_node.has_error else ()
-    facts = FileFacts(task.path, walker.module, blob or git_blob_id(data), False, lines,
+    facts = FileFacts(task.path, walker.module, blob or git_blob_id(data), False, line_count(data),
                       doc=walker.file_doc(), symbols=tuple(walker.symbols), imports=tuple(walker.imports),
                       calls=tuple(walker.calls), entry_points=tuple(walker.entry_points),
                       warnings=warnings, language=task.language)
@@ -167,7 +164,7 @@ class _Walker:
             if found is not None:
                 defined, inner = found
                 self.symbols.append(defined)
-                self._entry(defined, node)
+                self._entry(defined)
                 stack.append((start, end, inner, defined.qname))
             elif kind in self.rules.scopes and (named := self._scope_name(node)):
                 stack.append((start, end, (*scope, named), owner))
@@ -295,28 +292,27 @@ class _Walker:
         return " ".join(head.split()).rstrip("{ =")[:SIGNATURE_CHARS]
 
     def _doc(self, start: int) -> str:
-        """The summary of the comment block right above line ``start``."""
+        """The first sentence of the comment block right above line ``start``, its markers
+        taken off, up to its first ``@tag``."""
         found: list[str] = []
         number = start - 1
-        while number >= 1:
-            line = self.lines[number - 1].strip() if number <= len(self.lines) else ""
+        while 1 <= number <= len(self.lines):
+            line = self.lines[number - 1].strip()
             if not line.startswith(self.rules.comments) and not line.endswith("*/"):
                 break
             found.insert(0, line)
             number -= 1
         words = []
         for line in found:
-            for mark in ("/**", "/*!", "/*", "*/", "///", "//!", "//", "*"):
-                line = line.replace(mark, " ") if mark in ("*/",) else line.removeprefix(mark)
+            line = line.removeprefix("/**").removeprefix("/*!").removeprefix("/*").replace("*/", " ")
+            for mark in ("///", "//!", "//", "*"):
+                line = line.removeprefix(mark)
             line = line.strip()
             if line.startswith("@"):
                 break
             words.append(line)
-        summary = " ".join(w for w in words if w).strip()
-        for end in (". ", ".\n"):
-            if end in summary:
-                summary = summary[:summary.index(end) + 1]
-        return summary[:300]
+        text = " ".join(w for w in words if w)
+        return (text[:text.index(". ") + 1] if ". " in text else text)[:300]
 
     def _public(self, node: Any, span: Any, name: str) -> bool:
         language = self.language
@@ -333,7 +329,7 @@ class _Walker:
             modifiers = _child(node, {"modifiers"})
             return modifiers is not None and "public" in _text(modifiers).split()
         if language in ("c", "cpp"):
-            return not self._signature(node).startswith("static ")
+            return not self._signature(node).startswith("static ")  # the definition's own, not its template's
         return True
 
     def _bases(self, node: Any) -> tuple[str, ...]:
@@ -348,7 +344,7 @@ class _Walker:
             return tuple(sorted({_text(t) for t in _all(heritage, {"identifier", "type_identifier"})}))
         return ()
 
-    def _entry(self, symbol: Symbol, node: Any) -> None:
+    def _entry(self, symbol: Symbol) -> None:
         """``main`` where the language starts a program from it."""
         if symbol.name != "main":
             return
@@ -432,7 +428,7 @@ class _Walker:
 
     def file_doc(self) -> str:
         """The comment the file opens with (Go: the one above its package clause), unless it is
-        a licence or copyright header."""
+        a licence or copyright notice."""
         if self.package_line:
             doc = self._doc(self.package_line)
         else:  # a comment block the first code stands apart from (else it is that code's own)

@@ -7,7 +7,7 @@ A language missing here keeps line windows; Python is read by :mod:`kbc.analyzer
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 CODE_ANALYZER_VERSION = "1"
 
@@ -23,7 +23,6 @@ class Rules:
     comments: tuple[str, ...] = ("//", "/*", "*")  # how a comment line starts
     attributes: frozenset[str] = frozenset()  # sibling nodes above a definition that belong to it
     wrappers: frozenset[str] = frozenset()  # a parent whose span a definition takes (export, template)
-    keywords: frozenset[str] = field(default_factory=frozenset)  # words that mark a public definition
 
 
 _TS_CLASSES = frozenset({"class_declaration", "abstract_class_declaration", "interface_declaration",

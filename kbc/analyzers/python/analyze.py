@@ -10,20 +10,18 @@ import ast
 import dataclasses
 import itertools
 import re
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import libcst as cst
 
-from kbc.analyzers.discover import git_blob_id
+from kbc.analyzers.discover import git_blob_id, line_count
 from kbc.analyzers.python.detect import Detector, ResolvedCall
 from kbc.analyzers.python.encoding import decode_source
 from kbc.analyzers.python.rules import to_field, to_guard
 from kbc.analyzers.python.scope import Resolver
 from kbc.analyzers.python.syntax import doc_summary, dotted, name_like, squash
 from kbc.analyzers.python.walker import DefRecord, WalkResult, walk
-from kbc.analyzers.secrets import MARK, redact
+from kbc.analyzers.secrets import redact, scrub
 from kbc.domain.models import (
     AnalysisFailed,
     AnalysisOk,
@@ -231,7 +229,7 @@ def analyze_source(data: bytes, task: AnalysisTask) -> AnalysisResult:
     blob = git_blob_id(data)
     text, warnings = decode_source(data)
     redaction = redact(task.abspath, text, "python", also=task.also, scan=not task.clean)
-    lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+    lines = line_count(data)
     if too_deep(text):
         return AnalysisFailed(task.path, blob, "nested too deeply for the parser")
     try:
@@ -255,46 +253,6 @@ def analyze_source(data: bytes, task: AnalysisTask) -> AnalysisResult:
     except Exception as exc:  # noqa: BLE001 - an analyzer bug must not stop the run
         return AnalysisFailed(task.path, blob, f"analyzer failed: {type(exc).__name__}: {exc}")
     return AnalysisOk(facts)
-
-
-# Fields that name things (files, modules, definitions, what a call or import resolves to):
-# read from identifiers and paths, never from a literal, so no credential is in them; a
-# credential's text inside one ("test" in ``tests/conftest.py``) is a coincidence.
-IDENTITY = frozenset({"path", "module", "blob", "qname", "name", "parent", "bases", "caller", "target",
-                      "alias", "distribution", "owner", "symbol", "kind", "exports"})
-
-
-def _pattern(removed: Sequence[str]) -> re.Pattern[str]:
-    """Each text, longest first, where it stands as written: not inside a longer word."""
-    def bounded(text: str) -> str:
-        head = r"(?<!\w)" if text[:1].isalnum() or text[:1] == "_" else ""
-        tail = r"(?!\w)" if text[-1:].isalnum() or text[-1:] == "_" else ""
-        return head + re.escape(text) + tail
-
-    return re.compile("|".join(bounded(t) for t in sorted(set(removed), key=lambda v: (-len(v), v)) if t))
-
-
-def scrub(value: Any, removed: Sequence[str]) -> Any:
-    """``value`` (facts: dataclasses, tuples, lists, dicts of text) with each of ``removed``
-    replaced by the redaction mark wherever it stands as a word or more, longest first;
-    the fields that name things (:data:`IDENTITY`) are kept as they are."""
-    return _scrub(value, _pattern(removed)) if any(removed) else value
-
-
-def _scrub(value: Any, pattern: re.Pattern[str]) -> Any:
-    if isinstance(value, str):
-        return pattern.sub(MARK, value)
-    if isinstance(value, tuple):
-        return tuple(_scrub(item, pattern) for item in value)
-    if isinstance(value, list):
-        return [_scrub(item, pattern) for item in value]
-    if isinstance(value, dict):
-        return {_scrub(k, pattern): _scrub(v, pattern) for k, v in value.items()}
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.replace(value, **{f.name: _scrub(getattr(value, f.name), pattern)
-                                             for f in dataclasses.fields(value)
-                                             if f.init and f.name not in IDENTITY})
-    return value
 
 
 def analyze_file(task: AnalysisTask) -> AnalysisResult:
