@@ -15,6 +15,7 @@ from helpers import repo_factory
 
 from kbc.services.components import Components
 from kbc.services.knowledge import KnowledgeBase
+from kbc.services.workspace import Workspace
 from kbc.web.server import create_app
 
 SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
@@ -123,8 +124,10 @@ def free_port() -> int:
 
 
 @contextmanager
-def running(kb: KnowledgeBase, *, host: str = "127.0.0.1", token: str | None = None) -> Iterator[str]:
-    """The whole HTTP surface over ``kb``, served until the block ends; yields its loopback URL."""
+def running(kb: KnowledgeBase | Workspace, *, host: str = "127.0.0.1",
+            token: str | None = None) -> Iterator[str]:
+    """The whole HTTP surface over ``kb`` (or a workspace), served until the block ends; yields
+    its loopback URL."""
     import uvicorn
 
     from kbc.web.protocol import server_config

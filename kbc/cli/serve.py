@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from kbc.cli.common import knowledge_base, reading_options, say
+from kbc.cli.common import knowledge_base, reading_options, say, settings_for
+
+if TYPE_CHECKING:
+    from kbc.services.knowledge import KnowledgeBase
+    from kbc.services.workspace import Workspace
 
 GAP_LINE = 200  # characters of a logged question shown on its line (--format json gives all it logged)
 
@@ -106,19 +111,24 @@ def scopes(ctx: click.Context, repo: Path, store: Path | None, fmt: str) -> None
 
 
 @click.command()
-@click.option("--repo", type=click.Path(file_okay=False, path_type=Path), default=".", show_default=True,
-              help="The repository.")
-@click.option("--store", type=click.Path(file_okay=False, path_type=Path), help="Store folder.")
+@click.option("--repo", "repos", multiple=True, metavar="[NAME=]PATH-OR-URL",
+              help="A repository to serve: a folder or a git URL (cloned and followed), optionally "
+                   "named; repeat it to serve several (default: the [[repositories]] of your "
+                   "configuration, else the current folder).")
+@click.option("--store", type=click.Path(file_okay=False, path_type=Path),
+              help="Store folder (one repository only).")
 @click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True)
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="HTTP: address to bind; anything but loopback requires KBC_TOKEN.")
 @click.option("--port", type=int, default=8765, show_default=True, help="HTTP: port.")
 @click.pass_context
-def serve(ctx: click.Context, repo: Path, store: Path | None, transport: str, host: str, port: int) -> None:
+def serve(ctx: click.Context, repos: tuple[str, ...], store: Path | None, transport: str, host: str,
+          port: int) -> None:
     """Serve the knowledge base: MCP on stdio, or everything over HTTP.
 
     stdio: the MCP tools (retrieve_slice, ask, search, get_view, list_views,
-    get_symbol, get_file, list_use_cases, report_usage) on stdin/stdout.
+    get_symbol, get_file, list_use_cases, list_repositories, report_usage, ...)
+    on stdin/stdout.
 
     http: on one port, the UI in a browser at /, the REST API at /api/v1
     (its OpenAPI document at /api/v1/openapi.json), MCP (streamable HTTP) at
@@ -127,6 +137,15 @@ def serve(ctx: click.Context, repo: Path, store: Path | None, transport: str, ho
     keeps it in a cookie), and it must be set to bind an address other than
     loopback.
 
+    Several repositories (--repo repeated, or [[repositories]] in your
+    configuration) are served as one workspace: every tool and endpoint takes a
+    repository; retrieve, search and symbols without one read them all and name
+    each result's repository. Stores open on first use and close when idle
+    (serve.max_open, serve.idle_seconds); a repository without a build is built
+    in the background on first use; URL repositories are fetched and refreshed
+    every serve.fetch_seconds and on a push webhook (POST /api/v1/hooks/push,
+    signed with serve.webhook_secret).
+
     The server answers from the newest completed build (a `kbc build` or
     `kbc refresh` from another process is followed, never mixed into a request
     in flight). An HTTP session idle for serve.session_idle_seconds is closed;
@@ -134,9 +153,36 @@ def serve(ctx: click.Context, repo: Path, store: Path | None, transport: str, ho
     left to embed, with no process embedding them (it was stopped), gets one
     started in the background; retrieval turns hybrid when it is done.
     """
-    from kbc.services.embedding import resume_filling
     from kbc.web.server import serve as run_server
-    kb = knowledge_base(repo, store)
-    if resume_filling(kb.root, kb.settings, store) > 0:
-        say("kbc: the vectors the last build left are being embedded in the background")
-    run_server(kb, transport, host, port, kb.settings.token or None)
+
+    served = _served(repos, store)
+    token = (served.settings.token or None)
+    run_server(served, transport, host, port, token)
+
+
+def _served(repos: tuple[str, ...], store: Path | None) -> KnowledgeBase | Workspace:
+    """One knowledge base (one folder named, or none), or a workspace of the repositories
+    named by --repo or configured in [[repositories]]."""
+    from kbc.domain.errors import ConfigError, FieldError, KbcError
+    from kbc.domain.workspace import repository_entry
+    from kbc.services.embedding import resume_filling
+    from kbc.services.workspace import Workspace
+
+    errors: list[FieldError] = []
+    entries = [e for e in (repository_entry(r, "--repo", errors) for r in repos) if e is not None]
+    if errors:
+        raise ConfigError(errors)
+    workspace_settings = settings_for(Path("."))
+    if not entries and workspace_settings.repositories and store is None:
+        entries = list(workspace_settings.repositories)
+    if not entries or (len(entries) == 1 and not entries[0].url and not entries[0].projects):
+        kb = knowledge_base(Path(entries[0].path) if entries else Path("."), store)
+        if resume_filling(kb.root, kb.settings, store) > 0:
+            say("kbc: the vectors the last build left are being embedded in the background")
+        if entries and entries[0].name != kb.root.name:
+            return Workspace.of(kb, entries[0].name)
+        return kb
+    if store is not None:
+        raise KbcError("--store names the store of one repository",
+                       hint="give each repository its store with store = ... in [[repositories]]")
+    return Workspace(entries, workspace_settings, settings_for=settings_for, notify=say)

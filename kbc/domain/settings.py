@@ -23,6 +23,7 @@ from typing import Any
 from kbc.domain.errors import ConfigError, FieldError
 from kbc.domain.knowledge_roots import KnowledgeRoot, knowledge_root, knowledge_tables
 from kbc.domain.trust import inside, own_folder, trusted_repositories
+from kbc.domain.workspace import RepositoryEntry, repository_tables
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +56,10 @@ class Settings:
     confidence_floor: float = -1.0  # below 0: the floor measured for the shipped ranking model
     session_idle_seconds: int = 300
     max_sessions: int = 1000
+    fetch_seconds: int = 60
+    max_open: int = 24
+    idle_seconds: int = 600
+    webhook_secret: str = field(default="", repr=False)
     embed_model: str = ""
     chroma_url: str = ""
     llm_api_key: str = field(default="", repr=False)
@@ -64,6 +69,7 @@ class Settings:
     knowledge: tuple[KnowledgeRoot, ...] = ()  # [[knowledge]] tables, KBC_KNOWLEDGE, --knowledge
     forget_knowledge: bool = False  # `--knowledge none`: drop the roots the store remembers
     default_scopes: tuple[str, ...] = ()  # empty: every scope but projects/...
+    repositories: tuple[RepositoryEntry, ...] = ()  # the user's [[repositories]] tables (a workspace)
     # what loading ignored and why (a repository's configuration setting a trusted-only field)
     notices: tuple[str, ...] = field(default=(), compare=False)
 
@@ -163,6 +169,19 @@ FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("max_sessions", "serve", "max_sessions", int, "KBC_MAX_SESSIONS", 1,
               "HTTP sessions `kbc serve` keeps open at once; beyond, a new one is refused (503) "
               "until one ends or idles out", limit=True),
+    FieldSpec("fetch_seconds", "serve", "fetch_seconds", int, "KBC_FETCH_SECONDS", 0,
+              "a workspace fetches its URL repositories and knowledge roots, and refreshes what moved, "
+              "this often; 0 means only on a push webhook", limit=True),
+    FieldSpec("max_open", "serve", "max_open", int, "KBC_MAX_OPEN", 1,
+              "repositories whose stores a workspace keeps open at once; beyond, the one used least "
+              "recently is closed (a retrieval across more repositories than this reopens stores)",
+              limit=True),
+    FieldSpec("idle_seconds", "serve", "idle_seconds", int, "KBC_IDLE_SECONDS", 0,
+              "a repository's store not used this many seconds is closed (opened again on its next "
+              "request); 0 keeps it open", limit=True),
+    FieldSpec("webhook_secret", "serve", "webhook_secret", str, "KBC_WEBHOOK_SECRET", None,
+              "the shared secret of push webhooks (GitHub's signature, GitLab's token); empty "
+              "refuses every webhook", trusted_only=True),
     FieldSpec("embed_model", "index", "embed_model", str, "KBC_EMBED_MODEL", None,
               "the embedding model; empty means the packaged all-MiniLM-L6-v2 (int8), none "
               "switches vectors off (retrieval is then lexical)", trusted_only=True),
@@ -194,7 +213,7 @@ FIELDS: tuple[FieldSpec, ...] = (
 )
 
 _BY_NAME = {f.name: f for f in FIELDS}
-SECRET_FIELDS = frozenset({"llm_api_key", "token"})  # never printed, never in a repr
+SECRET_FIELDS = frozenset({"llm_api_key", "token", "webhook_secret"})  # never printed, never in a repr
 SECTIONS = sorted({f.section for f in FIELDS})
 
 
@@ -266,7 +285,7 @@ def _from_table(
     by_location = {(f.section, f.key): f for f in FIELDS}
     for section, body in table.items():
         if section in ("profiles", "knowledge") or section in extra_sections:
-            continue  # use-case profiles (kbc.retrieval.profiles) and knowledge roots (below)
+            continue  # use-case profiles (kbc.retrieval.profiles), knowledge roots and repositories (below)
         if section not in SECTIONS or not isinstance(body, dict):
             errors.append(FieldError(source, section, "unknown section",
                                      f"use one of: {', '.join(SECTIONS)}"))
@@ -336,12 +355,13 @@ def load_settings(
     user_data: dict[str, Any] = {}
     if user_file is not None and user_file.is_file():
         user_data = _read_toml(user_file, errors) or {}
-        _from_table(user_data, str(user_file), values, errors, extra_sections=("trust",))
+        _from_table(user_data, str(user_file), values, errors, extra_sections=("trust", "repositories"))
     trusted = trusted_repositories(user_data, str(user_file), env, errors)
     repo_trusted = root.resolve() in trusted
     where = str(user_file) if user_file is not None else "the file named by KBC_CONFIG"
 
     knowledge: list[KnowledgeRoot] = knowledge_tables(user_data, str(user_file), errors) if user_data else []
+    repositories = repository_tables(user_data, str(user_file), errors) if user_data else []
 
     def own_knowledge(data: Mapping[str, Any], source: str) -> None:
         """A repository's own roots: folders inside it (others only when it is trusted)."""
@@ -430,7 +450,7 @@ def load_settings(
     if errors:
         raise ConfigError(errors)
     return Settings(**values, knowledge=tuple(knowledge), forget_knowledge=forget and not knowledge,
-                    notices=tuple(notices))
+                    repositories=tuple(repositories), notices=tuple(notices))
 
 
 def default_cache_dir(env: Mapping[str, str] | None = None) -> Path:

@@ -30,6 +30,7 @@ from pydantic import Field
 from kbc import __version__
 from kbc.domain.codec import to_data
 from kbc.domain.errors import KbcError
+from kbc.services.fused import named, retrieve_across, search_across, symbols_across
 from kbc.services.knowledge import KnowledgeBase
 from kbc.services.metrics import Metrics
 from kbc.services.payloads import (
@@ -39,6 +40,7 @@ from kbc.services.payloads import (
     use_cases_data,
     view_list_data,
 )
+from kbc.services.workspace import Workspace
 
 __all__ = ["Worker", "build_server", "create_server", "serve_stdio"]
 
@@ -46,7 +48,7 @@ HTTP_PATH = "/mcp"
 T = TypeVar("T")
 
 INSTRUCTIONS = """\
-kbc serves the compiled knowledge base of one repository: facts extracted statically from the
+kbc serves the compiled knowledge base of a repository (or several): facts extracted from the
 code, typed views (architecture, modules, features, business rules, entry points,
 integrations) and a budgeted retrieval index.
 
@@ -61,8 +63,13 @@ integrations) and a budgeted retrieval index.
   for a person to merge; nothing changes until then).
 - After using a slice or an answer, call report_usage with its query_id and the ids of the
   items that helped (an empty list if none did): that is how missing knowledge is found.
+- A server may answer for several repositories: list_repositories names them, and every tool
+  takes `repository`; retrieve_slice, search and get_symbol without one read them all.
 """
 
+Repository = Annotated[str | None, Field(description="The repository to read (see list_repositories); "
+                                                   "default: the only one, or, where a tool reads "
+                                                   "several, every one.")]
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 RECORDS = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
                           open_world_hint=False)
@@ -77,22 +84,38 @@ CALL_THREADS = 4
 
 
 class Worker:
-    """Runs the knowledge base's calls on a bounded pool of threads (shared by every way in a
-    server offers), and counts the MCP tool calls when the server keeps metrics."""
+    """Runs the calls of a server on a bounded pool of threads (shared by every way in it
+    offers), each on the knowledge base of the repository it names (or the only one), and
+    counts the MCP tool calls when the server keeps metrics."""
 
-    def __init__(self, kb: KnowledgeBase, metrics: Metrics | None = None) -> None:
-        self.kb = kb
+    def __init__(self, served: KnowledgeBase | Workspace, metrics: Metrics | None = None) -> None:
+        self.workspace = served if isinstance(served, Workspace) else Workspace.of(served)
         self.metrics = metrics
         self._executor = ThreadPoolExecutor(max_workers=CALL_THREADS, thread_name_prefix="kbc-call")
 
-    async def run(self, work: Callable[[KnowledgeBase], T]) -> T:
-        return await asyncio.wrap_future(self._executor.submit(work, self.kb))
+    async def run(self, work: Callable[[KnowledgeBase], T], repository: str | None = None) -> T:
+        """``work`` on the knowledge base of ``repository`` (default: the only one)."""
+        def call() -> T:
+            with self.workspace.using(self.workspace.chosen(repository)) as kb:
+                return work(kb)
+
+        return await asyncio.wrap_future(self._executor.submit(call))
+
+    async def across(self, work: Callable[[Workspace], T]) -> T:
+        """``work`` on the whole workspace (what reads several repositories at once)."""
+        return await asyncio.wrap_future(self._executor.submit(work, self.workspace))
 
     async def reply(self, tool: str, work: Callable[[KnowledgeBase], Any], *,
-                    listing: bool = False) -> CallToolResult:
+                    listing: bool = False, repository: str | None = None,
+                    across: Callable[[Workspace], Any] | None = None) -> CallToolResult:
+        """The tool's result: ``work`` in the repository named (or the only one), or, when
+        ``across`` is given and several repositories are served with none named, ``across``."""
         started = time.perf_counter()
         try:
-            data = await self.run(work)
+            if across is not None and not repository and self.workspace.single() is None:
+                data = await self.across(across)
+            else:
+                data = await self.run(work, repository)
         except KbcError as error:
             if self.metrics is not None:
                 self.metrics.tool(tool, False, time.perf_counter() - started)
@@ -104,9 +127,9 @@ class Worker:
                               structured_content={"result": data} if listing else data)
 
     def close(self) -> None:
-        """Close the knowledge base, then stop the threads."""
+        """Close every store, then stop the threads."""
         try:
-            self._executor.submit(self.kb.close).result()
+            self._executor.submit(self.workspace.close).result()
         finally:
             self._executor.shutdown(wait=True, cancel_futures=True)
 
@@ -116,9 +139,10 @@ def create_server(kb: KnowledgeBase) -> MCPServer:
     return build_server(Worker(kb))
 
 
-def serve_stdio(kb: KnowledgeBase) -> None:
-    """Serve ``kb``'s tools on stdin/stdout until stdin closes; the knowledge base is closed then."""
-    worker = Worker(kb)
+def serve_stdio(served: KnowledgeBase | Workspace) -> None:
+    """Serve the tools on stdin/stdout until stdin closes; every store is closed then."""
+    worker = Worker(served)
+    worker.workspace.start()
     try:
         build_server(worker).run("stdio")
     finally:
@@ -145,6 +169,7 @@ def build_server(worker: Worker) -> MCPServer:
         min_confidence: Annotated[float, Field(ge=0, le=1, description="Pack nothing when the slice's "
                                                                       "confidence is below this (0: "
                                                                       "always pack).")] = 0.0,
+        repository: Repository = None,
     ) -> ObjectResult:
         """Prime work on a task with a precision slice of the repository: the most relevant code,
         tests, docs and views, with exact paths and line ranges, packed under a token budget.
@@ -162,7 +187,14 @@ def build_server(worker: Worker) -> MCPServer:
             return slice_data(*kb.retrieve_logged(task, use_case, budget, scopes=scopes,
                                                   min_confidence=min_confidence))
 
-        return await worker.reply("retrieve_slice", work)
+        def across(workspace: Workspace) -> dict[str, Any]:
+            return retrieve_across(workspace, task, use_case, budget, scopes=scopes,
+                                   min_confidence=min_confidence)
+
+        def one(kb: KnowledgeBase) -> dict[str, Any]:
+            return named(work(kb), worker.workspace.chosen(repository), worker.workspace)
+
+        return await worker.reply("retrieve_slice", one, repository=repository, across=across)
 
     @server.tool(annotations=READ_ONLY)
     async def ask(
@@ -171,6 +203,7 @@ def build_server(worker: Worker) -> MCPServer:
         scopes: Annotated[list[str] | None, Field(description="Knowledge scopes to answer from; "
                                                               "default: every scope but projects/...")]
         = None,
+        repository: Repository = None,
     ) -> ObjectResult:
         """Answer a question about the repository from retrieved sources, citing [path:start-end]
         for every claim; citations that point outside the sources are dropped.
@@ -179,46 +212,56 @@ def build_server(worker: Worker) -> MCPServer:
         best passages quoted), `citations`, `dropped_citations`, `sources` (id, path, lines, kind,
         score), `retrieval`, `model`, `note`, and `query_id` for report_usage."""
 
-        return await worker.reply("ask", lambda kb: answer_data(*kb.ask(question, scopes=scopes)))
+        return await worker.reply("ask", lambda kb: answer_data(*kb.ask(question, scopes=scopes)),
+                                  repository=repository)
 
     @server.tool(annotations=READ_ONLY)
     async def search(
         query: Annotated[str, Field(description="Words, identifiers or a phrase to look up.")],
         k: Annotated[int, Field(description="How many hits to return.")] = 10,
+        repository: Repository = None,
     ) -> ListResult:
         """Ranked lookup over the index (code, tests, docs, views), without a budget: the top k
         chunks, each with id, path, start_line, end_line, kind, score, heading, symbols and text.
         To prime work on a task prefer retrieve_slice; use search to locate something specific."""
-        return await worker.reply("search", lambda kb: kb.search(query, k), listing=True)
+        return await worker.reply("search", lambda kb: kb.search(query, k), listing=True,
+                                  repository=repository,
+                                  across=lambda workspace: search_across(workspace, query, k))
 
     @server.tool(annotations=READ_ONLY)
     async def get_view(
         id: Annotated[str, Field(description="A view id from list_views, e.g. 'architecture', "
                                              "'module:pkg.sub', 'entry_points'.")],
+        repository: Repository = None,
     ) -> ObjectResult:
         """One typed view of the repository: `facts` extracted statically from the code (modules,
         layers, dependencies, rules, entry points, ...), `interpretation` (prose from an LLM or
         docstrings, grounded in the facts), `title`, `kind`, `provenance` and `grounding`."""
-        return await worker.reply("get_view", lambda kb: to_data(kb.view(id)))
+        return await worker.reply("get_view", lambda kb: to_data(kb.view(id)), repository=repository)
 
     @server.tool(annotations=READ_ONLY)
     async def list_views(
         kind: Annotated[str | None, Field(description="Only views of this kind: architecture, module, "
                                                       "feature, workflow, entry_points, domain_concepts, "
                                                       "business_rules or integrations.")] = None,
+        repository: Repository = None,
     ) -> ListResult:
         """The views of the repository: id, kind, title and source of their prose ("llm",
         "docstring" or "none"). Read one with get_view."""
-        return await worker.reply("list_views", lambda kb: view_list_data(kb.views(kind)), listing=True)
+        return await worker.reply("list_views", lambda kb: view_list_data(kb.views(kind)), listing=True,
+                                  repository=repository)
 
     @server.tool(annotations=READ_ONLY)
     async def get_symbol(
         name: Annotated[str, Field(description="A qualified name (pkg.mod.func, pkg.mod.Class.method) "
                                                "or its tail (func, Class.method).")],
+        repository: Repository = None,
     ) -> ListResult:
         """Where a function, class or method is defined, with its signature facts, callers and
         callees; each match carries `location` as "path:start-end" (read it with get_file)."""
-        return await worker.reply("get_symbol", lambda kb: symbols_data(kb.symbol(name)), listing=True)
+        return await worker.reply("get_symbol", lambda kb: symbols_data(kb.symbol(name)), listing=True,
+                                  repository=repository,
+                                  across=lambda workspace: symbols_across(workspace, name))
 
     @server.tool(annotations=READ_ONLY)
     async def get_file(
@@ -226,24 +269,29 @@ def build_server(worker: Worker) -> MCPServer:
                                                "e.g. 'pkg/mod.py'.")],
         start: Annotated[int | None, Field(description="First line, 1-based (default 1).")] = None,
         end: Annotated[int | None, Field(description="Last line, inclusive (default: the end).")] = None,
+        repository: Repository = None,
     ) -> ObjectResult:
         """Exact lines of a tracked file of the repository (at most 2000 per call): `path`,
         `start_line`, `end_line`, `lines` (the file's length) and `text`. Absolute paths, '..',
         untracked or ignored files and files where credentials were detected are refused."""
-        return await worker.reply("get_file", lambda kb: kb.file(path, start, end))
+        return await worker.reply("get_file", lambda kb: kb.file(path, start, end), repository=repository)
 
     @server.tool(annotations=READ_ONLY)
-    async def list_use_cases() -> ListResult:
+    async def list_use_cases(
+        repository: Repository = None,
+    ) -> ListResult:
         """The retrieval use cases (profiles) for retrieve_slice: name, description and default
         token budget."""
         return await worker.reply("list_use_cases", lambda kb: use_cases_data(kb.use_cases().values()),
-                                  listing=True)
+                                  listing=True, repository=repository)
 
     @server.tool(annotations=READ_ONLY)
-    async def list_scopes() -> ListResult:
+    async def list_scopes(
+        repository: Repository = None,
+    ) -> ListResult:
         """The knowledge scopes (team Markdown beside the code: domain, conventions, projects/...):
         scope, documents, roots, and default (read when a call names no scopes)."""
-        return await worker.reply("list_scopes", lambda kb: kb.scopes(), listing=True)
+        return await worker.reply("list_scopes", lambda kb: kb.scopes(), listing=True, repository=repository)
 
     @server.tool(annotations=RECORDS)
     async def propose_update(
@@ -254,6 +302,7 @@ def build_server(worker: Worker) -> MCPServer:
         author: Annotated[str, Field(description="Who proposes it (your agent's name).")],
         content: Annotated[str | None, Field(description="The whole new document.")] = None,
         diff: Annotated[str | None, Field(description="Or a unified diff of the document.")] = None,
+        repository: Repository = None,
     ) -> ObjectResult:
         """Propose a correction or an addition to the team's knowledge when you find it wrong or
         missing. kbc never writes it: it makes one commit on a new branch kbc/proposal-<id> of the
@@ -261,25 +310,40 @@ def build_server(worker: Worker) -> MCPServer:
         Only Markdown under a knowledge root; credentials are redacted. Returns the proposal (id,
         branch, commit, status "open")."""
         return await worker.reply("propose_update", lambda kb: asdict(kb.propose(
-            path, content=content, diff=diff, rationale=rationale, author=author)))
+            path, content=content, diff=diff, rationale=rationale, author=author)), repository=repository)
 
     @server.tool(annotations=READ_ONLY)
-    async def list_proposals() -> ListResult:
+    async def list_proposals(
+        repository: Repository = None,
+    ) -> ListResult:
         """The proposals to the knowledge roots, newest first: id, root, path, branch, status (open,
         merged once a person merged it, closed), author, rationale, date."""
         return await worker.reply("list_proposals", lambda kb: [asdict(p) for p in kb.proposals()],
-                                  listing=True)
+                                  listing=True, repository=repository)
 
     @server.tool(annotations=RECORDS)
     async def report_usage(
         query_id: Annotated[str, Field(description="The query_id returned by retrieve_slice or ask.")],
         helpful_ids: Annotated[list[str], Field(description="Ids of the items or sources that helped; "
                                                             "an empty list if none did.")],
+        repository: Repository = None,
     ) -> ObjectResult:
         """Report which results of a retrieve_slice or ask call helped. An empty list marks the
         query as a knowledge gap (`kbc gaps` lists them). Returns {"recorded": true}, or false
         when the query id is unknown or expired."""
-        return await worker.reply("report_usage",
-                                  lambda kb: {"recorded": kb.report_usage(query_id, helpful_ids)})
+        def usage(workspace: Workspace) -> dict[str, Any]:
+            return {"recorded": workspace.report_usage(query_id, helpful_ids, repository)}
+
+        return await worker.reply("report_usage", lambda kb: usage(worker.workspace), across=usage)
+
+    @server.tool(annotations=READ_ONLY)
+    async def list_repositories() -> ListResult:
+        """The repositories this server answers for: name, path or url, branch, commit served,
+        built_at, status (ready, building, queued, refreshing, failed, not built), behind (the
+        store is behind its repository: a refresh is queued or needed), open and problem.
+        Every other tool takes `repository`; retrieve_slice, search and get_symbol without one
+        read every repository and name each result's."""
+        return await worker.reply("list_repositories", lambda kb: worker.workspace.listing(), listing=True,
+                                  across=lambda workspace: workspace.listing())
 
     return server

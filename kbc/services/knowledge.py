@@ -21,7 +21,7 @@ from kbc.domain.settings import Settings, load_settings
 from kbc.domain.views import View
 from kbc.retrieval.answer import Answer, extractive, llm_answer
 from kbc.retrieval.profiles import Profile, load_profiles
-from kbc.retrieval.results import Evidence, Slice, without
+from kbc.retrieval.results import Evidence, Ranking, Slice, without
 from kbc.retrieval.retrieve import Retriever
 from kbc.services.analyze import AnalyzeSummary, analyze_repository
 from kbc.services.build import BuildSummary, build_repository
@@ -49,6 +49,7 @@ RELEVANCE_FLOOR = 0.34
 # Slices kept per build: the same request on the same build gives the same bytes, so a repeated
 # one (a pipeline's fixed prompts, a retried call) is answered without ranking again.
 SLICE_CACHE = 256
+RANKING_CACHE = 8  # rankings kept per build, each packed into any budget asked (a workspace packs twice)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +115,7 @@ class KnowledgeBase:
         self._record: tuple[int, int, int] | None = None  # the build the retriever reads
         self._slices: OrderedDict[tuple[str, Profile, int | None, frozenset[str], float],
                                   tuple[Slice, Evidence]] = OrderedDict()
+        self._rankings: OrderedDict[tuple[str, Profile, frozenset[str]], Ranking] = OrderedDict()
         self._manifest: Manifest | None = None
         self._listeners: list[Listener] = []
         self._gaps: GapLog | None = None
@@ -172,6 +174,7 @@ class KnowledgeBase:
         self._values = None
         self._record = None
         self._slices.clear()
+        self._rankings.clear()
         self._manifest = None
 
     def close(self) -> None:
@@ -262,6 +265,13 @@ class KnowledgeBase:
         """The slice and the id under which the query was logged (for :meth:`report_usage`).
         ``scopes``: the knowledge scopes it may hold (default: ``scopes.default``, else every
         scope but the projects/... ones); a confidence below ``min_confidence`` packs nothing."""
+        found, evidence = self.slice_for(task, use_case, budget, scopes=scopes, min_confidence=min_confidence)
+        return found, self.log_query(kind, task, use_case, evidence, found=found)
+
+    def slice_for(self, task: str, use_case: str = "implementation", budget: int | None = None, *,
+                  scopes: Sequence[str] | None = None, min_confidence: float = 0.0) -> tuple[Slice, Evidence]:
+        """The slice and the evidence it was ranked on, without logging the query (what a
+        retrieval across repositories packs from, then logs once it knows the answer)."""
         profile = self.profile(use_case)
         with self._lock:
             if self.settings.auto_refresh:
@@ -272,16 +282,32 @@ class KnowledgeBase:
             cached = self._slices.get(key)
             if cached is not None:
                 self._slices.move_to_end(key)
-                found, evidence = cached
-            else:
-                found = retriever.retrieve(task, profile, budget, exclude, min_confidence)
-                evidence = retriever.last_evidence
-                self._slices[key] = (found, evidence)
-                if len(self._slices) > SLICE_CACHE:
-                    self._slices.popitem(last=False)
-        query_id = self._log(kind, task, use_case, evidence)
-        self._heard(Logged(kind, use_case, below_floor(evidence), found))
-        return found, query_id
+                return cached
+            if budget is not None and budget < 1:
+                raise KbcError(f"budget {budget} is too small", hint="give a budget of 1 token or more")
+            ranked_key = (task, profile, exclude)
+            ranking = self._rankings.get(ranked_key)
+            if ranking is None:  # one search serves every budget it is packed into
+                ranking = without(retriever.search(task, profile), exclude)
+                self._rankings[ranked_key] = ranking
+                if len(self._rankings) > RANKING_CACHE:
+                    self._rankings.popitem(last=False)
+            found = retriever.slice_of(ranking, task, profile, profile.budget if budget is None else budget,
+                                       exclude, min_confidence)
+            evidence = ranking.evidence
+            self._slices[key] = (found, evidence)
+            if len(self._slices) > SLICE_CACHE:
+                self._slices.popitem(last=False)
+            return found, evidence
+
+    def log_query(self, kind: str, task: str, use_case: str, evidence: Evidence, *, gap: bool | None = None,
+                  found: Slice | None = None) -> str:
+        """Write a query to the gap log (``gap``: whether it is one; by default, whether its
+        evidence is below the floor) and tell the listeners; returns its id."""
+        gap = below_floor(evidence) if gap is None else gap
+        query_id = self._log(kind, task, use_case, evidence, gap)
+        self._heard(Logged(kind, use_case, gap, found))
+        return query_id
 
     def ask(self, question: str, *, no_llm: bool = False, budget: int | None = None,
             interpreter: Interpreter | None = None,
@@ -458,10 +484,12 @@ class KnowledgeBase:
             self._gaps = GapLog(gap_log(self.store), self.settings.gap_retention_days)
         return self._gaps
 
-    def _log(self, kind: str, question: str, use_case: str, evidence: Evidence) -> str:
+    def _log(self, kind: str, question: str, use_case: str, evidence: Evidence,
+             gap: bool | None = None) -> str:
         with self._log_lock:
             return self._gap_log().record(kind, question, use_case, evidence.scores,
-                                          evidence.best_similarity, below_floor(evidence),
+                                          evidence.best_similarity,
+                                          below_floor(evidence) if gap is None else gap,
                                           confidence=evidence.confidence)
 
     def report_usage(self, query_id: str, helpful_ids: list[str]) -> bool:

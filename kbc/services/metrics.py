@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from kbc.domain.errors import KbcError
@@ -27,9 +27,11 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
 class Metrics:
-    """The metrics of one server over ``kb``; :meth:`exposition` is what ``/metrics`` serves."""
+    """The metrics of one server; :meth:`exposition` is what ``/metrics`` serves. With ``kb``
+    (a server of one repository) they include what its store holds; the caller has
+    :meth:`heard` told of every query logged."""
 
-    def __init__(self, kb: KnowledgeBase) -> None:
+    def __init__(self, kb: KnowledgeBase | None = None) -> None:
         from prometheus_client import CollectorRegistry, Counter, Histogram
 
         self.registry: CollectorRegistry = CollectorRegistry(auto_describe=True)
@@ -54,8 +56,18 @@ class Metrics:
                             "ask, search; usage: reported unhelpful).", ["kind"], registry=registry)
         self.queries = Counter("kbc_queries_logged", "Queries written to the gap log, by kind.",
                                ["kind"], registry=registry)
-        registry.register(_StoreCollector(kb))
-        kb.listen(self.heard)
+        if kb is not None:
+            registry.register(_StoreCollector(kb))
+
+    def repositories(self, served: int, opened: Callable[[], int], queued: Callable[[], int]) -> None:
+        """Gauges of a workspace: repositories served, stores open now, refreshes waiting."""
+        from prometheus_client import Gauge
+
+        Gauge("kbc_repositories", "Repositories this server answers for.", registry=self.registry).set(served)
+        Gauge("kbc_repositories_open", "Repositories whose stores are open now.",
+              registry=self.registry).set_function(lambda: float(opened()))
+        Gauge("kbc_refreshes_queued", "Refreshes waiting (queued or running).",
+              registry=self.registry).set_function(lambda: float(queued()))
 
     def heard(self, logged: Logged) -> None:
         self.queries.labels(logged.kind).inc()

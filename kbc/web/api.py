@@ -24,6 +24,7 @@ from kbc import __version__
 from kbc.domain.codec import to_data
 from kbc.domain.errors import KbcError, LLMError, LockTimeout, NotFound, PathRefused, StoreError
 from kbc.mcp.server import Worker
+from kbc.services.fused import named, retrieve_across, search_across, symbols_across
 from kbc.services.knowledge import KnowledgeBase
 from kbc.services.payloads import (
     answer_data,
@@ -35,10 +36,16 @@ from kbc.services.payloads import (
     use_cases_data,
     views_data,
 )
+from kbc.services.workspace import Workspace
+from kbc.web.hooks import HOOK_PATH, push_hook
 
 PREFIX = "/api/v1"
 MAX_BODY = 1_000_000  # bytes of a request body: a task is text, not a file upload
 BODY_SECONDS = 30.0  # to send it, once the request's head is in
+
+
+REPOSITORY = ("The repository to read (GET /api/v1/repositories); default: the only one, or, for "
+              "retrieve, search and symbols, every one (each result names its repository).")
 
 
 class RetrieveRequest(BaseModel):
@@ -50,6 +57,7 @@ class RetrieveRequest(BaseModel):
                                                        "(GET /api/v1/scopes); default: all but projects/...")
     min_confidence: float = Field(0.0, ge=0, le=1, description="Pack nothing when the slice's confidence "
                                                                "is below this (0: always pack).")
+    repository: str | None = Field(None, description=REPOSITORY)
 
 
 class AskRequest(BaseModel):
@@ -58,6 +66,7 @@ class AskRequest(BaseModel):
     budget: int | None = Field(None, gt=0, description="Tokens of sources to answer from.")
     no_llm: bool = Field(False, description="Quote the best passages instead of asking the LLM.")
     scopes: list[str] | None = Field(None, description="Knowledge scopes to answer from.")
+    repository: str | None = Field(None, description=REPOSITORY)
 
 
 class ProposalRequest(BaseModel):
@@ -68,12 +77,14 @@ class ProposalRequest(BaseModel):
     author: str = Field(min_length=1, description="Who proposes it.")
     content: str | None = Field(None, description="The whole new document.")
     diff: str | None = Field(None, description="Or a unified diff of it.")
+    repository: str | None = Field(None, description=REPOSITORY)
 
 
 class UsageRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     query_id: str = Field(min_length=1, description="The query_id of a retrieve or ask.")
     helpful_ids: list[str] = Field(description="Ids of the items that helped; [] if none did.")
+    repository: str | None = Field(None, description=REPOSITORY)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +94,9 @@ class Param:
     kind: str = "string"  # "string" or "integer"
     required: bool = False
     where: str = "query"  # "query" or "path"
+
+
+REPOSITORY_PARAM = Param("repository", REPOSITORY)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +110,9 @@ class Endpoint:
     body: type[BaseModel] | None = None
     returns: dict[str, Any] = field(default_factory=lambda: {"type": "object"})
     route: str = ""  # Starlette form, when it differs: /views/{view_id:path}
+    # with several repositories served and none named: the answer across all of them
+    across: Callable[[Workspace, dict[str, Any]], Any] | None = None
+    whole: Callable[[Workspace, dict[str, Any]], Any] | None = None  # always about the whole workspace
 
 
 def _int(value: str | None, name: str) -> int | None:
@@ -124,8 +141,32 @@ def _search(kb: KnowledgeBase, args: dict[str, Any]) -> list[dict[str, Any]]:
     return kb.search(query, _int(args.get("k"), "k") or 10, str(args.get("use_case") or "implementation"))
 
 
-def _health(kb: KnowledgeBase, args: dict[str, Any]) -> dict[str, Any]:
-    return {"ok": True, "version": __version__, "built": kb.build_marker() != (0, 0, 0)}
+def _health(workspace: Workspace, args: dict[str, Any]) -> dict[str, Any]:
+    built = [m["status"] != "not built" for m in workspace.listing()]
+    return {"ok": True, "version": __version__, "built": any(built), "repositories": len(built)}
+
+
+def _unused(kb: KnowledgeBase, args: dict[str, Any]) -> Any:
+    raise KbcError("this endpoint answers for the whole server")  # never called: whole answers
+
+
+def _search_across(workspace: Workspace, args: dict[str, Any]) -> list[dict[str, Any]]:
+    query = str(args.get("q") or "")
+    if not query:
+        raise KbcError("q is required", hint="give the words to look up: ?q=token budget")
+    return search_across(workspace, query, _int(args.get("k"), "k") or 10,
+                         str(args.get("use_case") or "implementation"))
+
+
+def _symbols_across(workspace: Workspace, args: dict[str, Any]) -> list[dict[str, Any]]:
+    name = str(args.get("name") or "")
+    if not name:
+        raise KbcError("name is required", hint="give a qualified name or its tail: ?name=pkg.mod.func")
+    found = symbols_across(workspace, name)
+    if not found:
+        raise NotFound(f"no symbol named {name!r} in any repository",
+                       hint="try a shorter or a qualified name")
+    return found
 
 
 ITEM = {"type": "object", "required": ["id", "path", "start_line", "end_line", "kind", "score", "tokens"],
@@ -147,10 +188,14 @@ SLICE = {"type": "object",
 LIST = {"type": "array", "items": {"type": "object"}}
 
 ENDPOINTS: tuple[Endpoint, ...] = (
-    Endpoint("GET", "/health", "health", "Whether the server is up and a build is there.", _health,
-             returns={"type": "object", "required": ["ok", "version", "built"],
+    Endpoint("GET", "/health", "health", "Whether the server is up and a build is there.", _unused,
+             whole=_health,
+             returns={"type": "object", "required": ["ok", "version", "built", "repositories"],
                       "properties": {"ok": {"type": "boolean"}, "version": {"type": "string"},
-                                     "built": {"type": "boolean"}}}),
+                                     "built": {"type": "boolean"}, "repositories": {"type": "integer"}}}),
+    Endpoint("GET", "/repositories", "repositories", "The repositories this server answers for: name, path "
+             "or url, branch, commit served, built_at, status, behind (MCP list_repositories).", _unused,
+             whole=lambda workspace, _: workspace.listing(), returns=LIST),
     Endpoint("GET", "/status", "status", "What the store holds and what retrieval uses (kbc status).",
              lambda kb, _: status_data(kb.status())),
     Endpoint("POST", "/retrieve", "retrieve", "A precision slice under a token budget (MCP "
@@ -158,17 +203,21 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              lambda kb, a: slice_data(*kb.retrieve_logged(a["task"], a["use_case"], a["budget"],
                                                           scopes=a["scopes"],
                                                           min_confidence=a["min_confidence"])),
-             body=RetrieveRequest, returns=SLICE),
+             body=RetrieveRequest, returns=SLICE,
+             across=lambda w, a: retrieve_across(w, a["task"], a["use_case"], a["budget"], scopes=a["scopes"],
+                                                 min_confidence=a["min_confidence"])),
     Endpoint("POST", "/ask", "ask", "An answer with validated citations (kbc ask --format json).",
              lambda kb, a: answer_data(*kb.ask(a["question"], no_llm=a["no_llm"], budget=a["budget"],
                                                scopes=a["scopes"])),
              body=AskRequest),
     Endpoint("POST", "/usage", "usage", "Report which items of a retrieve or ask helped (MCP "
              "report_usage); an empty list marks a gap.",
-             lambda kb, a: {"recorded": kb.report_usage(a["query_id"], a["helpful_ids"])},
-             body=UsageRequest),
+             _unused, body=UsageRequest,
+             whole=lambda w, a: {"recorded": w.report_usage(a["query_id"], a["helpful_ids"],
+                                                            a["repository"])}),
     Endpoint("GET", "/search", "search", "Ranked lookup over the index, without a budget (MCP search).",
-             _search, params=(Param("q", "Words, identifiers or a phrase.", required=True),
+             _search, across=_search_across,
+             params=(Param("q", "Words, identifiers or a phrase.", required=True),
                               Param("k", "How many hits (default 10).", "integer"),
                               Param("use_case", "Profile whose weights rank the hits."))),
     Endpoint("GET", "/views", "views", "The views, whole (kbc views --format json).",
@@ -179,7 +228,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              params=(Param("view_id", "e.g. architecture, module:pkg.sub", required=True, where="path"),),
              route="/views/{view_id:path}"),
     Endpoint("GET", "/symbols", "symbols", "Where a name is defined, its callers and callees "
-             "(kbc symbols --format json).", _symbols,
+             "(kbc symbols --format json).", _symbols, across=_symbols_across,
              params=(Param("name", "A qualified name or its tail.", required=True),), returns=LIST),
     Endpoint("GET", "/files/{path}", "files", "Lines of a tracked file, confined and redacted as MCP "
              "get_file.", lambda kb, a: kb.file(a["path"], _int(a.get("start"), "start"),
@@ -236,7 +285,7 @@ async def _arguments(endpoint: Endpoint, request: Request) -> dict[str, Any]:
     if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
         # Also what keeps a web page from posting here: a JSON body needs a CORS preflight.
         raise KbcError("the body must be JSON", hint="send 'Content-Type: application/json'")
-    raw = await _body(request)
+    raw = await read_body(request)
     try:
         model = endpoint.body.model_validate_json(raw)
     except ValidationError as exc:
@@ -252,7 +301,7 @@ class BodyTooLarge(KbcError):
     that many bytes have arrived, never read whole."""
 
 
-async def _body(request: Request) -> bytes:
+async def read_body(request: Request) -> bytes:
     declared = request.headers.get("content-length")
     if declared is not None:
         if not declared.strip().isdigit():
@@ -276,11 +325,30 @@ async def _body(request: Request) -> bytes:
     return b"".join(parts)
 
 
+async def _answer(endpoint: Endpoint, worker: Worker, args: dict[str, Any]) -> Any:
+    """The endpoint's answer: about the whole workspace, across its repositories (several
+    served, none named), or in the one named (or the only one)."""
+    repository = str(args.get("repository") or "") or None
+    workspace = worker.workspace
+    whole, across = endpoint.whole, endpoint.across
+    if whole is not None:
+        return await worker.across(lambda w: whole(w, args))
+    if across is not None and repository is None and workspace.single() is None:
+        return await worker.across(lambda w: across(w, args))
+    data = await worker.run(lambda kb: endpoint.answer(kb, args), repository)
+    if across is None or workspace.single() is not None:
+        return data
+    name = workspace.chosen(repository)
+    if isinstance(data, dict):
+        return named(data, name, workspace)
+    return [dict(entry, repository=name) for entry in data]
+
+
 def _handler(endpoint: Endpoint, worker: Worker) -> Callable[[Request], Awaitable[Response]]:
     async def handle(request: Request) -> Response:
         try:
             args = await _arguments(endpoint, request)
-            data = await worker.run(lambda kb: endpoint.answer(kb, args))
+            data = await _answer(endpoint, worker, args)
         except KbcError as error:
             return error_response(status_of(error), error.message, error.hint)
         except Exception as exc:  # noqa: BLE001 - an API client gets JSON whatever broke
@@ -302,6 +370,7 @@ def routes(worker: Worker) -> list[Route]:
         return _json(openapi_document())
 
     found.append(Route(PREFIX + "/openapi.json", openapi, methods=["GET"], name="openapi"))
+    found.append(Route(PREFIX + HOOK_PATH, push_hook(worker, read_body), methods=["POST"], name="push_hook"))
     return found
 
 
@@ -318,7 +387,9 @@ def openapi_document() -> dict[str, Any]:
         operation: dict[str, Any] = {
             "operationId": e.name, "summary": e.summary,
             "parameters": [{"name": p.name, "in": p.where, "required": p.required or p.where == "path",
-                            "description": p.description, "schema": {"type": p.kind}} for p in e.params],
+                            "description": p.description, "schema": {"type": p.kind}}
+                           for p in (*e.params, *((REPOSITORY_PARAM,) if e.body is None and e.whole is None
+                                                  else ()))],
             "responses": {
                 "200": {"description": "The answer.", "content": {"application/json": {"schema": e.returns}}},
                 "default": {"description": "An error, with what to do about it.",
@@ -330,13 +401,25 @@ def openapi_document() -> dict[str, Any]:
             operation["requestBody"] = {"required": True, "content": {"application/json": {
                 "schema": {"$ref": f"#/components/schemas/{e.body.__name__}"}}}}
         paths.setdefault(PREFIX + e.path, {})[e.method.lower()] = operation
+    paths[PREFIX + HOOK_PATH] = {"post": {
+        "operationId": "push_hook",
+        "summary": "A GitHub or GitLab push event: queues a refresh of the served URL repository it "
+                   "names. Signed with serve.webhook_secret (X-Hub-Signature-256, or X-Gitlab-Token) "
+                   "instead of the bearer token.",
+        "responses": {
+            "202": {"description": "Refreshes queued: {queued: [names]}."},
+            "200": {"description": "Nothing to refresh (a ping, another event, another repository)."},
+            "default": {"description": "An error.", "content": {"application/json": {"schema": ERROR_REF}}},
+        },
+        "security": [{}]}}
     paths[PREFIX + "/openapi.json"] = {"get": {"operationId": "openapi", "summary": "This document.",
                                                "responses": {"200": {"description": "OpenAPI 3.1."}}}}
     return {
         "openapi": "3.1.0",
         "info": {"title": "kbc knowledge base", "version": __version__,
-                 "description": "One repository's compiled knowledge base. With a token configured, "
-                                "send 'Authorization: Bearer <token>'."},
+                 "description": "The compiled knowledge bases of the repositories this server answers for "
+                                "(GET /api/v1/repositories). With a token configured, send "
+                                "'Authorization: Bearer <token>'."},
         "paths": paths,
         "components": {"schemas": schemas,
                        "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},

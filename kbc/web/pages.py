@@ -76,23 +76,30 @@ class Snapshot:
 
 
 ANONYMOUS = Snapshot((), frozenset(), "", "", "")
+REPOSITORY_COOKIE = "kbc_repository"  # the repository the pages show, when a server has several
 
 
 class Site:
     """The pages of one server; what they read is kept until a new build completes."""
 
-    def __init__(self, kb: KnowledgeBase, worker: Worker, token: str | None) -> None:
-        self.kb = kb
+    def __init__(self, worker: Worker, token: str | None) -> None:
         self.worker = worker
         self.token = token
         self._lock = threading.Lock()
-        self._snapshot: tuple[tuple[int, int, int], Snapshot] | None = None
+        self._snapshots: dict[Path, tuple[tuple[int, int, int], Snapshot]] = {}
+
+    def chosen(self, request: Request) -> str:
+        """The repository the pages show: the one the switcher chose (a cookie), else the first."""
+        names = self.worker.workspace.names()
+        asked = request.cookies.get(REPOSITORY_COOKIE, "")
+        return asked if asked in names else names[0]
 
     def snapshot(self, kb: KnowledgeBase) -> Snapshot:
         marker = kb.build_marker()
         with self._lock:
-            if self._snapshot is not None and self._snapshot[0] == marker:
-                return self._snapshot[1]
+            kept = self._snapshots.get(kb.root)
+            if kept is not None and kept[0] == marker:
+                return kept[1]
         try:
             views = tuple(kb.views())
         except KbcError:
@@ -112,12 +119,14 @@ class Site:
         found = Snapshot(views, served, repository, str(last.get("commit", "")),
                          str(last.get("finished", "")), state)
         with self._lock:
-            self._snapshot = (marker, found)
+            self._snapshots[kb.root] = (marker, found)
         return found
 
     def page(self, template: str, snap: Snapshot, request: Request, status: int = 200,
              **values: Any) -> HTMLResponse:
+        names = self.worker.workspace.names() if snap is not ANONYMOUS else []
         context = {"repository": snap.repository, "commit": snap.commit, "finished": snap.finished,
+                   "repositories": names if len(names) > 1 else [], "current": self.chosen(request),
                    "version": __version__, "nav": NAV, "active": values.pop("active", request.url.path),
                    "mermaid": False, "query": "", **values}
         text = _templates().get_template(template).render(**context)
@@ -232,18 +241,25 @@ class Site:
     def _handler(self, method: Callable[[KnowledgeBase, Request], HTMLResponse]
                  ) -> Callable[[Request], Awaitable[Response]]:
         async def handle(request: Request) -> Response:
+            name = self.chosen(request)
             try:
-                return await self.worker.run(lambda kb: method(kb, request))
+                return await self.worker.run(lambda kb: method(kb, request), name)
             except KbcError as error:
                 title = "Not found" if isinstance(error, NotFound) else "Cannot show this"
-                snap = await self.worker.run(self.snapshot)
+                try:
+                    snap = await self.worker.run(self.snapshot, name)
+                except KbcError:  # the repository has no build yet: the page says why
+                    snap = Snapshot((), frozenset(), name, "", "")
                 return self.page("error.html", snap, request, status=status_of(error), title=title,
                                  message=error.message, hint=error.hint)
 
         return handle
 
     async def not_found(self, request: Request) -> Response:
-        snap = await self.worker.run(self.snapshot)
+        try:
+            snap = await self.worker.run(self.snapshot, self.chosen(request))
+        except KbcError:
+            snap = Snapshot((), frozenset(), self.chosen(request), "", "")
         return self.page("error.html", snap, request, status=404, title="Not found",
                          message=f"There is no page at {request.url.path}.",
                          hint="The menu above has them all.")
@@ -266,6 +282,17 @@ class Site:
                              error="That is not the token.")
         return self.page("login.html", snap, request, title="Sign in", next=target, error="")
 
+    async def switch(self, request: Request) -> Response:
+        """The repository switcher: remembers the choice (a cookie) and goes back to the overview."""
+        form = await request.form()
+        name = str(form.get("repository") or "")
+        if name not in self.worker.workspace.names():
+            return await self.not_found(request)
+        response = RedirectResponse("/", status_code=303)
+        response.set_cookie(REPOSITORY_COOKIE, name, httponly=True, samesite="strict",
+                            secure=request.url.scheme == "https")
+        return response
+
     def routes(self) -> list[Route | Mount]:
         pages = [("/", self.home), ("/views", self.views), ("/view/{view_id:path}", self.view),
                  ("/graph", self.graph), ("/symbol", self.symbol), ("/source/{path:path}", self.source),
@@ -274,6 +301,7 @@ class Site:
         found: list[Route | Mount] = [Route(path, self._handler(method), methods=["GET"])
                                       for path, method in pages]
         found.append(Route("/login", self.login, methods=["GET", "POST"]))
+        found.append(Route("/repository", self.switch, methods=["POST"]))
         found.append(Mount("/static", StaticFiles(directory=str(Path(__file__).with_name("static"))),
                            name="static"))
         return found

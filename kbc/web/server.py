@@ -1,5 +1,6 @@
-"""One HTTP server for a knowledge base: MCP at ``/mcp``, the REST API at ``/api/v1``, the UI at
-``/`` and Prometheus metrics at ``/metrics``, all on one port and one pool of worker threads.
+"""One HTTP server for a knowledge base, or a workspace of several: MCP at ``/mcp``, the REST
+API at ``/api/v1``, the UI at ``/`` and Prometheus metrics at ``/metrics``, all on one port and
+one pool of worker threads.
 
 ``kbc serve --transport http`` runs it; ``--transport stdio`` serves MCP alone on
 stdin/stdout (:func:`kbc.mcp.server.serve_stdio`).
@@ -26,6 +27,7 @@ from kbc.domain.errors import KbcError
 from kbc.mcp.server import HTTP_PATH, Worker, build_server, serve_stdio
 from kbc.services.knowledge import KnowledgeBase
 from kbc.services.metrics import CONTENT_TYPE, Metrics
+from kbc.services.workspace import Workspace
 from kbc.web.api import PREFIX, error_response, routes
 from kbc.web.pages import Site
 from kbc.web.security import Guard, check_bind, is_loopback
@@ -101,20 +103,28 @@ def _transport_security(host: str) -> Any:
                                      allowed_origins=[f"http://{h}:*" for h in hosts])
 
 
-def create_app(kb: KnowledgeBase, *, host: str = "127.0.0.1", token: str | None = None) -> App:
-    """The whole HTTP surface over ``kb``, as an ASGI app; ``host`` is where it will be bound
-    (a loopback bind checks Host and Origin), ``token`` the bearer token, if any."""
-    metrics = Metrics(kb)
-    worker = Worker(kb, metrics)
+def create_app(served: KnowledgeBase | Workspace, *, host: str = "127.0.0.1",
+               token: str | None = None) -> App:
+    """The whole HTTP surface over one knowledge base or a workspace of several, as an ASGI
+    app; ``host`` is where it will be bound (a loopback bind checks Host and Origin),
+    ``token`` the bearer token, if any."""
+    workspace = served if isinstance(served, Workspace) else Workspace.of(served)
+    only = workspace.single()
+    metrics = Metrics(served if isinstance(served, KnowledgeBase) else None)
+    if only is None:
+        metrics.repositories(len(workspace.names()), workspace.open_count, workspace.waiting)
+    workspace.listen(metrics.heard)
+    worker = Worker(workspace, metrics)
+    settings = workspace.settings
     mcp_app = build_server(worker).streamable_http_app(
         streamable_http_path=HTTP_PATH, host=host, transport_security=_transport_security(host),
-        session_idle_timeout=kb.settings.session_idle_seconds, max_sessions=kb.settings.max_sessions)
+        session_idle_timeout=settings.session_idle_seconds, max_sessions=settings.max_sessions)
 
     async def metrics_endpoint(request: Request) -> Response:
-        body = await worker.run(lambda _kb: metrics.exposition())
+        body = await worker.across(lambda _workspace: metrics.exposition())
         return Response(body, media_type=CONTENT_TYPE)
 
-    site = Site(kb, worker, token)
+    site = Site(worker, token)
 
     def warm(kb: KnowledgeBase) -> None:
         """Open the index and read the views before the first request, not during it."""
@@ -127,7 +137,12 @@ def create_app(kb: KnowledgeBase, *, host: str = "127.0.0.1", token: str | None 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         async with mcp_app.router.lifespan_context(mcp_app):
-            await worker.run(warm)
+            workspace.start()  # follow the repositories while the server runs
+            if only is not None:  # one repository: opened now; several: each on first use
+                try:
+                    await worker.run(warm)
+                except KbcError:
+                    pass
             yield
 
     async def not_found(request: Request, exc: Exception) -> Response:
@@ -145,20 +160,22 @@ def create_app(kb: KnowledgeBase, *, host: str = "127.0.0.1", token: str | None 
     return App(_Measured(guarded, metrics), worker, metrics)
 
 
-def serve(kb: KnowledgeBase, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8765,
-          token: str | None = None) -> None:
+def serve(served: KnowledgeBase | Workspace, transport: str = "stdio", host: str = "127.0.0.1",
+          port: int = 8765, token: str | None = None) -> None:
     """Serve ``kb`` until stopped: MCP on stdin/stdout (``"stdio"``), or everything over HTTP at
     ``http://host:port/`` (``"http"``). Over HTTP a ``token`` makes every request carry
     ``Authorization: Bearer <token>`` (or the UI's sign-in cookie); binding anything but a
     loopback address requires one. Returns when stdin closes (stdio) or on SIGINT/SIGTERM
-    (HTTP, after a graceful shutdown); the knowledge base is closed then."""
+    (HTTP, after a graceful shutdown); every store is closed then. A workspace follows its
+    repositories in the background while it is served."""
     if transport not in TRANSPORTS:
         raise KbcError(f"unknown transport {transport!r}", hint="use 'stdio' or 'http'")
+    workspace = served if isinstance(served, Workspace) else Workspace.of(served)
     if transport == "stdio":
-        serve_stdio(kb)
+        serve_stdio(workspace)
         return
     check_bind(host, port, token)
-    app = create_app(kb, host=host, token=token)
+    app = create_app(workspace, host=host, token=token)
     try:
         _run(app, host, port, token)
     finally:

@@ -104,3 +104,46 @@ def test_build_and_retrieve_through_a_chroma_server(tmp_path: Path, chroma_url: 
     assert data["retrieval"] == "hybrid"
     assert data["items"][0]["path"] == "calc/ops.py"
     del client, collection
+
+
+def test_a_workspace_keeps_every_repository_on_one_chroma_server(tmp_path: Path, chroma_url: str) -> None:
+    from kbc.domain.settings import load_settings
+    from kbc.domain.workspace import RepositoryEntry
+    from kbc.services.fused import retrieve_across
+    from kbc.services.workspace import Workspace
+
+    remote = ("-c", f"index.chroma_url={chroma_url}")
+    sources = {
+        "calc": {"calc/__init__.py": "",
+                 "calc/ops.py": 'def divide(a, b):\n    """Divide, refusing zero."""\n    return a / b\n'},
+        "words": {"words/__init__.py": "",
+                  "words/case.py": 'def shout(s):\n    """Upper-case a sentence."""\n    return s.upper()\n'},
+    }
+    roots = {}
+    for name, files in sources.items():
+        root = roots[name] = tmp_path / name
+        root.mkdir()
+        write_tree(root, files)
+        git(root, "init", "-q", "-b", "main")
+        git(root, "add", "-A")
+        git(root, "commit", "-q", "-m", name)
+        built = CliRunner().invoke(cli, [*remote, "build", str(root), "--format", "json", "--workers", "1"])
+        assert built.exit_code == 0, built.output
+
+    import chromadb
+
+    host, port = chroma_url.rsplit(":", 1)
+    client = chromadb.HttpClient(host=host.split("//")[1], port=int(port))
+    assert len(client.list_collections()) == 2  # one collection per repository and model
+
+    settings = load_settings(tmp_path, env={"KBC_CHROMA_URL": chroma_url, "KBC_CONFIG": ""})
+    workspace = Workspace([RepositoryEntry(n, str(p)) for n, p in roots.items()], settings,
+                          settings_for=lambda root: load_settings(root, env={"KBC_CHROMA_URL": chroma_url,
+                                                                               "KBC_CONFIG": ""}))
+    try:
+        found = retrieve_across(workspace, "upper-case a sentence", budget=400)
+    finally:
+        workspace.close()
+    assert found["retrieval"] == "hybrid" and {r["retrieval"] for r in found["repositories"]} == {"hybrid"}
+    assert found["items"][0]["repository"] == "words" and found["items"][0]["path"] == "words/case.py"
+    del client

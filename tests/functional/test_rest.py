@@ -86,7 +86,8 @@ def test_views_search_files_use_cases_gaps_and_health(repo: Path, url: str) -> N
     cases = httpx.get(f"{url}/api/v1/use-cases").json()
     assert {"implementation", "qa", "architecture"} <= {c["name"] for c in cases}
     assert isinstance(httpx.get(f"{url}/api/v1/gaps").json(), list)
-    assert httpx.get(f"{url}/api/v1/health").json() == {"ok": True, "version": __version__, "built": True}
+    assert httpx.get(f"{url}/api/v1/health").json() == {"ok": True, "version": __version__, "built": True,
+                                                        "repositories": 1}
 
 
 def test_ask_answers_with_citations_inside_its_sources(url: str) -> None:
@@ -141,7 +142,7 @@ def test_the_openapi_document_is_valid_and_describes_every_route(url: str) -> No
     validate(served)
     documented = {(method.upper(), path) for path, item in served["paths"].items() for method in item}
     declared = {(e.method, "/api/v1" + e.path) for e in ENDPOINTS}
-    assert documented == declared | {("GET", "/api/v1/openapi.json")}
+    assert documented == declared | {("GET", "/api/v1/openapi.json"), ("POST", "/api/v1/hooks/push")}
     for endpoint in ENDPOINTS:
         if endpoint.method == "GET" and not any(p.required for p in endpoint.params):
             assert httpx.get(f"{url}/api/v1{endpoint.path}").status_code == 200, endpoint.path

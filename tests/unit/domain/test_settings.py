@@ -80,8 +80,9 @@ def test_list_settings_read_comma_separated_environment(tmp_path: Path) -> None:
 
 
 def test_every_setting_is_declared_once() -> None:
-    # what loading found, and the [[knowledge]] tables (tested in test_team_knowledge)
-    structured = {"notices", "knowledge", "forget_knowledge"}
+    # what loading found, the [[knowledge]] tables (tested in test_team_knowledge) and the
+    # [[repositories]] tables (tests/unit/test_workspace_parts.py)
+    structured = {"notices", "knowledge", "forget_knowledge", "repositories"}
     declared = sorted(f.name for f in fields(Settings) if f.name not in structured)
     assert sorted(f.name for f in FIELDS) == declared
 

@@ -1,0 +1,458 @@
+"""A workspace: many repositories served by one process, each with its own store.
+
+Stores open on first use and close when idle (or when more than ``serve.max_open`` are
+open: the one used least recently goes first); a repository without a build is built in
+the background on first use. URL repositories (and every repository's knowledge roots)
+are fetched and refreshed on a schedule (``serve.fetch_seconds``) and on a push webhook;
+refreshes run one at a time on one background thread, each through a knowledge base of
+its own, so queries keep reading the previous build until the new one is complete, and a
+slow refresh of one repository never holds up queries to the others.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict, deque
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from kbc.analyzers.gitrepo import checkout_path, git, head_commit
+from kbc.domain.errors import KbcError, NotFound, StoreError
+from kbc.domain.progress import Say
+from kbc.domain.settings import Settings
+from kbc.domain.workspace import RepositoryEntry
+from kbc.services.components import CONFIGURED, Components
+from kbc.services.knowledge import KnowledgeBase, Listener
+from kbc.store.layout import state_file, store_path
+from kbc.store.state import read_state
+
+SettingsFor = Callable[[Path], Settings]
+FUSED_IDS = 1000  # cross-repository query ids remembered for report_usage
+BEHIND_SECONDS = 5.0  # how long an answer trusts "behind or not" before asking git again
+
+
+@dataclass(slots=True)
+class Member:
+    """One repository of the workspace and what the workspace knows of it."""
+
+    entry: RepositoryEntry
+    root: Path  # its work tree (for a URL, kbc's clone of it)
+    settings: Settings
+    store: Path
+    pinned: KnowledgeBase | None = None  # a knowledge base given open (never closed when idle)
+    kb: KnowledgeBase | None = None
+    users: int = 0
+    last_used: float = 0.0
+    state: str = "idle"  # idle, queued, refreshing, failed
+    problem: str = ""
+    pushed: str = ""  # the commit a push webhook announced, until a refresh brings it in
+    refreshed: float = 0.0  # when its last refresh ended
+    checked: tuple[float, bool] | None = None  # when it was last found behind or not, and which
+
+    @property
+    def name(self) -> str:
+        return self.entry.name
+
+    def built(self) -> bool:
+        return state_file(self.store).is_file()
+
+
+@dataclass(slots=True)
+class _Queue:
+    names: deque[str] = field(default_factory=deque)
+    wake: threading.Condition = field(default_factory=threading.Condition)
+    stopping: bool = False
+
+
+def expand(entries: Sequence[RepositoryEntry]) -> list[RepositoryEntry]:
+    """Each monorepo entry replaced by its sub-projects (folders matching its ``projects``
+    globs, each named ``<name>/<folder>``); names must be unique."""
+    found: list[RepositoryEntry] = []
+    for entry in entries:
+        if not entry.projects:
+            found.append(entry)
+            continue
+        if entry.url:
+            raise KbcError(f"repository {entry.name!r}: projects are read from a folder, not a URL",
+                           hint="clone it and give its path, or drop projects")
+        base = Path(entry.path).expanduser().resolve()
+        folders = sorted({p for pattern in entry.projects for p in base.glob(pattern)
+                          if p.is_dir() and p.resolve().is_relative_to(base) and p.name != ".git"})
+        if not folders:
+            raise KbcError(f"repository {entry.name!r}: no folder matches {list(entry.projects)}",
+                           hint="projects are globs of folders relative to its path, e.g. services/*")
+        for folder in folders:
+            relative = folder.resolve().relative_to(base).as_posix()
+            found.append(RepositoryEntry(f"{entry.name}/{relative}", str(folder), branch=entry.branch))
+    names = [e.name for e in found]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise KbcError(f"two repositories are named {', '.join(twice)}",
+                       hint="give each its own name (name=path with --repo, or name = ... in "
+                            "[[repositories]])")
+    return found
+
+
+class Workspace:
+    """The repositories one server answers for, by name."""
+
+    def __init__(self, entries: Sequence[RepositoryEntry], settings: Settings, *,
+                 settings_for: SettingsFor | None = None, components: Components = CONFIGURED,
+                 notify: Say | None = None, opened: dict[str, KnowledgeBase] | None = None) -> None:
+        """``settings`` are the workspace's own (the user's: its limits and schedule);
+        ``settings_for(root)`` gives each repository's (by default ``settings``);
+        ``opened`` maps names to knowledge bases already open (kept open until :meth:`close`)."""
+        if not entries:
+            raise KbcError("a workspace needs at least one repository",
+                           hint="give --repo PATH-OR-URL, or [[repositories]] in your configuration")
+        self.settings = settings
+        self.components = components
+        self._notify = notify or (lambda _message: None)
+        self._settings_for = settings_for or (lambda _root: settings)
+        self._lock = threading.RLock()
+        self._members: dict[str, Member] = {}
+        self._listeners: list[Listener] = []
+        self._queue = _Queue()
+        self._thread: threading.Thread | None = None
+        self._fused: OrderedDict[str, tuple[tuple[str, str, frozenset[str]], ...]] = OrderedDict()
+        opened = opened or {}
+        for entry in expand(entries):
+            given = opened.get(entry.name)
+            if given is not None:
+                self._members[entry.name] = Member(entry, given.root, given.settings, given.store,
+                                                   pinned=given, kb=given)
+                continue
+            root = (checkout_path(entry.url, settings.data_dir) if entry.url
+                    else Path(entry.path).expanduser().resolve())
+            own = self._settings_for(root)
+            store = store_path(root, own, Path(entry.store).expanduser() if entry.store else None)
+            self._members[entry.name] = Member(entry, root, own, store)
+
+    @classmethod
+    def of(cls, kb: KnowledgeBase, name: str = "") -> Workspace:
+        """A workspace of one knowledge base already open (what ``kbc serve`` of one repository
+        serves)."""
+        name = name or _usable(kb.root.name)
+        return cls([RepositoryEntry(name, str(kb.root))], kb.settings, components=kb.components,
+                   opened={name: kb})
+
+    # -- naming ----------------------------------------------------------------
+
+    def names(self) -> list[str]:
+        return list(self._members)
+
+    def single(self) -> str | None:
+        """The one repository's name, when there is only one."""
+        return next(iter(self._members)) if len(self._members) == 1 else None
+
+    def member(self, name: str) -> Member:
+        found = self._members.get(name)
+        if found is None:
+            raise NotFound(f"no repository named {name!r}",
+                           hint=f"use one of: {', '.join(self._members)} (GET /api/v1/repositories, "
+                                "MCP list_repositories)")
+        return found
+
+    def chosen(self, repository: str | None) -> str:
+        """The repository a request that reads one repository works on: the one it names, else
+        the only one."""
+        if repository:
+            return self.member(repository).name
+        only = self.single()
+        if only is None:
+            raise KbcError("this server serves several repositories: name one",
+                           hint=f"add repository (one of: {', '.join(self._members)})")
+        return only
+
+    def listen(self, listener: Listener) -> None:
+        """Call ``listener`` after every query logged in any repository."""
+        with self._lock:
+            self._listeners.append(listener)
+            for member in self._members.values():
+                if member.kb is not None:
+                    member.kb.listen(listener)
+
+    # -- opening and closing ---------------------------------------------------
+
+    @contextmanager
+    def using(self, name: str) -> Iterator[KnowledgeBase]:
+        """The repository's knowledge base, opened if it is not (a repository without a build
+        gets one queued, and the request is told to come back)."""
+        with self._lock:
+            member = self.member(name)
+            if member.kb is None:
+                if not member.built():
+                    self.enqueue(name)
+                    state = "is being built" if member.state in ("queued", "refreshing") else "has no build"
+                    raise StoreError(f"repository {name!r} {state} ({member.problem or 'first use'})",
+                                     hint="ask again once GET /api/v1/repositories (MCP "
+                                          "list_repositories) shows it ready")
+                member.kb = KnowledgeBase(member.root, store=member.store, settings=member.settings,
+                                          notify=self._notify, components=self.components)
+                for listener in self._listeners:
+                    member.kb.listen(listener)
+                self._evict(keep=name)
+            member.users += 1
+            kb = member.kb
+        try:
+            yield kb
+        finally:
+            with self._lock:
+                member.users -= 1
+                member.last_used = time.monotonic()
+
+    def _open(self) -> list[Member]:
+        return [m for m in self._members.values() if m.kb is not None and m.pinned is None]
+
+    def _evict(self, keep: str) -> None:
+        """Close the least recently used stores beyond ``serve.max_open`` (none in use)."""
+        opened = sorted(self._open(), key=lambda m: m.last_used)
+        excess = len(opened) - self.settings.max_open
+        for member in opened:
+            if excess <= 0:
+                break
+            if member.name != keep and member.users == 0:
+                self._close(member)
+                excess -= 1
+
+    def close_idle(self, now: float | None = None) -> list[str]:
+        """Close the stores unused for ``serve.idle_seconds``; returns their names."""
+        if self.settings.idle_seconds <= 0:
+            return []
+        now = time.monotonic() if now is None else now
+        closed = []
+        with self._lock:
+            for member in self._open():
+                if member.users == 0 and now - member.last_used >= self.settings.idle_seconds:
+                    self._close(member)
+                    closed.append(member.name)
+        return closed
+
+    def _close(self, member: Member) -> None:
+        kb, member.kb = member.kb, None
+        if kb is not None:
+            kb.close()
+
+    def open_count(self) -> int:
+        with self._lock:
+            return sum(1 for m in self._members.values() if m.kb is not None)
+
+    # -- what each repository is -----------------------------------------------
+
+    def listing(self) -> list[dict[str, Any]]:
+        """Every repository: name, path or URL, branch, the commit served, when it was built,
+        status, and whether its store is behind its work tree or remote."""
+        with self._lock:
+            members = list(self._members.values())
+        return [self.describe(m) for m in members]
+
+    def describe(self, member: Member) -> dict[str, Any]:
+        state = read_state(member.store)
+        try:
+            built = datetime.fromtimestamp(state_file(member.store).stat().st_mtime, UTC)
+            built_at = built.isoformat(timespec="seconds").replace("+00:00", "Z")
+        except OSError:
+            built_at = ""
+        served = state.commit if state is not None else ""
+        ahead = member.pushed or self._upstream(member)
+        behind = bool(served and ahead and ahead != served)
+        if member.state in ("queued", "refreshing"):
+            status = "building" if state is None else member.state
+        elif member.state == "failed":
+            status = "failed"
+        else:
+            status = "ready" if state is not None else "not built"
+        return {"name": member.name, "path": "" if member.entry.url else str(member.root),
+                "url": member.entry.url, "branch": member.entry.branch, "commit": served,
+                "built_at": built_at, "status": status, "behind": behind,
+                "upstream": ahead if behind else "", "open": member.kb is not None,
+                "problem": member.problem}
+
+    def _upstream(self, member: Member) -> str:
+        """The commit the repository is at now: its work tree's HEAD, or (a URL) the remote
+        branch as last fetched."""
+        if not member.root.is_dir():
+            return ""
+        if not member.entry.url:
+            return head_commit(member.root)
+        branch = member.entry.branch or git(member.root, "symbolic-ref", "--short", "HEAD",
+                                            check=False).strip()
+        if not branch:
+            return ""
+        return git(member.root, "rev-parse", "--verify", "-q", f"refs/remotes/origin/{branch}^{{commit}}",
+                   check=False).strip()
+
+    def behind(self, names: Sequence[str]) -> list[str]:
+        """Which of ``names`` serve a store behind their repository (looked up at most every
+        few seconds: an answer need not run git each time)."""
+        now = time.monotonic()
+        found = []
+        for name in names:
+            member = self.member(name)
+            if member.checked is None or now - member.checked[0] > BEHIND_SECONDS:
+                member.checked = (now, bool(self.describe(member)["behind"]))
+            if member.checked[1]:
+                found.append(name)
+        return found
+
+    # -- following -------------------------------------------------------------
+
+    def enqueue(self, name: str, pushed: str = "") -> bool:
+        """Queue a refresh of ``name`` (a build when it has none); False when one is queued."""
+        member = self.member(name)
+        with self._queue.wake:
+            if pushed:
+                member.pushed = pushed
+            member.checked = None
+            if name in self._queue.names:
+                return False
+            self._queue.names.append(name)
+            if member.state != "refreshing":
+                member.state = "queued"
+            self._queue.wake.notify_all()
+        return True
+
+    def start(self) -> None:
+        """Follow the repositories in the background: queued refreshes, one at a time, and the
+        scheduled fetch every ``serve.fetch_seconds``."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._follow, name="kbc-follow", daemon=True)
+            self._thread.start()
+
+    def _follow(self) -> None:
+        every = self.settings.fetch_seconds
+        due = time.monotonic() + every if every > 0 else float("inf")
+        while True:
+            with self._queue.wake:
+                while not self._queue.names and not self._queue.stopping:
+                    wait = min(due - time.monotonic(), 60.0)
+                    if wait <= 0:
+                        break
+                    self._queue.wake.wait(wait)
+                if self._queue.stopping:
+                    return
+                name = self._queue.names.popleft() if self._queue.names else None
+            if name is not None:
+                self.refresh_now(name)
+            elif time.monotonic() >= due:
+                due = time.monotonic() + every
+                for scheduled in self.scheduled():
+                    self.enqueue(scheduled)
+            self.close_idle()
+
+    def scheduled(self) -> list[str]:
+        """What the schedule refreshes: URL repositories, and built ones with a knowledge root
+        followed by URL (a folder's own commits are its owner's to build: the listing says
+        when its store is behind)."""
+        return [m.name for m in self._members.values()
+                if m.entry.url or (m.built() and any(root.url for root in m.settings.knowledge))]
+
+    def refresh_now(self, name: str) -> None:
+        """Bring ``name``'s store up to its repository (clone, fetch, build or refresh), through a
+        knowledge base of its own; a failure is kept as the repository's problem."""
+        from kbc.services.refresh import refresh
+
+        member = self.member(name)
+        member.state = "refreshing"
+        pushed = member.pushed
+        target = member.entry.url or str(member.root)
+        try:
+            summary = refresh(target, member.settings, member.store if member.entry.store else None,
+                              branch=member.entry.branch, on_wait=self._notify, components=self.components)
+        except KbcError as error:
+            member.state, member.problem = "failed", error.message
+            self._notify(f"kbc: {name}: refresh failed: {error.message}")
+        except Exception as exc:  # noqa: BLE001 - one repository's failure must not stop the others'
+            member.state, member.problem = "failed", f"unexpected {type(exc).__name__}: {exc}"
+            self._notify(f"kbc: {name}: refresh failed: {member.problem}")
+        else:
+            member.state, member.problem = "idle", ""
+            if member.pushed == pushed:
+                member.pushed = ""
+            if summary.mode != "up-to-date":
+                self._notify(f"kbc: {name}: refreshed ({summary.mode}: {summary.reason})")
+        member.refreshed = time.monotonic()
+        member.checked = None
+
+    def pushed_to(self, urls: Sequence[str], branch: str, after: str) -> list[str]:
+        """Queue a refresh of every URL repository at one of ``urls`` following ``branch``
+        (a push webhook's); returns their names."""
+        wanted = {_same_url(u) for u in urls if u}
+        queued = []
+        for member in self._members.values():
+            if not member.entry.url or _same_url(member.entry.url) not in wanted:
+                continue
+            followed = member.entry.branch
+            if not followed and member.root.is_dir():
+                followed = git(member.root, "symbolic-ref", "--short", "HEAD", check=False).strip()
+            if branch and followed and branch != followed:
+                continue
+            self.enqueue(member.name, pushed=after)
+            queued.append(member.name)
+        return queued
+
+    def waiting(self) -> int:
+        """Refreshes queued or running."""
+        with self._queue.wake:
+            return len(self._queue.names) + sum(1 for m in self._members.values() if m.state == "refreshing")
+
+    def idle(self) -> bool:
+        """Nothing queued or refreshing."""
+        with self._queue.wake:
+            return not self._queue.names and all(m.state != "refreshing" for m in self._members.values())
+
+    # -- cross-repository query ids --------------------------------------------
+
+    def remember(self, query_id: str, parts: tuple[tuple[str, str, frozenset[str]], ...]) -> None:
+        """A fused query's id, and each repository's own (name, query id, item ids)."""
+        with self._lock:
+            self._fused[query_id] = parts
+            while len(self._fused) > FUSED_IDS:
+                self._fused.popitem(last=False)
+
+    def report_usage(self, query_id: str, helpful_ids: list[str], repository: str | None = None) -> bool:
+        """Which items of a query helped, told to the repository that answered it (each of them,
+        for a query across repositories)."""
+        with self._lock:
+            parts = self._fused.get(query_id)
+        if parts is None:
+            with self.using(self.chosen(repository)) as kb:
+                return kb.report_usage(query_id, helpful_ids)
+        recorded = False
+        for name, own_id, items in parts:
+            with self.using(name) as kb:
+                recorded = kb.report_usage(own_id, [i for i in helpful_ids if i in items]) or recorded
+        return recorded
+
+    def close(self) -> None:
+        """Stop following and close every store."""
+        with self._queue.wake:
+            self._queue.stopping = True
+            self._queue.wake.notify_all()
+        if self._thread is not None:
+            self._thread.join(timeout=600)
+        with self._lock:
+            for member in self._members.values():
+                self._close(member)
+
+
+def _usable(name: str) -> str:
+    from kbc.domain.workspace import name_of
+
+    return name_of(name)
+
+
+def _same_url(url: str) -> str:
+    """A URL compared without its scheme's case, credentials, trailing slash or ``.git``."""
+    text = url.strip().rstrip("/").removesuffix(".git").rstrip("/")
+    scheme, sep, rest = text.partition("://")
+    if sep:
+        rest = rest.rsplit("@", 1)[-1] if "@" in rest.split("/", 1)[0] else rest
+        host, slash, path = rest.partition("/")
+        return f"{scheme.lower()}://{host.lower()}{slash}{path}"
+    return text
