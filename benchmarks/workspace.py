@@ -3,7 +3,7 @@ across all under concurrent clients, and the time from a push webhook to the new
 being served.
 
     python benchmarks/workspace.py [--work DIR] [--packages a,b,...] [--clients 20]
-        [--seconds 30] [--hooks 3] [--markdown]
+        [--seconds 30] [--hooks 3] [--max-open N] [--markdown]
 
 Each package's source distribution (``pip download --no-binary :all:``; nothing is
 committed) becomes a git repository, built lexically without an LLM (``kbc -c
@@ -54,6 +54,8 @@ from serve_load import free_port, percentile, rss_kib  # noqa: E402
 
 PACKAGES = ("click", "flask", "requests", "httpx", "rich", "attrs", "jinja2", "werkzeug", "itsdangerous",
             "markupsafe")
+MORE = ("idna", "certifi", "packaging", "pluggy", "iniconfig", "six", "toml", "colorama", "blinker",
+        "tomli")  # --packages with these too: twenty repositories
 TASKS = (
     "add a retry option to the client and test it", "parse a new command line option",
     "render a template with a custom filter", "sign a value and check its signature",
@@ -117,8 +119,8 @@ def prepare(work: Path, packages: list[str]) -> dict[str, Path]:
     return repos
 
 
-def serve(repos: dict[str, Path], hooked: str, remote: Path,
-          work: Path) -> tuple[subprocess.Popen[bytes], str]:
+def serve(repos: dict[str, Path], hooked: str, remote: Path, work: Path,
+          max_open: int | None) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     args = [arg for name, path in repos.items() if name != hooked for arg in ("--repo", f"{name}={path}")]
     args += ["--repo", f"{hooked}=file://{remote}"]
@@ -127,7 +129,8 @@ def serve(repos: dict[str, Path], hooked: str, remote: Path,
                                "--port", str(port), *args], stdout=log, stderr=subprocess.STDOUT,
                               stdin=subprocess.DEVNULL,
                               env={**env(), "KBC_WEBHOOK_SECRET": SECRET, "KBC_DATA_DIR": str(work / "data"),
-                                   "KBC_FETCH_SECONDS": "0", "KBC_CONFIG": ""})
+                                   "KBC_FETCH_SECONDS": "0", "KBC_CONFIG": "",
+                                   **({"KBC_MAX_OPEN": str(max_open)} if max_open else {})})
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120
     while True:
@@ -261,6 +264,7 @@ def main() -> None:
     parser.add_argument("--baseline", type=int, default=20)
     parser.add_argument("--hooks", type=int, default=3)
     parser.add_argument("--budget", type=int, default=4000)
+    parser.add_argument("--max-open", type=int, help="serve.max_open (default: kbc's).")
     parser.add_argument("--markdown", action="store_true")
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="kbc-workspace-"))
@@ -274,7 +278,7 @@ def main() -> None:
     clone = work / f"{hooked}-clone"
     shutil.rmtree(clone, ignore_errors=True)
     subprocess.run(["git", "clone", "-q", str(remote), str(clone)], check=True)
-    server, url = serve(repos, hooked, remote, work)
+    server, url = serve(repos, hooked, remote, work, args.max_open)
     names = list(repos)
     results: dict[str, Any] = {"repositories": len(names), "clients": args.clients, "seconds": args.seconds}
     try:
@@ -313,6 +317,8 @@ def main() -> None:
         rss["end"] = rss_kib(server.pid)
         results["rss_mib"] = {k: round(v / 1024, 1) for k, v in rss.items()}
         results["open"] = sum(1 for r in listing(url).values() if r["open"])
+        results["max_open"] = args.max_open or "default"
+        results["file_descriptors"] = len(list(Path(f"/proc/{server.pid}/fd").iterdir()))
     finally:
         server.terminate()
         server.wait(timeout=60)
@@ -349,8 +355,9 @@ def markdown(r: dict[str, Any]) -> str:
                  + ", ".join(f"{ms(h['during_p50'])}" for h in hooks) + " ms, p95 "
                  + ", ".join(f"{ms(h['during_p95'])}" for h in hooks) + " ms "
                  f"(baseline p50 {ms(r['baseline_one_p50'])} ms). First build of the URL repository "
-                 f"on first use: {r['first_build_of_url_repository_s']:.1f} s. Tracebacks in the "
-                 f"server's log: {r['tracebacks']}.")
+                 f"on first use: {r['first_build_of_url_repository_s']:.1f} s. Stores open at the end: "
+                 f"{r['open']} (serve.max_open {r['max_open']}); file descriptors of the server: "
+                 f"{r['file_descriptors']}. Tracebacks in the server's log: {r['tracebacks']}.")
     return "\n".join(lines)
 
 

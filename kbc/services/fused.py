@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +28,7 @@ from kbc.services.workspace import Workspace
 K = 60
 UNESTIMATED = 1.0  # a repository's weight when its slice has no confidence estimate
 HEADER_SLACK = 2  # tokens a slice's header may take beyond its own count once joined
+Weigh = Callable[[Slice], float]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,30 +39,33 @@ class Part:
     found: Slice  # packed at the whole budget
     evidence: Evidence
 
-    @property
-    def weight(self) -> float:
-        return max(self.found.confidence, 0.01) if self.found.confidence >= 0 else UNESTIMATED
 
 
-def _merged(parts: Sequence[Part]) -> list[tuple[str, SliceItem]]:
-    """Every repository's items, best first: confidence over K + rank within its repository."""
+def confidence_weight(found: Slice) -> float:
+    """A repository's weight in the merge: its slice's confidence (1 when not estimated)."""
+    return max(found.confidence, 0.01) if found.confidence >= 0 else UNESTIMATED
+
+
+def _merged(parts: Sequence[Part], weigh: Weigh) -> list[tuple[str, SliceItem]]:
+    """Every repository's items, best first: its weight over K + rank within its repository."""
     scored: list[tuple[float, str, int, SliceItem]] = []
     for part in parts:
+        weight = weigh(part.found)
         ranked = sorted(enumerate(part.found.items), key=lambda pair: (-pair[1].score, pair[0]))
         for rank, (_, item) in enumerate(ranked):
-            scored.append((part.weight / (K + rank + 1), part.name, rank, item))
+            scored.append((weight / (K + rank + 1), part.name, rank, item))
     scored.sort(key=lambda row: (-row[0], row[1], row[2]))
     return [(name, item) for _, name, _, item in scored]
 
 
 def _allotments(parts: Sequence[Part], limit: int, separator: dict[str, int],
-                counter: TokenCounter) -> dict[str, int]:
+                counter: TokenCounter, weigh: Weigh) -> dict[str, int]:
     """Tokens each repository may pack: its share of the merged order that fits in ``limit``
     (an item's tokens count its file's title; a repository's first also its slice's header)."""
     frame = {p.name: counter.count(p.found.text.split("\n## ", 1)[0] + "\n") + HEADER_SLACK for p in parts}
     allotted: dict[str, int] = {}
     used = 0
-    for name, item in _merged(parts):
+    for name, item in _merged(parts, weigh):
         extra = item.tokens + (0 if name in allotted else frame[name] + separator[name])
         if used + extra > limit:
             continue
@@ -72,10 +76,12 @@ def _allotments(parts: Sequence[Part], limit: int, separator: dict[str, int],
 
 def retrieve_across(workspace: Workspace, task: str, use_case: str = "implementation",
                     budget: int | None = None, *, names: Sequence[str] | None = None,
-                    scopes: Sequence[str] | None = None, min_confidence: float = 0.0) -> dict[str, Any]:
+                    scopes: Sequence[str] | None = None, min_confidence: float = 0.0,
+                    weigh: Weigh = confidence_weight) -> dict[str, Any]:
     """The slice of ``task`` across ``names`` (default: every repository with a build), as the
     retrieve payload: each item names its ``repository``; ``repositories`` gives each one's
-    tokens and confidence, ``behind`` those whose store is behind their repository."""
+    tokens and confidence, ``behind`` those whose store is behind their repository.
+    ``weigh`` gives a repository's weight in the merge from its slice."""
     chosen = list(names) if names else workspace.names()
     parts: list[Part] = []
     skipped: list[str] = []
@@ -103,8 +109,8 @@ def retrieve_across(workspace: Workspace, task: str, use_case: str = "implementa
     if limit < 1:
         raise KbcError(f"budget {budget} is smaller than a slice's header",
                        hint="give a budget of a few hundred tokens or more")
-    allotted = _allotments(parts, limit, sizes, counter)
-    order = list(dict.fromkeys(name for name, _ in _merged(parts) if name in allotted))
+    allotted = _allotments(parts, limit, sizes, counter, weigh)
+    order = list(dict.fromkeys(name for name, _ in _merged(parts, weigh) if name in allotted))
     sections: list[tuple[str, Slice]] = []
     for name in order:
         try:

@@ -33,6 +33,8 @@ from kbc.store.state import read_state
 
 SettingsFor = Callable[[Path], Settings]
 FUSED_IDS = 1000  # cross-repository query ids remembered for report_usage
+IDLE_CHECK_SECONDS = 30.0  # how often the follower looks for stores idle past serve.idle_seconds
+STOP_SECONDS = 5.0  # how long closing waits for a refresh under way
 BEHIND_SECONDS = 5.0  # how long an answer trusts "behind or not" before asking git again
 
 
@@ -329,11 +331,8 @@ class Workspace:
         due = time.monotonic() + every if every > 0 else float("inf")
         while True:
             with self._queue.wake:
-                while not self._queue.names and not self._queue.stopping:
-                    wait = min(due - time.monotonic(), 60.0)
-                    if wait <= 0:
-                        break
-                    self._queue.wake.wait(wait)
+                if not self._queue.names and not self._queue.stopping:
+                    self._queue.wake.wait(max(0.0, min(due - time.monotonic(), IDLE_CHECK_SECONDS)))
                 if self._queue.stopping:
                     return
                 name = self._queue.names.popleft() if self._queue.names else None
@@ -430,12 +429,13 @@ class Workspace:
         return recorded
 
     def close(self) -> None:
-        """Stop following and close every store."""
+        """Stop following and close every store. A refresh under way is not waited for long:
+        a build stopped part-way is cleared and done again by the next writer of its store."""
         with self._queue.wake:
             self._queue.stopping = True
             self._queue.wake.notify_all()
         if self._thread is not None:
-            self._thread.join(timeout=600)
+            self._thread.join(timeout=STOP_SECONDS)
         with self._lock:
             for member in self._members.values():
                 self._close(member)

@@ -165,7 +165,12 @@ def test_kbc_serve_names_repositories_everywhere(repos: dict[str, Path], tmp_pat
         assert "name one" in tools["get_view"]
 
         page = httpx.get(f"{url}/")
-        assert 'name="repository"' in page.text and ">click</option>" in page.text
+        assert 'name="repository"' in page.text and '<option value="requests" selected>' in page.text
+        switched = httpx.post(f"{url}/repository", data={"repository": "click"})
+        assert switched.status_code == 303 and "kbc_repository=click" in switched.headers["set-cookie"]
+        page = httpx.get(f"{url}/symbol", params={"name": "Command.parse_args"},
+                         cookies={"kbc_repository": "click"})
+        assert '<option value="click" selected>' in page.text and "click/core.py" in page.text
     finally:
         server.terminate()
         server.wait(timeout=30)
