@@ -36,7 +36,7 @@ class KnowledgeDocument:
     scopes: tuple[str, ...]
     refs: tuple[str, ...]  # front-matter globs over the compiled repository's code
     commit: str = ""  # its last commit in the root ("" outside git)
-    date: str = ""  # YYYY-MM-DD of that commit
+    date: str = ""  # YYYY-MM-DD of that commit, or (no commit) of its last modification
     redacted: int = 0  # credentials replaced
     source: str = ""  # digest of the document as written (its text above is redacted)
 
@@ -105,6 +105,16 @@ def markdown_paths(folder: Path) -> list[str]:
                   and not any(part.startswith(".") for part in p.relative_to(folder).parts))
 
 
+def _modified(path: Path) -> str:
+    """YYYY-MM-DD (UTC) of the file's last modification; "" when it cannot be read."""
+    import time
+
+    try:
+        return time.strftime("%Y-%m-%d", time.gmtime(path.stat().st_mtime))
+    except OSError:
+        return ""
+
+
 def read_documents(opened: OpenedRoot, max_bytes: int,
                    also: Iterable[str] = ()) -> tuple[list[KnowledgeDocument], list[str]]:
     """The root's documents, and what could not be read (each with why); ``also`` are the
@@ -124,6 +134,8 @@ def read_documents(opened: OpenedRoot, max_bytes: int,
         cleaned = redact(str(opened.folder / path), text, "markdown", also=also)
         front = parse_front_matter(cleaned.text)
         commit, date = dates.get(path, ("", ""))
+        if not commit:  # outside git (or never committed): the day it was last written
+            date = _modified(opened.folder / path)
         documents.append(KnowledgeDocument(opened.root.name, path, cleaned.text,
                                            scopes_of(path, front.scopes, opened.root.name), front.refs,
                                            commit, date, len(cleaned.findings),

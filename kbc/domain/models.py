@@ -286,3 +286,19 @@ class EmbedUnit:
     start_line: int
     end_line: int
     text: str
+
+
+def models_shape() -> str:
+    """A digest of every dataclass of this module and its fields' names: what a cached,
+    pickled result was made of. A cache keyed by it never hands back an object of an older
+    shape (a field added since would be missing from it)."""
+    import dataclasses
+    import hashlib
+    import sys
+
+    module = sys.modules[__name__]
+    shapes = sorted(f"{name}({','.join(f.name for f in dataclasses.fields(kind))})"
+                    for name, kind in vars(module).items()
+                    if isinstance(kind, type) and dataclasses.is_dataclass(kind)
+                    and kind.__module__ == __name__)
+    return hashlib.sha256(";".join(shapes).encode()).hexdigest()[:12]

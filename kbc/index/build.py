@@ -35,6 +35,7 @@ from kbc.index.exact import ExactVectors, digest_of, load_snapshot, sweep_snapsh
 from kbc.index.history import commit_messages, last_commit_dates
 from kbc.index.lexical import PENDING, PRECEDENTS, FileRecord, LexicalIndex, move_aside
 from kbc.index.tokencount import default_counter
+from kbc.index.tokens import TOKENS_VERSION
 from kbc.index.units import unit_metadata, units_of
 from kbc.index.vectors import VectorStore
 from kbc.store.cache import values_digest
@@ -163,12 +164,14 @@ def build_index(
     embed_tests: bool = False,
     repeated: Mapping[str, tuple[str, ...]] | None = None,
     knowledge: Mapping[str, str] | None = None,
+    knowledge_dates: Mapping[str, str] | None = None,
     wait_units: int | None = None,
     clean: frozenset[str] = frozenset(),
 ) -> IndexSummary:
     """Bring the index in line with ``files``, the view ``documents`` (path under
     ``VIEW_PREFIX`` -> Markdown) and the ``knowledge`` documents (path under
-    ``@knowledge/<root>/`` -> Markdown, redacted). ``fresh`` chunks everything again; vectors are kept
+    ``@knowledge/<root>/`` -> Markdown, redacted; ``knowledge_dates``: how each is dated,
+    "last commit YYYY-MM-DD" or "modified YYYY-MM-DD"). ``fresh`` chunks everything again; vectors are kept
     wherever their unit is unchanged (they are addressed by content and model). With
     ``wait_units``, when more units than that lack vectors none are embedded: the index is
     published lexical, naming the model it waits for (``PENDING``), and
@@ -184,7 +187,7 @@ def build_index(
     if lexical.stale:
         lexical.reset()
     try:
-        layout = f"{CHUNKER_VERSION}:{chunk_lines}:{overlap}"
+        layout = f"{CHUNKER_VERSION}:{TOKENS_VERSION}:{chunk_lines}:{overlap}"
         indexed = lexical.files()
         indexed_paths = set(indexed)
         if fresh or lexical.meta("layout") != layout:
@@ -211,7 +214,7 @@ def build_index(
                                                  kinds.get(f.path, "view")), 0)
                         for f in changed if f.path in texts]
         with clock.measure("lexical index"):
-            dates = last_commit_dates(root, [f.path for f in changed_files])
+            dates = {**last_commit_dates(root, [f.path for f in changed_files]), **(knowledge_dates or {})}
             new_chunks = [c for _, chunks, _ in results for c in chunks]
             secrets = {path: count for path, _, count in results}
             records = [FileRecord(f.path, f.blob, dates.get(f.path, ""), secrets.get(f.path, 0))

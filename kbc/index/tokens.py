@@ -4,13 +4,25 @@ An identifier is kept whole and also split into its words: ``parse_module``
 gives ``parse_module parse module``; ``HTTPServerError`` gives
 ``httpservererror http server error``. Everything is lower-cased; very common
 words and single letters are dropped.
+
+Words in any script are kept, folded the same way in the index and in a query:
+case-folded, without diacritics, and with Turkish's dotted and dotless i both
+read as ``i`` (``Ödeme kuralları`` gives ``odeme kurallari``, ``İade`` gives
+``iade``), so a question typed without the letters of its language still finds
+the note written with them.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
+# What the index was tokenized with: part of the index's layout (another value re-chunks).
+TOKENS_VERSION = 2
+_WORD = re.compile(r"[^\W\d][\w]*|[0-9]+")
+# Turkish's capital dotted I and dotless i, read as the i every other language has (casefold
+# alone makes "İ" an i with a combining dot, and keeps "ı").
+_DOTTED = str.maketrans({"İ": "i", "ı": "i"})
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 STOPWORDS = frozenset("""
@@ -21,6 +33,14 @@ there here what which who whom when where why how all any some no nor only own s
 s t just into out up down over under again further once also about above below between both
 each few more most other such def class return self cls import none true false pass lambda
 """.split())
+
+
+def fold(word: str) -> str:
+    """``word`` lower-cased for matching: case-folded, diacritics dropped, Turkish i's as i."""
+    if word.isascii():
+        return word.lower()
+    folded = unicodedata.normalize("NFKD", word.translate(_DOTTED).casefold())
+    return "".join(c for c in folded if not unicodedata.combining(c))
 
 
 def words(identifier: str) -> list[str]:
@@ -34,10 +54,10 @@ def tokens(text: str) -> list[str]:
     """Search tokens of ``text``, in order, with repeats (term frequency counts)."""
     out: list[str] = []
     for match in _WORD.findall(text):
-        whole = match.lower().strip("_")
+        whole = fold(match).strip("_")
         if not whole:
             continue
-        pieces = words(match)
+        pieces = words(match) if match.isascii() else [fold(p) for p in match.split("_") if p]
         if len(whole) > 1 and whole not in STOPWORDS:
             out.append(whole)
         if len(pieces) > 1:

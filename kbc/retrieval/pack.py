@@ -89,7 +89,9 @@ class FileSection:
     blocks: list[Block] = field(default_factory=list)  # in line order
 
     def title(self) -> str:
-        date = f" · last commit {self.date}" if self.date else ""
+        # a file's date is its last commit's day; a knowledge document's says which it is
+        said = f"last commit {self.date}" if self.date[:1].isdigit() else self.date
+        date = f" · {said}" if said else ""
         return f"## {self.path} ({self.kind}{date})\n"
 
     def render(self) -> str:

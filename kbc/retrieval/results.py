@@ -18,6 +18,10 @@ class Evidence:
     scores: tuple[float, ...]  # fused scores of the top ten, best first
     confidence: float = -1.0  # that the first files hold what the task needs (-1: not estimated)
     low_confidence: bool = False  # the confidence is below the floor
+    # How well team knowledge answered: its best unit's similarity (-1: lexical, or none) and the
+    # share of the query's words its best lexical hit holds (0 when none matched).
+    knowledge_similarity: float = -1.0
+    knowledge_coverage: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -70,6 +70,7 @@ class Retriever:
                            hint="run `kbc build` to bring it up to date")
         self.lexical.pin()
         self.dates = {p: r.date for p, r in self.lexical.files().items()}
+        self.labels: Mapping[str, str] = self.dates  # how each file is dated in a slice's titles
         self.has_knowledge = any(p.startswith(KNOWLEDGE_PREFIX) for p in self.dates)
         self.state = self.lexical.meta("state")
         indexed_model = self.lexical.meta("model")
@@ -328,6 +329,15 @@ class Retriever:
             similarity = exact.similarities(embedding, ids)
         return ids, unit_features(signals, path, units, signals.chunks, similarity)
 
+    def mark_behind(self, notes: Mapping[str, str]) -> None:
+        """Say in a slice's titles which documents are behind the code, and why (path ->
+        reason): ``## docs/x.md (doc · last commit 2026-11-30 · behind the code: ...)``."""
+        labels = dict(self.dates)
+        for path, note in notes.items():
+            dated = self.dates.get(path, "")
+            labels[path] = f"{dated} · behind the code: {note}" if dated else f"behind the code: {note}"
+        self.labels = labels
+
     def search(self, query: str, profile: Profile) -> Ranking:
         code, team, embedding = self._gather(query, profile)
         chunks = code.chunks
@@ -357,7 +367,7 @@ class Retriever:
             floor = ranker.floor if self.confidence_floor is None else self.confidence_floor
         top = [score for _, score in ranked[:10]]
         evidence = Evidence(len(code.lexical), max(code.similarity.values(), default=-1.0), tuple(top),
-                            confidence, 0 <= confidence < floor)
+                            confidence, 0 <= confidence < floor, *_knowledge_evidence(team, chunks))
         return Ranking(ranked, chunks, evidence, code.described)
 
     def _file_probabilities(self, signals: Signals, ranker: Ranker) -> list[float]:
@@ -451,10 +461,24 @@ class Retriever:
         if not rank.MODEL:  # the model's order already weighs a file's next unit against the next file
             ranked = rank.spread(ranked, chunks, budget=budget)
         # Chunks carry the token counts taken when they were indexed.
-        packed = pack([chunks[cid] for cid, _ in ranked], self.dates, budget, self.counter, header,
+        packed = pack([chunks[cid] for cid, _ in ranked], self.labels, budget, self.counter, header,
                       lambda chunk: chunk.tokens, [score for _, score in ranked])
         items = tuple(SliceItem(b.chunks[0], b.path, b.start, b.end, b.kind, b.score, b.tokens)
                       for b in packed.blocks)
         fingerprint = self.fingerprint(profile, budget, query, exclude, min_confidence)
         return Slice(profile.name, budget, packed.tokens, fingerprint, mode, items, packed.text, said_note,
                      found.matched, confidence, found.evidence.low_confidence)
+
+
+def _knowledge_evidence(team: Signals | None, chunks: dict[str, Chunk]) -> tuple[float, float]:
+    """How well team knowledge answered a query: its best similarity (-1 without vectors) and
+    the share of the query's words held by its best lexical hit."""
+    if team is None:
+        return -1.0, 0.0
+    similarity = max(team.similarity.values(), default=-1.0)
+    asked = set(tokens(team.query))
+    if not team.lexical or not asked:
+        return similarity, 0.0
+    best = chunks[team.lexical[0][0]]
+    held = set(tokens(best.heading + "\n" + best.text))
+    return similarity, len(asked & held) / len(asked)

@@ -25,6 +25,7 @@ from kbc.domain.models import (
     AnalysisSkipped,
     AnalysisTask,
     FileFacts,
+    models_shape,
 )
 from kbc.domain.progress import AnalyzeProgress
 from kbc.domain.settings import Settings
@@ -62,12 +63,14 @@ class AnalyzeSummary:
 
 
 def analyzer_version() -> str:
-    return f"{ANALYZER_VERSION}+libcst-{version('libcst')}"
+    """The Python analyzer's version, libcst's and the facts' shape (a cached result of an older
+    shape is never read back)."""
+    return f"{ANALYZER_VERSION}+libcst-{version('libcst')}+facts-{models_shape()}"
 
 
 def code_analyzer_version() -> str:
     """The version of what reads languages other than Python: a new grammar is a new version."""
-    return f"code-{CODE_ANALYZER_VERSION}+tslp-{version('tree-sitter-language-pack')}"
+    return f"code-{CODE_ANALYZER_VERSION}+tslp-{version('tree-sitter-language-pack')}+facts-{models_shape()}"
 
 
 def analyze_repository(

@@ -117,7 +117,7 @@ def _build(root: Path, settings: Settings, store_dir: Path | None, progress: Ana
             workers=settings.worker_count(), embedder=embedder, vectors=vectors, note=note,
             progress=embed_progress, documents=view_documents(views), fresh=fresh,
             embed_tests=settings.embed_tests, repeated=swept.repeated, clean=swept.clean,
-            knowledge=collected.texts(),
+            knowledge=collected.texts(), knowledge_dates=collected.dates(),
             wait_units=wait_units,
         )
     published = Stopwatch()

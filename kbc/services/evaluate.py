@@ -33,7 +33,7 @@ from typing import Any
 
 from kbc.analyzers.gitrepo import GitFailed, git
 from kbc.domain.errors import GoldenError, KbcError, TargetError
-from kbc.domain.models import OUTSIDE_KINDS
+from kbc.domain.models import KNOWLEDGE_PREFIX, OUTSIDE_KINDS
 from kbc.domain.progress import Say
 from kbc.domain.settings import Settings
 from kbc.eval.baseline import WholeFileBM25
@@ -111,14 +111,17 @@ def _ask(retriever: Retriever, baseline: WholeFileBM25, counter: TokenCounter, p
          query: str, gold: Gold) -> tuple[dict[str, tuple[str, ...]], dict[str, Scores]]:
     """Both systems' best files and scores; each searches once and packs at every budget asked."""
     ranking = retriever.search(query, profile)
+    # what is not the repository's code is left out, but team knowledge a question is about
+    outside = OUTSIDE_KINDS - {"knowledge"} if any(p.startswith(KNOWLEDGE_PREFIX) for p in gold.paths) \
+        else OUTSIDE_KINDS
     files = distinct_files(ranking.chunks[cid].path for cid, _ in ranking.ranked
-                           if ranking.chunks[cid].kind not in OUTSIDE_KINDS)
+                           if ranking.chunks[cid].kind not in outside)
 
     @functools.cache
     def kbc_at(budget: int) -> tuple[Passage, ...]:
         packed = retriever.slice_of(ranking, query, profile, budget)
         return tuple(Passage(i.path, i.start_line, i.end_line) for i in packed.items
-                     if i.kind not in OUTSIDE_KINDS)
+                     if i.kind not in outside)
 
     ranked = baseline.rank(query)
 
@@ -193,9 +196,11 @@ def evaluate_golden(root: Path, settings: Settings, golden: Path, store_dir: Pat
     try:
         store = FactsStore(store_path(root, settings, store_dir))
         tracked = {f.path for f in store.inventory().files}
+        documents = {p for p in retriever.lexical.files() if p.startswith(KNOWLEDGE_PREFIX)}
         spans = _symbol_spans(store)
         problems: list[str] = []
-        golds = [gold_of(q, tracked, spans, problems) for q in questions]
+        # an answer may be a team-knowledge document the build indexed (@knowledge/<root>/<path>)
+        golds = [gold_of(q, tracked | documents, spans, problems) for q in questions]
         if problems:
             raise GoldenError(str(golden), problems,
                               hint="fix the golden file, or rebuild the store if the repository moved "

@@ -124,7 +124,7 @@ def retrieve_across(workspace: Workspace, task: str, use_case: str = "implementa
     while sections and counter.count(text) > budget:  # a join tokenized differently: drop the last
         sections.pop()
         text = header + "".join(separators[name] + packed.text for name, packed in sections)
-    gap = all(below_floor(p.evidence) for p in parts)
+    gap = all(below_floor(p.evidence, p.found) for p in parts)
     logged = []
     for part in parts:
         with workspace.using(part.name) as kb:

@@ -49,6 +49,9 @@ RELEVANCE_FLOOR = 0.34
 # Slices kept per build: the same request on the same build gives the same bytes, so a repeated
 # one (a pipeline's fixed prompts, a retried call) is answered without ranking again.
 SLICE_CACHE = 256
+# Team knowledge answers a query when its best lexical hit holds this share of the query's words.
+KNOWLEDGE_COVERAGE = 0.6
+BEHIND_CHARS = 200  # of the reasons a slice's title gives for a document behind the code
 RANKING_CACHE = 8  # rankings kept per build, each packed into any budget asked (a workspace packs twice)
 
 
@@ -78,9 +81,20 @@ class UntrustedSetting(UserWarning):
     """A repository's own configuration set a field only the user may set; it was ignored."""
 
 
-def below_floor(evidence: Evidence) -> bool:
-    """Whether a query found nothing relevant: its confidence is below the floor (or, where no
-    confidence was estimated, its best unit below the relevance floor, or no word matched)."""
+def answered_by_knowledge(evidence: Evidence) -> bool:
+    """Whether team knowledge answered a query: its best unit is past the relevance floor, or
+    its best lexical hit holds most of the query's words."""
+    return (evidence.knowledge_similarity >= RELEVANCE_FLOOR
+            or evidence.knowledge_coverage >= KNOWLEDGE_COVERAGE)
+
+
+def below_floor(evidence: Evidence, found: Slice | None = None) -> bool:
+    """Whether a query found nothing relevant, judged by everything that answered it: team
+    knowledge that answered it (and, for a slice, is in it) makes it no gap; else its confidence
+    is below the floor (or, where no confidence was estimated, its best unit below the relevance
+    floor, or no word matched)."""
+    if answered_by_knowledge(evidence) and (found is None or any(i.kind == "knowledge" for i in found.items)):
+        return False
     if evidence.confidence >= 0:
         return evidence.low_confidence
     if evidence.best_similarity > -1.0:
@@ -203,9 +217,19 @@ class KnowledgeBase:
             if self._retriever is None:
                 self._retriever = open_retriever(self.root, self.settings, self.store, self.components)
                 self._retriever.lexical.remember()  # it answers many requests on this build
+                self._retriever.mark_behind(self._behind())
                 if self.settings.confidence_floor >= 0:
                     self._retriever.confidence_floor = self.settings.confidence_floor
             return self._retriever
+
+    def _behind(self) -> dict[str, str]:
+        """The documents (the repository's and team knowledge's) behind the code, and why: what a
+        slice's titles say of them (nothing when drift cannot be read)."""
+        try:
+            reports = find_drift(self.root, self.store)
+        except (KbcError, OSError):
+            return {}
+        return {r.path: "; ".join(reason.detail for reason in r.reasons)[:BEHIND_CHARS] for r in reports}
 
     def _build_record(self) -> tuple[int, int, int]:
         """Which completed build the store holds: its build record, written last and replaced
@@ -304,7 +328,7 @@ class KnowledgeBase:
                   found: Slice | None = None) -> str:
         """Write a query to the gap log (``gap``: whether it is one; by default, whether its
         evidence is below the floor) and tell the listeners; returns its id."""
-        gap = below_floor(evidence) if gap is None else gap
+        gap = below_floor(evidence, found) if gap is None else gap
         query_id = self._log(kind, task, use_case, evidence, gap)
         self._heard(Logged(kind, use_case, gap, found))
         return query_id

@@ -70,6 +70,12 @@ class Collected:
     def texts(self) -> dict[str, str]:
         return {d.indexed_path: d.text for d in self.documents}
 
+    def dates(self) -> dict[str, str]:
+        """Indexed path -> how each document is dated in a slice: "last commit YYYY-MM-DD", or
+        "modified YYYY-MM-DD" outside git."""
+        return {d.indexed_path: f"{'last commit' if d.commit else 'modified'} {d.date}"
+                for d in self.documents if d.date}
+
 
 def roots_to_read(settings: Settings, store_root: Path) -> tuple[KnowledgeRoot, ...]:
     """The configured roots; with none configured, the roots the store was last built with

@@ -4,6 +4,7 @@ repository; retrieval reads the scopes it is given; a repository cannot point kb
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -508,3 +509,70 @@ def test_a_proposal_cannot_forge_what_it_changed_who_wrote_it_or_hide_a_credenti
     objects = git(team, "cat-file", "--batch-all-objects", "--batch-check=%(objectname) %(objecttype)")
     for name in (o.split()[0] for o in objects.splitlines() if o.endswith(" blob")):
         assert fresh not in git(team, "cat-file", "blob", name)
+
+
+TURKISH = {
+    "domain/odeme.md": "# Ödeme kuralları\n\n## Yöntemler\n\nKredi kartı ve havale kabul edilir; kapıda "
+                       "ödeme yalnızca büyük şehirlerde sunulur.\n\n## İade süresi\n\nİade süresi "
+                       "teslimattan itibaren 14 gündür.\n",
+    "domain/kargo.md": "# Kargo\n\n750 TL üzeri siparişlerde kargo ücretsizdir; teslim süresi iki iş "
+                       "günüdür.\n",
+    "domain/payments.md": "# Payments\n\nCards and bank transfers are accepted; refunds go back to the "
+                          "card.\n",
+    "conventions/kod.md": "# Kod stili\n\nKod İngilizce yazılır; her kuralın bir testi vardır.\n",
+}
+
+
+@pytest.mark.parametrize("question", ["odeme", "kurallari", "iade suresi", "Ödeme kuralları",
+                                      "İADE SÜRESİ"])
+def test_words_outside_ascii_find_their_note(make_repo: RepoFactory, question: str) -> None:
+    root = make_repo(CODE)
+    notes = make_repo(TURKISH)
+    settings = Settings(embed_model="none", knowledge=(KnowledgeRoot("ekip", str(notes)),))
+    with open_kb(root, settings) as kb:
+        kb.build(no_llm=True)
+        found = kb.retrieve(question, "qa", budget=3000)
+    knowledge = [i.path for i in found.items if i.kind == "knowledge"]
+    assert knowledge and knowledge[0] == "@knowledge/ekip/domain/odeme.md", knowledge
+
+
+def test_a_question_only_team_knowledge_answers_is_no_gap(shop: tuple[Path, Settings]) -> None:
+    root, settings = shop
+    with open_kb(root, settings) as kb:
+        kb.build(no_llm=True)
+        answered = kb.retrieve("how many days is the refund window", "qa", budget=2000)
+        assert any(i.path == "@knowledge/team/domain/payouts.md" for i in answered.items)
+        kb.retrieve("quantum zebra flux capacitor calibration", "qa", budget=2000)
+        gaps = [g.question for g in kb.gaps()]
+    assert gaps == ["quantum zebra flux capacitor calibration"]
+
+
+def test_a_knowledge_block_is_dated_and_says_when_it_is_behind_the_code(make_repo: RepoFactory,
+                                                                         tmp_path: Path) -> None:
+    team = make_repo({**KNOWLEDGE, **GOVERNING})
+    root = make_repo(CODE)
+    folder = tmp_path / "plain-notes"
+    write_tree(folder, {"domain/holidays.md": "# Holidays\n\nPayouts skip the seller's public holidays.\n"})
+    settings = Settings(embed_model="none", knowledge=(KnowledgeRoot("team", str(team)),
+                                                       KnowledgeRoot("plain", str(folder))))
+    held = textwrap.dedent(CODE["shop/payouts.py"]).lstrip("\n")
+    held += "\n\ndef hold(seller):\n    return seller\n"
+    commit_later(root, {"shop/payouts.py": held}, "2026-03-01T00:00:00Z")
+    committed = git(team, "log", "-1", "--format=%cs", "--", "domain/payout-rules.md").strip()
+    with open_kb(root, settings) as kb:
+        kb.build(no_llm=True)
+        rules = kb.retrieve("payout rules cancel_payout", "qa", budget=3000).text
+        holidays = kb.retrieve("do payouts skip public holidays", "qa", budget=3000).text
+        fresh = kb.retrieve("how many days is the refund window", "qa", budget=3000).text
+
+    def title(text: str, path: str) -> str:
+        return next(line for line in text.splitlines() if line.startswith(f"## @knowledge/{path} "))
+
+    behind = title(rules, "team/domain/payout-rules.md")
+    assert behind.startswith(f"## @knowledge/team/domain/payout-rules.md (knowledge · last commit {committed}"
+                             " · behind the code: 1 commit since")
+    assert "the code no longer has" in behind
+    assert re.fullmatch(r"## @knowledge/plain/domain/holidays\.md \(knowledge · modified \d{4}-\d\d-\d\d\)",
+                        title(holidays, "plain/domain/holidays.md"))
+    assert title(fresh, "team/domain/payouts.md") == \
+        f"## @knowledge/team/domain/payouts.md (knowledge · last commit {committed})"

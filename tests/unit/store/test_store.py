@@ -100,3 +100,25 @@ def test_a_file_that_is_not_a_database_is_refused_and_closed(tmp_path: Path) -> 
     db = connect(tmp_path / "new" / "ok.sqlite", shared=True)
     assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
     db.close()
+
+
+def test_a_cached_result_of_an_older_shape_is_never_read_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A result pickled before a field was added to the facts would load without it: the
+    analyzers' versions, part of every cache key, carry the shape of the facts."""
+    import dataclasses
+
+    from kbc.domain import models
+    from kbc.services.analyze import analyzer_version, code_analyzer_version
+
+    shape = models.models_shape()
+    assert shape in analyzer_version() and shape in code_analyzer_version()
+
+    @dataclasses.dataclass
+    class Added:  # a dataclass defined in the models' module changes the shape
+        extra: int = 0
+
+    Added.__module__ = models.__name__
+    with monkeypatch.context() as patched:
+        patched.setattr(models, "Added", Added, raising=False)
+        assert models.models_shape() != shape
+    assert models.models_shape() == shape
