@@ -44,6 +44,8 @@ class FrontMatter:
     body_line: int  # 1-based line of the file where ``body`` starts
     problem: str = ""  # why the front-matter could not be read, "" when it could (or there is none)
     scopes: tuple[str, ...] = ()  # `scope:` (knowledge documents): one name or a list
+    title: str = ""  # `title:`, when a string
+    tags: tuple[str, ...] = ()  # `tags:`: one name or a list
 
 
 def _is_delimiter(line: str) -> bool:
@@ -75,13 +77,16 @@ def parse_front_matter(text: str) -> FrontMatter:
         return FrontMatter((), body, body_line,
                            f"front-matter must be a mapping of keys to values, not a {type(data).__name__}")
     scopes = _scopes(data.get("scope"))
+    title = data["title"].strip() if isinstance(data.get("title"), str) else ""
+    tags = _scopes(data.get("tags"))
     raw = data.get("refs")
     if raw is None:
-        return FrontMatter((), body, body_line, scopes=scopes)
+        return FrontMatter((), body, body_line, scopes=scopes, title=title, tags=tags)
     items = [raw] if isinstance(raw, str) else raw
     if not isinstance(items, list):
         return FrontMatter((), body, body_line,
-                           f"front-matter `refs` must be a list of globs, not a {type(raw).__name__}")
+                           f"front-matter `refs` must be a list of globs, not a {type(raw).__name__}",
+                           scopes=scopes, title=title, tags=tags)
     refs: list[str] = []
     problems: list[str] = []
     for number, item in enumerate(items, 1):
@@ -91,11 +96,12 @@ def parse_front_matter(text: str) -> FrontMatter:
         else:
             problems.append(f"item {number} ({item!r}) is not a glob")
     problem = f"front-matter `refs`: {'; '.join(problems)}" if problems else ""
-    return FrontMatter(tuple(refs), body, body_line, problem, scopes)
+    return FrontMatter(tuple(refs), body, body_line, problem, scopes=scopes, title=title, tags=tags)
 
 
 def _scopes(raw: object) -> tuple[str, ...]:
-    """``scope: domain`` or ``scope: [domain, payments]``: the names, stripped of slashes."""
+    """``scope: domain`` or ``scope: [domain, payments]`` (or ``tags:``): the names, stripped of
+    slashes."""
     items = [raw] if isinstance(raw, str) else raw if isinstance(raw, list) else []
     names = (str(item).strip().strip("/") for item in items if isinstance(item, (str, int)))
     return tuple(dict.fromkeys(name for name in names if name))

@@ -316,10 +316,10 @@ def _register() -> None:
     from kbc.cli.evaluate import eval_command
     from kbc.cli.knowledge import proposals, propose
     from kbc.cli.maintain import drift, embed, refresh, render, status, views
-    from kbc.cli.serve import ask, gaps, scopes, serve
+    from kbc.cli.serve import ask, gaps, scopes, search, serve
 
-    for command in (refresh, embed, status, drift, views, render, ask, gaps, scopes, propose, proposals,
-                    serve, eval_command):
+    for command in (refresh, embed, status, drift, views, render, ask, search, gaps, scopes, propose,
+                    proposals, serve, eval_command):
         cli.add_command(command)
 
 

@@ -52,6 +52,37 @@ def ask(ctx: click.Context, question: str, repo: Path, store: Path | None, budge
 
 
 @click.command()
+@click.argument("query")
+@reading_options
+@click.option("-k", "k", type=click.IntRange(1), default=10, show_default=True, help="How many hits.")
+@click.option("--budget", type=click.IntRange(1), help="Tokens the hits' texts may take (default: no limit).")
+@click.option("--use-case", "use_case", default="implementation", show_default=True,
+              help="Profile whose weights rank the hits.")
+@click.option("--scope", "scopes", multiple=True, help="A knowledge scope to search (repeatable).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.pass_context
+def search(ctx: click.Context, query: str, repo: Path, store: Path | None, k: int, budget: int | None,
+           use_case: str, scopes: tuple[str, ...], fmt: str) -> None:
+    """Look QUERY up in the index without packing a slice: the best chunks (code, tests, docs,
+    views, team knowledge), each as path:start-end with its score and breadcrumb.
+
+    The same as MCP `search` and `GET /api/v1/search`; --format json gives each hit's text.
+    To prime work on a task prefer `kbc retrieve`.
+    """
+    with knowledge_base(repo, store) as kb:
+        hits = kb.search(query, k, use_case, scopes=scopes or None, budget=budget)
+    if fmt == "json":
+        click.echo(json.dumps(hits, indent=1, ensure_ascii=False))
+        return
+    if not hits:
+        click.echo("Nothing found.")
+    for hit in hits:
+        heading = f"  · {hit['heading']}" if hit["heading"] else ""
+        where = f"{hit['path']}:{hit['start_line']}-{hit['end_line']}"
+        click.echo(f"{hit['score']:.4f}  {where}  ({hit['kind']}){heading}")
+
+
+@click.command()
 @reading_options
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.pass_context

@@ -28,7 +28,7 @@ from kbc.domain.models import KNOWLEDGE_PREFIX, Chunk, ChunkKind, EmbedUnit, Fil
 from kbc.domain.progress import EmbedProgress
 from kbc.domain.timing import PassTiming, Stopwatch
 from kbc.domain.views import VIEW_PREFIX
-from kbc.index.chunks import chunk_text
+from kbc.index.chunks import chunk_text, knowledge_chunks
 from kbc.index.definitions import Definition
 from kbc.index.embed import Embedder
 from kbc.index.exact import ExactVectors, digest_of, load_snapshot, sweep_snapshots, write_snapshot
@@ -43,7 +43,7 @@ from kbc.store.layout import LEXICAL
 
 STAGED = "lexical.next.sqlite"  # the index a build writes, renamed into place when it publishes
 
-CHUNKER_VERSION = "7"
+CHUNKER_VERSION = "8"
 POOL_MIN_FILES = 64
 EMBED_BATCH = 256  # units handed to the embedder per call (it batches 32 inside)
 
@@ -131,11 +131,13 @@ def _tasks(root: Path, files: Sequence[SourceFile], facts: Mapping[str, FileFact
 
 
 def document_chunks(path: str, text: str, size: int, overlap: int, kind: ChunkKind = "view") -> list[Chunk]:
-    """A view's (or a knowledge document's, ``kind``) Markdown cut at its headings, with the
-    headings as breadcrumbs (already redacted)."""
+    """A view's Markdown cut at its headings, with the headings as breadcrumbs, or a knowledge
+    document's (``kind``) cut at every section (:func:`kbc.index.chunks.knowledge_chunks`);
+    already redacted."""
     counter = default_counter()
-    return [dataclasses.replace(c, kind=kind, role=kind, tokens=counter.count(c.text))
-            for c in chunk_text(path, text, "markdown", size=size, overlap=overlap)]
+    cut = knowledge_chunks(path, text, counter.count) if kind == "knowledge" else \
+        chunk_text(path, text, "markdown", size=size, overlap=overlap)
+    return [dataclasses.replace(c, kind=kind, role=kind, tokens=counter.count(c.text)) for c in cut]
 
 
 def _run(tasks: list[ChunkTask], workers: int) -> list[tuple[str, list[Chunk], int]]:

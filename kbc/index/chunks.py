@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from kbc.analyzers.roles import DOC_LANGUAGES, role_of
@@ -155,3 +155,77 @@ def _definition_chunks(path: str, lines: Sequence[str], language: str, size: int
         chunks.append(Chunk(cid, path, piece.start, piece.end, kind, language, body, piece.heading,
                             module, piece.symbols, role, unit=piece.unit, context=piece.context))
     return chunks
+
+
+# A knowledge section longer than this many tokens is split at its paragraphs.
+SECTION_TOKENS = 400
+
+
+def knowledge_chunks(path: str, text: str, count: Callable[[str], int],
+                     target: int = SECTION_TOKENS) -> list[Chunk]:
+    """A team-knowledge document cut at its headings: each section a chunk of its own (a
+    heading with nothing under it joins the next), the heading path as its breadcrumb (the
+    front matter's ``title`` above it when the document has no top heading), the front matter
+    never in a chunk (its ``title`` and ``tags`` are matched as the chunk's context), and a
+    section longer than ``target`` tokens split at its paragraphs."""
+    from kbc.analyzers.drift import parse_front_matter
+
+    lines = split_lines(text)
+    if not lines:
+        return []
+    front = parse_front_matter(text)
+    closed = front.body_line > 1 and "never closed" not in front.problem
+    first = front.body_line if closed else 1  # the front matter's lines are never in a chunk
+    body = lines[first - 1:]
+    sections = [Section(s.start + first - 1, s.end + first - 1, s.breadcrumb)
+                for s in markdown_sections(body)]
+    top = any(_HEADING.match(line) and not line.startswith("##") for line in body)
+    title = front.title if front.title and not top else ""
+    context = " ".join(part for part in (front.title, " ".join(front.tags)) if part)
+    spans: list[tuple[int, int, str]] = []
+    carried: int | None = None  # the first line of heading-only sections waiting for content
+    for section in sections:
+        start = carried if carried is not None else section.start
+        content = [line for line in lines[section.start - 1:section.end] if line.strip()]
+        if all(_HEADING.match(line) for line in content) and section is not sections[-1]:
+            carried = start
+            continue
+        carried = None
+        crumb = " > ".join(part for part in (title, section.breadcrumb) if part)
+        spans.extend((s, e, crumb) for s, e in _paragraph_spans(lines, start, section.end, count, target))
+    chunks = []
+    for start, end, heading in spans:
+        piece = "".join(lines[start - 1:end])
+        if not piece.strip():
+            continue
+        chunks.append(Chunk(chunk_id(path, start, end, piece), path, start, end, "knowledge", "markdown",
+                            piece, heading, "", (), "knowledge", context=context))
+    return chunks
+
+
+def _paragraph_spans(lines: Sequence[str], start: int, end: int, count: Callable[[str], int],
+                     target: int) -> Iterator[tuple[int, int]]:
+    """``start``..``end`` whole when it fits ``target`` tokens, else cut where a paragraph ends
+    (a blank line outside a code fence) so each piece fits; a paragraph longer than ``target``
+    is a piece of its own."""
+    if count("".join(lines[start - 1:end])) <= target:
+        yield start, end
+        return
+    breaks: list[int] = []  # last lines of paragraphs
+    in_fence = False
+    for number in range(start, end + 1):
+        line = lines[number - 1]
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        elif not in_fence and not line.strip() and number > start:
+            breaks.append(number)
+    breaks.append(end)
+    piece_start = start
+    previous = None
+    for cut in breaks:
+        if count("".join(lines[piece_start - 1:cut])) > target and previous is not None:
+            yield piece_start, previous
+            piece_start = previous + 1
+        previous = cut
+    if piece_start <= end:
+        yield piece_start, end

@@ -203,6 +203,8 @@ def build_server(worker: Worker) -> MCPServer:
         scopes: Annotated[list[str] | None, Field(description="Knowledge scopes to answer from; "
                                                               "default: every scope but projects/...")]
         = None,
+        budget: Annotated[int | None, Field(gt=0, description="Tokens of sources to answer from; default: "
+                                                              "the qa use case's budget.")] = None,
         repository: Repository = None,
     ) -> ObjectResult:
         """Answer a question about the repository from retrieved sources, citing [path:start-end]
@@ -212,21 +214,26 @@ def build_server(worker: Worker) -> MCPServer:
         best passages quoted), `citations`, `dropped_citations`, `sources` (id, path, lines, kind,
         score), `retrieval`, `model`, `note`, and `query_id` for report_usage."""
 
-        return await worker.reply("ask", lambda kb: answer_data(*kb.ask(question, scopes=scopes)),
-                                  repository=repository)
+        def answer(kb: KnowledgeBase) -> dict[str, Any]:
+            return answer_data(*kb.ask(question, scopes=scopes, budget=budget))
+
+        return await worker.reply("ask", answer, repository=repository)
 
     @server.tool(annotations=READ_ONLY)
     async def search(
         query: Annotated[str, Field(description="Words, identifiers or a phrase to look up.")],
         k: Annotated[int, Field(description="How many hits to return.")] = 10,
+        budget: Annotated[int | None, Field(gt=0, description="Tokens the hits' texts may take: fewer "
+                                                              "hits when they do not fit (default: no "
+                                                              "limit).")] = None,
         repository: Repository = None,
     ) -> ListResult:
         """Ranked lookup over the index (code, tests, docs, views), without a budget: the top k
         chunks, each with id, path, start_line, end_line, kind, score, heading, symbols and text.
         To prime work on a task prefer retrieve_slice; use search to locate something specific."""
-        return await worker.reply("search", lambda kb: kb.search(query, k), listing=True,
+        return await worker.reply("search", lambda kb: kb.search(query, k, budget=budget), listing=True,
                                   repository=repository,
-                                  across=lambda workspace: search_across(workspace, query, k))
+                                  across=lambda workspace: search_across(workspace, query, k, budget=budget))
 
     @server.tool(annotations=READ_ONLY)
     async def get_view(
@@ -269,12 +276,16 @@ def build_server(worker: Worker) -> MCPServer:
                                                "e.g. 'pkg/mod.py'.")],
         start: Annotated[int | None, Field(description="First line, 1-based (default 1).")] = None,
         end: Annotated[int | None, Field(description="Last line, inclusive (default: the end).")] = None,
+        budget: Annotated[int | None, Field(gt=0, description="Tokens the lines may take: the lines from "
+                                                              "start that fit, `truncated` true when some "
+                                                              "were left out.")] = None,
         repository: Repository = None,
     ) -> ObjectResult:
         """Exact lines of a tracked file of the repository (at most 2000 per call): `path`,
         `start_line`, `end_line`, `lines` (the file's length) and `text`. Absolute paths, '..',
         untracked or ignored files and files where credentials were detected are refused."""
-        return await worker.reply("get_file", lambda kb: kb.file(path, start, end), repository=repository)
+        return await worker.reply("get_file", lambda kb: kb.file(path, start, end, budget),
+                                  repository=repository)
 
     @server.tool(annotations=READ_ONLY)
     async def list_use_cases(

@@ -140,6 +140,35 @@ class Packed:
     chunks: tuple[Chunk, ...] = ()  # taken, in rank order
 
 
+NEAR_DUPLICATE = 0.85  # Jaccard of two knowledge chunks' word shingles past which one is left out
+SHINGLE = 5  # words in a shingle
+UNORDERED = 1_000_000  # the place of a knowledge document ``order`` does not rank
+
+
+def shingles(text: str) -> frozenset[str]:
+    """The runs of SHINGLE words of ``text`` (lower-cased; a shorter text is one shingle)."""
+    words = text.lower().split()
+    if len(words) <= SHINGLE:
+        return frozenset([" ".join(words)]) if words else frozenset()
+    return frozenset(" ".join(words[i:i + SHINGLE]) for i in range(len(words) - SHINGLE + 1))
+
+
+def jaccard(one: frozenset[str], other: frozenset[str]) -> float:
+    return len(one & other) / len(one | other) if one and other else 0.0
+
+
+def _in_order(sections: list[FileSection], order: Mapping[str, int]) -> list[FileSection]:
+    """The knowledge sections sorted by ``order`` (then by their place) in the places they took."""
+    places = [i for i, s in enumerate(sections) if s.kind == "knowledge"]
+    if len(places) < 2 or not order:
+        return sections
+    ranked = sorted(places, key=lambda i: (order.get(sections[i].path, UNORDERED), i))
+    placed = list(sections)
+    for place, index in zip(places, ranked, strict=True):
+        placed[place] = sections[index]
+    return placed
+
+
 def _text(header: str, sections: Sequence[FileSection]) -> str:
     return header + "".join(s.render() for s in sections)
 
@@ -157,8 +186,13 @@ def _layout(taken: Sequence[tuple[Chunk, float, int]], dates: Mapping[str, str])
 
 def pack(ranked: Sequence[Chunk], dates: Mapping[str, str], budget: int, counter: TokenCounter,
          header: str, text_tokens: Callable[[Chunk], int] | None = None,
-         scores: Sequence[float] | None = None) -> Packed:
+         scores: Sequence[float] | None = None, order: Mapping[str, int] | None = None) -> Packed:
     """The best chunks that fit in ``budget`` tokens under ``header``.
+
+    Team knowledge is packed once: a knowledge chunk nearly the same as one taken from another
+    document (word shingles, Jaccard at least NEAR_DUPLICATE) is left out; ``order`` ranks
+    knowledge documents (by scope), and the slice's knowledge documents are shown in that
+    order, in the places they took, each kind's own order kept otherwise.
 
     Costs are the parts' token counts (``text_tokens`` gives a chunk's own, and a
     caller may cache it; a chunk that shares lines with taken ones costs only its
@@ -186,12 +220,18 @@ def pack(ranked: Sequence[Chunk], dates: Mapping[str, str], budget: int, counter
             frames[key] = counter.count(frame.render(chunk.language, body_too=False))
         return frames[key]
 
+    known: list[tuple[str, frozenset[str]]] = []  # knowledge taken: path, shingles
+
     for index, chunk in enumerate(ranked):
         if budget - used < MIN_BLOCK_TOKENS:
             break
         score = scores[index] if scores is not None else 0.0
         section = sections.get(chunk.path)
         overlapping = section is not None and section.overlapping(chunk)
+        shingled = shingles(chunk.text) if chunk.kind == "knowledge" else frozenset()
+        if shingled and any(path != chunk.path and jaccard(shingled, other) >= NEAR_DUPLICATE
+                            for path, other in known):
+            continue  # the same words, copied into another document: packed once
         if taken and not overlapping and size_of(chunk) + JOIN_SLACK > budget - used:
             continue  # cannot fit even before its frame is counted
         cost = 0
@@ -221,8 +261,10 @@ def pack(ranked: Sequence[Chunk], dates: Mapping[str, str], budget: int, counter
         sections.setdefault(chunk.path, section)
         taken.append((chunk, score, cost))
         used += cost
+        if shingled:
+            known.append((chunk.path, shingled))
     while True:
-        laid = _layout(taken, dates)
+        laid = _in_order(_layout(taken, dates), order or {})
         text = _text(header, laid)
         tokens = counter.count(text)
         if tokens <= budget or not taken:

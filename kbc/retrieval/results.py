@@ -56,6 +56,7 @@ class Slice:
     matched: tuple[dict[str, Any], ...] = ()
     confidence: float = -1.0  # that its first files hold what the task needs (-1: not estimated)
     low_confidence: bool = False
+    knowledge_left_out: int = 0  # team-knowledge sections ranked among the first but not packed
 
     def to_json(self) -> str:
         data: dict[str, Any] = {

@@ -50,6 +50,7 @@ CANDIDATES = 200  # hits taken from each search before fusion
 LEXICAL_POOL = 2000  # BM25 hits kept to order the other units of the best files (about as fast)
 VECTOR_UNITS = 300  # unit hits asked of the vector store (several per chunk)
 QUERY_VECTORS = 32  # query embeddings kept
+LEFT_OUT_RANKS = 50  # the first ranks where a team-knowledge section left out by the budget is counted
 KEPT_KEYS = 50_000  # chunks' duplicate-comparison texts kept between searches
 
 
@@ -71,6 +72,7 @@ class Retriever:
         self.lexical.pin()
         self.dates = {p: r.date for p, r in self.lexical.files().items()}
         self.labels: Mapping[str, str] = self.dates  # how each file is dated in a slice's titles
+        self.knowledge_order: Mapping[str, int] = {}  # knowledge document -> its place (by scope)
         self.has_knowledge = any(p.startswith(KNOWLEDGE_PREFIX) for p in self.dates)
         self.state = self.lexical.meta("state")
         indexed_model = self.lexical.meta("model")
@@ -462,12 +464,15 @@ class Retriever:
             ranked = rank.spread(ranked, chunks, budget=budget)
         # Chunks carry the token counts taken when they were indexed.
         packed = pack([chunks[cid] for cid, _ in ranked], self.labels, budget, self.counter, header,
-                      lambda chunk: chunk.tokens, [score for _, score in ranked])
+                      lambda chunk: chunk.tokens, [score for _, score in ranked], self.knowledge_order)
         items = tuple(SliceItem(b.chunks[0], b.path, b.start, b.end, b.kind, b.score, b.tokens)
                       for b in packed.blocks)
         fingerprint = self.fingerprint(profile, budget, query, exclude, min_confidence)
+        packed_ids = {c.id for c in packed.chunks}
+        left_out = sum(1 for cid, _ in ranked[:LEFT_OUT_RANKS]
+                       if chunks[cid].kind == "knowledge" and cid not in packed_ids)
         return Slice(profile.name, budget, packed.tokens, fingerprint, mode, items, packed.text, said_note,
-                     found.matched, confidence, found.evidence.low_confidence)
+                     found.matched, confidence, found.evidence.low_confidence, left_out)
 
 
 def _knowledge_evidence(team: Signals | None, chunks: dict[str, Chunk]) -> tuple[float, float]:

@@ -169,9 +169,9 @@ def _item(item: SliceItem) -> dict[str, Any]:
 
 
 def search_across(workspace: Workspace, query: str, k: int = 10, use_case: str = "implementation",
-                  names: Sequence[str] | None = None) -> list[dict[str, Any]]:
+                  names: Sequence[str] | None = None, budget: int | None = None) -> list[dict[str, Any]]:
     """The top ``k`` hits across repositories, merged by reciprocal rank; each names its
-    ``repository``."""
+    ``repository``; with ``budget``, as many as their texts fit in that many tokens."""
     scored: list[tuple[float, str, int, dict[str, Any]]] = []
     for name in list(names) if names else workspace.names():
         try:
@@ -184,7 +184,17 @@ def search_across(workspace: Workspace, query: str, k: int = 10, use_case: str =
         scored.extend((1 / (K + rank + 1), name, rank, dict(hit, repository=name))
                       for rank, hit in enumerate(hits))
     scored.sort(key=lambda row: (-row[0], row[1], row[2]))
-    return [hit for *_, hit in scored[: max(1, k)]]
+    hits = [hit for *_, hit in scored[: max(1, k)]]
+    if budget is None:
+        return hits
+    counter = workspace.components.token_counter()
+    kept, spent = [], 0
+    for hit in hits:
+        spent += counter.count(hit["text"])
+        if spent > budget:
+            break
+        kept.append(hit)
+    return kept
 
 
 def named(data: dict[str, Any], name: str, workspace: Workspace) -> dict[str, Any]:

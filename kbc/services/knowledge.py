@@ -30,7 +30,14 @@ from kbc.services.drift import find_drift
 from kbc.services.evaluate import EvalReport, evaluate_golden
 from kbc.services.refresh import RefreshSummary, refresh
 from kbc.services.retrieve import open_retriever
-from kbc.services.serving import confine, knowledge_text, lines_of, read_redacted, tracked_files
+from kbc.services.serving import (
+    confine,
+    knowledge_text,
+    lines_of,
+    read_redacted,
+    tracked_files,
+    within_budget,
+)
 from kbc.services.status import Status, repository_status
 from kbc.services.symbols import SymbolReport, find_symbols
 from kbc.services.team import Manifest, chosen_scopes, excluded, read_manifest
@@ -79,6 +86,21 @@ Listener = Callable[[Logged], None]
 
 class UntrustedSetting(UserWarning):
     """A repository's own configuration set a field only the user may set; it was ignored."""
+
+
+# Where team knowledge stands in a slice, by scope: what the domain is, then how the team works,
+# then a project's own notes, then the rest.
+SCOPE_ORDER = ("domain", "conventions", "projects")
+
+
+def knowledge_order(manifest: Manifest) -> dict[str, int]:
+    """Each knowledge document's place in a slice: its best scope's rank in SCOPE_ORDER."""
+    def place(scope: str) -> int:
+        head = scope.split("/", 1)[0]
+        return SCOPE_ORDER.index(head) if head in SCOPE_ORDER else len(SCOPE_ORDER)
+
+    return {path: min((place(s) for s in record.scopes), default=len(SCOPE_ORDER))
+            for path, record in manifest.documents.items()}
 
 
 def answered_by_knowledge(evidence: Evidence) -> bool:
@@ -130,6 +152,7 @@ class KnowledgeBase:
         self._slices: OrderedDict[tuple[str, Profile, int | None, frozenset[str], float],
                                   tuple[Slice, Evidence]] = OrderedDict()
         self._rankings: OrderedDict[tuple[str, Profile, frozenset[str]], Ranking] = OrderedDict()
+        self.cache_hits = 0  # slices answered from the cache of the newest build
         self._manifest: Manifest | None = None
         self._listeners: list[Listener] = []
         self._gaps: GapLog | None = None
@@ -218,6 +241,7 @@ class KnowledgeBase:
                 self._retriever = open_retriever(self.root, self.settings, self.store, self.components)
                 self._retriever.lexical.remember()  # it answers many requests on this build
                 self._retriever.mark_behind(self._behind())
+                self._retriever.knowledge_order = knowledge_order(read_manifest(self.store))
                 if self.settings.confidence_floor >= 0:
                     self._retriever.confidence_floor = self.settings.confidence_floor
             return self._retriever
@@ -306,6 +330,7 @@ class KnowledgeBase:
             cached = self._slices.get(key)
             if cached is not None:
                 self._slices.move_to_end(key)
+                self.cache_hits += 1
                 return cached
             if budget is not None and budget < 1:
                 raise KbcError(f"budget {budget} is too small", hint="give a budget of 1 token or more")
@@ -345,13 +370,21 @@ class KnowledgeBase:
         return llm_answer(question, found, chosen), query_id
 
     def search(self, query: str, k: int = 10, use_case: str = "implementation",
-               scopes: Sequence[str] | None = None) -> list[dict[str, Any]]:
+               scopes: Sequence[str] | None = None, budget: int | None = None) -> list[dict[str, Any]]:
+        """The top ``k`` hits, best first; with ``budget``, only as many as their texts fit in
+        that many tokens."""
         profile = self.profile(use_case)
         with self._lock:
             ranking = without(self.retriever().search(query, profile), self._excluded(scopes))
         out = []
+        spent = 0
+        counter = self.components.token_counter()
         for chunk_id, score in ranking.ranked[: max(1, k)]:
             chunk = ranking.chunks[chunk_id]
+            if budget is not None:
+                spent += chunk.tokens or counter.count(chunk.text)
+                if spent > budget:
+                    break
             out.append({"id": chunk.id, "path": chunk.path, "start_line": chunk.start_line,
                         "end_line": chunk.end_line, "kind": chunk.kind, "score": round(score, 8),
                         "heading": chunk.heading, "symbols": list(chunk.symbols), "text": chunk.text})
@@ -462,17 +495,24 @@ class KnowledgeBase:
         """Every question of the golden file ``golden`` asked of this store."""
         return evaluate_golden(self.root, self.settings, golden, self.store, use_cases, self.components)
 
-    def file(self, path: str, start: int | None = None, end: int | None = None) -> dict[str, Any]:
+    def file(self, path: str, start: int | None = None, end: int | None = None,
+             budget: int | None = None) -> dict[str, Any]:
         """Lines of a tracked file or a knowledge document; anything else (traversal, absolute,
-        untracked or ignored paths, files where credentials were found) is refused."""
+        untracked or ignored paths, files where credentials were found) is refused. With
+        ``budget``, the lines from ``start`` that fit in that many tokens (``truncated`` says
+        whether some were left out)."""
         max_bytes = self.settings.max_file_bytes
         if path.startswith(KNOWLEDGE_PREFIX):
-            return lines_of(path, knowledge_text(self.manifest(), path, max_bytes), start, end)
-        clean, language = confine(path, self._tracked_files())
-        # Redacted with the credentials the files that hold them hold now, as indexing does.
-        text = read_redacted(self.root, clean, language, max_bytes, also=self._repository_values(),
-                             hint="run `kbc refresh` once the work tree is as it should be")
-        return lines_of(clean, text, start, end)
+            found = lines_of(path, knowledge_text(self.manifest(), path, max_bytes), start, end)
+        else:
+            clean, language = confine(path, self._tracked_files())
+            # Redacted with the credentials the files that hold them hold now, as indexing does.
+            text = read_redacted(self.root, clean, language, max_bytes, also=self._repository_values(),
+                                 hint="run `kbc refresh` once the work tree is as it should be")
+            found = lines_of(clean, text, start, end)
+        if budget is None:
+            return found
+        return within_budget(found, budget, self.components.token_counter().count)
 
     def tracked_paths(self) -> frozenset[str]:
         """The tracked text files that may be served (credentials-free ones) and the knowledge

@@ -56,6 +56,9 @@ class Metrics:
                             "ask, search; usage: reported unhelpful).", ["kind"], registry=registry)
         self.queries = Counter("kbc_queries_logged", "Queries written to the gap log, by kind.",
                                ["kind"], registry=registry)
+        self.left_out = Counter("kbc_knowledge_sections_left_out", "Team-knowledge sections ranked among "
+                                "a slice's first but left out by its budget.", ["use_case"],
+                                registry=registry)
         if kb is not None:
             registry.register(_StoreCollector(kb))
 
@@ -79,6 +82,7 @@ class Metrics:
             self.slice_tokens.labels(found.use_case).inc(found.tokens)
             self.slice_budget.labels(found.use_case).inc(found.budget)
             self.budget_used.labels(found.use_case).observe(found.tokens / max(1, found.budget))
+            self.left_out.labels(found.use_case).inc(found.knowledge_left_out)
 
     def request(self, endpoint: str, method: str, status: int, seconds: float) -> None:
         self.requests.labels(endpoint, method, str(status)).inc()
@@ -104,6 +108,7 @@ class _StoreCollector:
         self._index: dict[str, Any] = {}
         self._retrieval = "none"
         self._built = 0.0
+        self._behind = 0
 
     def describe(self) -> list[Metric]:
         return []  # described by collecting: the values are cheap once cached
@@ -119,16 +124,36 @@ class _StoreCollector:
         else:
             self._index, self._retrieval = dict(status.index), status.retrieval
             self._built = marker[2] / 1e9 if status.built else 0.0
+        try:
+            self._behind = len(self.kb.drift())
+        except (KbcError, OSError):
+            self._behind = 0
         self._marker = marker
 
     def collect(self) -> Iterator[Metric]:
-        from prometheus_client.core import GaugeMetricFamily
+        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
         from kbc.services.refresh import read_refresh_record
 
         with self._lock:
             self._read()
-            index, retrieval, built = self._index, self._retrieval, self._built
+            index, retrieval, built, behind = self._index, self._retrieval, self._built, self._behind
+        yield GaugeMetricFamily("kbc_documents_behind", "Documents (the repository's and team "
+                                "knowledge's) behind the code, as `kbc drift` lists them.", value=behind)
+        yield CounterMetricFamily("kbc_slice_cache_hits", "Slices answered from the cache of the newest "
+                                  "build (the same request on the same build gives the same bytes).",
+                                  value=self.kb.cache_hits)
+        by_status: dict[str, int] = {"open": 0, "merged": 0, "closed": 0}
+        try:
+            for proposal in self.kb.proposals():
+                by_status[proposal.status] = by_status.get(proposal.status, 0) + 1
+        except (KbcError, OSError):
+            pass
+        proposals = GaugeMetricFamily("kbc_proposals", "Proposals to the knowledge roots, by status.",
+                                      labels=["status"])
+        for status, count in sorted(by_status.items()):
+            proposals.add_metric([status], count)
+        yield proposals
         sizes = GaugeMetricFamily("kbc_index_size", "What the index holds: files, chunks, embedding "
                                   "units and units embedded.", labels=["part"])
         for part in ("files", "chunks", "units", "embedded"):

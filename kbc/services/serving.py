@@ -7,7 +7,7 @@ read is redacted again (the file may have changed since it was indexed).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -96,3 +96,23 @@ def lines_of(path: str, text: str, start: int | None, end: int | None) -> dict[s
         raise KbcError(f"{path} has {len(lines)} lines; line {first} is past its end")
     return {"path": path, "start_line": first, "end_line": last, "lines": len(lines),
             "text": "\n".join(lines[first - 1:last]) + ("\n" if last >= first else "")}
+
+
+def within_budget(found: dict[str, Any], budget: int, count: Callable[[str], int]) -> dict[str, Any]:
+    """``found`` (as :func:`lines_of` gives it) cut to the lines that fit in ``budget`` tokens,
+    from its first; ``truncated`` says whether any were left out."""
+    if budget < 1:
+        raise KbcError(f"budget {budget} is too small", hint="give a budget of 1 token or more")
+    text = str(found["text"])
+    if count(text) <= budget:
+        return {**found, "truncated": False}
+    kept: list[str] = []
+    spent = 0
+    for line in text.splitlines(keepends=True):
+        cost = count(line)
+        if spent + cost > budget:
+            break
+        kept.append(line)
+        spent += cost
+    first = int(found["start_line"])
+    return {**found, "end_line": first + len(kept) - 1, "text": "".join(kept), "truncated": True}

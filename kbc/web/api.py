@@ -138,7 +138,8 @@ def _search(kb: KnowledgeBase, args: dict[str, Any]) -> list[dict[str, Any]]:
     query = str(args.get("q") or "")
     if not query:
         raise KbcError("q is required", hint="give the words to look up: ?q=token budget")
-    return kb.search(query, _int(args.get("k"), "k") or 10, str(args.get("use_case") or "implementation"))
+    return kb.search(query, _int(args.get("k"), "k") or 10, str(args.get("use_case") or "implementation"),
+                     budget=_int(args.get("budget"), "budget"))
 
 
 def _health(workspace: Workspace, args: dict[str, Any]) -> dict[str, Any]:
@@ -155,7 +156,8 @@ def _search_across(workspace: Workspace, args: dict[str, Any]) -> list[dict[str,
     if not query:
         raise KbcError("q is required", hint="give the words to look up: ?q=token budget")
     return search_across(workspace, query, _int(args.get("k"), "k") or 10,
-                         str(args.get("use_case") or "implementation"))
+                         str(args.get("use_case") or "implementation"),
+                         budget=_int(args.get("budget"), "budget"))
 
 
 def _symbols_across(workspace: Workspace, args: dict[str, Any]) -> list[dict[str, Any]]:
@@ -219,7 +221,9 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              _search, across=_search_across,
              params=(Param("q", "Words, identifiers or a phrase.", required=True),
                               Param("k", "How many hits (default 10).", "integer"),
-                              Param("use_case", "Profile whose weights rank the hits."))),
+                              Param("use_case", "Profile whose weights rank the hits."),
+                              Param("budget", "Tokens the hits' texts may take (default: no limit).",
+                                    "integer"))),
     Endpoint("GET", "/views", "views", "The views, whole (kbc views --format json).",
              lambda kb, a: views_data(kb.views(a.get("kind") or None)),
              params=(Param("kind", "Only views of this kind."),), returns=LIST),
@@ -232,10 +236,12 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              params=(Param("name", "A qualified name or its tail.", required=True),), returns=LIST),
     Endpoint("GET", "/files/{path}", "files", "Lines of a tracked file, confined and redacted as MCP "
              "get_file.", lambda kb, a: kb.file(a["path"], _int(a.get("start"), "start"),
-                                                 _int(a.get("end"), "end")),
+                                                 _int(a.get("end"), "end"), _int(a.get("budget"), "budget")),
              params=(Param("path", "Relative to the repository root.", required=True, where="path"),
                      Param("start", "First line, 1-based.", "integer"),
-                     Param("end", "Last line, inclusive.", "integer")),
+                     Param("end", "Last line, inclusive.", "integer"),
+                     Param("budget", "Tokens the lines may take (truncated says if some were left out).",
+                           "integer")),
              route="/files/{path:path}"),
     Endpoint("GET", "/use-cases", "use_cases", "The retrieval profiles and their budgets.",
              lambda kb, _: use_cases_data(kb.use_cases().values()), returns=LIST),

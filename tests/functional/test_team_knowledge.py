@@ -576,3 +576,28 @@ def test_a_knowledge_block_is_dated_and_says_when_it_is_behind_the_code(make_rep
                         title(holidays, "plain/domain/holidays.md"))
     assert title(fresh, "team/domain/payouts.md") == \
         f"## @knowledge/team/domain/payouts.md (knowledge · last commit {committed})"
+
+
+def test_a_knowledge_slice_shows_the_heading_path_and_never_the_front_matter(
+        shop: tuple[Path, Settings]) -> None:
+    root, settings = shop
+    with open_kb(root, settings) as kb:
+        kb.build(no_llm=True)
+        found = kb.retrieve("is money ever a float? amounts in cents", "qa", budget=2000)
+    assert any(i.path == "@knowledge/team/conventions/money.md" for i in found.items)
+    assert "scope: [conventions, payments]" not in found.text
+    block = found.text[found.text.index("## @knowledge/team/conventions/money.md"):]
+    assert "### @knowledge/team/conventions/money.md:4-6 · in Money\n```markdown\n# Money\n" in block
+
+
+def test_knowledge_in_a_slice_goes_domain_then_conventions_then_projects(shop: tuple[Path, Settings]) -> None:
+    root, settings = shop
+    task = "when does the shop payout batch run on mondays at 06:00 utc, in cents, after the refund window"
+    with open_kb(root, settings) as kb:
+        kb.build(no_llm=True)
+        found = kb.retrieve(task, "qa", budget=4000, scopes=["domain", "conventions", "projects/shop"])
+    shown = [(i.path, i.score) for i in found.items if i.kind == "knowledge"]
+    assert [path for path, _ in shown] == ["@knowledge/team/domain/payouts.md",
+                                           "@knowledge/team/conventions/money.md",
+                                           "@knowledge/team/projects/shop/notes.md"]
+    assert max(shown, key=lambda pair: pair[1])[0] == "@knowledge/team/projects/shop/notes.md"  # ranked first

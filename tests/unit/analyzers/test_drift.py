@@ -49,7 +49,8 @@ def test_front_matter_refs_and_where_the_body_starts() -> None:
 
 def test_a_single_string_ref_and_documents_without_refs() -> None:
     assert parse_front_matter("---\nrefs: pkg/*.py\n---\nbody\n").refs == ("pkg/*.py",)
-    assert parse_front_matter("---\ntitle: x\n---\nbody\n") == FrontMatter((), "body\n", 4)
+    assert parse_front_matter("---\ntitle: x\n---\nbody\n") == FrontMatter((), "body\n", 4, title="x")
+    assert parse_front_matter("---\ntags: [a, b]\n---\n").tags == ("a", "b")
     assert parse_front_matter("---\n---\nbody\n") == FrontMatter((), "body\n", 3)
     assert parse_front_matter("---\nrefs:\n---\n").refs == ()
     plain = "# Title\n---\nrefs: [a]\n---\n"

@@ -78,3 +78,37 @@ def test_roles_tell_code_to_change_from_tests_docs_config_examples_and_vendored_
 def test_lines_split_on_newlines_only() -> None:
     assert split_lines("a\x0cb\nc\r\nd") == ["a\x0cb\n", "c\r\n", "d"]
     assert chunk_text("e.py", "", "python", size=60, overlap=12) == []
+
+
+def test_team_knowledge_is_cut_at_every_heading_and_never_shows_its_front_matter() -> None:
+    from kbc.index.chunks import knowledge_chunks
+    from kbc.index.tokencount import default_counter
+
+    count = default_counter().count
+    text = ("---\ntitle: Payments handbook\ntags: [payments, refunds]\nscope: domain\n---\n"
+            "Which payments we take.\n\n## Methods\n\nCards and transfers.\n\n## Refunds\n\n"
+            "### Window\n\nFourteen days.\n\n### Exceptions\n\nCustom goods.\n")
+    chunks = knowledge_chunks("@knowledge/team/pay.md", text, count)
+    assert [(c.start_line, c.end_line, c.heading) for c in chunks] == [
+        (6, 7, "Payments handbook"),
+        (8, 11, "Payments handbook > Methods"),
+        (12, 17, "Payments handbook > Refunds > Window"),  # a heading alone joins the next section
+        (18, 20, "Payments handbook > Refunds > Exceptions"),
+    ]
+    assert not any("scope:" in c.text or "---" in c.text for c in chunks)
+    assert {c.context for c in chunks} == {"Payments handbook payments refunds"}
+    assert {c.kind for c in chunks} == {"knowledge"}
+
+
+def test_an_oversized_knowledge_section_is_split_at_its_paragraphs() -> None:
+    from kbc.index.chunks import knowledge_chunks
+    from kbc.index.tokencount import default_counter
+
+    count = default_counter().count
+    paragraphs = [f"Paragraph {i}: " + "word " * 60 for i in range(10)]
+    text = "# Long\n\n" + "\n\n".join(paragraphs) + "\n"
+    chunks = knowledge_chunks("@knowledge/team/long.md", text, count, target=200)
+    assert len(chunks) > 1 and all(count(c.text) <= 200 for c in chunks)
+    assert all(c.text.startswith(("# Long", "Paragraph")) for c in chunks)  # never cut mid-paragraph
+    assert "".join(c.text for c in chunks) == text
+    assert {c.heading for c in chunks} == {"Long"}

@@ -84,3 +84,42 @@ def test_fences_outgrow_backticks_in_the_text() -> None:
 def test_rrf_sums_reciprocal_ranks() -> None:
     fused = rrf([["a", "b"], ["b", "c"]], k=60)
     assert fused == {"a": 1 / 61, "b": 1 / 62 + 1 / 61, "c": 1 / 62}
+
+
+def note(path: str, text: str) -> Chunk:
+    lines = text.count("\n")
+    return Chunk(f"{path}:1", path, 1, lines, "knowledge", "markdown", text, "", role="knowledge")
+
+
+COPIED = ("# Payouts\n\nA payout is money we send to a seller every week, never before the refund window "
+          "of one hundred and eighty days has closed for the orders it pays. Payouts are batched on "
+          "Mondays at six in the morning, in the seller's own currency, and a seller whose account is "
+          "under review is paid only once the review has ended. A payout that bounces is retried three "
+          "times, one day apart, before the seller is asked to check the bank details we hold.\n")
+
+
+def test_a_note_copied_into_another_document_is_packed_once() -> None:
+    ranked = [note("@knowledge/t/projects/a/payouts.md", COPIED),
+              note("@knowledge/t/projects/b/payouts.md", COPIED.replace("every week", "each week")),
+              chunk("a.py", 1, 5),
+              note("@knowledge/t/domain/other.md", "# Other\n\nSomething else entirely.\n")]
+    packed = pack(ranked, {}, 50_000, COUNTER, "# slice\n", scores=[4, 3, 2, 1])
+    assert [b.path for b in packed.blocks] == ["@knowledge/t/projects/a/payouts.md", "a.py",
+                                               "@knowledge/t/domain/other.md"]
+    assert packed.text.count("refund window") == 1
+
+
+def test_knowledge_is_shown_by_scope_in_the_places_it_took() -> None:
+    ranked = [note("@knowledge/t/projects/a/notes.md", "# Project\n\nBatch on Mondays.\n"),
+              chunk("a.py", 1, 5),
+              note("@knowledge/t/conventions/money.md", "# Money\n\nCents, never floats.\n"),
+              note("@knowledge/t/domain/payouts.md", "# Payouts\n\nWeekly.\n"), chunk("b.py", 1, 5)]
+    order = {"@knowledge/t/domain/payouts.md": 0, "@knowledge/t/conventions/money.md": 1,
+             "@knowledge/t/projects/a/notes.md": 2}
+    packed = pack(ranked, {}, 50_000, COUNTER, "# slice\n", scores=[5, 4, 3, 2, 1], order=order)
+    assert [b.path for b in packed.blocks] == ["@knowledge/t/domain/payouts.md", "a.py",
+                                               "@knowledge/t/conventions/money.md",
+                                               "@knowledge/t/projects/a/notes.md", "b.py"]
+    assert packed.tokens == COUNTER.count(packed.text)
+    unordered = pack(ranked, {}, 50_000, COUNTER, "# slice\n", scores=[5, 4, 3, 2, 1])
+    assert [b.path for b in unordered.blocks][0] == "@knowledge/t/projects/a/notes.md"
