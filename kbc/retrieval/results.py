@@ -41,6 +41,10 @@ class SliceItem:
     kind: str
     score: float
     tokens: int
+    # a document's (team knowledge's, or the repository's docs): how it is dated ("last commit
+    # YYYY-MM-DD", "modified YYYY-MM-DD") and, when behind the code, why; "" for code
+    date: str = ""
+    behind: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,12 +68,22 @@ class Slice:
             "fingerprint": self.fingerprint, "retrieval": self.retrieval, "note": self.note,
             "confidence": round(self.confidence, 3), "low_confidence": self.low_confidence,
             "matched": list(self.matched),
-            "items": [{"id": i.id, "path": i.path, "start_line": i.start_line,
-                       "end_line": i.end_line, "kind": i.kind, "score": round(i.score, 8),
-                       "tokens": i.tokens} for i in self.items],
+            "items": [item_data(i) for i in self.items],
             "text": self.text,
         }
         return json.dumps(data, indent=1, ensure_ascii=False)
+
+
+def item_data(item: SliceItem) -> dict[str, Any]:
+    """An item as the JSON of a slice gives it."""
+    data: dict[str, Any] = {"id": item.id, "path": item.path, "start_line": item.start_line,
+                            "end_line": item.end_line, "kind": item.kind, "score": round(item.score, 8),
+                            "tokens": item.tokens}
+    if item.date:
+        data["date"] = item.date
+    if item.behind:
+        data["behind"] = item.behind
+    return data
 
 
 def without(found: Ranking, exclude: frozenset[str]) -> Ranking:

@@ -73,6 +73,7 @@ class Retriever:
         self.dates = {p: r.date for p, r in self.lexical.files().items()}
         self.labels: Mapping[str, str] = self.dates  # how each file is dated in a slice's titles
         self.knowledge_order: Mapping[str, int] = {}  # knowledge document -> its place (by scope)
+        self.behind: dict[str, str] = {}  # document -> why it is behind the code
         self.has_knowledge = any(p.startswith(KNOWLEDGE_PREFIX) for p in self.dates)
         self.state = self.lexical.meta("state")
         indexed_model = self.lexical.meta("model")
@@ -331,9 +332,18 @@ class Retriever:
             similarity = exact.similarities(embedding, ids)
         return ids, unit_features(signals, path, units, signals.chunks, similarity)
 
+    def _document_marks(self, path: str, kind: str) -> tuple[str, str]:
+        """A document's date as a slice's title gives it, and why it is behind the code ("" for
+        code, which the title alone dates)."""
+        if kind not in ("knowledge", "doc"):
+            return "", ""
+        date = self.dates.get(path, "")
+        return (f"last commit {date}" if date[:1].isdigit() else date), self.behind.get(path, "")
+
     def mark_behind(self, notes: Mapping[str, str]) -> None:
         """Say in a slice's titles which documents are behind the code, and why (path ->
         reason): ``## docs/x.md (doc · last commit 2026-11-30 · behind the code: ...)``."""
+        self.behind = dict(notes)
         labels = dict(self.dates)
         for path, note in notes.items():
             dated = self.dates.get(path, "")
@@ -465,8 +475,8 @@ class Retriever:
         # Chunks carry the token counts taken when they were indexed.
         packed = pack([chunks[cid] for cid, _ in ranked], self.labels, budget, self.counter, header,
                       lambda chunk: chunk.tokens, [score for _, score in ranked], self.knowledge_order)
-        items = tuple(SliceItem(b.chunks[0], b.path, b.start, b.end, b.kind, b.score, b.tokens)
-                      for b in packed.blocks)
+        items = tuple(SliceItem(b.chunks[0], b.path, b.start, b.end, b.kind, b.score, b.tokens,
+                                *self._document_marks(b.path, b.kind)) for b in packed.blocks)
         fingerprint = self.fingerprint(profile, budget, query, exclude, min_confidence)
         packed_ids = {c.id for c in packed.chunks}
         left_out = sum(1 for cid, _ in ranked[:LEFT_OUT_RANKS]

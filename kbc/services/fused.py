@@ -20,7 +20,7 @@ from typing import Any
 
 from kbc.domain.errors import KbcError
 from kbc.index.tokencount import TokenCounter
-from kbc.retrieval.results import Evidence, Slice, SliceItem
+from kbc.retrieval.results import Evidence, Slice, SliceItem, item_data
 from kbc.services.knowledge import below_floor
 from kbc.services.workspace import Workspace
 
@@ -146,7 +146,7 @@ def _payload(parts: Sequence[Part], sections: Sequence[tuple[str, Slice]], text:
     notes += [f"left out {s}" for s in skipped]
     notes += [f"{name}: its store is behind its repository (a refresh is queued or needed)"
               for name in behind]
-    items = [dict(_item(i), repository=name) for name, packed in sections for i in packed.items]
+    items = [dict(item_data(i), repository=name) for name, packed in sections for i in packed.items]
     matched = [dict(m, repository=name) for name, packed in sections for m in packed.matched]
     fingerprint = hashlib.sha256(json.dumps(
         [use_case, budget, task, [(n, s.fingerprint) for n, s in sections]]).encode()).hexdigest()[:16]
@@ -161,11 +161,6 @@ def _payload(parts: Sequence[Part], sections: Sequence[tuple[str, Slice]], text:
                           "tokens": next((s.tokens for n, s in sections if n == p.name), 0),
                           "behind": p.name in behind} for p in parts],
     }
-
-
-def _item(item: SliceItem) -> dict[str, Any]:
-    return {"id": item.id, "path": item.path, "start_line": item.start_line, "end_line": item.end_line,
-            "kind": item.kind, "score": round(item.score, 8), "tokens": item.tokens}
 
 
 def search_across(workspace: Workspace, query: str, k: int = 10, use_case: str = "implementation",

@@ -175,7 +175,11 @@ ITEM = {"type": "object", "required": ["id", "path", "start_line", "end_line", "
         "properties": {"id": {"type": "string"}, "path": {"type": "string"},
                        "start_line": {"type": "integer"}, "end_line": {"type": "integer"},
                        "kind": {"type": "string"}, "score": {"type": "number"},
-                       "tokens": {"type": "integer"}}}
+                       "tokens": {"type": "integer"},
+                       "date": {"type": "string", "description": "A document's: last commit or modified, "
+                                                                 "and the day"},
+                       "behind": {"type": "string", "description": "A document behind the code: why"},
+                       "repository": {"type": "string", "description": "A server of several: whose"}}}
 SLICE = {"type": "object",
          "required": ["use_case", "budget", "tokens", "fingerprint", "retrieval", "note", "confidence",
                       "low_confidence", "matched", "items", "text", "query_id"],

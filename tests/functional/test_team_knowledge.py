@@ -561,7 +561,8 @@ def test_a_knowledge_block_is_dated_and_says_when_it_is_behind_the_code(make_rep
     committed = git(team, "log", "-1", "--format=%cs", "--", "domain/payout-rules.md").strip()
     with open_kb(root, settings) as kb:
         kb.build(no_llm=True)
-        rules = kb.retrieve("payout rules cancel_payout", "qa", budget=3000).text
+        found = kb.retrieve("payout rules cancel_payout", "qa", budget=3000)
+        rules = found.text
         holidays = kb.retrieve("do payouts skip public holidays", "qa", budget=3000).text
         fresh = kb.retrieve("how many days is the refund window", "qa", budget=3000).text
 
@@ -576,6 +577,10 @@ def test_a_knowledge_block_is_dated_and_says_when_it_is_behind_the_code(make_rep
                         title(holidays, "plain/domain/holidays.md"))
     assert title(fresh, "team/domain/payouts.md") == \
         f"## @knowledge/team/domain/payouts.md (knowledge · last commit {committed})"
+    item = next(json.loads(found.to_json())["items"][i] for i, it in enumerate(found.items)
+                if it.path == "@knowledge/team/domain/payout-rules.md")
+    assert item["date"] == f"last commit {committed}" and item["behind"].startswith("1 commit since")
+    assert all("date" not in i for i in json.loads(found.to_json())["items"] if i["kind"] == "code")
 
 
 def test_a_knowledge_slice_shows_the_heading_path_and_never_the_front_matter(
