@@ -35,6 +35,7 @@ from kbc.services.knowledge import KnowledgeBase
 from kbc.services.metrics import Metrics
 from kbc.services.payloads import (
     answer_data,
+    fitted,
     slice_data,
     symbols_data,
     use_cases_data,
@@ -239,12 +240,19 @@ def build_server(worker: Worker) -> MCPServer:
     async def get_view(
         id: Annotated[str, Field(description="A view id from list_views, e.g. 'architecture', "
                                              "'module:pkg.sub', 'entry_points'.")],
+        budget: Annotated[int | None, Field(gt=0, description="Tokens the view may take: its longest lists, "
+                                                              "then texts, are cut until it fits, and "
+                                                              "`truncated` names them.")] = None,
         repository: Repository = None,
     ) -> ObjectResult:
         """One typed view of the repository: `facts` extracted statically from the code (modules,
         layers, dependencies, rules, entry points, ...), `interpretation` (prose from an LLM or
         docstrings, grounded in the facts), `title`, `kind`, `provenance` and `grounding`."""
-        return await worker.reply("get_view", lambda kb: to_data(kb.view(id)), repository=repository)
+        def view(kb: KnowledgeBase) -> dict[str, Any]:
+            data: dict[str, Any] = to_data(kb.view(id))
+            return data if budget is None else fitted(data, budget, kb.components.token_counter().count)
+
+        return await worker.reply("get_view", view, repository=repository)
 
     @server.tool(annotations=READ_ONLY)
     async def list_views(

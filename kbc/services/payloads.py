@@ -3,13 +3,15 @@ MCP tools and the REST API all serialise these, so a pipeline may switch between
 
 from __future__ import annotations
 
+import copy
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict
 from typing import Any
 
 from kbc.domain.codec import to_data
 from kbc.domain.drift import DriftReport
+from kbc.domain.errors import KbcError
 from kbc.domain.views import View
 from kbc.retrieval.answer import Answer
 from kbc.retrieval.profiles import Profile
@@ -55,3 +57,57 @@ def gaps_data(gaps: Iterable[Gap]) -> list[dict[str, Any]]:
 
 def use_cases_data(profiles: Iterable[Profile]) -> list[dict[str, Any]]:
     return [{"name": p.name, "description": p.description, "budget": p.budget} for p in profiles]
+
+
+KEPT_WHOLE = ("id", "kind", "title")  # what names an answer is never cut
+
+
+def fitted(data: dict[str, Any], budget: int, count: Callable[[str], int]) -> dict[str, Any]:
+    """``data`` whose JSON fits ``budget`` tokens: its longest lists halved, then its longest
+    texts, until it fits; ``truncated`` names what was cut (absent when nothing was)."""
+    if budget < 1:
+        raise KbcError(f"budget {budget} is too small", hint="give a budget of 1 token or more")
+
+    def size(value: Any) -> int:
+        return count(json.dumps(value, ensure_ascii=False))
+
+    if size(data) <= budget:
+        return data
+    trimmed: dict[str, Any] = copy.deepcopy(data)
+    cut: set[str] = set()
+    while size(trimmed) > budget:
+        where = _largest(trimmed, "")
+        if where is None:
+            raise KbcError(f"budget {budget} is too small for this answer: cut to its bones it takes "
+                           f"{size(trimmed)} tokens", hint=f"give a budget of {size(trimmed)} tokens or more")
+        path, parent, key, value = where
+        if isinstance(value, list):
+            parent[key] = value[: len(value) // 2]
+        else:
+            parent[key] = value[: len(value) // 2] + "…"
+        cut.add(path)
+        trimmed["truncated"] = sorted(cut)
+    return trimmed
+
+
+def _largest(node: Any, path: str) -> tuple[str, Any, Any, Any] | None:
+    """The longest non-empty list (or, with none, string) under ``node``: its dotted path, its
+    container, its key there and itself."""
+    best: tuple[int, int, str, Any, Any, Any] | None = None  # (is list, length, path, parent, key, value)
+    stack: list[tuple[Any, str]] = [(node, path)]
+    while stack:
+        current, where = stack.pop()
+        items = current.items() if isinstance(current, dict) else enumerate(current) \
+            if isinstance(current, list) else ()
+        for key, value in items:
+            if key == "truncated" or (not where and key in KEPT_WHOLE) or where == "provenance":
+                continue
+            named = f"{where}.{key}" if where else str(key)
+            if (isinstance(value, list) and len(value) > 1) or (isinstance(value, str) and len(value) > 16):
+                length = len(json.dumps(value, ensure_ascii=False))
+                rank = (1 if isinstance(value, list) else 0, length)
+                if best is None or rank > best[:2]:
+                    best = (*rank, named, current, key, value)
+            if isinstance(value, (dict, list)):
+                stack.append((value, named))
+    return None if best is None else best[2:]

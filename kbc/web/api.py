@@ -29,6 +29,7 @@ from kbc.services.knowledge import KnowledgeBase
 from kbc.services.payloads import (
     answer_data,
     drift_data,
+    fitted,
     gaps_data,
     slice_data,
     status_data,
@@ -142,6 +143,12 @@ def _search(kb: KnowledgeBase, args: dict[str, Any]) -> list[dict[str, Any]]:
                      budget=_int(args.get("budget"), "budget"))
 
 
+def _view(kb: KnowledgeBase, args: dict[str, Any]) -> dict[str, Any]:
+    data: dict[str, Any] = to_data(kb.view(args["view_id"]))
+    budget = _int(args.get("budget"), "budget")
+    return data if budget is None else fitted(data, budget, kb.components.token_counter().count)
+
+
 def _health(workspace: Workspace, args: dict[str, Any]) -> dict[str, Any]:
     built = [m["status"] != "not built" for m in workspace.listing()]
     return {"ok": True, "version": __version__, "built": any(built), "repositories": len(built)}
@@ -231,9 +238,10 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint("GET", "/views", "views", "The views, whole (kbc views --format json).",
              lambda kb, a: views_data(kb.views(a.get("kind") or None)),
              params=(Param("kind", "Only views of this kind."),), returns=LIST),
-    Endpoint("GET", "/views/{view_id}", "view", "One view (MCP get_view).",
-             lambda kb, a: to_data(kb.view(a["view_id"])),
-             params=(Param("view_id", "e.g. architecture, module:pkg.sub", required=True, where="path"),),
+    Endpoint("GET", "/views/{view_id}", "view", "One view (MCP get_view).", _view,
+             params=(Param("view_id", "e.g. architecture, module:pkg.sub", required=True, where="path"),
+                     Param("budget", "Tokens the view may take (its longest parts cut; truncated names "
+                                     "them).", "integer")),
              route="/views/{view_id:path}"),
     Endpoint("GET", "/symbols", "symbols", "Where a name is defined, its callers and callees "
              "(kbc symbols --format json).", _symbols, across=_symbols_across,

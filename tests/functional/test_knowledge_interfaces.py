@@ -111,3 +111,28 @@ def test_metrics_of_drift_cache_knowledge_and_proposals(kb: KnowledgeBase) -> No
     assert value(text, "kbc_proposals", status="open") == 1
     assert value(text, "kbc_proposals", status="merged") == 0
     kb.close()
+
+
+def test_a_view_fits_a_budget_and_says_what_was_cut(kb: KnowledgeBase) -> None:
+    from kbc.services.payloads import fitted
+
+    count = kb.components.token_counter().count
+    view = {"id": "module:shop", "kind": "module", "title": "shop",
+            "facts": {"symbols": [f"shop.payouts.function_{n}" for n in range(200)], "files": 3},
+            "interpretation": {"summary": "Payouts to sellers. " * 40},
+            "provenance": {"facts_hash": "0" * 40}}
+    size = count(json.dumps(view))
+    small = fitted(view, size // 4, count)
+    assert count(json.dumps(small, ensure_ascii=False)) <= size // 4
+    assert small["truncated"] == ["facts.symbols"] or "facts.symbols" in small["truncated"]
+    assert (small["id"], small["kind"], small["title"], small["provenance"]) == \
+        (view["id"], view["kind"], view["title"], view["provenance"])
+    assert small["facts"]["symbols"] == view["facts"]["symbols"][:len(small["facts"]["symbols"])]
+    assert fitted(view, size + 10, count) == view  # what fits is untouched
+    with running(kb) as url:
+        whole = httpx.get(f"{url}/api/v1/views/architecture").json()
+        fits = httpx.get(f"{url}/api/v1/views/architecture", params={"budget": 100_000}).json()
+        refused = httpx.get(f"{url}/api/v1/views/architecture", params={"budget": 5})
+    assert fits == whole
+    assert refused.status_code == 400 and "too small" in refused.json()["error"]
+    kb.close()
