@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from kbc.analyzers.gitrepo import checkout_path, git, head_commit
+from kbc.analyzers.gitrepo import checkout_path, follow, git, head_commit
 from kbc.domain.errors import KbcError, NotFound, StoreError
 from kbc.domain.progress import Say
 from kbc.domain.settings import Settings
@@ -132,8 +132,7 @@ class Workspace:
             root = (checkout_path(entry.url, settings.data_dir) if entry.url
                     else Path(entry.path).expanduser().resolve())
             own = self._settings_for(root)
-            store = store_path(root, own, Path(entry.store).expanduser() if entry.store else None)
-            self._members[entry.name] = Member(entry, root, own, store)
+            self._members[entry.name] = Member(entry, root, own, _store_of(entry, root, own))
 
     @classmethod
     def of(cls, kb: KnowledgeBase, name: str = "") -> Workspace:
@@ -361,6 +360,10 @@ class Workspace:
         pushed = member.pushed
         target = member.entry.url or str(member.root)
         try:
+            if member.entry.url and not member.root.is_dir():  # cloned first, to read its own settings
+                follow(member.entry.url, member.entry.branch, self.settings.data_dir)
+                member.settings = self._settings_for(member.root)
+                member.store = _store_of(member.entry, member.root, member.settings)
             summary = refresh(target, member.settings, member.store if member.entry.store else None,
                               branch=member.entry.branch, on_wait=self._notify, components=self.components)
         except KbcError as error:
@@ -439,6 +442,11 @@ class Workspace:
         with self._lock:
             for member in self._members.values():
                 self._close(member)
+
+
+def _store_of(entry: RepositoryEntry, root: Path, settings: Settings) -> Path:
+    """A repository's store: the one its entry names, else where its settings put it."""
+    return store_path(root, settings, Path(entry.store).expanduser() if entry.store else None)
 
 
 def _usable(name: str) -> str:
