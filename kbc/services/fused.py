@@ -40,7 +40,6 @@ class Part:
     evidence: Evidence
 
 
-
 def confidence_weight(found: Slice) -> float:
     """A repository's weight in the merge: its slice's confidence (1 when not estimated)."""
     return max(found.confidence, 0.01) if found.confidence >= 0 else UNESTIMATED
