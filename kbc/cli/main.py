@@ -314,12 +314,13 @@ def retrieve(ctx: click.Context, text: str, repo: Path, store: Path | None, use_
 
 def _register() -> None:
     from kbc.cli.evaluate import eval_command
+    from kbc.cli.hooks import hook, hooks
     from kbc.cli.knowledge import proposals, propose
     from kbc.cli.maintain import drift, embed, refresh, render, status, views
     from kbc.cli.serve import ask, gaps, scopes, search, serve
 
     for command in (refresh, embed, status, drift, views, render, ask, search, gaps, scopes, propose,
-                    proposals, serve, eval_command):
+                    proposals, serve, eval_command, hook, hooks):
         cli.add_command(command)
 
 

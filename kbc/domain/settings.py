@@ -60,6 +60,8 @@ class Settings:
     max_open: int = 24
     idle_seconds: int = 600
     webhook_secret: str = field(default="", repr=False)
+    hook_budget: int = 2000
+    hook_min_confidence: float = -1.0  # below 0: silent when the slice is marked low_confidence
     embed_model: str = ""
     chroma_url: str = ""
     llm_api_key: str = field(default="", repr=False)
@@ -182,6 +184,12 @@ FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("webhook_secret", "serve", "webhook_secret", str, "KBC_WEBHOOK_SECRET", None,
               "the shared secret of push webhooks (GitHub's signature, GitLab's token); empty "
               "refuses every webhook", trusted_only=True),
+    FieldSpec("hook_budget", "hooks", "budget", int, "KBC_HOOK_BUDGET", 100,
+              "tokens of the slice `kbc hook user-prompt-submit` puts in front of an agent's turn "
+              "(Claude Code shows about 10,000 characters of a hook's context whole)"),
+    FieldSpec("hook_min_confidence", "hooks", "min_confidence", float, "KBC_HOOK_MIN_CONFIDENCE", None,
+              "below this confidence `kbc hook user-prompt-submit` adds nothing; below 0 means "
+              "whenever the slice is marked low_confidence (the measured floor)"),
     FieldSpec("embed_model", "index", "embed_model", str, "KBC_EMBED_MODEL", None,
               "the embedding model; empty means the packaged all-MiniLM-L6-v2 (int8), none "
               "switches vectors off (retrieval is then lexical)", trusted_only=True),

@@ -1,0 +1,81 @@
+"""Agent hooks: Claude Code's UserPromptSubmit event answered with the task's slice, silent when
+there is nothing worth adding, and the project's hook configuration written once."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from helpers import LEXICAL, RepoFactory
+
+from kbc.cli.main import cli
+from kbc.services.components import Components
+from kbc.services.knowledge import KnowledgeBase
+
+SHOP = {
+    "shop/__init__.py": '"""A shop."""\n',
+    "shop/refunds.py": '''
+        """Refunds."""
+
+
+        def validate_refund(amount, paid):
+            """A refund is valid when positive and not above what was paid."""
+            return 0 < amount <= paid
+    ''',
+}
+
+
+def hook(event: object, *args: str, floor: str = "0.01") -> str:
+    """The hook's answer to ``event``; ``floor``: hooks.min_confidence (a repository this small
+    is never confident by the measured floor)."""
+    text = event if isinstance(event, str) else json.dumps(event)
+    result = CliRunner().invoke(cli, [*LEXICAL, "-c", f"hooks.min_confidence={floor}", "hook",
+                                      "user-prompt-submit", *args], input=text)
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+@pytest.fixture
+def built(make_repo: RepoFactory) -> Path:
+    root = make_repo(SHOP)
+    with KnowledgeBase(root, components=Components.lexical()) as kb:
+        kb.build(no_llm=True)
+    return root
+
+
+def test_a_prompt_gets_its_slice_as_additional_context(built: Path) -> None:
+    out = hook({"session_id": "s", "hook_event_name": "UserPromptSubmit", "cwd": str(built),
+                "prompt": "why is validate_refund refusing a refund above what was paid?"})
+    answer = json.loads(out)
+    context = answer["hookSpecificOutput"]["additionalContext"]
+    assert answer["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+    assert re.search(r"### shop/refunds\.py:\d+-\d+", context) and "def validate_refund" in context
+    smaller = json.loads(hook({"cwd": str(built), "prompt": "validate_refund"}, "--budget", "150"))
+    assert len(smaller["hookSpecificOutput"]["additionalContext"]) < len(context)
+
+
+def test_the_hook_is_silent_when_it_has_nothing_to_add(built: Path, make_repo: RepoFactory) -> None:
+    assert hook({"cwd": str(make_repo(SHOP)), "prompt": "validate_refund"}) == ""  # no build
+    assert hook({"cwd": str(built), "prompt": "quantum zebra flux capacitor calibration"}, floor="-1") == ""
+    assert hook({"cwd": str(built), "prompt": "   "}) == ""
+    assert hook("not json", "--repo", str(built)) == ""
+
+
+def test_hooks_install_writes_the_project_configuration_once(tmp_path: Path) -> None:
+    settings = tmp_path / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"permissions": {"allow": ["Bash(ls)"]}}), encoding="utf-8")
+    runner = CliRunner()
+    for _ in range(2):
+        result = runner.invoke(cli, ["hooks", "install", "claude-code", "--repo", str(tmp_path)])
+        assert result.exit_code == 0, result.output
+    data = json.loads(settings.read_text(encoding="utf-8"))
+    assert data["permissions"] == {"allow": ["Bash(ls)"]}
+    assert data["hooks"]["UserPromptSubmit"] == [
+        {"hooks": [{"type": "command", "command": "kbc hook user-prompt-submit", "timeout": 30}]}]
+    settings.write_text("{not json", encoding="utf-8")
+    broken = runner.invoke(cli, ["hooks", "install", "claude-code", "--repo", str(tmp_path)])
+    assert broken.exit_code != 0 and "is not JSON" in broken.output
