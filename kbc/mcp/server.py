@@ -82,6 +82,7 @@ ListResult = Annotated[CallToolResult, list[dict[str, Any]]]
 
 # Tool calls in progress at once; more wait their turn.
 CALL_THREADS = 4
+REFRESH_WAIT = 600.0  # seconds the refresh tool waits, when asked to
 
 
 class Worker:
@@ -354,6 +355,26 @@ def build_server(worker: Worker) -> MCPServer:
             return {"recorded": workspace.report_usage(query_id, helpful_ids, repository)}
 
         return await worker.reply("report_usage", lambda kb: usage(worker.workspace), across=usage)
+
+    @server.tool(annotations=RECORDS)
+    async def refresh(
+        wait: Annotated[bool, Field(description="Wait until the refresh has ended (at most 10 minutes) "
+                                                "and return the repository as it is then.")] = False,
+        repository: Repository = None,
+    ) -> ObjectResult:
+        """Bring the repository's store up to its work tree or remote (a build where there is
+        none): queued behind any refresh under way, run in the background, one at a time; the
+        answers follow the new build as soon as it is complete. Returns the repository as
+        list_repositories describes it (status "queued" or "refreshing" until it ends)."""
+
+        def queue(workspace: Workspace) -> dict[str, Any]:
+            name = workspace.chosen(repository)
+            workspace.enqueue(name)
+            if wait:
+                workspace.wait_for(name, REFRESH_WAIT)
+            return workspace.describe(workspace.member(name))
+
+        return await worker.reply("refresh", lambda kb: queue(worker.workspace), across=queue)
 
     @server.tool(annotations=READ_ONLY)
     async def list_repositories() -> ListResult:

@@ -192,15 +192,16 @@ def search_across(workspace: Workspace, query: str, k: int = 10, use_case: str =
 
 
 def named(data: dict[str, Any], name: str, workspace: Workspace) -> dict[str, Any]:
-    """A slice of one repository of a workspace, naming it (and, when the workspace serves
-    several, naming it on every item too, and saying when its store is behind)."""
-    if workspace.single() is not None:
-        return data
-    behind = workspace.behind([name])
+    """A slice of one repository of a workspace, saying in its note when the store is behind
+    the repository (HEAD moved since the build, or a push not yet brought in); when the
+    workspace serves several, naming the repository, on every item too."""
     note = data.get("note", "")
-    if behind:
-        said = f"{name}: its store is behind its repository (a refresh is queued or needed)"
+    if workspace.behind([name]):
+        said = (f"{name}: its store is behind its repository (HEAD moved since the build, or a "
+                "push is not in yet): refresh it (MCP refresh, `kbc refresh`)")
         note = f"{note}; {said}" if note else said
+    if workspace.single() is not None:
+        return {**data, "note": note} if note != data.get("note", "") else data
     return {**data, "note": note, "repository": name,
             "items": [dict(item, repository=name) for item in data.get("items", [])]}
 

@@ -398,6 +398,26 @@ class Workspace:
             queued.append(member.name)
         return queued
 
+    def wait_for(self, name: str, seconds: float) -> bool:
+        """Wait until ``name`` has no refresh queued or running (or ``seconds`` pass); True when
+        it has none. Without a follower started, the refresh runs here."""
+        member = self.member(name)
+        if self._thread is None:
+            with self._queue.wake:
+                queued = name in self._queue.names
+                if queued:
+                    self._queue.names.remove(name)
+            if queued:
+                self.refresh_now(name)
+            return True
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            with self._queue.wake:
+                if name not in self._queue.names and member.state not in ("queued", "refreshing"):
+                    return True
+            time.sleep(0.1)
+        return False
+
     def waiting(self) -> int:
         """Refreshes queued or running."""
         with self._queue.wake:

@@ -354,12 +354,12 @@ async def _answer(endpoint: Endpoint, worker: Worker, args: dict[str, Any]) -> A
     if across is not None and repository is None and workspace.single() is None:
         return await worker.across(lambda w: across(w, args))
     data = await worker.run(lambda kb: endpoint.answer(kb, args), repository)
-    if across is None or workspace.single() is not None:
+    if across is None:
         return data
     name = workspace.chosen(repository)
     if isinstance(data, dict):
         return named(data, name, workspace)
-    return [dict(entry, repository=name) for entry in data]
+    return data if workspace.single() is not None else [dict(entry, repository=name) for entry in data]
 
 
 def _handler(endpoint: Endpoint, worker: Worker) -> Callable[[Request], Awaitable[Response]]:

@@ -31,7 +31,7 @@ from kbc.web.server import is_loopback, serve
 
 TOOLS = {"retrieve_slice", "ask", "search", "get_view", "list_views", "get_symbol", "get_file", "list_scopes",
          "propose_update", "list_proposals",
-         "list_use_cases", "report_usage", "list_repositories"}
+         "list_use_cases", "report_usage", "list_repositories", "refresh"}
 
 SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 SHOP = {

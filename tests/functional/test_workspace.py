@@ -29,6 +29,7 @@ from kbc.domain.settings import Settings
 from kbc.domain.workspace import RepositoryEntry
 from kbc.services.components import Components
 from kbc.services.fused import retrieve_across
+from kbc.services.knowledge import KnowledgeBase
 from kbc.services.workspace import Workspace
 
 CLICK = {
@@ -320,3 +321,33 @@ def test_a_push_webhook_brings_the_new_commit_in_without_a_restart(tmp_path: Pat
         elsewhere = httpx.post(f"{url}/api/v1/hooks/push", content=gitlab,
                                headers={"X-Gitlab-Event": "Push Hook", "X-Gitlab-Token": secret})
         assert elsewhere.status_code == 200 and elsewhere.json()["queued"] == []
+
+
+def test_an_answer_says_when_head_moved_and_the_refresh_tool_brings_it_in(make_repo: Any) -> None:
+    root = make_repo(CLICK)
+    kb = KnowledgeBase(root, settings=Settings(embed_model="none"), components=Components.lexical())
+    kb.build(no_llm=True)
+    (root / "click" / "shell.py").write_text(
+        '"""Shell completion."""\n\n\ndef complete_shell_words(words):\n'
+        '    """Complete the words typed in a shell."""\n    return words\n')
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "shell completion")
+    with running(kb) as url:
+        ask = {"task": "complete_shell_words", "budget": 600}
+        stale = httpx.post(f"{url}/api/v1/retrieve", json=ask).json()
+        assert "its store is behind its repository" in stale["note"]
+
+        async def refreshed() -> dict[str, Any]:
+            async with (httpx2.AsyncClient(timeout=120) as client,
+                        streamable_http_client(f"{url}/mcp", http_client=client) as (read, write),
+                        ClientSession(read, write) as session):
+                await session.initialize()
+                done = await session.call_tool("refresh", {"wait": True})
+                assert not done.is_error and done.structured_content is not None
+                return done.structured_content
+
+        state = anyio.run(refreshed)
+        assert state["status"] == "ready" and state["behind"] is False
+        assert state["commit"] == git(root, "rev-parse", "HEAD").strip()
+        fresh = httpx.post(f"{url}/api/v1/retrieve", json=ask).json()
+    assert "behind" not in fresh["note"] and fresh["items"][0]["path"] == "click/shell.py"
