@@ -197,17 +197,21 @@ def _served(repos: tuple[str, ...], store: Path | None) -> KnowledgeBase | Works
     from kbc.domain.errors import ConfigError, FieldError, KbcError
     from kbc.domain.workspace import repository_entry
     from kbc.services.embedding import resume_filling
+    from kbc.services.knowledge import KnowledgeBase
     from kbc.services.workspace import Workspace
 
     errors: list[FieldError] = []
     entries = [e for e in (repository_entry(r, "--repo", errors) for r in repos) if e is not None]
     if errors:
         raise ConfigError(errors)
-    workspace_settings = settings_for(Path("."))
-    if not entries and workspace_settings.repositories and store is None:
-        entries = list(workspace_settings.repositories)
+    here = settings_for(Path(".")) if len(entries) != 1 else None  # the user's, with its notices once
+    if not entries and here is not None and here.repositories and store is None:
+        entries = list(here.repositories)
     if not entries or (len(entries) == 1 and not entries[0].url and not entries[0].projects):
-        kb = knowledge_base(Path(entries[0].path) if entries else Path("."), store)
+        if entries:
+            kb = knowledge_base(Path(entries[0].path), store)
+        else:
+            kb = KnowledgeBase(Path("."), store=store, settings=here, notify=say)
         if resume_filling(kb.root, kb.settings, store) > 0:
             say("kbc: the vectors the last build left are being embedded in the background")
         if entries and entries[0].name != kb.root.name:
@@ -216,4 +220,4 @@ def _served(repos: tuple[str, ...], store: Path | None) -> KnowledgeBase | Works
     if store is not None:
         raise KbcError("--store names the store of one repository",
                        hint="give each repository its store with store = ... in [[repositories]]")
-    return Workspace(entries, workspace_settings, settings_for=settings_for, notify=say)
+    return Workspace(entries, here or settings_for(Path(".")), settings_for=settings_for, notify=say)
