@@ -60,46 +60,63 @@ def _completion(content: str) -> bytes:
     }).encode()
 
 
+class _JSONHandler(BaseHTTPRequestHandler):
+    """A handler that reads each POST's JSON body and answers with ``answer(path, request)``."""
+
+    answer: Callable[[str, dict[str, Any]], tuple[int, bytes, float]]
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        length = int(self.headers.get("Content-Length", "0"))
+        status, body, delay = type(self).answer(self.path, json.loads(self.rfile.read(length) or b"{}"))
+        if delay:
+            time.sleep(delay)
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (a timeout test)
+
+
 @contextmanager
-def chat_server(script: Callable[[dict[str, Any]], Reply]) -> Iterator[ChatServer]:
-    state = ChatServer(url="", script=script)
-    lock = threading.Lock()
-
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: Any) -> None:
-            pass
-
-        def do_POST(self) -> None:  # noqa: N802 - http.server's name
-            length = int(self.headers.get("Content-Length", "0"))
-            request = json.loads(self.rfile.read(length) or b"{}")
-            with lock:
-                state.requests.append(request)
-            reply = state.script(request)
-            if reply.delay:
-                time.sleep(reply.delay)
-            body = _completion(reply.content) if reply.status == 200 else json.dumps(
-                {"error": {"message": "scripted failure", "type": "server_error"}}).encode()
-            try:
-                self.send_response(reply.status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the client gave up (a timeout test)
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+def _serving(answer: Callable[[str, dict[str, Any]], tuple[int, bytes, float]]) -> Iterator[str]:
+    """A server on a free loopback port answering with ``answer``; yields its base URL (/v1)."""
+    handler = type("Handler", (_JSONHandler,), {"answer": staticmethod(answer)})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    state.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
     try:
-        yield state
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
     finally:
         server.shutdown()
         server.server_close()
         thread.join(timeout=10)
 
+
+FAILURE = json.dumps({"error": {"message": "scripted failure", "type": "server_error"}}).encode()
+
+
+@contextmanager
+def chat_server(script: Callable[[dict[str, Any]], Reply]) -> Iterator[ChatServer]:
+    state = ChatServer(url="", script=script)
+    lock = threading.Lock()
+
+    def answer(path: str, request: dict[str, Any]) -> tuple[int, bytes, float]:
+        with lock:
+            state.requests.append(request)
+        reply = state.script(request)
+        body = _completion(reply.content) if reply.status == 200 else FAILURE
+        return reply.status, body, reply.delay
+
+    with _serving(answer) as url:
+        state.url = url
+        yield state
 
 def grounded_answer(request: dict[str, Any]) -> str:
     """A valid interpretation for the prompt's view kind that names only what its facts hold."""
@@ -125,3 +142,57 @@ def grounded_answer(request: dict[str, Any]) -> str:
         return json.dumps({"integrations": [{"name": i["name"], "role": "An outside service."}
                                             for i in facts.get("integrations", [])]})
     return json.dumps({"summary": "What a user can do."})
+
+
+@dataclass
+class EmbeddingServer:
+    """An OpenAI-compatible embeddings endpoint on loopback: deterministic vectors (each word
+    of a text hashed into one of ``dim`` buckets), every request recorded."""
+
+    url: str
+    dim: int = 32
+    failing: bool = False
+    requests: list[dict[str, Any]] = field(default_factory=list)
+
+    def texts(self) -> int:
+        return sum(len(r.get("input", [])) for r in self.requests)
+
+
+def vector_of(text: str, dim: int) -> list[float]:
+    import hashlib
+    import math
+
+    counts = [0.0] * dim
+    for word in re.findall(r"\w+", text.lower()):
+        counts[int(hashlib.sha256(word.encode()).hexdigest(), 16) % dim] += 1.0
+    norm = math.sqrt(sum(c * c for c in counts)) or 1.0
+    return [c / norm for c in counts]
+
+
+@contextmanager
+def embedding_server(dim: int = 32) -> Iterator[EmbeddingServer]:
+    import base64
+    import struct
+
+    state = EmbeddingServer(url="", dim=dim)
+    lock = threading.Lock()
+
+    def answer(path: str, request: dict[str, Any]) -> tuple[int, bytes, float]:
+        with lock:
+            state.requests.append(request)
+        texts = request.get("input", [])
+        texts = [texts] if isinstance(texts, str) else texts
+        if state.failing or not path.endswith("/embeddings"):
+            return 500, FAILURE, 0.0
+        vectors = [vector_of(str(t), state.dim) for t in texts]
+        encoded: list[Any] = vectors
+        if request.get("encoding_format") == "base64":
+            encoded = [base64.b64encode(struct.pack(f"<{len(v)}f", *v)).decode() for v in vectors]
+        return 200, json.dumps({
+            "object": "list", "model": request.get("model", ""),
+            "data": [{"object": "embedding", "index": i, "embedding": e} for i, e in enumerate(encoded)],
+            "usage": {"prompt_tokens": 1, "total_tokens": 1}}).encode(), 0.0
+
+    with _serving(answer) as url:
+        state.url = url
+        yield state

@@ -63,6 +63,7 @@ class Settings:
     hook_budget: int = 2000
     hook_min_confidence: float = -1.0  # below 0: silent when the slice is marked low_confidence
     embed_model: str = ""
+    embed_api_base: str = ""
     chroma_url: str = ""
     llm_api_key: str = field(default="", repr=False)
     token: str = field(default="", repr=False)
@@ -193,6 +194,10 @@ FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("embed_model", "index", "embed_model", str, "KBC_EMBED_MODEL", None,
               "the embedding model; empty means the packaged all-MiniLM-L6-v2 (int8), none "
               "switches vectors off (retrieval is then lexical)", trusted_only=True),
+    FieldSpec("embed_api_base", "index", "embed_api_base", str, "KBC_EMBED_API_BASE", None,
+              "where an embedding model behind an API answers (index.embed_model = openai/..., "
+              "ollama/..., a gateway's model; the key is KBC_LLM_API_KEY or the provider's own)",
+              trusted_only=True),
     FieldSpec("chroma_url", "index", "chroma_url", str, "KBC_CHROMA_URL", None,
               "a Chroma server to keep the vectors on (http://host:port); empty means a local "
               "store under the store folder", trusted_only=True),

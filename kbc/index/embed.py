@@ -211,8 +211,14 @@ class DeferredEmbedder:
 
 
 def open_embedder(name: str, unit_tokens: int = UNIT_TOKENS, cache_dir: str = "", *,
-                  for_queries: bool = False) -> Embedder:
-    """As :func:`load_embedder`, but the packaged model is only loaded when it first embeds."""
+                  for_queries: bool = False, api_base: str = "", api_key: str = "") -> Embedder:
+    """As :func:`load_embedder`, but the packaged model is only loaded when it first embeds,
+    and a model behind an API (``provider/model``, :mod:`kbc.index.remote_embed`) is reached
+    at ``api_base`` with ``api_key``."""
+    from kbc.index.remote_embed import RemoteEmbedder, is_remote
+
+    if is_remote(name):
+        return RemoteEmbedder(name, api_base, api_key)
     if name == DEFAULT_MODEL:
         return DeferredEmbedder(unit_tokens, cache_dir, for_queries=for_queries)
     return load_embedder(name, unit_tokens, cache_dir, for_queries=for_queries)

@@ -87,7 +87,8 @@ class Components:
             name = ""  # the store names its collection by the embedder's model id
         else:
             try:
-                embedder = open_embedder(name, settings.embed_tokens, settings.cache_dir, for_queries=lazy)
+                embedder = open_embedder(name, settings.embed_tokens, settings.cache_dir, for_queries=lazy,
+                                         api_base=settings.embed_api_base, api_key=settings.llm_api_key)
             except EmbedderUnavailable as exc:
                 return None, None, exc.message
         where = index_dir(store_root)

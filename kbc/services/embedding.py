@@ -121,6 +121,7 @@ def _meta(where: Path, key: str) -> str:
 # The settings the embedding process must share with the build that starts it, passed as
 # the environment variables that set them (above the repository's own configuration).
 SHARED = {"embed_model": "KBC_EMBED_MODEL", "embed_tokens": "KBC_EMBED_TOKENS",
+          "embed_api_base": "KBC_EMBED_API_BASE", "llm_api_key": "KBC_LLM_API_KEY",
           "embed_tests": "KBC_EMBED_TESTS", "cache_dir": "KBC_CACHE_DIR", "chroma_url": "KBC_CHROMA_URL",
           "lock_timeout": "KBC_LOCK_TIMEOUT"}
 

@@ -7,6 +7,7 @@ the installed package rather than fetched.
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -105,7 +106,9 @@ class LiteLLMInterpreter:
         _give_main_thread_a_loop()
         while True:
             try:
-                response = litellm.completion(model=self._model, messages=messages, **options)
+                with warnings.catch_warnings():  # litellm's lazily loaded types warn as they load
+                    warnings.simplefilter("ignore")
+                    response = litellm.completion(model=self._model, messages=messages, **options)
                 break
             except Exception as exc:  # litellm maps every provider error to its own classes
                 kind = type(exc).__name__
