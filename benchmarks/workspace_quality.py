@@ -63,6 +63,8 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("repositories", nargs="+", help="NAME=REPO:GOLDEN.yaml")
     parser.add_argument("--markdown", action="store_true")
+    parser.add_argument("--loro", default="", help="Comma-separated reciprocal-rank constants: for each "
+                        "repository left out, the one best on the others, scored on it.")
     args = parser.parse_args()
     golden: dict[str, list[GoldenQuestion]] = {}
     entries = []
@@ -73,6 +75,12 @@ def main() -> None:
         entries.append(RepositoryEntry(name, repo))
     settings = load_settings(Path("."))
     workspace = Workspace(entries, settings, settings_for=lambda root: load_settings(root))
+    if args.loro:
+        try:
+            loro(workspace, golden, [int(k) for k in args.loro.split(",")])
+        finally:
+            workspace.close()
+        return
     unweighted: Callable[[Slice], float] = lambda _found: 1.0  # noqa: E731
     variants = ("named", "across, weighted", "across, unweighted", "across, best only")
     rows: dict[str, dict[str, list[float]]] = {v: {"recall": [], "hunk": [], "first": []} for v in variants}
@@ -117,6 +125,34 @@ def main() -> None:
             print(f"| {variant} | {s['recall'][0]:.3f} | {s['hunk'][0]:.3f} | {s['first'][0]:.3f} | "
                   + " | ".join(f"{sum(per_repository[(variant, n)]) / len(per_repository[(variant, n)]):.3f}"
                                if per_repository.get((variant, n)) else "–" for n in names) + " |")
+
+
+def loro(workspace: Workspace, golden: dict[str, list[GoldenQuestion]], constants: list[int]) -> None:
+    """Leave one repository out: the constant with the best mean HunkAll (then budget recall)
+    on the others' questions, against the shipped one, both scored on the repository left out."""
+    from kbc.services.fused import K
+
+    scored: dict[tuple[int, str], list[tuple[float, float]]] = {}
+    for k in sorted(set(constants) | {K}):
+        for name, questions in golden.items():
+            for question in questions:
+                items = retrieve_across(workspace, question.question, question.use_case, k=k)["items"]
+                found = scores(items, name, question)
+                scored.setdefault((k, name), []).append((found["hunk"] if found["hunk"] is not None
+                                                         else float("nan"), float(found["recall"] or 0.0)))
+
+    def mean(rows: list[tuple[float, float]]) -> tuple[float, float]:
+        hunks = [h for h, _ in rows if h == h]
+        return (sum(hunks) / len(hunks) if hunks else 0.0, sum(r for _, r in rows) / len(rows))
+
+    print("| left out | chosen on the others | HunkAll, chosen / shipped | budget recall, chosen / shipped |")
+    print("|---|---:|---:|---:|")
+    for out in golden:
+        rest = [n for n in golden if n != out]
+        chosen = max(sorted(set(constants) | {K}),
+                     key=lambda k: mean([row for n in rest for row in scored[(k, n)]]))
+        got, shipped = mean(scored[(chosen, out)]), mean(scored[(K, out)])
+        print(f"| {out} | {chosen} | {got[0]:.3f} / {shipped[0]:.3f} | {got[1]:.3f} / {shipped[1]:.3f} |")
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ from typing import Any
 from kbc.domain.errors import KbcError
 from kbc.index.tokencount import TokenCounter
 from kbc.retrieval.results import Evidence, Slice, SliceItem, item_data
-from kbc.services.knowledge import below_floor
+from kbc.services.querylog import below_floor
 from kbc.services.workspace import Workspace
 
 # Reciprocal-rank constant: the usual one, not fitted (a rank's weight is confidence / (K + rank)).
@@ -45,26 +45,26 @@ def confidence_weight(found: Slice) -> float:
     return max(found.confidence, 0.01) if found.confidence >= 0 else UNESTIMATED
 
 
-def _merged(parts: Sequence[Part], weigh: Weigh) -> list[tuple[str, SliceItem]]:
-    """Every repository's items, best first: its weight over K + rank within its repository."""
+def _merged(parts: Sequence[Part], weigh: Weigh, k: int = K) -> list[tuple[str, SliceItem]]:
+    """Every repository's items, best first: its weight over ``k`` + rank within its repository."""
     scored: list[tuple[float, str, int, SliceItem]] = []
     for part in parts:
         weight = weigh(part.found)
         ranked = sorted(enumerate(part.found.items), key=lambda pair: (-pair[1].score, pair[0]))
         for rank, (_, item) in enumerate(ranked):
-            scored.append((weight / (K + rank + 1), part.name, rank, item))
+            scored.append((weight / (k + rank + 1), part.name, rank, item))
     scored.sort(key=lambda row: (-row[0], row[1], row[2]))
     return [(name, item) for _, name, _, item in scored]
 
 
 def _allotments(parts: Sequence[Part], limit: int, separator: dict[str, int],
-                counter: TokenCounter, weigh: Weigh) -> dict[str, int]:
+                counter: TokenCounter, weigh: Weigh, k: int = K) -> dict[str, int]:
     """Tokens each repository may pack: its share of the merged order that fits in ``limit``
     (an item's tokens count its file's title; a repository's first also its slice's header)."""
     frame = {p.name: counter.count(p.found.text.split("\n## ", 1)[0] + "\n") + HEADER_SLACK for p in parts}
     allotted: dict[str, int] = {}
     used = 0
-    for name, item in _merged(parts, weigh):
+    for name, item in _merged(parts, weigh, k):
         extra = item.tokens + (0 if name in allotted else frame[name] + separator[name])
         if used + extra > limit:
             continue
@@ -76,11 +76,12 @@ def _allotments(parts: Sequence[Part], limit: int, separator: dict[str, int],
 def retrieve_across(workspace: Workspace, task: str, use_case: str = "implementation",
                     budget: int | None = None, *, names: Sequence[str] | None = None,
                     scopes: Sequence[str] | None = None, min_confidence: float = 0.0,
-                    weigh: Weigh = confidence_weight) -> dict[str, Any]:
+                    weigh: Weigh = confidence_weight, k: int = K) -> dict[str, Any]:
     """The slice of ``task`` across ``names`` (default: every repository with a build), as the
     retrieve payload: each item names its ``repository``; ``repositories`` gives each one's
     tokens and confidence, ``behind`` those whose store is behind their repository.
-    ``weigh`` gives a repository's weight in the merge from its slice."""
+    ``weigh`` gives a repository's weight in the merge from its slice, ``k`` the
+    reciprocal-rank constant."""
     chosen = list(names) if names else workspace.names()
     parts: list[Part] = []
     skipped: list[str] = []
@@ -108,8 +109,8 @@ def retrieve_across(workspace: Workspace, task: str, use_case: str = "implementa
     if limit < 1:
         raise KbcError(f"budget {budget} is smaller than a slice's header",
                        hint="give a budget of a few hundred tokens or more")
-    allotted = _allotments(parts, limit, sizes, counter, weigh)
-    order = list(dict.fromkeys(name for name, _ in _merged(parts, weigh) if name in allotted))
+    allotted = _allotments(parts, limit, sizes, counter, weigh, k)
+    order = list(dict.fromkeys(name for name, _ in _merged(parts, weigh, k) if name in allotted))
     sections: list[tuple[str, Slice]] = []
     for name in order:
         try:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import threading
 import warnings
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,6 +28,7 @@ from kbc.services.build import BuildSummary, build_repository
 from kbc.services.components import CONFIGURED, Components
 from kbc.services.drift import find_drift
 from kbc.services.evaluate import EvalReport, evaluate_golden
+from kbc.services.querylog import Listener, QueryLog
 from kbc.services.refresh import RefreshSummary, refresh
 from kbc.services.retrieve import open_retriever
 from kbc.services.serving import (
@@ -40,24 +41,19 @@ from kbc.services.serving import (
 )
 from kbc.services.status import Status, repository_status
 from kbc.services.symbols import SymbolReport, find_symbols
-from kbc.services.team import Manifest, chosen_scopes, excluded, read_manifest
+from kbc.services.team import Manifest, chosen_scopes, excluded, knowledge_order, read_manifest
 
 if TYPE_CHECKING:
     from kbc.services.proposals import Proposal
 from kbc.services.views import read_views, render_folder
 from kbc.store.facts_store import FactsStore
-from kbc.store.gaps import Gap, GapLog
+from kbc.store.gaps import Gap
 from kbc.store.layout import gap_log, state_file, store_path
 from kbc.views.llm import Interpreter
 
-# The shipped model's relevance floor: a query whose best embedded unit is less similar than
-# this found nothing relevant (measured on the development split: benchmarks/relevance_floor.py).
-RELEVANCE_FLOOR = 0.34
 # Slices kept per build: the same request on the same build gives the same bytes, so a repeated
 # one (a pipeline's fixed prompts, a retried call) is answered without ranking again.
 SLICE_CACHE = 256
-# Team knowledge answers a query when its best lexical hit holds this share of the query's words.
-KNOWLEDGE_COVERAGE = 0.6
 BEHIND_CHARS = 200  # of the reasons a slice's title gives for a document behind the code
 RANKING_CACHE = 8  # rankings kept per build, each packed into any budget asked (a workspace packs twice)
 
@@ -71,57 +67,8 @@ class BuildProgress:
     embedding: EmbedProgress | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Logged:
-    """A query written to the gap log: what a server's metrics count."""
-
-    kind: str  # "retrieve", "ask", "search" or "usage" (a report_usage call)
-    use_case: str
-    gap: bool  # the query is now a gap: nothing passed the floor, or nothing helped
-    found: Slice | None = None  # the slice, for a retrieve or an ask
-
-
-Listener = Callable[[Logged], None]
-
-
 class UntrustedSetting(UserWarning):
     """A repository's own configuration set a field only the user may set; it was ignored."""
-
-
-# Where team knowledge stands in a slice, by scope: what the domain is, then how the team works,
-# then a project's own notes, then the rest.
-SCOPE_ORDER = ("domain", "conventions", "projects")
-
-
-def knowledge_order(manifest: Manifest) -> dict[str, int]:
-    """Each knowledge document's place in a slice: its best scope's rank in SCOPE_ORDER."""
-    def place(scope: str) -> int:
-        head = scope.split("/", 1)[0]
-        return SCOPE_ORDER.index(head) if head in SCOPE_ORDER else len(SCOPE_ORDER)
-
-    return {path: min((place(s) for s in record.scopes), default=len(SCOPE_ORDER))
-            for path, record in manifest.documents.items()}
-
-
-def answered_by_knowledge(evidence: Evidence) -> bool:
-    """Whether team knowledge answered a query: its best unit is past the relevance floor, or
-    its best lexical hit holds most of the query's words."""
-    return (evidence.knowledge_similarity >= RELEVANCE_FLOOR
-            or evidence.knowledge_coverage >= KNOWLEDGE_COVERAGE)
-
-
-def below_floor(evidence: Evidence, found: Slice | None = None) -> bool:
-    """Whether a query found nothing relevant, judged by everything that answered it: team
-    knowledge that answered it (and, for a slice, is in it) makes it no gap; else its confidence
-    is below the floor (or, where no confidence was estimated, its best unit below the relevance
-    floor, or no word matched)."""
-    if answered_by_knowledge(evidence) and (found is None or any(i.kind == "knowledge" for i in found.items)):
-        return False
-    if evidence.confidence >= 0:
-        return evidence.low_confidence
-    if evidence.best_similarity > -1.0:
-        return evidence.best_similarity < RELEVANCE_FLOOR
-    return evidence.lexical_hits == 0
 
 
 class KnowledgeBase:
@@ -154,18 +101,12 @@ class KnowledgeBase:
         self._rankings: OrderedDict[tuple[str, Profile, frozenset[str]], Ranking] = OrderedDict()
         self.cache_hits = 0  # slices answered from the cache of the newest build
         self._manifest: Manifest | None = None
-        self._listeners: list[Listener] = []
-        self._gaps: GapLog | None = None
-        self._log_lock = threading.Lock()  # the gap log's own: a log write never waits on a retrieval
+        self._queries = QueryLog(gap_log(self.store), self.settings.gap_retention_days)
         self._profiles: tuple[tuple[tuple[str, int, int], ...], dict[str, Profile]] | None = None
 
     def listen(self, listener: Listener) -> None:
         """Call ``listener`` after every query logged (retrieve, ask, search, report_usage)."""
-        self._listeners.append(listener)
-
-    def _heard(self, logged: Logged) -> None:
-        for listener in self._listeners:
-            listener(logged)
+        self._queries.listen(listener)
 
     # -- writing -------------------------------------------------------------
 
@@ -219,10 +160,7 @@ class KnowledgeBase:
             if self._retriever is not None:
                 self._retriever.close()
             self._reset()
-        with self._log_lock:
-            if self._gaps is not None:
-                self._gaps.close()
-                self._gaps = None
+        self._queries.close()
 
     def __enter__(self) -> KnowledgeBase:
         return self
@@ -353,10 +291,7 @@ class KnowledgeBase:
                   found: Slice | None = None) -> str:
         """Write a query to the gap log (``gap``: whether it is one; by default, whether its
         evidence is below the floor) and tell the listeners; returns its id."""
-        gap = below_floor(evidence, found) if gap is None else gap
-        query_id = self._log(kind, task, use_case, evidence, gap)
-        self._heard(Logged(kind, use_case, gap, found))
-        return query_id
+        return self._queries.record(kind, task, use_case, evidence, gap=gap, found=found)
 
     def ask(self, question: str, *, no_llm: bool = False, budget: int | None = None,
             interpreter: Interpreter | None = None,
@@ -388,8 +323,7 @@ class KnowledgeBase:
             out.append({"id": chunk.id, "path": chunk.path, "start_line": chunk.start_line,
                         "end_line": chunk.end_line, "kind": chunk.kind, "score": round(score, 8),
                         "heading": chunk.heading, "symbols": list(chunk.symbols), "text": chunk.text})
-        self._log("search", query, use_case, ranking.evidence)
-        self._heard(Logged("search", use_case, below_floor(ranking.evidence)))
+        self._queries.record("search", query, use_case, ranking.evidence)
         return out
 
     # -- team knowledge ------------------------------------------------------
@@ -542,27 +476,8 @@ class KnowledgeBase:
 
     # -- the gap log ---------------------------------------------------------
 
-    def _gap_log(self) -> GapLog:
-        """The gap log, opened once and kept open until :meth:`close` (callers hold _log_lock)."""
-        if self._gaps is None:
-            self._gaps = GapLog(gap_log(self.store), self.settings.gap_retention_days)
-        return self._gaps
-
-    def _log(self, kind: str, question: str, use_case: str, evidence: Evidence,
-             gap: bool | None = None) -> str:
-        with self._log_lock:
-            return self._gap_log().record(kind, question, use_case, evidence.scores,
-                                          evidence.best_similarity,
-                                          below_floor(evidence) if gap is None else gap,
-                                          confidence=evidence.confidence)
-
     def report_usage(self, query_id: str, helpful_ids: list[str]) -> bool:
-        with self._log_lock:
-            recorded = self._gap_log().report_usage(query_id, helpful_ids)
-        if recorded:
-            self._heard(Logged("usage", "", not helpful_ids))
-        return recorded
+        return self._queries.report_usage(query_id, helpful_ids)
 
     def gaps(self) -> list[Gap]:
-        with self._log_lock:
-            return self._gap_log().gaps()
+        return self._queries.gaps()

@@ -160,3 +160,18 @@ def excluded(manifest: Manifest, scopes: Iterable[str]) -> frozenset[str]:
     """The documents outside ``scopes``: what a request may not be handed."""
     wanted = set(scopes)
     return frozenset(path for path, d in manifest.documents.items() if not wanted.intersection(d.scopes))
+
+
+# Where team knowledge stands in a slice, by scope: what the domain is, then how the team works,
+# then a project's own notes, then the rest.
+SCOPE_ORDER = ("domain", "conventions", "projects")
+
+
+def knowledge_order(manifest: Manifest) -> dict[str, int]:
+    """Each knowledge document's place in a slice: its best scope's rank in SCOPE_ORDER."""
+    def place(scope: str) -> int:
+        head = scope.split("/", 1)[0]
+        return SCOPE_ORDER.index(head) if head in SCOPE_ORDER else len(SCOPE_ORDER)
+
+    return {path: min((place(s) for s in record.scopes), default=len(SCOPE_ORDER))
+            for path, record in manifest.documents.items()}

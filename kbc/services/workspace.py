@@ -27,7 +27,8 @@ from kbc.domain.progress import Say
 from kbc.domain.settings import Settings
 from kbc.domain.workspace import RepositoryEntry
 from kbc.services.components import CONFIGURED, Components
-from kbc.services.knowledge import KnowledgeBase, Listener
+from kbc.services.knowledge import KnowledgeBase
+from kbc.services.querylog import Listener
 from kbc.store.layout import state_file, store_path
 from kbc.store.state import read_state
 

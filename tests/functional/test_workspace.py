@@ -235,6 +235,26 @@ def test_a_task_about_one_repository_is_answered_from_it_first(repos: dict[str, 
         or "## repository: click" not in found["text"]
 
 
+def test_a_repository_without_a_build_is_built_on_first_use(make_repo: Any) -> None:
+    from kbc.domain.errors import StoreError
+
+    root = make_repo(CLICK)
+    workspace = Workspace([RepositoryEntry("click", str(root))], Settings(embed_model="none"),
+                          components=Components.lexical())
+    try:
+        assert workspace.listing()[0]["status"] == "not built"
+        with pytest.raises(StoreError, match="is being built") as refused, workspace.using("click"):
+            pass
+        assert "list_repositories" in refused.value.hint
+        assert workspace.listing()[0]["status"] == "building"  # its build is queued
+        assert workspace.wait_for("click", 60)  # no follower thread here: it runs now
+        assert workspace.listing()[0]["status"] == "ready"
+        with workspace.using("click") as kb:
+            assert kb.symbol("Command.parse_args")
+    finally:
+        workspace.close()
+
+
 def test_stores_open_on_use_and_close_beyond_the_limit_or_when_idle(repos: dict[str, Path]) -> None:
     workspace = lexical_workspace(repos, max_open=1, idle_seconds=60)
     try:
@@ -282,10 +302,6 @@ def test_a_push_webhook_brings_the_new_commit_in_without_a_restart(tmp_path: Pat
                           components=Components.lexical())
     with running(workspace) as url:
         # the server's first use of its one repository (opening it) queued its first build
-        assert httpx.get(f"{url}/api/v1/repositories").json()[0]["status"] in ("building", "ready")
-        first = httpx.post(f"{url}/api/v1/retrieve", json={"task": "parse options", "repository": "click"})
-        assert first.status_code == 503 and "list_repositories" in first.json()["hint"] \
-            or first.status_code == 200
         ready = _until(lambda: [r for r in httpx.get(f"{url}/api/v1/repositories").json()
                                 if r["status"] == "ready"])
         assert ready[0]["commit"] == git(work, "rev-parse", "HEAD").strip()
