@@ -31,7 +31,10 @@ def propose(ctx: click.Context, path: str, repo: Path, store: Path | None, conte
     several are configured, or as retrieval shows it: @knowledge/<root>/<path>).
     kbc builds one commit on top of the root's followed branch and stores it on
     kbc/proposal-<id>, pushed when the root has a remote; the work tree, HEAD
-    and the followed branch never change. Credentials are redacted first.
+    and the followed branch never change. Credentials are redacted first. With a
+    forge configured (forge.kind, forge.repository, forge.token or
+    KBC_FORGE_TOKEN), the pushed branch is opened as a pull (merge) request there
+    with the rationale.
     """
     content = content_file.read() if content_file is not None else None  # type: ignore[attr-defined]
     diff = diff_file.read() if diff_file is not None else None  # type: ignore[attr-defined]
@@ -44,6 +47,10 @@ def propose(ctx: click.Context, path: str, repo: Path, store: Path | None, conte
     click.echo(f"proposed {found.root}/{found.path} on branch {found.branch}{where} "
                f"(commit {found.commit[:12]} on {found.base[:12]}); "
                f"review it with `kbc proposals show {found.id}`")
+    if found.request:
+        click.echo(f"request {found.review}: {found.request}")
+    if found.request_error:
+        click.echo(f"warning: no request opened: {found.request_error}", err=True)
 
 
 @click.command()
@@ -58,7 +65,9 @@ def proposals(ctx: click.Context, action: str, proposal_id: str | None, repo: Pa
 
     A proposal is open until a person merges its branch (then merged: its commit
     is reachable from the followed branch, or that branch holds its text) or
-    closes it (its branch moves to refs/kbc/closed/, kept).
+    closes it (its branch moves to refs/kbc/closed/, kept). With a forge
+    configured, an open proposal's line ends with its request's state and
+    review (`#12 open, approved`), and closing one closes its request.
     """
     if action != "list" and not proposal_id:
         click.echo(f"error: `kbc proposals {action}` needs a proposal id (`kbc proposals` lists them)",
@@ -72,8 +81,10 @@ def proposals(ctx: click.Context, action: str, proposal_id: str | None, repo: Pa
             elif not found:
                 click.echo("No proposals.")
             for p in found if fmt == "text" else []:
+                review = f"  [{p.review}{' ' + p.request if p.request else ''}]" if p.review else ""
+                review += f"  [request not read: {p.request_error}]" if p.request_error else ""
                 click.echo(f"{p.id}  {p.status:<7} {p.root}/{p.path}  by {p.author}, {p.date[:10]}: "
-                           f"{p.rationale.splitlines()[0] if p.rationale else ''}")
+                           f"{p.rationale.splitlines()[0] if p.rationale else ''}{review}")
             return
         assert proposal_id is not None
         if action == "close":

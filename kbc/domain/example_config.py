@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from kbc.domain.settings import FIELDS, SECTIONS, Settings
+from kbc.domain.fields import FIELDS
+from kbc.domain.settings import SECTIONS, Settings
 
 
 def defaults_as_toml() -> str:

@@ -328,7 +328,8 @@ def build_server(worker: Worker) -> MCPServer:
         missing. kbc never writes it: it makes one commit on a new branch kbc/proposal-<id> of the
         knowledge root for a person to review and merge; what kbc serves changes only then.
         Only Markdown under a knowledge root; credentials are redacted. Returns the proposal (id,
-        branch, commit, status "open")."""
+        branch, commit, status "open"; with a forge configured, request: the pull request opened
+        for it, or request_error: why none was)."""
         return await worker.reply("propose_update", lambda kb: asdict(kb.propose(
             path, content=content, diff=diff, rationale=rationale, author=author)), repository=repository)
 
@@ -337,7 +338,8 @@ def build_server(worker: Worker) -> MCPServer:
         repository: Repository = None,
     ) -> ListResult:
         """The proposals to the knowledge roots, newest first: id, root, path, branch, status (open,
-        merged once a person merged it, closed), author, rationale, date."""
+        merged once a person merged it, closed), author, rationale, date; with a forge configured,
+        an open one's request and review ("#12 open, approved")."""
         return await worker.reply("list_proposals", lambda kb: [asdict(p) for p in kb.proposals()],
                                   listing=True, repository=repository)
 

@@ -43,11 +43,13 @@ class Answer:
     model: str = ""
     note: str = ""
     usage: dict[str, Any] = field(default_factory=dict)
+    rerank: str = ""  # with a reranker configured: whether the sources were reranked (the slice's)
 
     def as_data(self) -> dict[str, Any]:
         return {
             "question": self.question, "answer": self.text, "mode": self.mode, "model": self.model,
             "retrieval": self.retrieval, "note": self.note,
+            **({"rerank": self.rerank} if self.rerank else {}),
             "citations": [{"path": c.path, "start_line": c.start_line, "end_line": c.end_line}
                           for c in self.citations],
             "dropped_citations": list(self.dropped),
@@ -109,7 +111,7 @@ def extractive(question: str, found: Slice, why: str) -> Answer:
     if not found.items:
         parts.append("Nothing in the knowledge base matched the question.")
     return Answer(question, "\n".join(parts).rstrip() + "\n", "extractive", tuple(citations), (),
-                  found.items, found.retrieval, note=why)
+                  found.items, found.retrieval, note=why, rerank=found.rerank)
 
 
 def llm_answer(question: str, found: Slice, interpreter: Interpreter) -> Answer:
@@ -127,4 +129,4 @@ def llm_answer(question: str, found: Slice, interpreter: Interpreter) -> Answer:
     usage = {"prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
              "cost": reply.cost}
     return Answer(question, text, "llm", tuple(valid), tuple(dropped), found.items, found.retrieval,
-                  model=interpreter.model, usage=usage)
+                  model=interpreter.model, usage=usage, rerank=found.rerank)

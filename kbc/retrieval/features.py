@@ -299,3 +299,17 @@ def confidence_features(query_row: Sequence[float], probabilities: Sequence[floa
     first = logit(ordered[0]) if ordered else logit(0.0)
     second = logit(ordered[1]) if len(ordered) > 1 else logit(0.0)
     return [*query_row, first, first - second]
+
+
+def knowledge_evidence(team: Signals | None, chunks: dict[str, Chunk]) -> tuple[float, float]:
+    """How well team knowledge answered a query: its best similarity (-1 without vectors) and
+    the share of the query's words held by its best lexical hit."""
+    if team is None:
+        return -1.0, 0.0
+    similarity = max(team.similarity.values(), default=-1.0)
+    asked = set(tokens(team.query))
+    if not team.lexical or not asked:
+        return similarity, 0.0
+    best = chunks[team.lexical[0][0]]
+    held = set(tokens(best.heading + "\n" + best.text))
+    return similarity, len(asked & held) / len(asked)

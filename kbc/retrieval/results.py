@@ -30,6 +30,8 @@ class Ranking:
     chunks: dict[str, Chunk]
     evidence: Evidence
     matched: tuple[dict[str, Any], ...] = ()  # what the query named and what it matched
+    rerank: str = ""  # with a reranker configured: whether it re-ordered the ranking, and why not
+    reranked: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +63,8 @@ class Slice:
     confidence: float = -1.0  # that its first files hold what the task needs (-1: not estimated)
     low_confidence: bool = False
     knowledge_left_out: int = 0  # team-knowledge sections ranked among the first but not packed
+    rerank: str = ""  # "" without a reranker; else "reranked by M (N candidates)" or why not
+    reranked: bool = False
 
     def to_json(self) -> str:
         data: dict[str, Any] = {
@@ -68,6 +72,7 @@ class Slice:
             "fingerprint": self.fingerprint, "retrieval": self.retrieval, "note": self.note,
             "confidence": round(self.confidence, 3), "low_confidence": self.low_confidence,
             "matched": list(self.matched),
+            **({"reranked": self.reranked, "rerank": self.rerank} if self.rerank else {}),
             "items": [item_data(i) for i in self.items],
             "text": self.text,
         }
@@ -91,4 +96,4 @@ def without(found: Ranking, exclude: frozenset[str]) -> Ranking:
     if not exclude:
         return found
     kept = [(cid, score) for cid, score in found.ranked if found.chunks[cid].path not in exclude]
-    return Ranking(kept, found.chunks, found.evidence, found.matched)
+    return Ranking(kept, found.chunks, found.evidence, found.matched, found.rerank, found.reranked)

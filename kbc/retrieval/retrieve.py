@@ -30,6 +30,7 @@ from kbc.retrieval.features import (
     Signals,
     confidence_features,
     file_features,
+    knowledge_evidence,
     query_features,
     repository_of,
     unit_features,
@@ -43,6 +44,7 @@ from kbc.retrieval.profiles import Profile
 from kbc.retrieval.query import bounded
 from kbc.retrieval.rank import FileGraph, expand, files_in_order, finish, fuse, seeds
 from kbc.retrieval.report import clean_report
+from kbc.retrieval.rerank import Reranking
 from kbc.retrieval.results import Evidence, Ranking, Slice, SliceItem, without
 from kbc.store.layout import LEXICAL
 
@@ -104,6 +106,7 @@ class Retriever:
         self._repository: Repository | None = None
         self._precedents: Precedents | None = None
         self.confidence_floor: float | None = None  # None: the shipped model's floor
+        self.reranking: Reranking | None = None  # re-orders the first candidates (retrieval.rerank_model)
 
     def current_note(self) -> str:
         """Why retrieval is lexical, if it is: for an index whose vectors are being embedded,
@@ -221,6 +224,8 @@ class Retriever:
 
     def close(self) -> None:
         self.lexical.close()
+        if self.reranking is not None:
+            self.reranking.close()
 
     @property
     def mode(self) -> str:
@@ -235,6 +240,7 @@ class Retriever:
         chosen += [profile.incidental, profile.vendored, profile.config, profile.examples]
         chosen += [shipped_models().digest]  # its confidence is in every slice
         chosen += [min_confidence, self.confidence_floor] if min_confidence or self.confidence_floor else []
+        chosen += [self.reranking.reranker.name] if self.reranking is not None else []
         key = json.dumps([self.state, self.mode, profile.name, budget, query, profile.graph,
                           profile.code, profile.tests, profile.docs, profile.views, *chosen])
         return hashlib.sha256(key.encode()).hexdigest()[:16]
@@ -379,8 +385,9 @@ class Retriever:
             floor = ranker.floor if self.confidence_floor is None else self.confidence_floor
         top = [score for _, score in ranked[:10]]
         evidence = Evidence(len(code.lexical), max(code.similarity.values(), default=-1.0), tuple(top),
-                            confidence, 0 <= confidence < floor, *_knowledge_evidence(team, chunks))
-        return Ranking(ranked, chunks, evidence, code.described)
+                            confidence, 0 <= confidence < floor, *knowledge_evidence(team, chunks))
+        found = Ranking(ranked, chunks, evidence, code.described)
+        return found if self.reranking is None else self.reranking.apply(bounded(query), found)
 
     def _file_probabilities(self, signals: Signals, ranker: Ranker) -> list[float]:
         """The file model's probability for each candidate repository file (views and team
@@ -458,6 +465,7 @@ class Retriever:
         said = ""
         if confidence >= 0:
             said = f" · confidence {confidence:.2f}" + (" (low)" if found.evidence.low_confidence else "")
+        said += f" · {found.rerank}" if found.rerank else ""
         header = (f"# kbc slice · {profile.name} · budget {budget} tokens · retrieval: {mode}"
                   f"{note}{said}\n")
         if 0 <= confidence < min_confidence:
@@ -482,18 +490,6 @@ class Retriever:
         left_out = sum(1 for cid, _ in ranked[:LEFT_OUT_RANKS]
                        if chunks[cid].kind == "knowledge" and cid not in packed_ids)
         return Slice(profile.name, budget, packed.tokens, fingerprint, mode, items, packed.text, said_note,
-                     found.matched, confidence, found.evidence.low_confidence, left_out)
+                     found.matched, confidence, found.evidence.low_confidence, left_out, found.rerank,
+                     found.reranked)
 
-
-def _knowledge_evidence(team: Signals | None, chunks: dict[str, Chunk]) -> tuple[float, float]:
-    """How well team knowledge answered a query: its best similarity (-1 without vectors) and
-    the share of the query's words held by its best lexical hit."""
-    if team is None:
-        return -1.0, 0.0
-    similarity = max(team.similarity.values(), default=-1.0)
-    asked = set(tokens(team.query))
-    if not team.lexical or not asked:
-        return similarity, 0.0
-    best = chunks[team.lexical[0][0]]
-    held = set(tokens(best.heading + "\n" + best.text))
-    return similarity, len(asked & held) / len(asked)

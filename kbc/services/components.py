@@ -21,8 +21,9 @@ from kbc.domain.settings import Settings
 from kbc.index.embed import Embedder, model_name, open_embedder
 from kbc.index.tokencount import TokenCounter, default_counter
 from kbc.index.vectors import LazyVectorStore, VectorStore, forget_local_store, open_vector_store
+from kbc.retrieval.rerank import PLUGIN_PREFIX, LLMReranker, Reranker, plugin
 from kbc.store.layout import chroma_dir, index_dir
-from kbc.views.llm import Interpreter, interpreter_from
+from kbc.views.llm import Interpreter, LiteLLMInterpreter, interpreter_from
 
 LEXICAL_NOTE = "embeddings are not used: retrieval is lexical"
 
@@ -45,6 +46,7 @@ class Components:
     embedding: Embedding | None = None
     interpreter: Interpreter | None = None
     counter: TokenCounter | None = None
+    reranker: Reranker | None = None
 
     @classmethod
     def lexical(cls, note: str = LEXICAL_NOTE) -> Components:
@@ -63,6 +65,20 @@ class Components:
             return self.interpreter
         return interpreter_from(settings.llm_model, settings.llm_api_base, settings.llm_timeout,
                                 settings.llm_retries, settings.llm_api_key)
+
+    def rerank(self, settings: Settings) -> Reranker | None:
+        """The reranker: the given one, else the one ``retrieval.rerank_model`` names (a chat
+        model behind litellm, or ``plugin:NAME``), else None (the fused order)."""
+        if self.reranker is not None:
+            return self.reranker
+        model = settings.rerank_model.strip()
+        if not model:
+            return None
+        if model.startswith(PLUGIN_PREFIX):
+            return plugin(model.removeprefix(PLUGIN_PREFIX))
+        chat = LiteLLMInterpreter(model, api_base=settings.rerank_api_base or settings.llm_api_base,
+                                  api_key=settings.llm_api_key, timeout=settings.rerank_timeout, retries=0)
+        return LLMReranker(chat)
 
     def open_embedding(self, store_root: Path, repo_root: Path, settings: Settings, *,
                        recover: bool = False, lazy: bool = False

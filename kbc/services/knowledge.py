@@ -21,6 +21,7 @@ from kbc.domain.settings import Settings, load_settings
 from kbc.domain.views import View
 from kbc.retrieval.answer import Answer, extractive, llm_answer
 from kbc.retrieval.profiles import Profile, load_profiles
+from kbc.retrieval.rerank import Reranking
 from kbc.retrieval.results import Evidence, Ranking, Slice, without
 from kbc.retrieval.retrieve import Retriever
 from kbc.services.analyze import AnalyzeSummary, analyze_repository
@@ -28,6 +29,7 @@ from kbc.services.build import BuildSummary, build_repository
 from kbc.services.components import CONFIGURED, Components
 from kbc.services.drift import find_drift
 from kbc.services.evaluate import EvalReport, evaluate_golden
+from kbc.services.forge import forge_from
 from kbc.services.querylog import Listener, QueryLog
 from kbc.services.refresh import RefreshSummary, refresh
 from kbc.services.retrieve import open_retriever
@@ -48,7 +50,8 @@ if TYPE_CHECKING:
 from kbc.services.views import read_views, render_folder
 from kbc.store.facts_store import FactsStore
 from kbc.store.gaps import Gap
-from kbc.store.layout import gap_log, state_file, store_path
+from kbc.store.layout import gap_log, rerank_cache, state_file, store_path
+from kbc.store.rerank_cache import RerankCache
 from kbc.views.llm import Interpreter
 
 # Slices kept per build: the same request on the same build gives the same bytes, so a repeated
@@ -182,6 +185,10 @@ class KnowledgeBase:
                 self._retriever.knowledge_order = knowledge_order(read_manifest(self.store))
                 if self.settings.confidence_floor >= 0:
                     self._retriever.confidence_floor = self.settings.confidence_floor
+                reranker = self.components.rerank(self.settings)
+                if reranker is not None:
+                    self._retriever.reranking = Reranking(reranker, self.settings.rerank_candidates,
+                                                          RerankCache(rerank_cache(self.store)))
             return self._retriever
 
     def _behind(self) -> dict[str, str]:
@@ -276,13 +283,15 @@ class KnowledgeBase:
             ranking = self._rankings.get(ranked_key)
             if ranking is None:  # one search serves every budget it is packed into
                 ranking = without(retriever.search(task, profile), exclude)
-                self._rankings[ranked_key] = ranking
+                if ranking.reranked or not ranking.rerank:  # a reranker that failed is asked again
+                    self._rankings[ranked_key] = ranking
                 if len(self._rankings) > RANKING_CACHE:
                     self._rankings.popitem(last=False)
             found = retriever.slice_of(ranking, task, profile, profile.budget if budget is None else budget,
                                        exclude, min_confidence)
             evidence = ranking.evidence
-            self._slices[key] = (found, evidence)
+            if ranking.reranked or not ranking.rerank:
+                self._slices[key] = (found, evidence)
             if len(self._slices) > SLICE_CACHE:
                 self._slices.popitem(last=False)
             return found, evidence
@@ -353,7 +362,8 @@ class KnowledgeBase:
         """Propose a change to a knowledge document as a new branch of its root (never a write)."""
         from kbc.services.proposals import propose
 
-        return propose(self.manifest(), path, content=content, diff=diff, rationale=rationale, author=author)
+        return propose(self.manifest(), path, content=content, diff=diff, rationale=rationale, author=author,
+                       forge=forge_from(self.settings))
 
     def propose_drift(self, *, no_llm: bool = False,
                       interpreter: Interpreter | None = None) -> list[Proposal]:
@@ -373,12 +383,13 @@ class KnowledgeBase:
                     return ""
 
             code = MentionChecker(SymbolTable(FactsStore(self.store).facts(), source))
-        return propose_drift(self.manifest(), self.root, self.drift(), chosen, code)
+        return propose_drift(self.manifest(), self.root, self.drift(), chosen, code,
+                             forge_from(self.settings))
 
     def proposals(self) -> list[Proposal]:
         from kbc.services.proposals import proposals
 
-        return proposals(self.manifest())
+        return proposals(self.manifest(), forge_from(self.settings))
 
     def proposal(self, proposal_id: str) -> tuple[Proposal, str]:
         """One proposal and the diff it proposes."""
@@ -390,7 +401,7 @@ class KnowledgeBase:
     def close_proposal(self, proposal_id: str) -> Proposal:
         from kbc.services.proposals import close
 
-        return close(self.manifest(), proposal_id)
+        return close(self.manifest(), proposal_id, forge_from(self.settings))
 
     def _excluded(self, scopes: Sequence[str] | None) -> frozenset[str]:
         manifest = self.manifest()

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from kbc.analyzers.drift import parse_front_matter
@@ -29,6 +29,7 @@ from kbc.analyzers.mentions import MentionJudge, code_spans
 from kbc.analyzers.secrets import redact
 from kbc.domain.drift import DriftReport
 from kbc.domain.errors import KbcError, LLMError, NotFound, PathRefused
+from kbc.services.forge import LOOKED_UP, Forge, ForgeError
 from kbc.services.team import Manifest, RootRecord
 from kbc.views.llm import Interpreter
 
@@ -53,6 +54,11 @@ class Proposal:
     date: str  # ISO 8601 of its commit
     pushed: bool = False
     redacted: int = 0  # credentials replaced in the proposed text
+    # With a forge configured: the pull (merge) request's page, its state as a listing says it
+    # ("#12 open, approved"), or why there is none
+    request: str = ""
+    review: str = ""
+    request_error: str = ""
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -116,9 +122,10 @@ def _followed(top: Path, root: RootRecord) -> str:
 
 
 def propose(manifest: Manifest, path: str, *, content: str | None = None, diff: str | None = None,
-            rationale: str, author: str) -> Proposal:
+            rationale: str, author: str, forge: Forge | None = None) -> Proposal:
     """One commit proposing ``content`` (the whole new document) or ``diff`` (a unified diff of
-    it) for ``path``, on a new branch; nothing else in the repository changes."""
+    it) for ``path``, on a new branch; nothing else in the repository changes. With a
+    ``forge``, the pushed branch is opened as a pull (merge) request there."""
     if (content is None) == (diff is None):
         raise KbcError("give the new document as content, or its change as diff (one of them)")
     if not rationale.strip() or not author.strip():
@@ -143,8 +150,26 @@ def propose(manifest: Manifest, path: str, *, content: str | None = None, diff: 
         pushed = _push(top, branch)
     except GitFailed as exc:
         raise KbcError(f"git refused the proposal: {git_failure(exc.stderr)}") from None
-    return Proposal(short, root.name, inner, branch, commit, base, "open", author.strip(), rationale.strip(),
+    made = Proposal(short, root.name, inner, branch, commit, base, "open", author.strip(), rationale.strip(),
                     git(top, "show", "-s", "--format=%cI", commit).strip(), pushed, len(cleaned.findings))
+    return _opened(made, forge, followed.removeprefix("refs/heads/")) if forge is not None else made
+
+
+def _opened(made: Proposal, forge: Forge, base: str) -> Proposal:
+    """``made`` with the request the forge opened for its branch, or why none was opened (the
+    proposal stands either way)."""
+    if not made.pushed:
+        return replace(made, request_error="the knowledge root has no remote, so no request was opened; "
+                                           "add one and push the branch, then open it on the forge")
+    body = (f"{redact('rationale.md', made.rationale, 'markdown').text}\n\n---\nProposed by "
+            f"{' '.join(printable(made.author).split())[:100]} through kbc: `{made.root}/{made.path}`, "
+            f"commit {made.commit[:12]} on {made.base[:12]}.\n")
+    try:
+        found = forge.open_request(made.branch, base, f"Proposed: {made.path}", body)
+    except ForgeError as exc:
+        return replace(made, request_error=f"{exc.message} ({exc.hint}); the branch {made.branch} is pushed: "
+                                           "open the request on the forge by hand")
+    return replace(made, request=found.url, review=found.said())
 
 
 def _exists(top: Path, commit: str, path: str) -> bool:
@@ -213,8 +238,9 @@ def _push(top: Path, branch: str) -> bool:
     return True
 
 
-def proposals(manifest: Manifest) -> list[Proposal]:
-    """Every proposal of every knowledge root, newest first."""
+def proposals(manifest: Manifest, forge: Forge | None = None) -> list[Proposal]:
+    """Every proposal of every knowledge root, newest first; with a ``forge``, the open ones
+    (the newest ``LOOKED_UP``) with their requests' review state."""
     found: list[Proposal] = []
     for root in manifest.roots:
         try:
@@ -227,7 +253,34 @@ def proposals(manifest: Manifest) -> list[Proposal]:
         for line in records.splitlines():
             ref, _, commit = line.partition("\0")
             found.append(_read(top, folder, followed, root.name, ref, commit))
-    return sorted(found, key=lambda p: (p.date, p.id), reverse=True)
+    ordered = sorted(found, key=lambda p: (p.date, p.id), reverse=True)
+    return _reviewed(ordered, forge) if forge is not None else ordered
+
+
+def _reviewed(found: list[Proposal], forge: Forge) -> list[Proposal]:
+    """``found`` with each open proposal's request as the forge has it (a forge that fails is
+    said once, on every proposal it left unread)."""
+    out: list[Proposal] = []
+    failed = ""
+    asked = 0
+    for proposal in found:
+        if proposal.status != "open":
+            out.append(proposal)
+            continue
+        if failed or asked >= LOOKED_UP:
+            out.append(replace(proposal, request_error=failed or f"not read: only the newest {LOOKED_UP} "
+                                                                "open proposals are looked up"))
+            continue
+        asked += 1
+        try:
+            request = forge.request_for(proposal.branch)
+        except ForgeError as exc:
+            failed = exc.message
+            out.append(replace(proposal, request_error=failed))
+            continue
+        out.append(replace(proposal, request=request.url, review=request.said()) if request is not None
+                   else replace(proposal, review="no request"))
+    return out
 
 
 def _read(top: Path, folder: str, followed: str, root: str, ref: str, commit: str) -> Proposal:
@@ -322,12 +375,14 @@ def suggest_rewrite(text: str, report: DriftReport, repo: Path, interpreter: Int
 
 
 def propose_drift(manifest: Manifest, repo: Path, reports: Sequence[DriftReport],
-                  interpreter: Interpreter | None = None, code: MentionJudge | None = None) -> list[Proposal]:
+                  interpreter: Interpreter | None = None, code: MentionJudge | None = None,
+                  forge: Forge | None = None) -> list[Proposal]:
     """One proposal per document behind the code: a knowledge document in its root, a document
     of the repository in the repository itself. The skeleton is the document unchanged with a
     comment block saying why; with an ``interpreter`` (and ``code`` to ground it), the
     document is the LLM's rewrite instead, marked as machine-written in the block and the
-    rationale, when every name it mentions exists."""
+    rationale, when every name it mentions exists. ``forge`` opens requests for the knowledge
+    roots' proposals (the repository's own documents are proposed to the repository)."""
     own = RootRecord("repository", str(repo), str(repo))
     made: list[Proposal] = []
     for report in reports:
@@ -358,7 +413,7 @@ def propose_drift(manifest: Manifest, repo: Path, reports: Sequence[DriftReport]
             else:
                 rationale += f"\n\nNo rewrite suggested: {why_not}."
         made.append(propose(scope, where if indexed is not None else inner, content=content,
-                            rationale=rationale, author=author))
+                            rationale=rationale, author=author, forge=forge if indexed is not None else None))
     return made
 
 
@@ -370,8 +425,9 @@ def find(manifest: Manifest, proposal_id: str) -> Proposal:
     raise NotFound(f"no proposal {proposal_id!r}", hint="`kbc proposals` lists them")
 
 
-def close(manifest: Manifest, proposal_id: str) -> Proposal:
-    """Set a proposal aside: its branch moves to refs/kbc/closed/ (kept, no longer listed open)."""
+def close(manifest: Manifest, proposal_id: str, forge: Forge | None = None) -> Proposal:
+    """Set a proposal aside: its branch moves to refs/kbc/closed/ (kept, no longer listed open);
+    with a ``forge``, its open request there is closed too."""
     found = find(manifest, proposal_id)
     if found.status == "closed":
         return found
@@ -381,8 +437,17 @@ def close(manifest: Manifest, proposal_id: str) -> Proposal:
     closed = f"{CLOSED}{PREFIX}{found.id}"
     git(top, "update-ref", closed, found.commit, "")
     git(top, "update-ref", "-d", f"refs/heads/{found.branch}", found.commit)
-    return Proposal(found.id, found.root, found.path, found.branch, found.commit, found.base, "closed",
-                    found.author, found.rationale, found.date)
+    closed_one = Proposal(found.id, found.root, found.path, found.branch, found.commit, found.base, "closed",
+                          found.author, found.rationale, found.date)
+    if forge is None:
+        return closed_one
+    try:
+        request = forge.close_request(found.branch)
+    except ForgeError as exc:
+        return replace(closed_one, request_error=f"{exc.message}: close its request on the forge by hand")
+    if request is None:
+        return closed_one
+    return replace(closed_one, request=request.url, review=request.said())
 
 
 def diff_of(manifest: Manifest, found: Proposal) -> str:

@@ -50,6 +50,10 @@ def prose_cache(store_root: Path) -> Path:
     return store_root / "cache" / "prose.sqlite"
 
 
+def rerank_cache(store_root: Path) -> Path:
+    return store_root / "cache" / "rerank.sqlite"
+
+
 def journal_file(store_root: Path) -> Path:
     return store_root / "building.json"
 

@@ -197,7 +197,11 @@ SLICE = {"type": "object",
                         "confidence": {"type": "number"}, "low_confidence": {"type": "boolean"},
                         "matched": {"type": "array", "items": {"type": "object"}},
                         "items": {"type": "array", "items": ITEM}, "text": {"type": "string"},
-                        "query_id": {"type": "string"}}}
+                        "query_id": {"type": "string"},
+                        "reranked": {"type": "boolean", "description": "With a reranker configured: "
+                                     "whether the first candidates were re-ordered by it"},
+                        "rerank": {"type": "string", "description": "With a reranker configured: by "
+                                   "which model, or why the fused order was kept"}}}
 LIST = {"type": "array", "items": {"type": "object"}}
 
 ENDPOINTS: tuple[Endpoint, ...] = (

@@ -7,7 +7,8 @@ import pytest
 
 from kbc.domain.errors import ConfigError
 from kbc.domain.example_config import defaults_as_toml
-from kbc.domain.settings import FIELDS, Settings, load_settings
+from kbc.domain.fields import FIELDS
+from kbc.domain.settings import Settings, load_settings
 from kbc.domain.trust import STORE_MARK
 
 ROOT = Path(__file__).resolve().parents[3]
