@@ -13,10 +13,10 @@ from pathlib import Path
 
 from helpers import repo_factory
 
+from kbc.serve.http import create_app
 from kbc.services.components import Components
 from kbc.services.knowledge import KnowledgeBase
 from kbc.services.workspace import Workspace
-from kbc.web.server import create_app
 
 SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 TOKEN = "a-token-for-the-tests-0123456789"
@@ -130,7 +130,7 @@ def running(kb: KnowledgeBase | Workspace, *, host: str = "127.0.0.1",
     its loopback URL."""
     import uvicorn
 
-    from kbc.web.protocol import server_config
+    from kbc.serve.protocol import server_config
 
     app = create_app(kb, host=host, token=token)
     port = free_port()

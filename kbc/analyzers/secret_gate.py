@@ -19,7 +19,6 @@ dozens a line. A plugin of any other kind opens the gate to every line.
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass
 
@@ -71,25 +70,30 @@ class Gate:
         return hit
 
 
-@functools.cache
-def gate() -> Gate:
-    """The gate of the plugins detect-secrets is configured with (configure it first)."""
-    from detect_secrets.plugins.base import RegexBasedDetector
-    from detect_secrets.plugins.high_entropy_strings import HighEntropyStringsPlugin
-    from detect_secrets.plugins.keyword import DENYLIST, KeywordDetector
-    from detect_secrets.settings import get_plugins
+@dataclass(frozen=True, slots=True)
+class Plugin:
+    """What the gate needs of one configured detect-secrets plugin (read by
+    :func:`kbc.analyzers.secrets.gate`, the one module that imports detect-secrets)."""
 
+    kind: str  # keyword, entropy, regex, or other (a kind the gate does not know)
+    words: tuple[str, ...] = ()  # the keyword detector's
+    charset: str = ""  # a high-entropy string detector's, and its limit
+    limit: float = 0.0
+    patterns: tuple[re.Pattern[str], ...] = ()  # a regex-based detector's
+
+
+def gate_of(plugins: list[Plugin]) -> Gate:
+    """The gate of the configured plugins."""
     patterns: list[re.Pattern[str]] = []
     strings: list[tuple[re.Pattern[str], float]] = []
     words = None
-    for plugin in get_plugins():
-        if isinstance(plugin, KeywordDetector):  # its words are lower-case
-            words = re.compile("|".join(DENYLIST))
-        elif isinstance(plugin, HighEntropyStringsPlugin):
-            charset = re.escape(plugin.charset)
-            strings.append((re.compile(f"(?<=['\"])[{charset}]+(?=['\"])"), float(plugin.entropy_limit)))
-        elif isinstance(plugin, RegexBasedDetector):
-            patterns.extend(plugin.denylist)
+    for plugin in plugins:
+        if plugin.kind == "keyword":  # its words are lower-case
+            words = re.compile("|".join(plugin.words))
+        elif plugin.kind == "entropy":
+            strings.append((re.compile(f"(?<=['\"])[{re.escape(plugin.charset)}]+(?=['\"])"), plugin.limit))
+        elif plugin.kind == "regex":
+            patterns.extend(plugin.patterns)
         else:
             return Gate((), None, (), (), wide_open=True)
     alone = tuple(p for p in patterns if _LINE_BY_LINE.search(p.pattern))
@@ -97,13 +101,13 @@ def gate() -> Gate:
     return Gate(joined, words, alone, tuple(strings))
 
 
-def handed_over(numbered: list[tuple[int, str]], lines: list[str]) -> list[tuple[int, str]]:
+def handed_over(numbered: list[tuple[int, str]], lines: list[str], gate: Gate) -> list[tuple[int, str]]:
     """Of ``numbered`` (line number from 1, text) from ``lines``, those the gate passes, in
     order. detect-secrets reads each line's predecessor in the run it is handed for an
     ``allowlist nextline`` pragma: where that is not the line's own predecessor in ``lines``
     and mentions an allowlist, an empty line is put between, and a line's own predecessor
     that mentions one goes along before it."""
-    passing = gate().passing([line for _, line in numbered])
+    passing = gate.passing([line for _, line in numbered])
     out: list[tuple[int, str]] = []
     for (number, line), passes in zip(numbered, passing, strict=True):
         if not passes:

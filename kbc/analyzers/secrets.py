@@ -21,6 +21,7 @@ replaced, by ``[REDACTED]``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import re
 from collections import Counter
@@ -30,7 +31,7 @@ from typing import Any, cast
 
 from kbc.analyzers.credentials import find_credentials
 from kbc.analyzers.screen import Screen, Text
-from kbc.analyzers.secret_gate import handed_over
+from kbc.analyzers.secret_gate import Gate, Plugin, gate_of, handed_over
 
 MARK = "[REDACTED]"
 
@@ -96,6 +97,28 @@ class Redaction:
 
 
 _configured = False
+
+
+@functools.cache
+def gate() -> Gate:
+    """The gate of the plugins detect-secrets is configured with (configured first)."""
+    from detect_secrets.plugins.base import RegexBasedDetector
+    from detect_secrets.plugins.high_entropy_strings import HighEntropyStringsPlugin
+    from detect_secrets.plugins.keyword import DENYLIST, KeywordDetector
+    from detect_secrets.settings import get_plugins
+
+    _configure()
+    plugins: list[Plugin] = []
+    for plugin in get_plugins():
+        if isinstance(plugin, KeywordDetector):
+            plugins.append(Plugin("keyword", words=tuple(DENYLIST)))
+        elif isinstance(plugin, HighEntropyStringsPlugin):
+            plugins.append(Plugin("entropy", charset=plugin.charset, limit=float(plugin.entropy_limit)))
+        elif isinstance(plugin, RegexBasedDetector):
+            plugins.append(Plugin("regex", patterns=tuple(plugin.denylist)))
+        else:
+            plugins.append(Plugin("other"))
+    return gate_of(plugins)
 
 
 def _configure() -> None:
@@ -256,7 +279,7 @@ def _scan_read(path: str, lines: list[str]) -> list[tuple[int, str, str]]:
     """:func:`_scan` of the screened lines of one reading of a file (line ``n`` is ``lines[n-1]``)."""
     from detect_secrets.core.scan import _process_line_based_plugins
 
-    candidates = handed_over([(i + 1, lines[i]) for i in _WHOLE_SCREEN.lines(lines)], lines)
+    candidates = handed_over([(i + 1, lines[i]) for i in _WHOLE_SCREEN.lines(lines)], lines, gate())
     # handed over as one compact run, as _scan does; a transformer's line may span several
     # (a YAML block), which no diff could carry, so the run goes to the detectors directly
     found = _process_line_based_plugins(list(enumerate((line for _, line in candidates), start=1)),
@@ -300,7 +323,7 @@ def _own_findings(path: str, text: str, language: str, lines: list[str]) -> list
     searched = Text(lines)  # each screen's lines found once
     if language in LINE_LANGUAGES:
         code = handed_over([(i + 1, lines[i]) for i in _CODE_GATE.lines(searched)
-                            if _code_screen(lines[i])], lines)
+                            if _code_screen(lines[i])], lines, gate())
         found = _scan(path, code) if code else []
     elif _SCREEN.lines(searched):
         found = [f for f in _scan_whole_file(path) if f[0] <= len(lines)]

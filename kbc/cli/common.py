@@ -89,3 +89,31 @@ def reading_options(command: F) -> F:
                            help="Store folder (default: <repo>/.kbc).")(command)
     return click.option("--repo", "repo", type=click.Path(file_okay=False, path_type=Path),
                         default=".", show_default=True, help="The repository.")(command)
+
+
+PROGRESS_MIN_FILES = 50  # files or units below which no progress is drawn
+
+
+def embed_progress() -> Callable[[str, int, int], None]:
+    """Progress of the embedding on a terminal: units done of the total, the rate and the
+    time left (an interrupted run keeps what it embedded; the next one goes on from there)."""
+    import time
+
+    started = time.monotonic()
+
+    def report(stage: str, done: int, total: int) -> None:
+        if not sys.stderr.isatty() or total < PROGRESS_MIN_FILES:
+            return
+        elapsed = time.monotonic() - started
+        line = f"\r{stage} {done}/{total} units"
+        if 0 < done < total and elapsed > 0:
+            rate = done / elapsed
+            left = (total - done) / rate
+            line += f" · {rate:.0f}/s · about {duration(left)} left  "
+        click.echo(line, err=True, nl=done >= total)
+
+    return report
+
+
+def duration(seconds: float) -> str:
+    return f"{seconds / 60:.0f} min" if seconds >= 90 else f"{max(seconds, 1):.0f} s"

@@ -12,7 +12,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from kbc import __version__
-from kbc.cli.common import KbcGroup, build_options, knowledge_base, reading_options, unexpected
+from kbc.cli.common import (
+    PROGRESS_MIN_FILES,
+    KbcGroup,
+    build_options,
+    embed_progress,
+    knowledge_base,
+    reading_options,
+    unexpected,
+)
 from kbc.domain.errors import exit_codes_text
 
 if TYPE_CHECKING:
@@ -23,7 +31,6 @@ if TYPE_CHECKING:
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-PROGRESS_MIN_FILES = 50
 
 
 def _progress(total: int) -> Callable[[AnalysisResult], None]:
@@ -175,27 +182,6 @@ def _render_views_summary(summary: ViewsSummary) -> str:
     return "\n".join(lines)
 
 
-def _embed_progress() -> Callable[[str, int, int], None]:
-    """Progress of the embedding on a terminal: units done of the total, the rate and the
-    time left (an interrupted run keeps what it embedded; the next one goes on from there)."""
-    import time
-
-    started = time.monotonic()
-
-    def report(stage: str, done: int, total: int) -> None:
-        if not sys.stderr.isatty() or total < PROGRESS_MIN_FILES:
-            return
-        elapsed = time.monotonic() - started
-        line = f"\r{stage} {done}/{total} units"
-        if 0 < done < total and elapsed > 0:
-            rate = done / elapsed
-            left = (total - done) / rate
-            line += f" · {rate:.0f}/s · about {_duration(left)} left  "
-        click.echo(line, err=True, nl=done >= total)
-
-    return report
-
-
 def _render_knowledge(known: KnowledgeSummary) -> list[str]:
     if not known.roots and not known.problems:
         return []
@@ -213,10 +199,6 @@ def _render_pending(pending: int, filling: int) -> str:
         return f"; {pending} not embedded (no process could be started for them): run `kbc embed`"
     return (f"; {pending} left to a background process (pid {filling}): `kbc status` follows it, "
             "`kbc embed` finishes it now")
-
-
-def _duration(seconds: float) -> str:
-    return f"{seconds / 60:.0f} min" if seconds >= 90 else f"{max(seconds, 1):.0f} s"
 
 
 @cli.command()
@@ -254,7 +236,7 @@ def build(ctx: click.Context, path: Path, store: Path | None, fmt: str, workers:
 
     with knowledge_base(path, store, workers=workers, knowledge=knowledge or None) as kb:
         summary = kb.build(no_llm=no_llm, progress=BuildProgress(_progress, _views_progress,
-                                                                 _embed_progress()), wait=wait)
+                                                                 embed_progress()), wait=wait)
     if fmt == "json":
         click.echo(json.dumps(asdict(summary), indent=1, sort_keys=True))
         return

@@ -194,10 +194,10 @@ def embed(ctx: click.Context, repo: Path, store: Path | None, background: bool, 
     left off, waits for another one on the same store, and does nothing when no
     unit is waiting.
     """
-    from kbc.cli.main import _embed_progress
+    from kbc.cli.common import embed_progress
     from kbc.services.embedding import fill_vectors
 
-    shown = _embed_progress()
+    shown = embed_progress()
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     if background:
         click.echo(f"kbc embed: started {started} (pid {os.getpid()})")

@@ -184,7 +184,7 @@ def serve(ctx: click.Context, repos: tuple[str, ...], store: Path | None, transp
     left to embed, with no process embedding them (it was stopped), gets one
     started in the background; retrieval turns hybrid when it is done.
     """
-    from kbc.web.server import serve as run_server
+    from kbc.serve.run import serve as run_server
 
     served = _served(repos, store)
     token = (served.settings.token or None)

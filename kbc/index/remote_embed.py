@@ -7,7 +7,6 @@ leaves the index lexical with the reason in its note."""
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -59,12 +58,7 @@ class RemoteEmbedder:
         return self.embed(texts)
 
     def _request(self, texts: list[str]) -> list[list[float]]:
-        from kbc.domain.settings import quiet_dependencies
-
-        quiet_dependencies()
-        import litellm
-
-        litellm.suppress_debug_info = True  # its failure banner goes to stdout, into --format json
+        from kbc.providers import litellm_api
 
         extra: dict[str, Any] = {}
         if self._api_base:
@@ -73,9 +67,7 @@ class RemoteEmbedder:
             extra["api_key"] = self._api_key
         where = self._api_base or "its provider"
         try:
-            with warnings.catch_warnings():  # litellm's lazily imported types warn as they load
-                warnings.simplefilter("ignore")
-                response = litellm.embedding(model=self.model_id, input=texts, timeout=self._timeout,
+            response = litellm_api.embedding(self.model_id, texts, timeout=self._timeout,
                                              num_retries=self._retries, **extra)
             data = response.data if hasattr(response, "data") else response["data"]
             vectors = [list(map(float, item["embedding"] if isinstance(item, dict) else item.embedding))

@@ -15,9 +15,9 @@ from web import running
 from kbc.cli.main import cli
 from kbc.domain.knowledge_roots import KnowledgeRoot
 from kbc.domain.settings import Settings
+from kbc.serve.metrics import Metrics
 from kbc.services.components import Components
 from kbc.services.knowledge import KnowledgeBase
-from kbc.services.metrics import Metrics
 
 CODE = {
     "shop/__init__.py": '"""A shop."""\n',
@@ -65,7 +65,7 @@ def test_kbc_search_lists_hits_within_a_budget(kb: KnowledgeBase) -> None:
 
 
 def test_budgets_on_search_and_files_over_rest_and_mcp(kb: KnowledgeBase) -> None:
-    from kbc.mcp.server import create_server
+    from kbc.serve.mcp import create_server
 
     with running(kb) as url:
         hits = httpx.get(f"{url}/api/v1/search", params={"q": "payout refund money", "k": 5}).json()

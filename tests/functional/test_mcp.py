@@ -25,9 +25,10 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent
 
 from kbc.domain.errors import ConfigError, KbcError
+from kbc.serve.run import serve
+from kbc.serve.security import is_loopback
 from kbc.services.components import Components
 from kbc.services.knowledge import KnowledgeBase
-from kbc.web.server import is_loopback, serve
 
 TOOLS = {"retrieve_slice", "ask", "search", "get_view", "list_views", "get_symbol", "get_file", "list_scopes",
          "propose_update", "list_proposals",
@@ -71,7 +72,7 @@ SHOP = {
 
 # A server over a lexical knowledge base (the components a test gives, not the environment).
 PRELUDE = ("import sys\nfrom kbc.services.components import Components\n"
-           "from kbc.services.knowledge import KnowledgeBase\nfrom kbc.web.server import serve\n"
+           "from kbc.services.knowledge import KnowledgeBase\nfrom kbc.serve.run import serve\n"
            "kb = KnowledgeBase(sys.argv[1], components=Components.lexical())\n")
 SERVE_STDIO = PRELUDE + "serve(kb, 'stdio')\n"
 SERVE_HTTP = PRELUDE + "serve(kb, 'http', '127.0.0.1', int(sys.argv[2]), sys.argv[3] or None)\n"

@@ -105,7 +105,7 @@ def test_no_cli_output_holds_a_planted_value(built: tuple[Path, ChatServer], tmp
 def test_no_mcp_answer_holds_a_planted_value(built: tuple[Path, ChatServer]) -> None:
     root, _ = built
     script = ("import sys\nfrom kbc.services.knowledge import KnowledgeBase\n"
-              "from kbc.web.server import serve\nserve(KnowledgeBase(sys.argv[1]), 'stdio')\n")
+              "from kbc.serve.run import serve\nserve(KnowledgeBase(sys.argv[1]), 'stdio')\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("KBC_")}
     params = StdioServerParameters(command=sys.executable, args=["-c", script, str(root)],
                                    env={**env, "KBC_CONFIG": ""})

@@ -18,9 +18,9 @@ from web import SECRET, STORE, TOKEN, built_repository, running
 from kbc import __version__
 from kbc.cli.main import cli
 from kbc.domain.settings import load_settings
+from kbc.serve.api import ENDPOINTS, openapi_document
 from kbc.services.components import Components
 from kbc.services.knowledge import KnowledgeBase
-from kbc.web.api import ENDPOINTS, openapi_document
 
 TASK = "how is a refund validated when an order is cancelled?"
 
@@ -240,7 +240,7 @@ def test_a_failed_refresh_is_reported_as_failed(repo: Path, tmp_path: Path) -> N
     """Another writer holds the store past the lock timeout: the refresh fails, and says so."""
     from kbc.domain.errors import LockTimeout
     from kbc.domain.settings import Settings
-    from kbc.services.metrics import Metrics
+    from kbc.serve.metrics import Metrics
     from kbc.store.lock import writer_lock
 
     store = tmp_path / "store"

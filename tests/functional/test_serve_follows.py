@@ -19,7 +19,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import TextContent
 
 SERVE = ("import sys\nfrom kbc.services.components import Components\n"
-         "from kbc.services.knowledge import KnowledgeBase\nfrom kbc.web.server import serve\n"
+         "from kbc.services.knowledge import KnowledgeBase\nfrom kbc.serve.run import serve\n"
          "serve(KnowledgeBase(sys.argv[1], components=Components.lexical()), 'stdio')\n")
 KBC = [sys.executable, "-m", "kbc", *LEXICAL]
 PREAMBLE = "".join(f"# note {i}: nothing to see here\n" for i in range(40))

@@ -13,7 +13,7 @@ import httpx
 from helpers import LEXICAL
 from web import built_repository, free_port
 
-from kbc.web.protocol import HEAD_SECONDS
+from kbc.serve.protocol import HEAD_SECONDS
 
 DESCRIPTORS = 256  # the server's limit: far fewer than the half-open connections below
 

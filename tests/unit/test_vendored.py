@@ -5,9 +5,9 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-import kbc.web
+import kbc.serve
 
-STATIC = Path(kbc.web.__file__).with_name("static")
+STATIC = Path(kbc.serve.__file__).with_name("static")
 
 
 def test_every_vendored_file_matches_its_checksum_and_none_is_unlisted() -> None:

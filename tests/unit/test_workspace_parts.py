@@ -12,8 +12,8 @@ import pytest
 from kbc.domain.errors import ConfigError, FieldError, KbcError
 from kbc.domain.settings import load_settings
 from kbc.domain.workspace import RepositoryEntry, repository_entry
+from kbc.serve.hooks import push_of, verified
 from kbc.services.workspace import expand
-from kbc.web.hooks import push_of, verified
 
 
 def test_repo_entries_name_folders_and_urls() -> None:

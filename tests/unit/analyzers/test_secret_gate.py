@@ -44,8 +44,7 @@ def _fires(path: str, line: str) -> bool:
 
 @pytest.mark.parametrize("line", FIRING)
 def test_every_line_a_plugin_fires_on_passes_the_gate(line: str) -> None:
-    from kbc.analyzers.secret_gate import gate
-    from kbc.analyzers.secrets import _configure
+    from kbc.analyzers.secrets import _configure, gate
 
     _configure()
     assert _fires("settings.py", line), line  # the sample is a real finding
@@ -53,8 +52,7 @@ def test_every_line_a_plugin_fires_on_passes_the_gate(line: str) -> None:
 
 
 def test_lines_no_plugin_fires_on_are_kept_back() -> None:
-    from kbc.analyzers.secret_gate import gate
-    from kbc.analyzers.secrets import _configure
+    from kbc.analyzers.secrets import _configure, gate
 
     _configure()
     assert not any(_fires("settings.py", line) for line in PLAIN)

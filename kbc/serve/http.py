@@ -2,8 +2,8 @@
 API at ``/api/v1``, the UI at ``/`` and Prometheus metrics at ``/metrics``, all on one port and
 one pool of worker threads.
 
-``kbc serve --transport http`` runs it; ``--transport stdio`` serves MCP alone on
-stdin/stdout (:func:`kbc.mcp.server.serve_stdio`).
+``kbc serve --transport http`` runs it (:func:`kbc.serve.run.serve`); ``--transport stdio``
+serves MCP alone on stdin/stdout (:func:`kbc.serve.mcp.serve_stdio`) and never loads this.
 """
 
 from __future__ import annotations
@@ -24,17 +24,16 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from kbc.domain.errors import KbcError
-from kbc.mcp.server import HTTP_PATH, Worker, build_server, serve_stdio
+from kbc.serve.api import PREFIX, error_response, routes
+from kbc.serve.mcp import HTTP_PATH, build_server
+from kbc.serve.metrics import CONTENT_TYPE, Metrics
+from kbc.serve.pages import Site
+from kbc.serve.security import Guard, check_bind, is_loopback
+from kbc.serve.worker import Worker
 from kbc.services.knowledge import KnowledgeBase
-from kbc.services.metrics import CONTENT_TYPE, Metrics
 from kbc.services.workspace import Workspace
-from kbc.web.api import PREFIX, error_response, routes
-from kbc.web.pages import Site
-from kbc.web.security import Guard, check_bind, is_loopback
 
-__all__ = ["App", "create_app", "is_loopback", "serve"]
-
-TRANSPORTS = ("stdio", "http")
+__all__ = ["App", "create_app", "is_loopback", "serve_http"]
 
 
 class App:
@@ -160,20 +159,11 @@ def create_app(served: KnowledgeBase | Workspace, *, host: str = "127.0.0.1",
     return App(_Measured(guarded, metrics), worker, metrics)
 
 
-def serve(served: KnowledgeBase | Workspace, transport: str = "stdio", host: str = "127.0.0.1",
-          port: int = 8765, token: str | None = None) -> None:
-    """Serve ``kb`` until stopped: MCP on stdin/stdout (``"stdio"``), or everything over HTTP at
-    ``http://host:port/`` (``"http"``). Over HTTP a ``token`` makes every request carry
-    ``Authorization: Bearer <token>`` (or the UI's sign-in cookie); binding anything but a
-    loopback address requires one. Returns when stdin closes (stdio) or on SIGINT/SIGTERM
-    (HTTP, after a graceful shutdown); every store is closed then. A workspace follows its
-    repositories in the background while it is served."""
-    if transport not in TRANSPORTS:
-        raise KbcError(f"unknown transport {transport!r}", hint="use 'stdio' or 'http'")
-    workspace = served if isinstance(served, Workspace) else Workspace.of(served)
-    if transport == "stdio":
-        serve_stdio(workspace)
-        return
+def serve_http(workspace: Workspace, host: str = "127.0.0.1", port: int = 8765,
+               token: str | None = None) -> None:
+    """Serve everything over HTTP at ``http://host:port/`` until SIGINT or SIGTERM (a graceful
+    shutdown), every store closed then; a ``token`` makes every request carry it (binding
+    anything but a loopback address requires one)."""
     check_bind(host, port, token)
     app = create_app(workspace, host=host, token=token)
     try:
@@ -193,7 +183,7 @@ def _stop(signum: int, frame: FrameType | None) -> None:
 def _run(app: App, host: str, port: int, token: str | None) -> None:
     import uvicorn
 
-    from kbc.web.protocol import server_config
+    from kbc.serve.protocol import server_config
 
     config = server_config(app, host, port, timeout_graceful_shutdown=3)
     shown = f"[{host}]" if ":" in host else host

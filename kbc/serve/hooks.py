@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from kbc.domain.errors import KbcError
-from kbc.mcp.server import Worker
+from kbc.serve.worker import Worker
 
 HOOK_PATH = "/hooks/push"
 URL_KEYS = ("clone_url", "git_url", "ssh_url", "html_url", "url", "git_http_url", "git_ssh_url",

@@ -1,5 +1,5 @@
 """kbc's knowledge base as MCP tools, served over stdio here and over streamable HTTP by
-:mod:`kbc.web.server` (beside the REST API and the browsable UI).
+:mod:`kbc.serve.http` (beside the REST API and the browsable UI).
 
 Every tool returns its data twice, as the MCP spec recommends: as ``structuredContent``
 (validated against the tool's ``outputSchema``; a list result sits under ``"result"``, the
@@ -7,32 +7,26 @@ SDK's convention for non-object results) and as one text block holding the same 
 JSON, for clients that only read text. A :class:`~kbc.domain.errors.KbcError` becomes a
 tool error (``isError``) whose text is ``str(error)``: the message and the hint.
 
-The knowledge base is opened once per server; calls run on a bounded pool of threads, so a
-slow one (an LLM answer, a large file) never holds up the others. The knowledge base
+The knowledge base is opened once per server; calls run on the server's worker pool
+(:mod:`kbc.serve.worker`), so a slow one never holds up the others. The knowledge base
 serialises what must not run at once (a retrieval over its index) and, before each
 request, follows the store to its newest completed build.
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
-import time
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from kbc import __version__
 from kbc.domain.codec import to_data
-from kbc.domain.errors import KbcError
+from kbc.serve.worker import Worker
 from kbc.services.fused import named, retrieve_across, search_across, symbols_across
 from kbc.services.knowledge import KnowledgeBase
-from kbc.services.metrics import Metrics
 from kbc.services.payloads import (
     answer_data,
     fitted,
@@ -43,10 +37,10 @@ from kbc.services.payloads import (
 )
 from kbc.services.workspace import Workspace
 
-__all__ = ["Worker", "build_server", "create_server", "serve_stdio"]
+__all__ = ["build_server", "create_server", "serve_stdio"]
 
 HTTP_PATH = "/mcp"
-T = TypeVar("T")
+REFRESH_WAIT = 600.0  # seconds the refresh tool waits, when asked to
 
 INSTRUCTIONS = """\
 kbc serves the compiled knowledge base of a repository (or several): facts extracted from the
@@ -78,62 +72,6 @@ RECORDS = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempote
 # The return annotations publish the output schemas; the tools build the CallToolResult.
 ObjectResult = Annotated[CallToolResult, dict[str, Any]]
 ListResult = Annotated[CallToolResult, list[dict[str, Any]]]
-
-
-# Tool calls in progress at once; more wait their turn.
-CALL_THREADS = 4
-REFRESH_WAIT = 600.0  # seconds the refresh tool waits, when asked to
-
-
-class Worker:
-    """Runs the calls of a server on a bounded pool of threads (shared by every way in it
-    offers), each on the knowledge base of the repository it names (or the only one), and
-    counts the MCP tool calls when the server keeps metrics."""
-
-    def __init__(self, served: KnowledgeBase | Workspace, metrics: Metrics | None = None) -> None:
-        self.workspace = served if isinstance(served, Workspace) else Workspace.of(served)
-        self.metrics = metrics
-        self._executor = ThreadPoolExecutor(max_workers=CALL_THREADS, thread_name_prefix="kbc-call")
-
-    async def run(self, work: Callable[[KnowledgeBase], T], repository: str | None = None) -> T:
-        """``work`` on the knowledge base of ``repository`` (default: the only one)."""
-        def call() -> T:
-            with self.workspace.using(self.workspace.chosen(repository)) as kb:
-                return work(kb)
-
-        return await asyncio.wrap_future(self._executor.submit(call))
-
-    async def across(self, work: Callable[[Workspace], T]) -> T:
-        """``work`` on the whole workspace (what reads several repositories at once)."""
-        return await asyncio.wrap_future(self._executor.submit(work, self.workspace))
-
-    async def reply(self, tool: str, work: Callable[[KnowledgeBase], Any], *,
-                    listing: bool = False, repository: str | None = None,
-                    across: Callable[[Workspace], Any] | None = None) -> CallToolResult:
-        """The tool's result: ``work`` in the repository named (or the only one), or, when
-        ``across`` is given and several repositories are served with none named, ``across``."""
-        started = time.perf_counter()
-        try:
-            if across is not None and not repository and self.workspace.single() is None:
-                data = await self.across(across)
-            else:
-                data = await self.run(work, repository)
-        except KbcError as error:
-            if self.metrics is not None:
-                self.metrics.tool(tool, False, time.perf_counter() - started)
-            return CallToolResult(content=[TextContent(type="text", text=str(error))], is_error=True)
-        if self.metrics is not None:
-            self.metrics.tool(tool, True, time.perf_counter() - started)
-        text = json.dumps(data, indent=1, ensure_ascii=False)
-        return CallToolResult(content=[TextContent(type="text", text=text)],
-                              structured_content={"result": data} if listing else data)
-
-    def close(self) -> None:
-        """Close every store, then stop the threads."""
-        try:
-            self._executor.submit(self.workspace.close).result()
-        finally:
-            self._executor.shutdown(wait=True, cancel_futures=True)
 
 
 def create_server(kb: KnowledgeBase) -> MCPServer:

@@ -7,7 +7,7 @@ fill a server's descriptor table before any token is checked). Here a connection
 not sent a whole request head within :data:`HEAD_SECONDS` of opening (or of its previous
 response) is closed, and past :data:`max_connections` a new connection is closed at once,
 so a fresh client always finds room once the slow ones have timed out. A body is read by
-the REST layer within its own limit (:data:`kbc.web.api.BODY_SECONDS`).
+the REST layer within its own limit (:data:`kbc.serve.api.BODY_SECONDS`).
 """
 
 from __future__ import annotations

@@ -26,15 +26,15 @@ from starlette.staticfiles import StaticFiles
 from kbc import __version__
 from kbc.domain.errors import KbcError, NotFound
 from kbc.domain.views import VIEW_KINDS, View
-from kbc.mcp.server import Worker
+from kbc.serve.api import status_of
+from kbc.serve.markdown import linkify, source_href, to_html, view_href
+from kbc.serve.security import COOKIE, token_matches
+from kbc.serve.worker import Worker
 from kbc.services.drift import render_drift
 from kbc.services.knowledge import KnowledgeBase
 from kbc.services.status import Status
 from kbc.views.kinds import KINDS
 from kbc.views.render import mermaid_label, render_view, view_file
-from kbc.web.api import status_of
-from kbc.web.markdown import linkify, source_href, to_html, view_href
-from kbc.web.security import COOKIE, token_matches
 
 mimetypes.add_type("text/javascript", ".mjs")  # a module script is refused with another type
 

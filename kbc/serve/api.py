@@ -23,7 +23,8 @@ from starlette.routing import Route
 from kbc import __version__
 from kbc.domain.codec import to_data
 from kbc.domain.errors import KbcError, LLMError, LockTimeout, NotFound, PathRefused, StoreError
-from kbc.mcp.server import Worker
+from kbc.serve.hooks import HOOK_PATH, push_hook
+from kbc.serve.worker import Worker
 from kbc.services.fused import named, retrieve_across, search_across, symbols_across
 from kbc.services.knowledge import KnowledgeBase
 from kbc.services.payloads import (
@@ -38,7 +39,6 @@ from kbc.services.payloads import (
     views_data,
 )
 from kbc.services.workspace import Workspace
-from kbc.web.hooks import HOOK_PATH, push_hook
 
 PREFIX = "/api/v1"
 MAX_BODY = 1_000_000  # bytes of a request body: a task is text, not a file upload

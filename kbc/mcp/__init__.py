@@ -1,1 +1,0 @@
-"""The MCP server: kbc's knowledge base as tools for coding agents."""

@@ -1,1 +1,0 @@
-"""kbc over HTTP: the MCP transport, a versioned REST API, a browsable UI and metrics, one port."""
