@@ -72,14 +72,16 @@ def search(ctx: click.Context, query: str, repo: Path, store: Path | None, k: in
     with knowledge_base(repo, store) as kb:
         hits = kb.search(query, k, use_case, scopes=scopes or None, budget=budget)
     if fmt == "json":
-        click.echo(json.dumps(hits, indent=1, ensure_ascii=False))
+        from kbc.services.payloads import hits_data
+
+        click.echo(json.dumps(hits_data(hits), indent=1, ensure_ascii=False))
         return
     if not hits:
         click.echo("Nothing found.")
     for hit in hits:
-        heading = f"  · {hit['heading']}" if hit["heading"] else ""
-        where = f"{hit['path']}:{hit['start_line']}-{hit['end_line']}"
-        click.echo(f"{hit['score']:.4f}  {where}  ({hit['kind']}){heading}")
+        heading = f"  · {hit.heading}" if hit.heading else ""
+        where = f"{hit.path}:{hit.start_line}-{hit.end_line}"
+        click.echo(f"{round(hit.score, 8):.4f}  {where}  ({hit.kind}){heading}")
 
 
 @click.command()
@@ -128,15 +130,17 @@ def scopes(ctx: click.Context, repo: Path, store: Path | None, fmt: str) -> None
         found = kb.scopes()
         problems = kb.manifest().problems
     if fmt == "json":
-        click.echo(json.dumps(found, indent=1, ensure_ascii=False))
+        from kbc.services.payloads import scopes_data
+
+        click.echo(json.dumps(scopes_data(found), indent=1, ensure_ascii=False))
         return
     if not found:
         click.echo("No knowledge scopes: no knowledge root was indexed ([[knowledge]] in kbc.toml, "
                    "KBC_KNOWLEDGE or `kbc build --knowledge PATH`).")
     for entry in found:
-        mark = "" if entry["default"] else "  (only when asked for)"
-        click.echo(f"{entry['scope']}\t{entry['documents']} document{'s' if entry['documents'] != 1 else ''}"
-                   f"\t{', '.join(entry['roots'])}{mark}")
+        mark = "" if entry.default else "  (only when asked for)"
+        click.echo(f"{entry.scope}\t{entry.documents} document{'s' if entry.documents != 1 else ''}"
+                   f"\t{', '.join(entry.roots)}{mark}")
     for problem in problems:
         click.echo(f"not read: {problem}", err=True)
 

@@ -9,6 +9,7 @@ never reaches for its downloading default.
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -284,3 +285,38 @@ def open_vector_store(store_dir: Path, repo_root: str, embedder: Embedder,
         raise VectorStoreError(f"the Chroma store at {where} cannot be used: {exc}",
                                hint="check KBC_CHROMA_URL, or unset it for the local store") from exc
 
+
+def open_advised(where: Path, repo_root: Path, embedder: Embedder, name: str, url: str,
+                 advise: bool = True) -> VectorStore:
+    """The store of the index folder ``where``; when a local one cannot be opened, ``advise``
+    adds what fixes it."""
+    try:
+        return open_vector_store(where, str(repo_root.resolve()), embedder, url=url, embedder_name=name)
+    except VectorStoreError as exc:
+        if not advise or url or not chroma_dir(where).exists():
+            raise
+        raise VectorStoreError(f"{exc.message}; `kbc build` moves it aside and embeds again",
+                               hint=exc.hint) from exc
+
+
+def open_or_set_aside(where: Path, repo_root: Path, embedder: Embedder, name: str, url: str, *,
+                      recover: bool) -> tuple[VectorStore | None, str]:
+    """The store, and a note; or None and why not. With ``recover`` (a build, which holds the
+    writer lock), a local Chroma store that cannot be opened is moved aside, never deleted,
+    and a new one is started: its vectors are embedded again, and the note says where the old
+    one went."""
+    try:
+        return open_advised(where, repo_root, embedder, name, url, advise=not recover), ""
+    except VectorStoreError as exc:
+        local = chroma_dir(where)
+        if not recover or url or not local.exists():
+            return None, exc.message
+        aside = where / f"chroma.broken-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
+        forget_local_store(local)
+        local.rename(aside)
+        try:
+            vectors = open_advised(where, repo_root, embedder, name, url)
+        except VectorStoreError as again:
+            return None, again.message
+        return vectors, (f"{exc.message}; it was moved to {aside} and the vectors are embedded again "
+                         "(delete it once you no longer need it)")

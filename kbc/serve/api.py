@@ -30,8 +30,11 @@ from kbc.services.knowledge import KnowledgeBase
 from kbc.services.payloads import (
     answer_data,
     drift_data,
+    file_data,
     fitted,
     gaps_data,
+    hits_data,
+    scopes_data,
     slice_data,
     status_data,
     symbols_data,
@@ -139,8 +142,9 @@ def _search(kb: KnowledgeBase, args: dict[str, Any]) -> list[dict[str, Any]]:
     query = str(args.get("q") or "")
     if not query:
         raise KbcError("q is required", hint="give the words to look up: ?q=token budget")
-    return kb.search(query, _int(args.get("k"), "k") or 10, str(args.get("use_case") or "implementation"),
-                     budget=_int(args.get("budget"), "budget"))
+    return hits_data(kb.search(query, _int(args.get("k"), "k") or 10,
+                               str(args.get("use_case") or "implementation"),
+                               budget=_int(args.get("budget"), "budget")))
 
 
 def _view(kb: KnowledgeBase, args: dict[str, Any]) -> dict[str, Any]:
@@ -162,9 +166,9 @@ def _search_across(workspace: Workspace, args: dict[str, Any]) -> list[dict[str,
     query = str(args.get("q") or "")
     if not query:
         raise KbcError("q is required", hint="give the words to look up: ?q=token budget")
-    return search_across(workspace, query, _int(args.get("k"), "k") or 10,
-                         str(args.get("use_case") or "implementation"),
-                         budget=_int(args.get("budget"), "budget"))
+    return hits_data(search_across(workspace, query, _int(args.get("k"), "k") or 10,
+                                   str(args.get("use_case") or "implementation"),
+                                   budget=_int(args.get("budget"), "budget")))
 
 
 def _symbols_across(workspace: Workspace, args: dict[str, Any]) -> list[dict[str, Any]]:
@@ -251,8 +255,9 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              "(kbc symbols --format json).", _symbols, across=_symbols_across,
              params=(Param("name", "A qualified name or its tail.", required=True),), returns=LIST),
     Endpoint("GET", "/files/{path}", "files", "Lines of a tracked file, confined and redacted as MCP "
-             "get_file.", lambda kb, a: kb.file(a["path"], _int(a.get("start"), "start"),
-                                                 _int(a.get("end"), "end"), _int(a.get("budget"), "budget")),
+             "get_file.", lambda kb, a: file_data(kb.file(a["path"], _int(a.get("start"), "start"),
+                                                           _int(a.get("end"), "end"),
+                                                           _int(a.get("budget"), "budget"))),
              params=(Param("path", "Relative to the repository root.", required=True, where="path"),
                      Param("start", "First line, 1-based.", "integer"),
                      Param("end", "Last line, inclusive.", "integer"),
@@ -262,7 +267,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint("GET", "/use-cases", "use_cases", "The retrieval profiles and their budgets.",
              lambda kb, _: use_cases_data(kb.use_cases().values()), returns=LIST),
     Endpoint("GET", "/scopes", "scopes", "The knowledge scopes and their documents (kbc scopes "
-             "--format json, MCP list_scopes).", lambda kb, _: kb.scopes(), returns=LIST),
+             "--format json, MCP list_scopes).", lambda kb, _: scopes_data(kb.scopes()), returns=LIST),
     Endpoint("GET", "/proposals", "proposals", "Proposals to the knowledge roots (kbc proposals --format "
              "json, MCP list_proposals).", lambda kb, _: [asdict(p) for p in kb.proposals()], returns=LIST),
     Endpoint("POST", "/proposals", "propose", "Propose a change to a knowledge document: one commit on a new "

@@ -29,7 +29,10 @@ from kbc.services.fused import named, retrieve_across, search_across, symbols_ac
 from kbc.services.knowledge import KnowledgeBase
 from kbc.services.payloads import (
     answer_data,
+    file_data,
     fitted,
+    hits_data,
+    scopes_data,
     slice_data,
     symbols_data,
     use_cases_data,
@@ -171,9 +174,11 @@ def build_server(worker: Worker) -> MCPServer:
         """Ranked lookup over the index (code, tests, docs, views), without a budget: the top k
         chunks, each with id, path, start_line, end_line, kind, score, heading, symbols and text.
         To prime work on a task prefer retrieve_slice; use search to locate something specific."""
-        return await worker.reply("search", lambda kb: kb.search(query, k, budget=budget), listing=True,
+        return await worker.reply("search", lambda kb: hits_data(kb.search(query, k, budget=budget)),
+                                  listing=True,
                                   repository=repository,
-                                  across=lambda workspace: search_across(workspace, query, k, budget=budget))
+                                  across=lambda workspace: hits_data(search_across(workspace, query, k,
+                                                                                   budget=budget)))
 
     @server.tool(annotations=READ_ONLY)
     async def get_view(
@@ -231,7 +236,7 @@ def build_server(worker: Worker) -> MCPServer:
         """Exact lines of a tracked file of the repository (at most 2000 per call): `path`,
         `start_line`, `end_line`, `lines` (the file's length) and `text`. Absolute paths, '..',
         untracked or ignored files and files where credentials were detected are refused."""
-        return await worker.reply("get_file", lambda kb: kb.file(path, start, end, budget),
+        return await worker.reply("get_file", lambda kb: file_data(kb.file(path, start, end, budget)),
                                   repository=repository)
 
     @server.tool(annotations=READ_ONLY)
@@ -249,7 +254,8 @@ def build_server(worker: Worker) -> MCPServer:
     ) -> ListResult:
         """The knowledge scopes (team Markdown beside the code: domain, conventions, projects/...):
         scope, documents, roots, and default (read when a call names no scopes)."""
-        return await worker.reply("list_scopes", lambda kb: kb.scopes(), listing=True, repository=repository)
+        return await worker.reply("list_scopes", lambda kb: scopes_data(kb.scopes()), listing=True,
+                                  repository=repository)
 
     @server.tool(annotations=RECORDS)
     async def propose_update(

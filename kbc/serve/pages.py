@@ -32,6 +32,8 @@ from kbc.serve.security import COOKIE, token_matches
 from kbc.serve.worker import Worker
 from kbc.services.drift import render_drift
 from kbc.services.knowledge import KnowledgeBase
+from kbc.services.payloads import hits_data
+from kbc.services.reads import FileLines
 from kbc.services.status import Status
 from kbc.views.kinds import KINDS
 from kbc.views.render import mermaid_label, render_view, view_file
@@ -184,13 +186,13 @@ class Site:
         start = _number(request.query_params.get("start"))
         end = _number(request.query_params.get("end")) or start
         whole = kb.file(path, 1, 1)
-        lines = int(whole["lines"])
+        lines = whole.lines
         first, last = 1, min(lines, SOURCE_LINES)
         if start and lines > SOURCE_LINES:
             first = max(1, start - CONTEXT_LINES)
             last = min(lines, max(end or start, start) + CONTEXT_LINES, first + SOURCE_LINES - 1)
-        shown = kb.file(path, first, max(first, last)) if lines else {"start_line": 1, "text": ""}
-        return self.page("source.html", snap, request, title=path, path=whole["path"], lines=lines,
+        shown = kb.file(path, first, max(first, last)) if lines else None
+        return self.page("source.html", snap, request, title=path, path=whole.path, lines=lines,
                          start=start, end=max(end or 0, start or 0), rows=_rows(shown),
                          truncated=first > 1 or last < lines, active="/search")
 
@@ -199,7 +201,7 @@ class Site:
         query = request.query_params.get("q", "").strip()
         hits = []
         if query:
-            for hit in kb.search(query, 20):
+            for hit in hits_data(kb.search(query, 20)):
                 excerpt = "\n".join(str(hit["text"]).split("\n")[:EXCERPT_LINES])
                 hits.append({**hit, "excerpt": excerpt})
         return self.page("search.html", snap, request, title="Search", query=query, hits=hits)
@@ -213,7 +215,7 @@ class Site:
         chosen = params.get("scopes", "").strip()
         asked = [s.strip() for s in chosen.split(",") if s.strip()] or None
         found = kb.retrieve_logged(task, use_case, budget, scopes=asked)[0] if task else None
-        scopes = [s["scope"] for s in kb.scopes() if s["default"]]
+        scopes = [s.scope for s in kb.scopes() if s.default]
         return self.page("slice.html", snap, request, title="Slice builder", task=task, use_case=use_case,
                          budget=budget, found=found, profiles=list(kb.use_cases().values()), scopes=scopes,
                          chosen=chosen)
@@ -319,11 +321,11 @@ def _number(value: str | None) -> int | None:
         return None
 
 
-def _rows(lines: dict[str, Any]) -> list[tuple[int, str]]:
-    text = str(lines["text"])
-    body = text[:-1] if text.endswith("\n") else text
-    first = int(lines["start_line"])
-    return [(first + i, line) for i, line in enumerate(body.split("\n"))] if text else []
+def _rows(lines: FileLines | None) -> list[tuple[int, str]]:
+    if lines is None or not lines.text:
+        return []
+    body = lines.text[:-1] if lines.text.endswith("\n") else lines.text
+    return [(lines.start_line + i, line) for i, line in enumerate(body.split("\n"))]
 
 
 def _by_kind(views: Any) -> list[tuple[str, str, list[View]]]:

@@ -12,15 +12,14 @@ not parts: there is one of each.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from kbc.domain.errors import EmbedderUnavailable, VectorStoreError
+from kbc.domain.errors import EmbedderUnavailable
 from kbc.domain.settings import Settings
 from kbc.index.embed import Embedder, model_name, open_embedder
 from kbc.index.tokencount import TokenCounter, default_counter
-from kbc.index.vectors import LazyVectorStore, VectorStore, forget_local_store, open_vector_store
+from kbc.index.vectors import LazyVectorStore, VectorStore, open_advised, open_or_set_aside
 from kbc.retrieval.rerank import PLUGIN_PREFIX, LLMReranker, Reranker, plugin
 from kbc.store.layout import chroma_dir, index_dir
 from kbc.views.llm import Interpreter, LiteLLMInterpreter, interpreter_from
@@ -85,9 +84,8 @@ class Components:
                        ) -> tuple[Embedder | None, VectorStore | None, str]:
         """The embedder and vector store, or (None, None, why not): retrieval then is lexical.
 
-        With ``recover`` (a build, which holds the writer lock), a local Chroma store that
-        cannot be opened is moved aside, never deleted, and a new one is started: its
-        vectors are embedded again, and the note says where the old one went. With
+        With ``recover`` (a build), a local Chroma store that cannot be opened is set aside
+        (:func:`kbc.index.vectors.open_or_set_aside`). With
         ``lazy`` (retrieval, which mostly reads the exact-search snapshot), the store is
         opened, and Chroma imported, only when it is first used.
         """
@@ -109,37 +107,12 @@ class Components:
                 return None, None, exc.message
         where = index_dir(store_root)
         if lazy:
-            return embedder, LazyVectorStore(lambda: _open_store(where, repo_root, embedder, name, url)), ""
+            return embedder, LazyVectorStore(lambda: open_advised(where, repo_root, embedder, name, url)), ""
         if not url and not chroma_dir(where).exists():  # nothing to recover, nor to read: open when written
-            return embedder, LazyVectorStore(lambda: _open_store(where, repo_root, embedder, name, url),
+            return embedder, LazyVectorStore(lambda: open_advised(where, repo_root, embedder, name, url),
                                              empty=True), ""
-        try:
-            return embedder, _open_store(where, repo_root, embedder, name, url, advise=not recover), ""
-        except VectorStoreError as exc:
-            local = chroma_dir(where)
-            if not recover or url or not local.exists():
-                return None, None, exc.message
-            aside = where / f"chroma.broken-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
-            forget_local_store(local)
-            local.rename(aside)
-            try:
-                vectors = _open_store(where, repo_root, embedder, name, url)
-            except VectorStoreError as again:
-                return None, None, again.message
-            return embedder, vectors, (f"{exc.message}; it was moved to {aside} and the vectors are "
-                                       "embedded again (delete it once you no longer need it)")
+        vectors, note = open_or_set_aside(where, repo_root, embedder, name, url, recover=recover)
+        return (embedder, vectors, note) if vectors is not None else (None, None, note)
 
 
 CONFIGURED = Components()  # every part from the settings
-
-
-def _open_store(where: Path, repo_root: Path, embedder: Embedder, name: str, url: str,
-                advise: bool = True) -> VectorStore:
-    """The store; when a local one cannot be opened, ``advise`` adds what fixes it."""
-    try:
-        return open_vector_store(where, str(repo_root.resolve()), embedder, url=url, embedder_name=name)
-    except VectorStoreError as exc:
-        if not advise or url or not chroma_dir(where).exists():
-            raise
-        raise VectorStoreError(f"{exc.message}; `kbc build` moves it aside and embeds again",
-                               hint=exc.hint) from exc

@@ -15,13 +15,14 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from kbc.domain.errors import KbcError
 from kbc.index.tokencount import TokenCounter
 from kbc.retrieval.results import Evidence, Slice, SliceItem, item_data
 from kbc.services.querylog import below_floor
+from kbc.services.reads import SearchHit
 from kbc.services.workspace import Workspace
 
 # Reciprocal-rank constant: the usual one, not fitted (a rank's weight is confidence / (K + rank)).
@@ -164,10 +165,10 @@ def _payload(parts: Sequence[Part], sections: Sequence[tuple[str, Slice]], text:
 
 
 def search_across(workspace: Workspace, query: str, k: int = 10, use_case: str = "implementation",
-                  names: Sequence[str] | None = None, budget: int | None = None) -> list[dict[str, Any]]:
+                  names: Sequence[str] | None = None, budget: int | None = None) -> list[SearchHit]:
     """The top ``k`` hits across repositories, merged by reciprocal rank; each names its
     ``repository``; with ``budget``, as many as their texts fit in that many tokens."""
-    scored: list[tuple[float, str, int, dict[str, Any]]] = []
+    scored: list[tuple[float, str, int, SearchHit]] = []
     for name in list(names) if names else workspace.names():
         try:
             with workspace.using(name) as kb:
@@ -176,7 +177,7 @@ def search_across(workspace: Workspace, query: str, k: int = 10, use_case: str =
             if names:
                 raise
             continue
-        scored.extend((1 / (K + rank + 1), name, rank, dict(hit, repository=name))
+        scored.extend((1 / (K + rank + 1), name, rank, replace(hit, repository=name))
                       for rank, hit in enumerate(hits))
     scored.sort(key=lambda row: (-row[0], row[1], row[2]))
     hits = [hit for *_, hit in scored[: max(1, k)]]
@@ -185,7 +186,7 @@ def search_across(workspace: Workspace, query: str, k: int = 10, use_case: str =
     counter = workspace.components.token_counter()
     kept, spent = [], 0
     for hit in hits:
-        spent += counter.count(hit["text"])
+        spent += counter.count(hit.text)
         if spent > budget:
             break
         kept.append(hit)

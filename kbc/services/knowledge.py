@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import threading
 import warnings
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kbc.domain.drift import DriftReport
 from kbc.domain.errors import KbcError, NotFound
@@ -22,15 +21,17 @@ from kbc.domain.views import View
 from kbc.retrieval.answer import Answer, extractive, llm_answer
 from kbc.retrieval.profiles import Profile, load_profiles
 from kbc.retrieval.rerank import Reranking
-from kbc.retrieval.results import Evidence, Ranking, Slice, without
+from kbc.retrieval.results import Evidence, Slice, without
 from kbc.retrieval.retrieve import Retriever
 from kbc.services.analyze import AnalyzeSummary, analyze_repository
 from kbc.services.build import BuildSummary, build_repository
 from kbc.services.components import CONFIGURED, Components
 from kbc.services.drift import find_drift
 from kbc.services.evaluate import EvalReport, evaluate_golden
+from kbc.services.following import FollowedBuild
 from kbc.services.forge import forge_from
 from kbc.services.querylog import Listener, QueryLog
+from kbc.services.reads import FileLines, ScopeSummary, SearchHit
 from kbc.services.refresh import RefreshSummary, refresh
 from kbc.services.retrieve import open_retriever
 from kbc.services.serving import (
@@ -50,15 +51,11 @@ if TYPE_CHECKING:
 from kbc.services.views import read_views, render_folder
 from kbc.store.facts_store import FactsStore
 from kbc.store.gaps import Gap
-from kbc.store.layout import gap_log, rerank_cache, state_file, store_path
+from kbc.store.layout import gap_log, rerank_cache, store_path
 from kbc.store.rerank_cache import RerankCache
 from kbc.views.llm import Interpreter
 
-# Slices kept per build: the same request on the same build gives the same bytes, so a repeated
-# one (a pipeline's fixed prompts, a retried call) is answered without ranking again.
-SLICE_CACHE = 256
 BEHIND_CHARS = 200  # of the reasons a slice's title gives for a document behind the code
-RANKING_CACHE = 8  # rankings kept per build, each packed into any budget asked (a workspace packs twice)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,16 +91,8 @@ class KnowledgeBase:
                 warnings.warn(notice, UntrustedSetting, stacklevel=2)
         self.settings = settings
         self.store = store_path(self.root, self.settings, Path(store) if store is not None else None)
-        self._retriever: Retriever | None = None
         self._lock = threading.RLock()
-        self._tracked: dict[str, tuple[int, str]] | None = None  # path -> (secrets found, language)
-        self._values: set[str] | None = None  # credential values of the files that hold some
-        self._record: tuple[int, int, int] | None = None  # the build the retriever reads
-        self._slices: OrderedDict[tuple[str, Profile, int | None, frozenset[str], float],
-                                  tuple[Slice, Evidence]] = OrderedDict()
-        self._rankings: OrderedDict[tuple[str, Profile, frozenset[str]], Ranking] = OrderedDict()
-        self.cache_hits = 0  # slices answered from the cache of the newest build
-        self._manifest: Manifest | None = None
+        self._build = FollowedBuild(self.store)  # what was read of the newest build
         self._queries = QueryLog(gap_log(self.store), self.settings.gap_retention_days)
         self._profiles: tuple[tuple[tuple[str, int, int], ...], dict[str, Profile]] | None = None
 
@@ -148,22 +137,17 @@ class KnowledgeBase:
             self._reset()
 
     def _reset(self) -> None:
-        # A retriever another request still holds is not closed under it: its connection
-        # closes when the last holder lets it go (the previous build's files stay readable).
-        self._retriever = None
-        self._tracked = None
-        self._values = None
-        self._record = None
-        self._slices.clear()
-        self._rankings.clear()
-        self._manifest = None
+        self._build.forget()
 
     def close(self) -> None:
         with self._lock:
-            if self._retriever is not None:
-                self._retriever.close()
-            self._reset()
+            self._build.close()
         self._queries.close()
+
+    @property
+    def cache_hits(self) -> int:
+        """Slices answered from the cache of the newest build."""
+        return self._build.cache_hits
 
     def __enter__(self) -> KnowledgeBase:
         return self
@@ -178,18 +162,19 @@ class KnowledgeBase:
         opened (by this process or another) replaces it before the next request."""
         with self._lock:
             self.follow()
-            if self._retriever is None:
-                self._retriever = open_retriever(self.root, self.settings, self.store, self.components)
-                self._retriever.lexical.remember()  # it answers many requests on this build
-                self._retriever.mark_behind(self._behind())
-                self._retriever.knowledge_order = knowledge_order(read_manifest(self.store))
+            if self._build.retriever is None:
+                opened = open_retriever(self.root, self.settings, self.store, self.components)
+                opened.lexical.remember()  # it answers many requests on this build
+                opened.mark_behind(self._behind())
+                opened.knowledge_order = knowledge_order(read_manifest(self.store))
                 if self.settings.confidence_floor >= 0:
-                    self._retriever.confidence_floor = self.settings.confidence_floor
+                    opened.confidence_floor = self.settings.confidence_floor
                 reranker = self.components.rerank(self.settings)
                 if reranker is not None:
-                    self._retriever.reranking = Reranking(reranker, self.settings.rerank_candidates,
-                                                          RerankCache(rerank_cache(self.store)))
-            return self._retriever
+                    opened.reranking = Reranking(reranker, self.settings.rerank_candidates,
+                                                 RerankCache(rerank_cache(self.store)))
+                self._build.retriever = opened
+            return self._build.retriever
 
     def _behind(self) -> dict[str, str]:
         """The documents (the repository's and team knowledge's) behind the code, and why: what a
@@ -200,27 +185,15 @@ class KnowledgeBase:
             return {}
         return {r.path: "; ".join(reason.detail for reason in r.reasons)[:BEHIND_CHARS] for r in reports}
 
-    def _build_record(self) -> tuple[int, int, int]:
-        """Which completed build the store holds: its build record, written last and replaced
-        whole by each build (inode, size, modification time)."""
-        try:
-            found = state_file(self.store).stat()
-        except OSError:
-            return (0, 0, 0)
-        return (found.st_ino, found.st_size, found.st_mtime_ns)
-
     def build_marker(self) -> tuple[int, int, int]:
         """Changes exactly when a build completes: what caches of a build's answers key on."""
-        return self._build_record()
+        return self._build.build_record()
 
     def follow(self) -> None:
         """Forget what was read from an older build if a newer one completed since (the next
         read opens the newer one whole)."""
         with self._lock:
-            record = self._build_record()
-            if record != self._record:
-                self._reset()
-                self._record = record
+            self._build.follow()
 
     def use_cases(self) -> dict[str, Profile]:
         """The profiles, read again only when the repository's configuration files change."""
@@ -272,28 +245,22 @@ class KnowledgeBase:
             retriever = self.retriever()  # one build for the whole request
             exclude = self._excluded(scopes)
             key = (task, profile, budget, exclude, min_confidence)
-            cached = self._slices.get(key)
+            cached = self._build.slice(key)
             if cached is not None:
-                self._slices.move_to_end(key)
-                self.cache_hits += 1
                 return cached
             if budget is not None and budget < 1:
                 raise KbcError(f"budget {budget} is too small", hint="give a budget of 1 token or more")
             ranked_key = (task, profile, exclude)
-            ranking = self._rankings.get(ranked_key)
+            ranking = self._build.ranking(ranked_key)
             if ranking is None:  # one search serves every budget it is packed into
                 ranking = without(retriever.search(task, profile), exclude)
                 if ranking.reranked or not ranking.rerank:  # a reranker that failed is asked again
-                    self._rankings[ranked_key] = ranking
-                if len(self._rankings) > RANKING_CACHE:
-                    self._rankings.popitem(last=False)
+                    self._build.keep_ranking(ranked_key, ranking)
             found = retriever.slice_of(ranking, task, profile, profile.budget if budget is None else budget,
                                        exclude, min_confidence)
             evidence = ranking.evidence
             if ranking.reranked or not ranking.rerank:
-                self._slices[key] = (found, evidence)
-            if len(self._slices) > SLICE_CACHE:
-                self._slices.popitem(last=False)
+                self._build.keep_slice(key, (found, evidence))
             return found, evidence
 
     def log_query(self, kind: str, task: str, use_case: str, evidence: Evidence, *, gap: bool | None = None,
@@ -314,7 +281,7 @@ class KnowledgeBase:
         return llm_answer(question, found, chosen), query_id
 
     def search(self, query: str, k: int = 10, use_case: str = "implementation",
-               scopes: Sequence[str] | None = None, budget: int | None = None) -> list[dict[str, Any]]:
+               scopes: Sequence[str] | None = None, budget: int | None = None) -> list[SearchHit]:
         """The top ``k`` hits, best first; with ``budget``, only as many as their texts fit in
         that many tokens."""
         profile = self.profile(use_case)
@@ -329,9 +296,9 @@ class KnowledgeBase:
                 spent += chunk.tokens or counter.count(chunk.text)
                 if spent > budget:
                     break
-            out.append({"id": chunk.id, "path": chunk.path, "start_line": chunk.start_line,
-                        "end_line": chunk.end_line, "kind": chunk.kind, "score": round(score, 8),
-                        "heading": chunk.heading, "symbols": list(chunk.symbols), "text": chunk.text})
+            out.append(SearchHit(id=chunk.id, path=chunk.path, start_line=chunk.start_line,
+                                 end_line=chunk.end_line, kind=chunk.kind, score=score, heading=chunk.heading,
+                                 symbols=chunk.symbols, text=chunk.text))
         self._queries.record("search", query, use_case, ranking.evidence)
         return out
 
@@ -341,11 +308,11 @@ class KnowledgeBase:
         """What the last build read of the knowledge roots (empty without any)."""
         with self._lock:
             self.follow()
-            if self._manifest is None:
-                self._manifest = read_manifest(self.store)
-            return self._manifest
+            if self._build.manifest is None:
+                self._build.manifest = read_manifest(self.store)
+            return self._build.manifest
 
-    def scopes(self) -> list[dict[str, Any]]:
+    def scopes(self) -> list[ScopeSummary]:
         """Every knowledge scope: its name, documents, roots, and whether a request that names
         no scope reads it."""
         manifest = self.manifest()
@@ -354,8 +321,8 @@ class KnowledgeBase:
         for record in manifest.documents.values():
             for scope in record.scopes:
                 roots.setdefault(scope, set()).add(record.root)
-        return [{"scope": scope, "documents": count, "roots": sorted(roots.get(scope, ())),
-                 "default": scope in default} for scope, count in manifest.scopes().items()]
+        return [ScopeSummary(scope=scope, documents=count, roots=tuple(sorted(roots.get(scope, ()))),
+                             default=scope in default) for scope, count in manifest.scopes().items()]
 
     def propose(self, path: str, *, content: str | None = None, diff: str | None = None,
                 rationale: str, author: str) -> Proposal:
@@ -441,7 +408,7 @@ class KnowledgeBase:
         return evaluate_golden(self.root, self.settings, golden, self.store, use_cases, self.components)
 
     def file(self, path: str, start: int | None = None, end: int | None = None,
-             budget: int | None = None) -> dict[str, Any]:
+             budget: int | None = None) -> FileLines:
         """Lines of a tracked file or a knowledge document; anything else (traversal, absolute,
         untracked or ignored paths, files where credentials were found) is refused. With
         ``budget``, the lines from ``start`` that fit in that many tokens (``truncated`` says
@@ -471,19 +438,19 @@ class KnowledgeBase:
 
         with self._lock:
             self.follow()
-            if self._values is None:
+            if self._build.values is None:
                 holders = [(path, language) for path, (found, language) in self._tracked_files().items()
                            if found]
                 found = own_values(self.root, holders, workers=1)
-                self._values = {value for values in found.values() for value in values}
-            return self._values
+                self._build.values = {value for values in found.values() for value in values}
+            return self._build.values
 
     def _tracked_files(self) -> dict[str, tuple[int, str]]:
         with self._lock:
             self.follow()
-            if self._tracked is None:
-                self._tracked = tracked_files(self.store, self.root)
-            return self._tracked
+            if self._build.tracked is None:
+                self._build.tracked = tracked_files(self.store, self.root)
+            return self._build.tracked
 
     # -- the gap log ---------------------------------------------------------
 

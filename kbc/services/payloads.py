@@ -16,6 +16,7 @@ from kbc.domain.views import View
 from kbc.retrieval.answer import Answer
 from kbc.retrieval.profiles import Profile
 from kbc.retrieval.results import Slice
+from kbc.services.reads import FileLines, ScopeSummary, SearchHit
 from kbc.services.status import Status
 from kbc.services.symbols import SymbolReport
 from kbc.store.gaps import Gap
@@ -111,3 +112,29 @@ def _largest(node: Any, path: str) -> tuple[str, Any, Any, Any] | None:
             if isinstance(value, (dict, list)):
                 stack.append((value, named))
     return None if best is None else best[2:]
+
+
+def hits_data(hits: Iterable[SearchHit]) -> list[dict[str, Any]]:
+    """A search's hits; each names its repository in a search across several."""
+    out = []
+    for hit in hits:
+        data: dict[str, Any] = {"id": hit.id, "path": hit.path, "start_line": hit.start_line,
+                                "end_line": hit.end_line, "kind": hit.kind, "score": round(hit.score, 8),
+                                "heading": hit.heading, "symbols": list(hit.symbols), "text": hit.text}
+        if hit.repository:
+            data["repository"] = hit.repository
+        out.append(data)
+    return out
+
+
+def scopes_data(scopes: Iterable[ScopeSummary]) -> list[dict[str, Any]]:
+    return [{"scope": s.scope, "documents": s.documents, "roots": list(s.roots), "default": s.default}
+            for s in scopes]
+
+
+def file_data(found: FileLines) -> dict[str, Any]:
+    """A file's lines as get_file returns them (``truncated`` only when a budget was given)."""
+    data: dict[str, Any] = {"path": found.path, "start_line": found.start_line, "end_line": found.end_line,
+                            "lines": found.lines, "text": found.text}
+    return data if found.truncated is None else {**data, "truncated": found.truncated}
+

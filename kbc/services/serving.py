@@ -8,10 +8,11 @@ read is redacted again (the file may have changed since it was indexed).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from kbc.domain.errors import KbcError, PathRefused
+from kbc.services.reads import FileLines
 from kbc.services.team import Manifest
 from kbc.store.facts_store import FactsStore
 from kbc.store.layout import lexical_path
@@ -85,7 +86,7 @@ def knowledge_text(manifest: Manifest, path: str, max_bytes: int) -> str:
     return read_redacted(Path(root.folder), record.path, "markdown", max_bytes)
 
 
-def lines_of(path: str, text: str, start: int | None, end: int | None) -> dict[str, Any]:
+def lines_of(path: str, text: str, start: int | None, end: int | None) -> FileLines:
     """Lines ``start``-``end`` of ``text`` (at most MAX_FILE_LINES), as get_file returns them."""
     lines = text.split("\n")
     if lines and lines[-1] == "":
@@ -94,18 +95,18 @@ def lines_of(path: str, text: str, start: int | None, end: int | None) -> dict[s
     last = min(len(lines), end or len(lines), first + MAX_FILE_LINES - 1)
     if first > max(len(lines), 1):
         raise KbcError(f"{path} has {len(lines)} lines; line {first} is past its end")
-    return {"path": path, "start_line": first, "end_line": last, "lines": len(lines),
-            "text": "\n".join(lines[first - 1:last]) + ("\n" if last >= first else "")}
+    return FileLines(path=path, start_line=first, end_line=last, lines=len(lines),
+                     text="\n".join(lines[first - 1:last]) + ("\n" if last >= first else ""))
 
 
-def within_budget(found: dict[str, Any], budget: int, count: Callable[[str], int]) -> dict[str, Any]:
+def within_budget(found: FileLines, budget: int, count: Callable[[str], int]) -> FileLines:
     """``found`` (as :func:`lines_of` gives it) cut to the lines that fit in ``budget`` tokens,
     from its first; ``truncated`` says whether any were left out."""
     if budget < 1:
         raise KbcError(f"budget {budget} is too small", hint="give a budget of 1 token or more")
-    text = str(found["text"])
+    text = found.text
     if count(text) <= budget:
-        return {**found, "truncated": False}
+        return replace(found, truncated=False)
     kept: list[str] = []
     spent = 0
     for line in text.splitlines(keepends=True):
@@ -114,5 +115,4 @@ def within_budget(found: dict[str, Any], budget: int, count: Callable[[str], int
             break
         kept.append(line)
         spent += cost
-    first = int(found["start_line"])
-    return {**found, "end_line": first + len(kept) - 1, "text": "".join(kept), "truncated": True}
+    return replace(found, end_line=found.start_line + len(kept) - 1, text="".join(kept), truncated=True)

@@ -182,8 +182,8 @@ def test_a_file_changed_since_the_build_is_served_redacted(shop: Path) -> None:
     (shop / "shop" / "orders.py").write_text('"""Orders."""\n\nKEY = "AKIAIOSFODNN7EXAMPLE"\n')
     with open_kb(shop) as kb:
         served = kb.file("shop/orders.py")
-    assert "AKIAIOSFODNN7EXAMPLE" not in served["text"] and "[REDACTED]" in served["text"]
-    assert (served["start_line"], served["end_line"], served["lines"]) == (1, 3, 3)
+    assert "AKIAIOSFODNN7EXAMPLE" not in served.text and "[REDACTED]" in served.text
+    assert (served.start_line, served.end_line, served.lines) == (1, 3, 3)
 
 
 def test_a_file_swapped_since_the_build_for_a_link_out_or_a_fifo_is_refused(shop: Path,
@@ -213,7 +213,7 @@ def test_a_config_file_changed_since_the_build_is_redacted_as_config(make_repo: 
     (root / "deploy" / "app.env").write_text("DEBUG=true\nDATABASE_PASSWORD=hunter2isnotgood\n")
     with open_kb(root) as kb:
         served = kb.file("deploy/app.env")
-    assert served["text"] == "DEBUG=true\nDATABASE_PASSWORD=[REDACTED]\n"
+    assert served.text == "DEBUG=true\nDATABASE_PASSWORD=[REDACTED]\n"
 
 
 def test_a_cli_retrieve_is_logged_like_an_ask(shop: Path) -> None:

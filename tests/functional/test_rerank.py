@@ -172,7 +172,7 @@ def test_an_installed_plugin_reranks_and_an_unknown_one_is_named(built: Path, tm
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert data["reranked"] is True and data["rerank"] == "reranked by plugin:reverse (3 candidates)"
-    assert data["items"][0]["path"] == fused[2]["path"]
+    assert data["items"][0]["path"] == fused[2].path
     missing = retrieve("plugin:nowhere")
     assert missing.returncode != 0
     assert "no reranker named 'nowhere' is installed" in missing.stderr

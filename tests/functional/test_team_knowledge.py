@@ -19,6 +19,7 @@ from kbc.domain.knowledge_roots import KnowledgeRoot
 from kbc.domain.settings import Settings, load_settings
 from kbc.services.components import Components
 from kbc.services.knowledge import KnowledgeBase
+from kbc.services.reads import FileLines, ScopeSummary
 
 SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 CODE = {
@@ -65,13 +66,13 @@ def test_documents_are_indexed_in_their_scopes(shop: tuple[Path, Settings]) -> N
     root, settings = shop
     with open_kb(root, settings) as kb:
         built = kb.build(no_llm=True)
-        scopes = {s["scope"]: s for s in kb.scopes()}
+        scopes = {s.scope: s for s in kb.scopes()}
     assert (built.knowledge.roots, built.knowledge.documents) == (1, 6)
-    assert {name: s["documents"] for name, s in scopes.items()} == {
+    assert {name: s.documents for name, s in scopes.items()} == {
         "conventions": 1, "domain": 1, "ops": 1, "payments": 1, "projects/ledger": 1, "projects/shop": 1,
         "team": 1}
-    assert [name for name, s in scopes.items() if not s["default"]] == ["projects/ledger", "projects/shop"]
-    assert all(s["roots"] == ["team"] for s in scopes.values())
+    assert [name for name, s in scopes.items() if not s.default] == ["projects/ledger", "projects/shop"]
+    assert all(s.roots == ("team",) for s in scopes.values())
 
 
 def test_a_slice_mixes_code_and_team_knowledge_within_its_scopes(shop: tuple[Path, Settings]) -> None:
@@ -100,12 +101,12 @@ def test_knowledge_documents_are_served_redacted_and_confined(shop: tuple[Path, 
     with open_kb(root, settings) as kb:
         kb.build(no_llm=True)
         lines = kb.file("@knowledge/team/domain/payouts.md", 1, 1)
-        assert lines == {"path": "@knowledge/team/domain/payouts.md", "start_line": 1, "end_line": 1,
-                         "lines": 3, "text": "# Payouts\n"}
+        assert lines == FileLines(path="@knowledge/team/domain/payouts.md", start_line=1, end_line=1,
+                                  lines=3, text="# Payouts\n")
         with pytest.raises(PathRefused, match="credentials were found in this document"):
             kb.file("@knowledge/team/ops/keys.md")  # as a repository file holding one would be
         hits = kb.search("aws secret access key", scopes=["ops"])
-        assert hits and all(SECRET not in hit["text"] for hit in hits)
+        assert hits and all(SECRET not in hit.text for hit in hits)
         for path in ("@knowledge/team/../../etc/passwd", "@knowledge/team/domain/diagram.txt",
                      "@knowledge/other/domain/payouts.md"):
             with pytest.raises(PathRefused):
@@ -143,7 +144,7 @@ def test_a_refresh_reads_the_roots_again(shop: tuple[Path, Settings], team: Path
         git(team, "commit", "-q", "-m", "refunds")
         done = kb.refresh(no_llm=True)
         assert done.mode == "incremental" and "knowledge roots" in done.reason
-        assert kb.scopes()[1] == {"scope": "domain", "documents": 2, "roots": ["team"], "default": True}
+        assert kb.scopes()[1] == ScopeSummary(scope="domain", documents=2, roots=("team",), default=True)
         assert kb.refresh(no_llm=True).mode == "up-to-date"
 
 
@@ -464,13 +465,13 @@ def test_a_repository_credential_repeated_in_a_document_is_redacted_there_too(
     with open_kb(root, settings) as kb:
         kb.build(no_llm=True)
         hits = kb.search("deploy bot rotation", scopes=["ops"])
-        assert any(hit["path"] == "@knowledge/team/ops/rotation.md" for hit in hits)
-        assert all(token not in hit["text"] for hit in hits)
+        assert any(hit.path == "@knowledge/team/ops/rotation.md" for hit in hits)
+        assert all(token not in hit.text for hit in hits)
         answer, _ = kb.retrieve_logged("when is the deploy bot token rotated?", "qa", scopes=["ops"])
         assert "@knowledge/team/ops/rotation.md" in answer.text and token not in answer.to_json()
         with pytest.raises(PathRefused, match="credentials were found in this document"):
             kb.file("@knowledge/team/ops/rotation.md")
-        assert kb.file("@knowledge/team/ops/other.md")["lines"] == 3
+        assert kb.file("@knowledge/team/ops/other.md").lines == 3
     index = (root / ".kbc" / "index" / "lexical.sqlite").read_bytes()
     assert token.encode() not in index
     assert refresh_mode(root, settings) == "up-to-date"  # the redaction is not a change of the document

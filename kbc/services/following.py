@@ -1,0 +1,92 @@
+"""What a knowledge base has read of its store's newest completed build, kept until a newer one
+completes: the retriever, the manifest of the knowledge roots, the tracked files and the
+credential values they hold, and the rankings and slices already answered (the same request on
+the same build gives the same bytes, so a repeated one is answered without ranking again).
+
+:class:`FollowedBuild` knows which build it holds by the build record, which each build
+writes last and replaces whole; the knowledge base asks it to follow before every read, under
+the knowledge base's own lock."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from pathlib import Path
+
+from kbc.retrieval.profiles import Profile
+from kbc.retrieval.results import Evidence, Ranking, Slice
+from kbc.retrieval.retrieve import Retriever
+from kbc.services.team import Manifest
+from kbc.store.layout import state_file
+
+SLICE_CACHE = 256  # slices kept per build
+RANKING_CACHE = 8  # rankings kept per build, each packed into any budget asked (a workspace packs twice)
+
+SliceKey = tuple[str, Profile, int | None, frozenset[str], float]  # task, profile, budget, exclude, floor
+RankingKey = tuple[str, Profile, frozenset[str]]  # task, profile, exclude
+
+
+class FollowedBuild:
+    def __init__(self, store: Path) -> None:
+        self._store = store
+        self.record: tuple[int, int, int] | None = None  # the build read
+        self.retriever: Retriever | None = None
+        self.manifest: Manifest | None = None
+        self.tracked: dict[str, tuple[int, str]] | None = None  # path -> (secrets found, language)
+        self.values: set[str] | None = None  # credential values of the files that hold some
+        self._slices: OrderedDict[SliceKey, tuple[Slice, Evidence]] = OrderedDict()
+        self._rankings: OrderedDict[RankingKey, Ranking] = OrderedDict()
+        self.cache_hits = 0  # slices answered from the cache of the newest build
+
+    def build_record(self) -> tuple[int, int, int]:
+        """Which completed build the store holds (inode, size, modification time of its build
+        record); (0, 0, 0) when there is none."""
+        try:
+            found = state_file(self._store).stat()
+        except OSError:
+            return (0, 0, 0)
+        return (found.st_ino, found.st_size, found.st_mtime_ns)
+
+    def follow(self) -> None:
+        """Forget what was read of an older build if a newer one completed since (the next read
+        opens the newer one whole)."""
+        record = self.build_record()
+        if record != self.record:
+            self.forget()
+            self.record = record
+
+    def forget(self) -> None:
+        """Drop everything read. A retriever another request still holds is not closed under it:
+        its connection closes when the last holder lets it go (the previous build's files stay
+        readable)."""
+        self.record = None
+        self.retriever = None
+        self.manifest = None
+        self.tracked = None
+        self.values = None
+        self._slices.clear()
+        self._rankings.clear()
+
+    def close(self) -> None:
+        if self.retriever is not None:
+            self.retriever.close()
+        self.forget()
+
+    def slice(self, key: SliceKey) -> tuple[Slice, Evidence] | None:
+        found = self._slices.get(key)
+        if found is not None:
+            self._slices.move_to_end(key)
+            self.cache_hits += 1
+        return found
+
+    def keep_slice(self, key: SliceKey, found: tuple[Slice, Evidence]) -> None:
+        self._slices[key] = found
+        if len(self._slices) > SLICE_CACHE:
+            self._slices.popitem(last=False)
+
+    def ranking(self, key: RankingKey) -> Ranking | None:
+        return self._rankings.get(key)
+
+    def keep_ranking(self, key: RankingKey, ranking: Ranking) -> None:
+        self._rankings[key] = ranking
+        if len(self._rankings) > RANKING_CACHE:
+            self._rankings.popitem(last=False)
