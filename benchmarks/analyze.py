@@ -42,8 +42,11 @@ def default_corpus(work: Path) -> Path:
     import networkx
 
     root = work / "networkx-src"
-    shutil.copytree(Path(networkx.__file__).parent, root / "src" / "networkx",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    shutil.copytree(
+        Path(networkx.__file__).parent,
+        root / "src" / "networkx",
+        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+    )
     (root / "pyproject.toml").write_text("[project]\nname = 'networkx'\n")
     return root
 
@@ -58,8 +61,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--source", type=Path, help="a repository or folder of Python code")
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--update-results", action="store_true",
-                        help="write the table into RESULTS.md")
+    parser.add_argument("--update-results", action="store_true", help="write the table into RESULTS.md")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="kbc-bench-") as tmp:
@@ -117,15 +119,22 @@ def main() -> None:
         seconds = best[key]
         table.append(
             f"| {label} | {seconds:.2f} | {len(files) / seconds:,.0f} | {lines / seconds:,.0f} "
-            f"| {seconds / best['libcst']:.2f} | {seconds / best['ast']:.2f} | {spread[key]:.0%} |")
+            f"| {seconds / best['libcst']:.2f} | {seconds / best['ast']:.2f} | {spread[key]:.0%} |"
+        )
     table.append("")
-    table.append(f"Facts pass / bare libcst parse: **{best['kbc'] / best['libcst']:.2f}×** "
-                 f"(target ≤ 1.5×); / bare ast parse: {best['kbc'] / best['ast']:.2f}×.")
+    table.append(
+        f"Facts pass / bare libcst parse: **{best['kbc'] / best['libcst']:.2f}×** "
+        f"(target ≤ 1.5×); / bare ast parse: {best['kbc'] / best['ast']:.2f}×."
+    )
     text = "\n".join(table)
     print(text)
     if args.update_results:
-        update_section("analyze", "Facts pass (`benchmarks/analyze.py`)", text,
-                       "python benchmarks/analyze.py --update-results")
+        update_section(
+            "analyze",
+            "Facts pass (`benchmarks/analyze.py`)",
+            text,
+            "python benchmarks/analyze.py --update-results",
+        )
 
 
 if __name__ == "__main__":

@@ -49,15 +49,37 @@ HERE = Path(__file__).resolve().parent
 FLASK_INSTANCE = "pallets__flask-4992"
 SPHINX_TAG = "v3.4.0"  # December 2020
 CORPORA = ("kbc", "flask", "sphinx", "networkx", "sympy")
-PASSES = ("discover", "secrets", "analyze", "graph", "store facts", "views", "load embedder", "chunk",
-          "lexical index", "embed", "vector store", "vector snapshot")
+PASSES = (
+    "discover",
+    "secrets",
+    "analyze",
+    "graph",
+    "store facts",
+    "views",
+    "load embedder",
+    "chunk",
+    "lexical index",
+    "embed",
+    "vector store",
+    "vector snapshot",
+)
 LINEAR = 1.15  # a growth exponent above this is reported as faster than linear
 # What each pass's work is proportional to: lines of Python, lines of text, facts (symbols and
 # edges) or units embedded. Exponents are taken against it as well as against lines of Python.
-INPUT = {"discover": "files", "secrets": "lines", "analyze": "python_lines", "graph": "facts",
-         "store facts": "facts", "views": "facts", "load embedder": "", "chunk": "lines",
-         "lexical index": "lines",
-         "embed": "embedded", "vector store": "embedded", "vector snapshot": "units"}
+INPUT = {
+    "discover": "files",
+    "secrets": "lines",
+    "analyze": "python_lines",
+    "graph": "facts",
+    "store facts": "facts",
+    "views": "facts",
+    "load embedder": "",
+    "chunk": "lines",
+    "lexical index": "lines",
+    "embed": "embedded",
+    "vector store": "embedded",
+    "vector snapshot": "units",
+}
 
 
 def git(*args: str, cwd: Path | None = None) -> str:
@@ -71,15 +93,16 @@ def wheel(name: str, version: str, work: Path) -> Path:
     target = work / "src" / f"{normalized(name)}-{version}-wheel"
     if target.exists():
         return target
-    request = urllib.request.Request(INDEX.format(normalized(name)),
-                                     headers={"Accept": "application/vnd.pypi.simple.v1+json"})
-    with urllib.request.urlopen(request, timeout=60) as response:  # noqa: S310 - a fixed https URL
+    request = urllib.request.Request(
+        INDEX.format(normalized(name)), headers={"Accept": "application/vnd.pypi.simple.v1+json"}
+    )
+    with urllib.request.urlopen(request, timeout=60) as response:
         files = json.load(response)["files"]
     wanted = f"{name}-{version}-py3-none-any.whl"
     entry = next((f for f in files if f["filename"] == wanted), None)
     if entry is None:
         raise SystemExit(f"{wanted}: not in the index")
-    with urllib.request.urlopen(entry["url"], timeout=300) as response:  # noqa: S310
+    with urllib.request.urlopen(entry["url"], timeout=300) as response:
         data = response.read()
     if hashlib.sha256(data).hexdigest() != entry["hashes"]["sha256"]:
         raise SystemExit(f"{wanted}: sha256 does not match the index")
@@ -107,8 +130,11 @@ def source_of(corpus: str, work: Path) -> tuple[Path, str]:
         if not mirror.is_dir():
             raise SystemExit(f"set MIRROR_ROOT to the folder holding pallets+flask/repo ({mirror} missing)")
         instances = HERE.parent.parent / "shared" / "eval" / "swebench-dev" / "instances.jsonl"
-        base = next(json.loads(line)["base_commit"] for line in instances.read_text().splitlines()
-                    if json.loads(line)["instance_id"] == FLASK_INSTANCE)
+        base = next(
+            json.loads(line)["base_commit"]
+            for line in instances.read_text().splitlines()
+            if json.loads(line)["instance_id"] == FLASK_INSTANCE
+        )
         target = work / "src" / f"flask-{base[:10]}"
         if not target.exists():
             git("clone", "-q", "--no-checkout", str(mirror), str(target))
@@ -117,8 +143,9 @@ def source_of(corpus: str, work: Path) -> tuple[Path, str]:
     if corpus == "sphinx":
         mirror = Path(os.environ.get("MIRROR_ROOT", "")) / "sphinx-doc+sphinx" / "repo"
         if not mirror.is_dir():
-            raise SystemExit(f"set MIRROR_ROOT to the folder holding sphinx-doc+sphinx/repo "
-                             f"({mirror} missing)")
+            raise SystemExit(
+                f"set MIRROR_ROOT to the folder holding sphinx-doc+sphinx/repo ({mirror} missing)"
+            )
         target = work / "src" / f"sphinx-{SPHINX_TAG}"
         if not target.exists():
             git("clone", "-q", "--no-checkout", str(mirror), str(target))
@@ -193,8 +220,11 @@ def floor(store: Path, units_wanted: int) -> dict[str, Any]:
     for _ in model.embed(sample, batch_size=BATCH_SIZE):
         pass
     seconds = time.perf_counter() - started
-    return {"floor_units": len(sample), "floor_seconds": round(seconds, 2),
-            "floor_rate": round(len(sample) / seconds, 1)}
+    return {
+        "floor_units": len(sample),
+        "floor_seconds": round(seconds, 2),
+        "floor_rate": round(len(sample) / seconds, 1),
+    }
 
 
 def parse_floor(tree: Path, files_wanted: int = 200) -> dict[str, Any]:
@@ -211,7 +241,7 @@ def parse_floor(tree: Path, files_wanted: int = 200) -> dict[str, Any]:
         started = time.perf_counter()
         try:
             libcst.parse_module(data)
-        except Exception:  # noqa: BLE001, S112 - a file libcst cannot parse is not in the floor
+        except Exception:
             continue
         seconds += time.perf_counter() - started
         lines += data.count(b"\n")
@@ -224,14 +254,22 @@ def child(flag: str, path: Path, *extra: str, cache: Path | None = None) -> dict
     env = dict(os.environ)
     if cache is not None:
         env["KBC_CACHE_DIR"] = str(cache)
-    done = subprocess.run([sys.executable, __file__, flag, str(path), *extra], check=True,
-                          capture_output=True, text=True, env=env)
+    done = subprocess.run(
+        [sys.executable, __file__, flag, str(path), *extra],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     return dict(json.loads(done.stdout))
 
 
 def python_lines(tree: Path) -> int:
-    return sum(p.read_bytes().count(b"\n") for p in tree.rglob("*.py")
-               if ".git" not in p.parts and ".kbc" not in p.parts)
+    return sum(
+        p.read_bytes().count(b"\n")
+        for p in tree.rglob("*.py")
+        if ".git" not in p.parts and ".kbc" not in p.parts
+    )
 
 
 def measure(corpus: str, work: Path, floor_units: int) -> dict[str, Any]:
@@ -251,13 +289,22 @@ def measure(corpus: str, work: Path, floor_units: int) -> dict[str, Any]:
         files, lines, python_files = lines_of(store)
         index = built["summary"]["index"]
         row: dict[str, Any] = {
-            "corpus": corpus, "origin": origin, "files": files, "lines": lines,
-            "python_files": python_files, "units": index["units"], "embedded": index["embedded"],
-            "retrieval": index["retrieval"], "wall": built["wall"], "peak_rss_mb": built["peak_rss_mb"],
+            "corpus": corpus,
+            "origin": origin,
+            "files": files,
+            "lines": lines,
+            "python_files": python_files,
+            "units": index["units"],
+            "embedded": index["embedded"],
+            "retrieval": index["retrieval"],
+            "wall": built["wall"],
+            "peak_rss_mb": built["peak_rss_mb"],
             "symbols": built["summary"]["analyze"]["symbols"],
             "edges": built["summary"]["analyze"]["import_edges"] + built["summary"]["analyze"]["call_edges"],
-            "passes": {p["name"]: {"seconds": p["seconds"], "peak_rss_mb": p["peak_rss_mb"]}
-                       for p in built["summary"]["passes"]},
+            "passes": {
+                p["name"]: {"seconds": p["seconds"], "peak_rss_mb": p["peak_rss_mb"]}
+                for p in built["summary"]["passes"]
+            },
         }
         row["lexical"] = lexical
         row["default"] = default
@@ -281,8 +328,14 @@ def exponent(points: list[tuple[float, float]]) -> float | None:
     return sum((x - mean_x) * (y - mean_y) for x, y in usable) / spread if spread else None
 
 
-INPUT_NAMES = {"files": "text files", "python_lines": "lines of Python", "facts": "symbols + edges",
-               "lines": "lines of text", "embedded": "units embedded", "units": "units"}
+INPUT_NAMES = {
+    "files": "text files",
+    "python_lines": "lines of Python",
+    "facts": "symbols + edges",
+    "lines": "lines of text",
+    "embedded": "units embedded",
+    "units": "units",
+}
 
 
 def size_of(row: dict[str, Any], key: str) -> float:
@@ -293,24 +346,34 @@ def size_of(row: dict[str, Any], key: str) -> float:
 
 def tables(rows: list[dict[str, Any]]) -> str:
     rows = sorted(rows, key=lambda r: r["python_lines"])
-    out = [f"Cold `kbc build --no-llm`, default settings, packaged MiniLM int8, a new store and an empty "
-           f"embedding cache each. Date: {date.today().isoformat()}.", "",
-           "| corpus | text files | lines of text | lines of Python | units embedded | wall | peak RSS "
-           "| retrieval |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+    out = [
+        f"Cold `kbc build --no-llm`, default settings, packaged MiniLM int8, a new store and an empty "
+        f"embedding cache each. Date: {date.today().isoformat()}.",
+        "",
+        "| corpus | text files | lines of text | lines of Python | units embedded | wall | peak RSS "
+        "| retrieval |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+    ]
     for r in rows:
-        out.append(f"| {r['corpus']} ({r['origin']}) | {r['files']:,} | {r['lines']:,} "
-                   f"| {r['python_lines']:,} "
-                   f"| {r['embedded']:,} | {r['wall']:.1f} s | {r['peak_rss_mb'] / 1024:.2f} GB "
-                   f"| {r['retrieval']} |")
+        out.append(
+            f"| {r['corpus']} ({r['origin']}) | {r['files']:,} | {r['lines']:,} "
+            f"| {r['python_lines']:,} "
+            f"| {r['embedded']:,} | {r['wall']:.1f} s | {r['peak_rss_mb'] / 1024:.2f} GB "
+            f"| {r['retrieval']} |"
+        )
     big = rows[-2:] if len(rows) >= 2 else []
     pair = " → ".join(r["corpus"] for r in big)
-    out += ["", "Seconds per pass (peak RSS in MB reached by the pass's end), and how each pass's "
-            "seconds grow with lines of Python: the exponent of a least-squares fit over the corpora "
-            f"(log-log; 1.0 is linear; fixed costs pull small corpora's exponents below 1) and the "
-            f"exponent from {pair or 'the two largest'} alone:", "",
-            "| pass | " + " | ".join(r["corpus"] for r in rows) + f" | exponent, all | exponent, {pair} "
-            f"| its input | exponent in its input, all | in its input, {pair} |",
-            "| --- |" + " ---: |" * (len(rows) + 2) + " --- | ---: | ---: |"]
+    out += [
+        "",
+        "Seconds per pass (peak RSS in MB reached by the pass's end), and how each pass's "
+        "seconds grow with lines of Python: the exponent of a least-squares fit over the corpora "
+        f"(log-log; 1.0 is linear; fixed costs pull small corpora's exponents below 1) and the "
+        f"exponent from {pair or 'the two largest'} alone:",
+        "",
+        "| pass | " + " | ".join(r["corpus"] for r in rows) + f" | exponent, all | exponent, {pair} "
+        f"| its input | exponent in its input, all | in its input, {pair} |",
+        "| --- |" + " ---: |" * (len(rows) + 2) + " --- | ---: | ---: |",
+    ]
 
     def growth(points: list[tuple[float, float]]) -> str:
         slope = exponent(points)
@@ -331,36 +394,57 @@ def tables(rows: list[dict[str, Any]]) -> str:
                 points.append((float(r["python_lines"]), float(timing["seconds"])))
         tail = [p for p in points if p[0] in {float(r["python_lines"]) for r in big}]
         key = INPUT.get(name, "")
-        own = [(float(size_of(r, key)), float(r["passes"][name]["seconds"])) for r in rows
-               if key and name in r["passes"] and r["passes"][name]["seconds"] > 0 and size_of(r, key)]
+        own = [
+            (float(size_of(r, key)), float(r["passes"][name]["seconds"]))
+            for r in rows
+            if key and name in r["passes"] and r["passes"][name]["seconds"] > 0 and size_of(r, key)
+        ]
         own_tail = own[-2:] if len(own) == len(rows) else []
-        out.append(f"| {name} | " + " | ".join(cells) + f" | {growth(points)} | {growth(tail)} "
-                   f"| {INPUT_NAMES.get(key, '–')} | {growth(own) if key else '–'} "
-                   f"| {growth(own_tail) if key else '–'} |")
+        out.append(
+            f"| {name} | " + " | ".join(cells) + f" | {growth(points)} | {growth(tail)} "
+            f"| {INPUT_NAMES.get(key, '–')} | {growth(own) if key else '–'} "
+            f"| {growth(own_tail) if key else '–'} |"
+        )
     walls = [(float(r["python_lines"]), float(r["wall"])) for r in rows]
-    out.append("| **whole build (wall)** | " + " | ".join(f"{r['wall']:.1f} s" for r in rows)
-               + f" | {growth(walls)} | {growth(walls[-2:])} | | | |")
-    out += ["", "The analysis pass against its floor, libcst's parse alone in one process (an even "
-            "sample of up to 200 of the corpus's Python files; the pass parses each file once, in a "
-            "pool of 2 workers): a steady ratio means the pass grows as the parse does, with the code's "
-            "density (µs per line), not faster:", "",
-            "| corpus | parse alone, µs per line | analysis pass, µs per line (wall) | pass / parse |",
-            "| --- | ---: | ---: | ---: |"]
+    out.append(
+        "| **whole build (wall)** | "
+        + " | ".join(f"{r['wall']:.1f} s" for r in rows)
+        + f" | {growth(walls)} | {growth(walls[-2:])} | | | |"
+    )
+    out += [
+        "",
+        "The analysis pass against its floor, libcst's parse alone in one process (an even "
+        "sample of up to 200 of the corpus's Python files; the pass parses each file once, in a "
+        "pool of 2 workers): a steady ratio means the pass grows as the parse does, with the code's "
+        "density (µs per line), not faster:",
+        "",
+        "| corpus | parse alone, µs per line | analysis pass, µs per line (wall) | pass / parse |",
+        "| --- | ---: | ---: | ---: |",
+    ]
     for r in rows:
         analysed = 1e6 * r["passes"]["analyze"]["seconds"] / max(1, r["python_lines"])
-        out.append(f"| {r['corpus']} | {r['parse_us_per_line']:.1f} | {analysed:.1f} "
-                   f"| {analysed / r['parse_us_per_line']:.2f}× |")
-    out += ["", "The embedding pass against its floor: the packaged model alone on an even sample of "
-            "the same units, right after the build, in a process of its own:", "",
-            "| corpus | units embedded | embed s | build units/s | model alone, units/s (sample) "
-            "| floor / build |", "| --- | ---: | ---: | ---: | ---: | ---: |"]
+        out.append(
+            f"| {r['corpus']} | {r['parse_us_per_line']:.1f} | {analysed:.1f} "
+            f"| {analysed / r['parse_us_per_line']:.2f}× |"
+        )
+    out += [
+        "",
+        "The embedding pass against its floor: the packaged model alone on an even sample of "
+        "the same units, right after the build, in a process of its own:",
+        "",
+        "| corpus | units embedded | embed s | build units/s | model alone, units/s (sample) "
+        "| floor / build |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
     for r in rows:
         embed = r["passes"].get("embed", {}).get("seconds", 0.0)
         store = r["passes"].get("vector store", {}).get("seconds", 0.0)
         rate = r["embedded"] / (embed + store) if embed + store else 0.0
         ratio = r["floor_rate"] / rate if rate else 0.0
-        out.append(f"| {r['corpus']} | {r['embedded']:,} | {embed:.1f} (+{store:.1f} store) | {rate:.1f} "
-                   f"| {r['floor_rate']:.1f} ({r['floor_units']}) | {ratio:.2f}× |")
+        out.append(
+            f"| {r['corpus']} | {r['embedded']:,} | {embed:.1f} (+{store:.1f} store) | {rate:.1f} "
+            f"| {r['floor_rate']:.1f} ({r['floor_units']}) | {ratio:.2f}× |"
+        )
     return "\n".join(out + ["", *first_slices(rows)])
 
 
@@ -368,15 +452,19 @@ def first_slices(rows: list[dict[str, Any]]) -> list[str]:
     """The time to the first slice and to full vectors against the lexical build, and the
     redaction and facts passes of the lexical build against it and against the parse floor."""
     rows = [r for r in rows if "lexical" in r and "default" in r]
-    out = ["Time to the first slice (build, then `kbc retrieve` of the README's task) and to full "
-           "vectors, wall seconds from the build's start, against the lexical build "
-           "(`-c index.embed_model=none`) of the same corpus in the same run; the default build "
-           "leaves the vectors to a background process past `index.wait_units`, `--wait` embeds "
-           "every one first. The redaction pass (`secrets`) as a share of the lexical build, and "
-           "the facts passes (`secrets` + `analyze`, two workers) against libcst's parse alone:", "",
-           "| corpus | units | lexical: first slice | default: first slice | × lexical "
-           "| full vectors, background | full vectors, `--wait` | secrets / lexical build "
-           "| facts / parse |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    out = [
+        "Time to the first slice (build, then `kbc retrieve` of the README's task) and to full "
+        "vectors, wall seconds from the build's start, against the lexical build "
+        "(`-c index.embed_model=none`) of the same corpus in the same run; the default build "
+        "leaves the vectors to a background process past `index.wait_units`, `--wait` embeds "
+        "every one first. The redaction pass (`secrets`) as a share of the lexical build, and "
+        "the facts passes (`secrets` + `analyze`, two workers) against libcst's parse alone:",
+        "",
+        "| corpus | units | lexical: first slice | default: first slice | × lexical "
+        "| full vectors, background | full vectors, `--wait` | secrets / lexical build "
+        "| facts / parse |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
     for r in rows:
         lexical, default = r["lexical"], r["default"]
         secrets = lexical["passes"].get("secrets", 0.0)
@@ -384,11 +472,13 @@ def first_slices(rows: list[dict[str, Any]]) -> list[str]:
         full = default["full_vectors"]
         ratio = default["first_slice"] / lexical["first_slice"]
         share = 100 * secrets / lexical["build"]
-        out.append(f"| {r['corpus']} | {r['units']:,} | {lexical['first_slice']:.1f} s "
-                   f"| {default['first_slice']:.1f} s | {ratio:.2f} "
-                   f"| {'–' if full is None else f'{full:.1f} s'} | {r['wall']:.1f} s "
-                   f"| {secrets:.1f} s of {lexical['build']:.1f} s ({share:.0f} %) "
-                   f"| {facts_us / r['parse_us_per_line']:.2f}× |")
+        out.append(
+            f"| {r['corpus']} | {r['units']:,} | {lexical['first_slice']:.1f} s "
+            f"| {default['first_slice']:.1f} s | {ratio:.2f} "
+            f"| {'–' if full is None else f'{full:.1f} s'} | {r['wall']:.1f} s "
+            f"| {secrets:.1f} s of {lexical['build']:.1f} s ({share:.0f} %) "
+            f"| {facts_us / r['parse_us_per_line']:.2f}× |"
+        )
     return out
 
 
@@ -432,8 +522,12 @@ def main() -> None:
     text = tables([done[c] for c in wanted if c in done])
     print(text)
     if args.update_results:
-        update_section("cold-build", "Cold build at scale (`benchmarks/cold_build.py`)", text,
-                       "MIRROR_ROOT=... python benchmarks/cold_build.py --update-results")
+        update_section(
+            "cold-build",
+            "Cold build at scale (`benchmarks/cold_build.py`)",
+            text,
+            "MIRROR_ROOT=... python benchmarks/cold_build.py --update-results",
+        )
 
 
 if __name__ == "__main__":

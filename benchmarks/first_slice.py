@@ -33,13 +33,17 @@ from typing import Any
 from cold_build import fresh_copy, source_of
 
 TASK = "how does retrieval stay within the token budget?"  # the README's (timing, not relevance)
-VARIANTS = {"lexical": ("-c", "index.embed_model=none", "build"), "default": ("build",),
-            "wait": ("build", "--wait")}
+VARIANTS = {
+    "lexical": ("-c", "index.embed_model=none", "build"),
+    "default": ("build",),
+    "wait": ("build", "--wait"),
+}
 
 
 def kbc(*args: str, env: dict[str, str]) -> str:
-    done = subprocess.run([sys.executable, "-m", "kbc", *args], env=env, capture_output=True, text=True,
-                          check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "kbc", *args], env=env, capture_output=True, text=True, check=False
+    )
     if done.returncode != 0:
         raise SystemExit(f"kbc {' '.join(args)} failed: {done.stderr[-2000:]}")
     return done.stdout
@@ -51,8 +55,8 @@ def run(tree: Path, variant: str, cache: Path) -> dict[str, Any]:
         env.pop(name, None)
     shutil.rmtree(tree / ".kbc", ignore_errors=True)
     shutil.rmtree(cache, ignore_errors=True)
-    flags = list(VARIANTS[variant][VARIANTS[variant].index("build") + 1:])
-    config = list(VARIANTS[variant][:VARIANTS[variant].index("build")])
+    flags = list(VARIANTS[variant][VARIANTS[variant].index("build") + 1 :])
+    config = list(VARIANTS[variant][: VARIANTS[variant].index("build")])
     started = time.perf_counter()
     summary = json.loads(kbc(*config, "build", "--no-llm", *flags, str(tree), "--format", "json", env=env))
     built = time.perf_counter() - started
@@ -70,11 +74,18 @@ def run(tree: Path, variant: str, cache: Path) -> dict[str, Any]:
                 raise SystemExit(f"{tree}: the background embedding stopped: {status}\n{log}")
             time.sleep(1.0)
         _until_gone(tree)
-    return {"variant": variant, "build": round(built, 1), "first_slice": round(first, 1),
-            "full_vectors": None if full is None else round(full, 1), "units": summary["index"]["units"]
-            or summary["index"]["pending"], "pending": summary["index"]["pending"],
-            "retrieval": sliced["retrieval"], "confidence": sliced.get("confidence"),
-            "shares": _shares(sliced), "passes": {p["name"]: p["seconds"] for p in summary["passes"]}}
+    return {
+        "variant": variant,
+        "build": round(built, 1),
+        "first_slice": round(first, 1),
+        "full_vectors": None if full is None else round(full, 1),
+        "units": summary["index"]["units"] or summary["index"]["pending"],
+        "pending": summary["index"]["pending"],
+        "retrieval": sliced["retrieval"],
+        "confidence": sliced.get("confidence"),
+        "shares": _shares(sliced),
+        "passes": {p["name"]: p["seconds"] for p in summary["passes"]},
+    }
 
 
 def _shares(sliced: dict[str, Any]) -> dict[str, float]:

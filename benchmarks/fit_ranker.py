@@ -90,10 +90,13 @@ def harvest_repository(repo: str, mirror_root: Path, work: Path, commits: int, h
     lines: list[str] = []
     kept = 0
     for first in range(0, len(ordered), window):
-        batch = ordered[first:first + window]
+        batch = ordered[first : first + window]
         base = batch[0].parent
-        asked = [c for c in batch if c.hunks and all(blob(tree, c.parent, p) == blob(tree, base, p)
-                                                     for p in c.answer)]
+        asked = [
+            c
+            for c in batch
+            if c.hunks and all(blob(tree, c.parent, p) == blob(tree, base, p) for p in c.answer)
+        ]
         if not asked:
             continue
         git("checkout", "-q", "-f", "--detach", base, cwd=tree)
@@ -106,8 +109,9 @@ def harvest_repository(repo: str, mirror_root: Path, work: Path, commits: int, h
             retriever.close()
         kept += len(asked)
     rows_file.write_text("".join(line + "\n" for line in lines))
-    print(f"{repo}: {kept} of {len(ordered)} commits asked, {time.perf_counter() - started:.0f} s",
-          flush=True)
+    print(
+        f"{repo}: {kept} of {len(ordered)} commits asked, {time.perf_counter() - started:.0f} s", flush=True
+    )
 
 
 def _ask(retriever: Any, profile: Any, repo: str, commit: Any) -> str:
@@ -127,11 +131,18 @@ def _ask(retriever: Any, profile: Any, repo: str, commit: Any) -> str:
             start, end = spans[cid]
             hit = any(start <= last and first <= end for first, last in hunks.get(path, ()))
             units.append([path, int(hit), row])
-    return json.dumps({"repo": repo, "sha": commit.sha, "gold": sorted(gold), "query": commit.query,
-                       "query_row": retriever.query_row(signals),
-                       "missing": sorted(gold - set(paths)),
-                       "files": [[p, int(p in gold), r] for p, r in zip(paths, file_rows, strict=True)],
-                       "units": units})
+    return json.dumps(
+        {
+            "repo": repo,
+            "sha": commit.sha,
+            "gold": sorted(gold),
+            "query": commit.query,
+            "query_row": retriever.query_row(signals),
+            "missing": sorted(gold - set(paths)),
+            "files": [[p, int(p in gold), r] for p, r in zip(paths, file_rows, strict=True)],
+            "units": units,
+        }
+    )
 
 
 def _has(tree: Path, ref: str) -> bool:
@@ -142,8 +153,9 @@ def _has(tree: Path, ref: str) -> bool:
     return True
 
 
-def harvest_issues(eval_dir: Path, mirror_root: Path, work: Path, hybrid: bool,
-                   only: frozenset[str] = frozenset()) -> None:
+def harvest_issues(
+    eval_dir: Path, mirror_root: Path, work: Path, hybrid: bool, only: frozenset[str] = frozenset()
+) -> None:
     """Issue reports of the fitted repositories with the files and lines their fixes changed
     (``instances.jsonl`` and ``hunks.jsonl`` in the SWE-bench development split's format): each
     asked of a store built at its base commit, as the commits are. Rows go to
@@ -167,8 +179,10 @@ def harvest_issues(eval_dir: Path, mirror_root: Path, work: Path, hybrid: bool,
 
     mode = "hybrid" if hybrid else "lexical"
     rows = [json.loads(line) for line in (eval_dir / "instances.jsonl").read_text().splitlines() if line]
-    hunks = {r["instance_id"]: r["hunks"] for r in
-             (json.loads(line) for line in (eval_dir / "hunks.jsonl").read_text().splitlines() if line)}
+    hunks = {
+        r["instance_id"]: r["hunks"]
+        for r in (json.loads(line) for line in (eval_dir / "hunks.jsonl").read_text().splitlines() if line)
+    }
     settings = Settings() if hybrid else Settings(embed_model="none")
     for repo in sorted({r["repo"] for r in rows if not only or r["repo"] in only}):
         folder = work / repo.replace("/", "+")
@@ -180,8 +194,10 @@ def harvest_issues(eval_dir: Path, mirror_root: Path, work: Path, hybrid: bool,
         if not tree.exists():
             git("clone", "-q", "--shared", str(mirror_root / repo.replace("/", "+") / "repo"), str(tree))
         mine = [r for r in rows if r["repo"] == repo]
-        dates = {r["base_commit"]: git("show", "-s", "--format=%cI", r["base_commit"], cwd=tree).strip()
-                 for r in mine}
+        dates = {
+            r["base_commit"]: git("show", "-s", "--format=%cI", r["base_commit"], cwd=tree).strip()
+            for r in mine
+        }
         mine.sort(key=lambda r: (dates[r["base_commit"]], r["instance_id"]))
         started = time.perf_counter()
         lines = []
@@ -194,9 +210,12 @@ def harvest_issues(eval_dir: Path, mirror_root: Path, work: Path, hybrid: bool,
             build_repository(tree, settings, store)
             retriever = open_retriever(tree, settings, store)
             try:
-                issue = Issue(row["instance_id"], row["problem_statement"], tuple(row["gold_files"]),
-                              {p: tuple(tuple(r) for r in ranges)
-                               for p, ranges in hunks[row["instance_id"]].items()})
+                issue = Issue(
+                    row["instance_id"],
+                    row["problem_statement"],
+                    tuple(row["gold_files"]),
+                    {p: tuple(tuple(r) for r in ranges) for p, ranges in hunks[row["instance_id"]].items()},
+                )
                 lines.append(_ask(retriever, profile_named(tree, "implementation"), repo, issue))
             finally:
                 retriever.close()
@@ -231,11 +250,19 @@ def harvest_foreign(work: Path, hybrid: bool, count: int) -> None:
                 signals = retriever.signals(question["query"], profile)
                 paths = retriever.candidate_paths(signals)
                 rows = file_features(signals, paths, retriever.repository())
-                lines.append(json.dumps({"repo": repo, "from": question["repo"], "sha": question["sha"],
-                                         "query": question["query"],
-                                         "query_row": retriever.query_row(signals),
-                                         "gold": [], "files": [[p, 0, r] for p, r in zip(paths, rows,
-                                                                                        strict=True)]}))
+                lines.append(
+                    json.dumps(
+                        {
+                            "repo": repo,
+                            "from": question["repo"],
+                            "sha": question["sha"],
+                            "query": question["query"],
+                            "query_row": retriever.query_row(signals),
+                            "gold": [],
+                            "files": [[p, 0, r] for p, r in zip(paths, rows, strict=True)],
+                        }
+                    )
+                )
         finally:
             retriever.close()
         out.write_text("".join(line + "\n" for line in lines))
@@ -292,8 +319,9 @@ def all_questions(work: Path, mode: str) -> list[dict[str, Any]]:
     return load_questions(work, mode) + issues
 
 
-def matrices(questions: list[dict[str, Any]], part: str, issue_weight: float = 1.0
-             ) -> tuple[Any, Any, Any, Any]:
+def matrices(
+    questions: list[dict[str, Any]], part: str, issue_weight: float = 1.0
+) -> tuple[Any, Any, Any, Any]:
     """Features, labels, weights (each question's rows sum to 1, an issue report's to
     ``issue_weight``) and question index."""
     import numpy as np
@@ -309,8 +337,12 @@ def matrices(questions: list[dict[str, Any]], part: str, issue_weight: float = 1
             labels.append(item[1])
             weights.append(share / len(found))
             owner.append(index)
-    return (np.array(rows, dtype=float), np.array(labels, dtype=float), np.array(weights, dtype=float),
-            np.array(owner))
+    return (
+        np.array(rows, dtype=float),
+        np.array(labels, dtype=float),
+        np.array(weights, dtype=float),
+        np.array(owner),
+    )
 
 
 def fit_logistic(x: Any, y: Any, w: Any, c: float) -> tuple[Any, Any, Any, float]:
@@ -383,8 +415,9 @@ def unit_hit(questions: list[dict[str, Any]], model: tuple[Any, Any, Any, float]
     return float(np.mean(hits)) if hits else 0.0
 
 
-def cross_validate(questions: list[dict[str, Any]], part: str
-                   ) -> tuple[tuple[float, float], dict[str, float]]:
+def cross_validate(
+    questions: list[dict[str, Any]], part: str
+) -> tuple[tuple[float, float], dict[str, float]]:
     """The regularisation and the weight of issue reports with the best mean held-out score,
     leaving one repository out. The score is read on the held-out repository's issue reports
     when there are any (the questions kbc is asked), else on its commits: the files' MRR, or
@@ -413,8 +446,9 @@ def cross_validate(questions: list[dict[str, Any]], part: str
     return (c, issue_weight), results
 
 
-def confidence_rows(questions: list[dict[str, Any]], foreign: list[dict[str, Any]], c: float,
-                    issue_weight: float = 1.0) -> tuple[Any, Any, Any, Any, Any]:
+def confidence_rows(
+    questions: list[dict[str, Any]], foreign: list[dict[str, Any]], c: float, issue_weight: float = 1.0
+) -> tuple[Any, Any, Any, Any, Any]:
     """Rows of CONFIDENCE_FEATURES with the file model's probabilities cross-fitted (the file
     model that scores a repository's questions never saw that repository), labels (1: a file
     the commit changed is among the first five; foreign questions 0), weights (own and foreign
@@ -428,8 +462,10 @@ def confidence_rows(questions: list[dict[str, Any]], foreign: list[dict[str, Any
         train = [q for q in questions if q["repo"] != held]
         x, y, w, _ = matrices(train, "files", issue_weight)
         model = fit_logistic(x, y, w, c)
-        for own, group in ((True, [q for q in questions if q["repo"] == held]),
-                           (False, [q for q in foreign if q["repo"] == held])):
+        for own, group in (
+            (True, [q for q in questions if q["repo"] == held]),
+            (False, [q for q in foreign if q["repo"] == held]),
+        ):
             for question in group:
                 found = question["files"]
                 scores = predict(model, np.array([i[2] for i in found], dtype=float)) if found else []
@@ -460,16 +496,23 @@ def choose_floor(scores: Any, labels: Any, own: Any) -> tuple[float, dict[str, f
         if balanced > best:
             best, floor = balanced, float(threshold)
     unanswered = scores[(labels == 0) & own]
-    return floor, {"answered_above": round(float((answered >= floor).mean()), 4),
-                   "foreign_below": round(float((foreign < floor).mean()), 4),
-                   "unanswered_below": round(float((unanswered < floor).mean()), 4)
-                   if len(unanswered) else 0.0,
-                   "answered": int(len(answered)), "foreign": int(len(foreign)),
-                   "unanswered": int(len(unanswered))}
+    return floor, {
+        "answered_above": round(float((answered >= floor).mean()), 4),
+        "foreign_below": round(float((foreign < floor).mean()), 4),
+        "unanswered_below": round(float((unanswered < floor).mean()), 4) if len(unanswered) else 0.0,
+        "answered": int(len(answered)),
+        "foreign": int(len(foreign)),
+        "unanswered": int(len(unanswered)),
+    }
 
 
-def fit_confidence(questions: list[dict[str, Any]], foreign: list[dict[str, Any]],
-                   files: tuple[float, float], part_data: dict[str, Any], about: dict[str, Any]) -> None:
+def fit_confidence(
+    questions: list[dict[str, Any]],
+    foreign: list[dict[str, Any]],
+    files: tuple[float, float],
+    part_data: dict[str, Any],
+    about: dict[str, Any],
+) -> None:
     """The confidence model and its floor, into ``part_data`` and ``about``."""
     import numpy as np
 
@@ -484,9 +527,13 @@ def fit_confidence(questions: list[dict[str, Any]], foreign: list[dict[str, Any]
         held_scores[mask] = 1 / (1 + np.exp(-predict(model, x[mask])))
     floor, rates = choose_floor(held_scores, y, own)
     mean, scale, beta, bias = fit_logistic(x, y, w, 1.0)
-    part_data["confidence"] = {"features": list(CONFIDENCE_FEATURES), "mean": [round(v, 6) for v in mean],
-                               "scale": [round(v, 6) for v in scale],
-                               "weights": [round(v, 6) for v in beta], "bias": round(bias, 6)}
+    part_data["confidence"] = {
+        "features": list(CONFIDENCE_FEATURES),
+        "mean": [round(v, 6) for v in mean],
+        "scale": [round(v, 6) for v in scale],
+        "weights": [round(v, 6) for v in beta],
+        "bias": round(bias, 6),
+    }
     part_data["floor"] = round(floor, 3)
     about["confidence"] = {"floor": round(floor, 3), "held_out": rates}
 
@@ -499,8 +546,9 @@ def refit_confidence(work: Path, out: Path) -> None:
             continue
         about = data["about"][mode]
         files = (about["files"]["c"], about["files"].get("issue_weight", 1.0))
-        fit_confidence(all_questions(work, mode), load_questions(work, f"foreign-{mode}"), files,
-                       data[mode], about)
+        fit_confidence(
+            all_questions(work, mode), load_questions(work, f"foreign-{mode}"), files, data[mode], about
+        )
         print(mode, json.dumps(about["confidence"]))
     out.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
 
@@ -515,21 +563,31 @@ def fit(work: Path, out: Path) -> None:
         if not questions:
             continue
         part_data = {}
-        about: dict[str, Any] = {"repositories": sorted({q["repo"] for q in questions}),
-                                 "questions": len(questions),
-                                 "issue_reports": sum(1 for q in questions if q.get("issue"))}
+        about: dict[str, Any] = {
+            "repositories": sorted({q["repo"] for q in questions}),
+            "questions": len(questions),
+            "issue_reports": sum(1 for q in questions if q.get("issue")),
+        }
         chosen: dict[str, tuple[float, float]] = {}
         for part, names in (("files", FILE_FEATURES), ("units", UNIT_FEATURES)):
             best, grid = cross_validate(questions, part)
             chosen[part] = best
             x, y, w, _ = matrices(questions, part, best[1])
             mean, scale, beta, bias = fit_logistic(x, y, w, best[0])
-            part_data[part] = {"features": list(names), "mean": [round(v, 6) for v in mean],
-                               "scale": [round(v, 6) for v in scale],
-                               "weights": [round(v, 6) for v in beta], "bias": round(bias, 6)}
-            about[part] = {"c": best[0], "issue_weight": best[1],
-                           "held_out": {k: round(v, 4) for k, v in grid.items()},
-                           "rows": int(len(y)), "positives": int(y.sum())}
+            part_data[part] = {
+                "features": list(names),
+                "mean": [round(v, 6) for v in mean],
+                "scale": [round(v, 6) for v in scale],
+                "weights": [round(v, 6) for v in beta],
+                "bias": round(bias, 6),
+            }
+            about[part] = {
+                "c": best[0],
+                "issue_weight": best[1],
+                "held_out": {k: round(v, 4) for k, v in grid.items()},
+                "rows": int(len(y)),
+                "positives": int(y.sum()),
+            }
         foreign = load_questions(work, f"foreign-{mode}")
         if foreign:
             fit_confidence(questions, foreign, chosen["files"], part_data, about)
@@ -555,21 +613,32 @@ def validate(work: Path) -> None:
             x, y, w, _ = matrices(train, "files", issue_weight)
             model = fit_logistic(x, y, w, c)
             mine = [q for q in questions if q["repo"] == held]
-            for kind, test in (("commits", [q for q in mine if not q.get("issue")]),
-                               ("issues", [q for q in mine if q.get("issue")])):
+            for kind, test in (
+                ("commits", [q for q in mine if not q.get("issue")]),
+                ("issues", [q for q in mine if q.get("issue")]),
+            ):
                 if test:
                     got = file_mrr(test, model)
-                    print(f"  {held:36} {kind:7} n={len(test):4}  MRR {got['mrr']:.3f}  "
-                          f"Acc@1 {got['acc@1']:.3f}  Acc@5 {got['acc@5']:.3f}")
+                    print(
+                        f"  {held:36} {kind:7} n={len(test):4}  MRR {got['mrr']:.3f}  "
+                        f"Acc@1 {got['acc@1']:.3f}  Acc@5 {got['acc@5']:.3f}"
+                    )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("action", choices=("harvest", "issues", "foreign", "augment", "fit", "confidence",
-                                           "validate"))
-    parser.add_argument("--eval", type=Path, action="append", default=[],
-                        help="issues: a folder of instances.jsonl and hunks.jsonl (repeatable)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "action", choices=("harvest", "issues", "foreign", "augment", "fit", "confidence", "validate")
+    )
+    parser.add_argument(
+        "--eval",
+        type=Path,
+        action="append",
+        default=[],
+        help="issues: a folder of instances.jsonl and hunks.jsonl (repeatable)",
+    )
     parser.add_argument("--foreign", type=int, default=40, help="foreign questions per repository")
     parser.add_argument("--repos", default="", help="owner/name,... (harvest)")
     parser.add_argument("--commits", type=int, default=150)
@@ -584,7 +653,7 @@ def main() -> None:
         for repo in filter(None, (r.strip() for r in args.repos.split(","))):
             try:
                 harvest_repository(repo, mirror_root, args.work, args.commits, args.hybrid)
-            except Exception as exc:  # noqa: BLE001 - one repository's failure is reported, not fatal
+            except Exception as exc:
                 print(f"{repo}: failed: {exc!r}", flush=True)
     elif args.action == "issues":
         mirror_root = Path(os.environ.get("MIRROR_ROOT", ""))

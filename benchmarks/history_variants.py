@@ -51,12 +51,14 @@ def parse_variant(text: str) -> tuple[str, Constants]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--repo", type=Path, required=True, help="a clone whose history is asked")
     parser.add_argument("--history", type=int, default=40)
-    parser.add_argument("--variant", action="append", default=[], required=True,
-                        metavar="NAME[:MODULE.CONSTANT=VALUE,...]")
+    parser.add_argument(
+        "--variant", action="append", default=[], required=True, metavar="NAME[:MODULE.CONSTANT=VALUE,...]"
+    )
     parser.add_argument("--json", type=Path, help="write each question's scores here")
     args = parser.parse_args()
     variants = [parse_variant(v) for v in args.variant]
@@ -97,8 +99,12 @@ def main() -> None:
             finally:
                 retriever.close()
             rows.append(row)
-            print(f"[{number}/{len(mined.commits)}] {commit.sha[:10]} "
-                  + " ".join(f"{name} {row[name]['rr']:.2f}" for name in scores), file=sys.stderr, flush=True)
+            print(
+                f"[{number}/{len(mined.commits)}] {commit.sha[:10]} "
+                + " ".join(f"{name} {row[name]['rr']:.2f}" for name in scores),
+                file=sys.stderr,
+                flush=True,
+            )
     print(f"{root.name}: {len(rows)} questions, {time.perf_counter() - started:.0f} s")
     print("| variant | Recall@5 | Recall@10 | MRR | HunkAll@budget | tokens to gold, median (never) |")
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
@@ -107,12 +113,17 @@ def main() -> None:
         median = s.tokens_to_gold_median
         median_text = "never" if median is None or median == float("inf") else f"{median:,.0f}"
         hunk = "" if s.hunk_all is None else f"{s.hunk_all:.3f}"
-        print(f"| {name} | {s.recall_at_5:.3f} | {s.recall_at_10:.3f} | {s.mrr:.3f} | {hunk} | "
-              f"{median_text} ({s.tokens_to_gold_never}) |")
+        print(
+            f"| {name} | {s.recall_at_5:.3f} | {s.recall_at_10:.3f} | {s.mrr:.3f} | {hunk} | "
+            f"{median_text} ({s.tokens_to_gold_never}) |"
+        )
     if args.json:
         summary = {name: dataclasses.asdict(summarize(got)) for name, got in scores.items()}
-        args.json.write_text(json.dumps({"repository": root.name, "summary": summary, "questions": rows},
-                                        indent=1, default=str))
+        args.json.write_text(
+            json.dumps(
+                {"repository": root.name, "summary": summary, "questions": rows}, indent=1, default=str
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -112,24 +112,31 @@ def main() -> None:
         subprocess.run(command, check=True, capture_output=True)
         cold.append(time.perf_counter() - start)
 
-    text = "\n".join([
-        f"Repository: {args.name or repo.name}, {len(chunks)} chunks; {len(texts)} units embedded per run; "
-        f"batch {BATCH_SIZE}; best of {args.repeat}, interleaved. Date: {date.today().isoformat()}.",
-        "",
-        "| measure | value |",
-        "| --- | ---: |",
-        f"| raw fastembed `embed` on the units | {min(raw_times):.2f} s "
-        f"({len(texts) / min(raw_times):.1f} units/s) |",
-        f"| kbc embedding pass (units, embed, Chroma upsert, snapshot) | {min(kbc_times):.2f} s |",
-        f"| **ratio kbc / raw** | **{ratio:.3f}×** (target ≤ 1.1×) |",
-        f"| warm `retrieve` p50 / p95 ({len(warm)} queries, implementation profile) | "
-        f"{p50:.1f} ms / {p95:.1f} ms |",
-        f"| cold `kbc retrieve` process, median of {len(cold)} | {statistics.median(cold):.2f} s |",
-    ])
+    text = "\n".join(
+        [
+            f"Repository: {args.name or repo.name}, {len(chunks)} chunks; "
+            f"{len(texts)} units embedded per run; "
+            f"batch {BATCH_SIZE}; best of {args.repeat}, interleaved. Date: {date.today().isoformat()}.",
+            "",
+            "| measure | value |",
+            "| --- | ---: |",
+            f"| raw fastembed `embed` on the units | {min(raw_times):.2f} s "
+            f"({len(texts) / min(raw_times):.1f} units/s) |",
+            f"| kbc embedding pass (units, embed, Chroma upsert, snapshot) | {min(kbc_times):.2f} s |",
+            f"| **ratio kbc / raw** | **{ratio:.3f}×** (target ≤ 1.1×) |",
+            f"| warm `retrieve` p50 / p95 ({len(warm)} queries, implementation profile) | "
+            f"{p50:.1f} ms / {p95:.1f} ms |",
+            f"| cold `kbc retrieve` process, median of {len(cold)} | {statistics.median(cold):.2f} s |",
+        ]
+    )
     print(text)
     if args.update_results:
-        update_section("index-speed", "Embedding pass and retrieve latency (`benchmarks/index_speed.py`)",
-                       text, "python benchmarks/index_speed.py --repo PATH --update-results")
+        update_section(
+            "index-speed",
+            "Embedding pass and retrieve latency (`benchmarks/index_speed.py`)",
+            text,
+            "python benchmarks/index_speed.py --repo PATH --update-results",
+        )
 
 
 if __name__ == "__main__":

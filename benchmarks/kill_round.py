@@ -135,8 +135,9 @@ def pass_at(passes: list[dict[str, Any]], moment: float, started: float) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--files", type=int, default=300)
     parser.add_argument("--seed", type=int, default=20261204)
@@ -151,7 +152,7 @@ def main() -> None:
         run("git", "clone", "-q", str(ROOT), str(repo))
     head = run("git", "rev-parse", "--short", "HEAD", cwd=repo).stdout.strip()
     tracked = run("git", "ls-files", *(f"*{suffix}" for suffix in EDITED), cwd=repo).stdout.split()
-    files = sorted(tracked, key=lambda path: (not path.endswith(".py"), path))[:args.files]
+    files = sorted(tracked, key=lambda path: (not path.endswith(".py"), path))[: args.files]
     asked = questions()
 
     started = time.perf_counter()
@@ -176,8 +177,11 @@ def main() -> None:
     while len(rows) < args.rounds:
         edit(repo, files)
         moment = rng.uniform(0.0, whole)
-        process = subprocess.Popen([*kbc(args.lexical), "build", str(repo), "--no-llm"],
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        process = subprocess.Popen(
+            [*kbc(args.lexical), "build", str(repo), "--no-llm"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         try:
             process.wait(timeout=moment)
         except subprocess.TimeoutExpired:
@@ -195,11 +199,23 @@ def main() -> None:
         published = seen == (edited, edited_answers)
         run("git", "checkout", "-q", "--", ".", cwd=repo)
         refreshed = json.loads(run(*kbc(args.lexical), "refresh", str(repo), "--no-llm", "--ci").stdout)
-        repaired = (live_parts(repo) == reference and not leftovers(repo)
-                    and slices(repo, args.lexical, asked) == answers and vectors_exact(repo, args.lexical))
-        row = {"round": len(rows) + 1, "kill_at": round(moment, 1), "pass": pass_at(passes, moment, startup),
-               "left": len(left), "readers_whole": readers, "published": published,
-               "refresh": refreshed["path"], "repaired": repaired, "ok": readers and repaired}
+        repaired = (
+            live_parts(repo) == reference
+            and not leftovers(repo)
+            and slices(repo, args.lexical, asked) == answers
+            and vectors_exact(repo, args.lexical)
+        )
+        row = {
+            "round": len(rows) + 1,
+            "kill_at": round(moment, 1),
+            "pass": pass_at(passes, moment, startup),
+            "left": len(left),
+            "readers_whole": readers,
+            "published": published,
+            "refresh": refreshed["path"],
+            "repaired": repaired,
+            "ok": readers and repaired,
+        }
         rows.append(row)
         print(json.dumps(row), flush=True)
 
@@ -220,20 +236,26 @@ def main() -> None:
         "| round | killed at | pass running | left beside the store | readers whole | readers see | refresh "
         "| repaired |",
         "| ---: | ---: | --- | ---: | --- | --- | --- | --- |",
-        *(f"| {r['round']} | {r['kill_at']} s | {r['pass']} | {r['left']} | {yes[r['readers_whole']]} "
-          f"| {'the killed build (published)' if r['published'] else 'the last build'} "
-          f"| {r['refresh']} | {yes[r['repaired']]} |" for r in rows),
+        *(
+            f"| {r['round']} | {r['kill_at']} s | {r['pass']} | {r['left']} | {yes[r['readers_whole']]} "
+            f"| {'the killed build (published)' if r['published'] else 'the last build'} "
+            f"| {r['refresh']} | {yes[r['repaired']]} |"
+            for r in rows
+        ),
         "",
         f"{passed} of {len(rows)} rounds passed ({finished_first} further builds ended before their "
         "kill moment and are not counted).",
     ]
     text = "\n".join(lines)
-    command = (f"python benchmarks/kill_round.py --rounds {args.rounds} --files {args.files} "
-               f"--seed {args.seed}{' --lexical' if args.lexical else ''}")
+    command = (
+        f"python benchmarks/kill_round.py --rounds {args.rounds} --files {args.files} "
+        f"--seed {args.seed}{' --lexical' if args.lexical else ''}"
+    )
     print(text)
     if args.update_results:
-        update_section("kill-round", "A build killed at random moments (`benchmarks/kill_round.py`)", text,
-                       command)
+        update_section(
+            "kill-round", "A build killed at random moments (`benchmarks/kill_round.py`)", text, command
+        )
     if passed != len(rows):
         sys.exit(1)
 

@@ -53,14 +53,18 @@ def parse_all(language: str, files: list[tuple[str, bytes]]) -> float:
     return time.perf_counter() - started
 
 
-def analyze_all(language: str, files: list[tuple[str, bytes]],
-                screen: bool = False) -> tuple[float, list[FileFacts]]:
+def analyze_all(
+    language: str, files: list[tuple[str, bytes]], screen: bool = False
+) -> tuple[float, list[FileFacts]]:
     """``screen``: with the credential screen, as for a file the build's sweep flagged (a
     build hands the analyzer the sweep's verdict, and a clean file is not screened again)."""
     started = time.perf_counter()
-    facts = [analyze_code(data, AnalysisTask(path, path, code_module(path), False, clean=not screen,
-                                             language=language))
-             for path, data in files]
+    facts = [
+        analyze_code(
+            data, AnalysisTask(path, path, code_module(path), False, clean=not screen, language=language)
+        )
+        for path, data in files
+    ]
     return time.perf_counter() - started, facts
 
 
@@ -89,17 +93,42 @@ def main() -> int:
         calls = [c for f in linked.values() for c in f.calls]
         parse, analyze = statistics.median(parses), statistics.median(facts_times)
         screened = statistics.median(screened_times)
-        rows.append((language, len(files), sum(f.lines for f in facts), sum(len(f.symbols) for f in facts),
-                     len(calls), sum(bool(c.target) for c in calls), sum(bool(f.warnings) for f in facts),
-                     parse, analyze, analyze / parse if parse else 0.0, screened / parse if parse else 0.0))
-    head = ("language", "files", "lines", "symbols", "calls", "resolved", "syntax errors",
-            "parse s", "facts s", "facts / parse", "with the screen / parse")
+        rows.append(
+            (
+                language,
+                len(files),
+                sum(f.lines for f in facts),
+                sum(len(f.symbols) for f in facts),
+                len(calls),
+                sum(bool(c.target) for c in calls),
+                sum(bool(f.warnings) for f in facts),
+                parse,
+                analyze,
+                analyze / parse if parse else 0.0,
+                screened / parse if parse else 0.0,
+            )
+        )
+    head = (
+        "language",
+        "files",
+        "lines",
+        "symbols",
+        "calls",
+        "resolved",
+        "syntax errors",
+        "parse s",
+        "facts s",
+        "facts / parse",
+        "with the screen / parse",
+    )
     if args.markdown:
         print("| " + " | ".join(head) + " |")
         print("| --- |" + " ---: |" * (len(head) - 1))
         for row in rows:
-            print(f"| {row[0]} | {row[1]} | {row[2]:,} | {row[3]:,} | {row[4]:,} | {row[5]:,} | {row[6]} "
-                  f"| {row[7]:.3f} | {row[8]:.3f} | {row[9]:.2f}× | {row[10]:.2f}× |")
+            print(
+                f"| {row[0]} | {row[1]} | {row[2]:,} | {row[3]:,} | {row[4]:,} | {row[5]:,} | {row[6]} "
+                f"| {row[7]:.3f} | {row[8]:.3f} | {row[9]:.2f}× | {row[10]:.2f}× |"
+            )
     else:
         print("\t".join(head))
         for row in rows:

@@ -44,20 +44,25 @@ def main() -> None:
         db = sqlite3.connect(Path(tmp) / "fts.sqlite")
         db.execute("CREATE VIRTUAL TABLE f USING fts5(body, tokenize = \"unicode61 tokenchars '_'\")")
         start = time.perf_counter()
-        db.executemany("INSERT INTO f (rowid, body) VALUES (?, ?)",
-                       ((i + 1, " ".join(d)) for i, d in enumerate(documents)))
+        db.executemany(
+            "INSERT INTO f (rowid, body) VALUES (?, ?)",
+            ((i + 1, " ".join(d)) for i, d in enumerate(documents)),
+        )
         db.commit()
         fts_build = time.perf_counter() - start
         fts_query = []
         for query in queries:
             start = time.perf_counter()
-            db.execute("SELECT rowid FROM f WHERE f MATCH ? ORDER BY bm25(f) LIMIT 200",
-                       (match_expression(query),)).fetchall()
+            db.execute(
+                "SELECT rowid FROM f WHERE f MATCH ? ORDER BY bm25(f) LIMIT 200", (match_expression(query),)
+            ).fetchall()
             fts_query.append(time.perf_counter() - start)
         start = time.perf_counter()
         db.executemany("DELETE FROM f WHERE rowid = ?", ((i + 1,) for i in changed))
-        db.executemany("INSERT INTO f (rowid, body) VALUES (?, ?)",
-                       ((i + 1, " ".join(documents[i] + ["edited"])) for i in changed))
+        db.executemany(
+            "INSERT INTO f (rowid, body) VALUES (?, ?)",
+            ((i + 1, " ".join(documents[i] + ["edited"])) for i in changed),
+        )
         db.commit()
         fts_update = time.perf_counter() - start
         db.close()
@@ -73,8 +78,9 @@ def main() -> None:
     for query in queries:
         ids = [[vocabulary[t] for t in dict.fromkeys(tokens(query)) if t in vocabulary]]
         start = time.perf_counter()
-        retriever.retrieve(bm25s.tokenization.Tokenized(ids, vocabulary), k=min(200, len(documents)),
-                           show_progress=False)
+        retriever.retrieve(
+            bm25s.tokenization.Tokenized(ids, vocabulary), k=min(200, len(documents)), show_progress=False
+        )
         bm25s_query.append(time.perf_counter() - start)
     edited = list(documents)
     for i in changed:
@@ -84,21 +90,28 @@ def main() -> None:
     rebuilt.index(bm25s.tokenization.Tokenized(*_vocabulary(edited)), show_progress=False)
     bm25s_update = time.perf_counter() - start
 
-    text = "\n".join([
-        f"{len(chunks)} chunks of {args.store.parent.name}; {len(queries)} queries; the changed file "
-        f"has {len(changed)} chunks.", "",
-        "| engine | build | query p50 | update after one file changed | persistent |",
-        "| --- | ---: | ---: | ---: | --- |",
-        f"| SQLite FTS5 | {fts_build:.2f} s | {1000 * statistics.median(fts_query):.1f} ms "
-        f"| {1000 * fts_update:.1f} ms (that file's rows) | yes, updated in place |",
-        f"| bm25s | {bm25s_build:.2f} s | {1000 * statistics.median(bm25s_query):.1f} ms "
-        f"| {1000 * bm25s_update:.1f} ms (rebuilt whole) | saved and loaded whole |",
-    ])
+    text = "\n".join(
+        [
+            f"{len(chunks)} chunks of {args.store.parent.name}; {len(queries)} queries; the changed file "
+            f"has {len(changed)} chunks.",
+            "",
+            "| engine | build | query p50 | update after one file changed | persistent |",
+            "| --- | ---: | ---: | ---: | --- |",
+            f"| SQLite FTS5 | {fts_build:.2f} s | {1000 * statistics.median(fts_query):.1f} ms "
+            f"| {1000 * fts_update:.1f} ms (that file's rows) | yes, updated in place |",
+            f"| bm25s | {bm25s_build:.2f} s | {1000 * statistics.median(bm25s_query):.1f} ms "
+            f"| {1000 * bm25s_update:.1f} ms (rebuilt whole) | saved and loaded whole |",
+        ]
+    )
     print(text)
     if args.update_results:
-        update_section("lexical-engines", "Lexical engine: SQLite FTS5 against bm25s "
-                       "(`benchmarks/lexical_engines.py`)", text,
-                       "python benchmarks/lexical_engines.py --store DIR --update-results")
+        update_section(
+            "lexical-engines",
+            "Lexical engine: SQLite FTS5 against bm25s (`benchmarks/lexical_engines.py`)",
+            text,
+            "python benchmarks/lexical_engines.py --store DIR --update-results",
+        )
+
 
 def _vocabulary(documents: list[list[str]]) -> tuple[list[list[int]], dict[str, int]]:
     vocabulary: dict[str, int] = {}

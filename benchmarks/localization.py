@@ -124,13 +124,28 @@ def keep_store(store: Path, kept: Path) -> None:
     """A copy of ``store`` that retrieval can answer from: no Chroma folder, no analysis cache."""
     if kept.exists():
         shutil.rmtree(kept)
-    shutil.copytree(store, kept, ignore=lambda folder, names: [
-        n for n in names if n in ("chroma", "cache") or n.startswith(("chroma.broken", "lock"))])
+    shutil.copytree(
+        store,
+        kept,
+        ignore=lambda folder, names: [
+            n for n in names if n in ("chroma", "cache") or n.startswith(("chroma.broken", "lock"))
+        ],
+    )
 
 
-def run_instance(row: Row, mirror_root: Path, work: Path, overrides: dict[str, float],
-                 keep: bool, reuse: bool, stores: Path, knowledge: Path | None = None,
-                 unseen: bool = False, lexical: bool = False, build_lexical: bool = False) -> Row:
+def run_instance(  # noqa: PLR0913 - one instance's run, every input by name
+    row: Row,
+    mirror_root: Path,
+    work: Path,
+    overrides: dict[str, float],
+    keep: bool,
+    reuse: bool,
+    stores: Path,
+    knowledge: Path | None = None,
+    unseen: bool = False,
+    lexical: bool = False,
+    build_lexical: bool = False,
+) -> Row:
     owner, name = row["repo"].split("/")
     tree = work / name / "tree"
     store = work / name / "store"
@@ -139,8 +154,10 @@ def run_instance(row: Row, mirror_root: Path, work: Path, overrides: dict[str, f
     checkout(mirror_root / f"{owner}+{name}" / "repo", tree, row["base_commit"])
     started = time.perf_counter()
     embedded = -1
-    settings = Settings(knowledge=(KnowledgeRoot("team", str(knowledge)),) if knowledge else (),
-                        **({"embed_model": "none"} if build_lexical else {}))
+    settings = Settings(
+        knowledge=(KnowledgeRoot("team", str(knowledge)),) if knowledge else (),
+        **({"embed_model": "none"} if build_lexical else {}),
+    )
     if reuse:
         store = kept
         fill_precedents(tree, store)
@@ -170,21 +187,29 @@ def run_instance(row: Row, mirror_root: Path, work: Path, overrides: dict[str, f
                 items = retriever.slice_of(ranking, query, profile, budget).items
             else:
                 items = retriever.retrieve(query, profile, budget).items
-            slices[str(budget)] = [[i.path, i.start_line, i.end_line] for i in items
-                                   if i.kind not in OUTSIDE_KINDS]
+            slices[str(budget)] = [
+                [i.path, i.start_line, i.end_line] for i in items if i.kind not in OUTSIDE_KINDS
+            ]
         mode = retriever.mode
     finally:
         retriever.close()
     if keep and not reuse:
         keep_store(store, kept)
     base_ranked, base_filled = baseline(tree, _inventory_paths(store), query)
-    return {"instance_id": row["instance_id"], "repo": row["repo"], "gold": sorted(row["gold_files"]),
-            "retrieval": mode, "build_seconds": round(build_seconds, 1), "embedded": embedded,
-            "search_ms": round(search_ms, 1),
-            "kbc": {"ranked": files[:TOP], "slices": slices},
-            "bm25": {"ranked": base_ranked[:TOP],
-                     "slices": {str(b): [[p, 1, sys.maxsize] for p in paths]
-                                for b, paths in base_filled.items()}}}
+    return {
+        "instance_id": row["instance_id"],
+        "repo": row["repo"],
+        "gold": sorted(row["gold_files"]),
+        "retrieval": mode,
+        "build_seconds": round(build_seconds, 1),
+        "embedded": embedded,
+        "search_ms": round(search_ms, 1),
+        "kbc": {"ranked": files[:TOP], "slices": slices},
+        "bm25": {
+            "ranked": base_ranked[:TOP],
+            "slices": {str(b): [[p, 1, sys.maxsize] for p in paths] for b, paths in base_filled.items()},
+        },
+    }
 
 
 # -- metrics (computed from the raw results) -------------------------------------------
@@ -218,21 +243,32 @@ def instance_metrics(system: Row, gold: set[str], hunks: dict[str, list[list[int
         out[f"all@{budget}"] = float(held == gold)
         out[f"avg@{budget}"] = len(held) / len(gold)
         out[f"hunk@{budget}"] = float(holds_hunks(ranges, hunks))
-    out["to_gold"] = next((float(b) for b in BUDGETS if holds_hunks(system["slices"][str(b)], hunks)),
-                          float("inf"))
+    out["to_gold"] = next(
+        (float(b) for b in BUDGETS if holds_hunks(system["slices"][str(b)], hunks)), float("inf")
+    )
     return out
 
 
-LABELS = {"acc@1": "Acc@1", "acc@5": "Acc@5", "acc@10": "Acc@10", "all@13000": "13k All",
-          "avg@13000": "13k Avg", "hunk@13000": "13k HunkAll", "all@27000": "27k All",
-          "avg@27000": "27k Avg", "hunk@27000": "27k HunkAll"}
+LABELS = {
+    "acc@1": "Acc@1",
+    "acc@5": "Acc@5",
+    "acc@10": "Acc@10",
+    "all@13000": "13k All",
+    "avg@13000": "13k Avg",
+    "hunk@13000": "13k HunkAll",
+    "all@27000": "27k All",
+    "avg@27000": "27k Avg",
+    "hunk@27000": "27k HunkAll",
+}
 SYSTEMS = (("kbc", "kbc retrieve (implementation)"), ("bm25", "BM25 whole files"))
 
 
 def table(results: list[Row], hunks: dict[str, dict[str, list[list[int]]]]) -> str:
     n = len(results)
-    lines = ["| system | " + " | ".join(LABELS.values()) + " | tokens to gold, median | never by 27k |",
-             "| --- |" + " ---: |" * (len(LABELS) + 2)]
+    lines = [
+        "| system | " + " | ".join(LABELS.values()) + " | tokens to gold, median | never by 27k |",
+        "| --- |" + " ---: |" * (len(LABELS) + 2),
+    ]
     for system, title in SYSTEMS:
         measured = [instance_metrics(r[system], set(r["gold"]), hunks[r["instance_id"]]) for r in results]
         cells = [f"{100 * statistics.fmean(m[key] for m in measured):.1f}%" for key in LABELS]
@@ -244,49 +280,80 @@ def table(results: list[Row], hunks: dict[str, dict[str, list[list[int]]]]) -> s
     for r in results:
         by_repo[r["repo"]] = by_repo.get(r["repo"], 0) + 1
     modes = sorted({r["retrieval"] for r in results})
-    return "\n".join([
-        f"{n} instances ({', '.join(f'{k} {v}' for k, v in sorted(by_repo.items()))}); "
-        f"kbc retrieval: {', '.join(modes)}. Date: {date.today().isoformat()}.", "", *lines])
+    return "\n".join(
+        [
+            f"{n} instances ({', '.join(f'{k} {v}' for k, v in sorted(by_repo.items()))}); "
+            f"kbc retrieval: {', '.join(modes)}. Date: {date.today().isoformat()}.",
+            "",
+            *lines,
+        ]
+    )
 
 
 def per_repository(results: list[Row], hunks: dict[str, dict[str, list[list[int]]]]) -> str:
-    lines = ["| repository | n | kbc Acc@1 | kbc Acc@5 | BM25 Acc@5 | kbc 13k HunkAll | BM25 13k HunkAll |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    lines = [
+        "| repository | n | kbc Acc@1 | kbc Acc@5 | BM25 Acc@5 | kbc 13k HunkAll | BM25 13k HunkAll |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
     for repo in sorted({r["repo"] for r in results}):
         rows = [r for r in results if r["repo"] == repo]
-        got = {s: [instance_metrics(r[s], set(r["gold"]), hunks[r["instance_id"]]) for r in rows]
-               for s, _ in SYSTEMS}
+        got = {
+            s: [instance_metrics(r[s], set(r["gold"]), hunks[r["instance_id"]]) for r in rows]
+            for s, _ in SYSTEMS
+        }
 
         def pct(system: str, key: str) -> str:
             return f"{100 * statistics.fmean(m[key] for m in got[system]):.1f}%"  # noqa: B023
 
-        lines.append(f"| {repo} | {len(rows)} | {pct('kbc', 'acc@1')} | {pct('kbc', 'acc@5')} | "
-                     f"{pct('bm25', 'acc@5')} | {pct('kbc', 'hunk@13000')} | {pct('bm25', 'hunk@13000')} |")
+        lines.append(
+            f"| {repo} | {len(rows)} | {pct('kbc', 'acc@1')} | {pct('kbc', 'acc@5')} | "
+            f"{pct('bm25', 'acc@5')} | {pct('kbc', 'hunk@13000')} | {pct('bm25', 'hunk@13000')} |"
+        )
     return "\n".join(lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--eval", type=Path,
-                        default=Path(__file__).resolve().parents[2] / "shared" / "eval" / "swebench-dev")
+    parser.add_argument(
+        "--eval", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "eval" / "swebench-dev"
+    )
     parser.add_argument("--work", type=Path, default=Path("/tmp/kbc-localization"))
     parser.add_argument("--repos", default="", help="comma-separated repository names to run")
     parser.add_argument("--limit", type=int, default=0, help="at most this many instances")
-    parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
-                        help="override a field of the implementation profile (an ablation)")
-    parser.add_argument("--constant", action="append", default=[], metavar="MODULE.NAME=VALUE",
-                        help="set a module constant of kbc for this run (an ablation), e.g. "
-                             "kbc.retrieval.rank.FILE_LIFT=0")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="override a field of the implementation profile (an ablation)",
+    )
+    parser.add_argument(
+        "--constant",
+        action="append",
+        default=[],
+        metavar="MODULE.NAME=VALUE",
+        help="set a module constant of kbc for this run (an ablation), e.g. kbc.retrieval.rank.FILE_LIFT=0",
+    )
     parser.add_argument("--keep-stores", action="store_true", help="keep each instance's store")
-    parser.add_argument("--knowledge", type=Path,
-                        help="index this knowledge root beside every repository (e.g. benchmarks/knowledge)")
-    parser.add_argument("--without-knowledge", action="store_true",
-                        help="retrieve as if the stores held no knowledge documents (the ablation)")
+    parser.add_argument(
+        "--knowledge",
+        type=Path,
+        help="index this knowledge root beside every repository (e.g. benchmarks/knowledge)",
+    )
+    parser.add_argument(
+        "--without-knowledge",
+        action="store_true",
+        help="retrieve as if the stores held no knowledge documents (the ablation)",
+    )
     parser.add_argument("--reuse-stores", action="store_true", help="answer from kept stores")
-    parser.add_argument("--lexical", action="store_true",
-                        help="retrieve without vectors (the stores are still built with them)")
-    parser.add_argument("--build-lexical", action="store_true",
-                        help="build without embeddings (and so retrieve lexically)")
+    parser.add_argument(
+        "--lexical",
+        action="store_true",
+        help="retrieve without vectors (the stores are still built with them)",
+    )
+    parser.add_argument(
+        "--build-lexical", action="store_true", help="build without embeddings (and so retrieve lexically)"
+    )
     parser.add_argument("--stores", type=Path, help="where stores are kept (default: WORK/stores)")
     parser.add_argument("--table-only", action="store_true", help="write the table of a finished run")
     parser.add_argument("--update-results", action="store_true")
@@ -301,45 +368,72 @@ def main() -> None:
     if not mirror_root.is_dir() and not args.table_only:
         sys.exit("set MIRROR_ROOT to the folder holding owner+name/repo mirrors")
     rows = [json.loads(line) for line in (args.eval / "instances.jsonl").read_text().splitlines() if line]
-    hunks = {r["instance_id"]: r["hunks"] for r in
-             (json.loads(line) for line in (args.eval / "hunks.jsonl").read_text().splitlines() if line)}
+    hunks = {
+        r["instance_id"]: r["hunks"]
+        for r in (json.loads(line) for line in (args.eval / "hunks.jsonl").read_text().splitlines() if line)
+    }
     wanted = {r.strip() for r in args.repos.split(",") if r.strip()}
     if wanted:
         rows = [r for r in rows if r["repo"].split("/")[1] in wanted]
     if not args.table_only:
+
         def commit_date(row: Row) -> str:
             owner, name = row["repo"].split("/")
-            return git("--git-dir", str(mirror_root / f"{owner}+{name}" / "repo"), "show", "-s",
-                       "--format=%cI", row["base_commit"]).strip()
+            return git(
+                "--git-dir",
+                str(mirror_root / f"{owner}+{name}" / "repo"),
+                "show",
+                "-s",
+                "--format=%cI",
+                row["base_commit"],
+            ).strip()
 
         rows.sort(key=lambda r: (r["repo"], commit_date(r), r["instance_id"]))
     if args.limit:
         rows = rows[: args.limit]
     args.work.mkdir(parents=True, exist_ok=True)
     log = args.work / "results.jsonl"
-    done = {json.loads(line)["instance_id"]: json.loads(line)
-            for line in log.read_text().splitlines()} if log.exists() else {}
+    done = (
+        {json.loads(line)["instance_id"]: json.loads(line) for line in log.read_text().splitlines()}
+        if log.exists()
+        else {}
+    )
     for index, row in enumerate(rows, start=1):
         if row["instance_id"] in done or args.table_only:
             continue
-        result = run_instance(row, mirror_root, args.work, overrides, args.keep_stores, args.reuse_stores,
-                              args.stores or args.work / "stores",
-                              args.knowledge.resolve() if args.knowledge else None, args.without_knowledge,
-                              args.lexical or args.build_lexical, args.build_lexical)
+        result = run_instance(
+            row,
+            mirror_root,
+            args.work,
+            overrides,
+            args.keep_stores,
+            args.reuse_stores,
+            args.stores or args.work / "stores",
+            args.knowledge.resolve() if args.knowledge else None,
+            args.without_knowledge,
+            args.lexical or args.build_lexical,
+            args.build_lexical,
+        )
         done[row["instance_id"]] = result
         with log.open("a") as fh:
             fh.write(json.dumps(result) + "\n")
         got = instance_metrics(result["kbc"], set(result["gold"]), hunks[row["instance_id"]])
-        print(f"[{index}/{len(rows)}] {row['instance_id']}: kbc acc@5={got['acc@5']:.0f} "
-              f"hunk@13k={got['hunk@13000']:.0f} to-gold={got['to_gold']} build {result['build_seconds']}s "
-              f"embedded {result['embedded']}", flush=True)
+        print(
+            f"[{index}/{len(rows)}] {row['instance_id']}: kbc acc@5={got['acc@5']:.0f} "
+            f"hunk@13k={got['hunk@13000']:.0f} to-gold={got['to_gold']} build {result['build_seconds']}s "
+            f"embedded {result['embedded']}",
+            flush=True,
+        )
     results = [done[r["instance_id"]] for r in rows if r["instance_id"] in done]
     text = table(results, hunks) + "\n\n" + per_repository(results, hunks)
     print(text)
     if args.update_results:
-        update_section("localization", "Localization on the SWE-bench development split "
-                       "(`benchmarks/localization.py`)", text,
-                       "MIRROR_ROOT=... python benchmarks/localization.py --update-results")
+        update_section(
+            "localization",
+            "Localization on the SWE-bench development split (`benchmarks/localization.py`)",
+            text,
+            "MIRROR_ROOT=... python benchmarks/localization.py --update-results",
+        )
 
 
 if __name__ == "__main__":

@@ -50,13 +50,22 @@ def shapes(chars: int, seed: int = 7) -> dict[str, str]:
         minified.append(piece)
         size += len(piece)
     blob = base64.b64encode(rng.randbytes(chars)).decode()
-    return {"minified JavaScript": "".join(minified)[:chars], "one run of letters": "x" * chars,
-            "a dotted run": "a." * (chars // 2), "a base64 blob": blob[:chars]}
+    return {
+        "minified JavaScript": "".join(minified)[:chars],
+        "one run of letters": "x" * chars,
+        "a dotted run": "a." * (chars // 2),
+        "a base64 blob": blob[:chars],
+    }
 
 
 def git(root: Path, *args: str) -> None:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@kbc.invalid",
-           "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@kbc.invalid"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "bench",
+        "GIT_AUTHOR_EMAIL": "bench@kbc.invalid",
+        "GIT_COMMITTER_NAME": "bench",
+        "GIT_COMMITTER_EMAIL": "bench@kbc.invalid",
+    }
     subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, env=env)
 
 
@@ -72,8 +81,11 @@ def repository(folder: Path, text: str) -> Path:
 
 def build_seconds(repo: Path, store: Path) -> float:
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "kbc", *LEXICAL, "build", str(repo), "--no-llm",
-                    "--store", str(store)], check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "kbc", *LEXICAL, "build", str(repo), "--no-llm", "--store", str(store)],
+        check=True,
+        capture_output=True,
+    )
     return time.perf_counter() - started
 
 
@@ -100,12 +112,29 @@ def serving(work: Path, tasks: dict[str, str]) -> dict[str, tuple[float, float, 
     clone = work / "kbc"
     if not clone.exists():
         subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
-        subprocess.run([sys.executable, "-m", "kbc", *LEXICAL, "build", str(clone), "--no-llm"], check=True,
-                       capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "kbc", *LEXICAL, "build", str(clone), "--no-llm"],
+            check=True,
+            capture_output=True,
+        )
     port = free_port()
-    server = subprocess.Popen([sys.executable, "-m", "kbc", *LEXICAL, "serve", "--repo", str(clone),
-                               "--transport", "http", "--port", str(port)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "kbc",
+            *LEXICAL,
+            "serve",
+            "--repo",
+            str(clone),
+            "--transport",
+            "http",
+            "--port",
+            str(port),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         for _ in range(300):
@@ -135,8 +164,9 @@ def serving(work: Path, tasks: dict[str, str]) -> dict[str, tuple[float, float, 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--chars", type=int, default=1_000_000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--task-chars", type=int, default=100_000)
@@ -144,26 +174,34 @@ def main() -> None:
     parser.add_argument("--update-results", action="store_true")
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="kbc-long-"))
-    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], check=True,
-                          capture_output=True, text=True).stdout.strip()
+    head = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], check=True, capture_output=True, text=True
+    ).stdout.strip()
     rows = []
     for shape, text in shapes(args.chars).items():
         slug = shape.replace(" ", "-")
         long_repo = repository(work / f"{slug}-long", text)
-        short_repo = repository(work / f"{slug}-short",
-                                "\n".join(text[i:i + 100] for i in range(0, len(text), 100)))
+        short_repo = repository(
+            work / f"{slug}-short", "\n".join(text[i : i + 100] for i in range(0, len(text), 100))
+        )
         long_times, short_times = [], []
         for number in range(args.repeats):
             long_times.append(build_seconds(long_repo, work / f"{slug}-long-store-{number}"))
             short_times.append(build_seconds(short_repo, work / f"{slug}-short-store-{number}"))
         ratio = statistics.median(long_times) / statistics.median(short_times)
         rows.append((shape, statistics.median(long_times), statistics.median(short_times), ratio))
-        print(json.dumps({"shape": shape, "long": long_times, "short": short_times,
-                          "ratio": round(ratio, 2)}), flush=True)
+        print(
+            json.dumps({"shape": shape, "long": long_times, "short": short_times, "ratio": round(ratio, 2)}),
+            flush=True,
+        )
     served = serving(work, shapes(args.task_chars))
     for shape, (alone, during, huge) in served.items():
-        print(json.dumps({"task": shape, "alone": round(alone, 3), "during": round(during, 3),
-                          "huge": round(huge, 3)}), flush=True)
+        print(
+            json.dumps(
+                {"task": shape, "alone": round(alone, 3), "during": round(during, 3), "huge": round(huge, 3)}
+            ),
+            flush=True,
+        )
     lines = [
         f"{date.today().isoformat()}, kbc at {head}, lexical builds without an LLM, 2 shared cores. One "
         f"file of {args.chars:,} characters on a single line, against the same characters in 100-character "
@@ -180,15 +218,22 @@ def main() -> None:
         "| huge task | ordinary answer alone (median) | slowest ordinary answer during it | delay | "
         "the huge task's own answer |",
         "| --- | ---: | ---: | ---: | ---: |",
-        *(f"| {shape} | {alone * 1000:.0f} ms | {during * 1000:.0f} ms | {(during - alone) * 1000:.0f} ms "
-          f"| {huge * 1000:.0f} ms |" for shape, (alone, during, huge) in served.items()),
+        *(
+            f"| {shape} | {alone * 1000:.0f} ms | {during * 1000:.0f} ms | {(during - alone) * 1000:.0f} ms "
+            f"| {huge * 1000:.0f} ms |"
+            for shape, (alone, during, huge) in served.items()
+        ),
     ]
     text = "\n".join(lines)
     print(text)
     if args.update_results:
-        update_section("long-lines", "One long line (`benchmarks/long_lines.py`)", text,
-                       f"python benchmarks/long_lines.py --chars {args.chars} --repeats {args.repeats} "
-                       f"--task-chars {args.task_chars}")
+        update_section(
+            "long-lines",
+            "One long line (`benchmarks/long_lines.py`)",
+            text,
+            f"python benchmarks/long_lines.py --chars {args.chars} --repeats {args.repeats} "
+            f"--task-chars {args.task_chars}",
+        )
 
 
 if __name__ == "__main__":

@@ -60,22 +60,51 @@ class Source:
 
 
 SOURCES: tuple[Source, ...] = (
-    Source("ts", "npm", "mobx", "6.13.5", "package",
-           ("package.json", "README.md", "LICENSE", "src/**/*.ts"),
-           "mobx 6.13.5, reactive state management (TypeScript)"),
-    Source("go", "deb", "golang-github-spf13-cobra-dev", "1.6.1-1",
-           "usr/share/gocode/src/github.com/spf13/cobra",
-           ("go.mod", "**/*.go"),
-           "cobra 1.6.1, a library for command-line programs (Go)"),
-    Source("rust", "deb", "librust-semver-dev", "1.0.14-1", "usr/share/cargo/registry/semver-1.0.14",
-           ("Cargo.toml", "README.md", "build.rs", "src/**/*.rs", "tests/**/*.rs", "benches/**/*.rs"),
-           "the semver 1.0.14 crate, Cargo's semantic versions (Rust)"),
-    Source("java", "npm", "@capacitor/android", "8.6.0", "package/capacitor",
-           ("build.gradle", "src/main/AndroidManifest.xml", "src/main/java/**/*.java"),
-           "Capacitor's Android runtime: the native bridge between a web view and plugins (Java)"),
-    Source("python", "pypi", "tomli", "2.2.1", "tomli-2.2.1",
-           ("pyproject.toml", "README.md", "LICENSE", "src/**/*.py"),
-           "tomli 2.2.1, a TOML parser (Python)"),
+    Source(
+        "ts",
+        "npm",
+        "mobx",
+        "6.13.5",
+        "package",
+        ("package.json", "README.md", "LICENSE", "src/**/*.ts"),
+        "mobx 6.13.5, reactive state management (TypeScript)",
+    ),
+    Source(
+        "go",
+        "deb",
+        "golang-github-spf13-cobra-dev",
+        "1.6.1-1",
+        "usr/share/gocode/src/github.com/spf13/cobra",
+        ("go.mod", "**/*.go"),
+        "cobra 1.6.1, a library for command-line programs (Go)",
+    ),
+    Source(
+        "rust",
+        "deb",
+        "librust-semver-dev",
+        "1.0.14-1",
+        "usr/share/cargo/registry/semver-1.0.14",
+        ("Cargo.toml", "README.md", "build.rs", "src/**/*.rs", "tests/**/*.rs", "benches/**/*.rs"),
+        "the semver 1.0.14 crate, Cargo's semantic versions (Rust)",
+    ),
+    Source(
+        "java",
+        "npm",
+        "@capacitor/android",
+        "8.6.0",
+        "package/capacitor",
+        ("build.gradle", "src/main/AndroidManifest.xml", "src/main/java/**/*.java"),
+        "Capacitor's Android runtime: the native bridge between a web view and plugins (Java)",
+    ),
+    Source(
+        "python",
+        "pypi",
+        "tomli",
+        "2.2.1",
+        "tomli-2.2.1",
+        ("pyproject.toml", "README.md", "LICENSE", "src/**/*.py"),
+        "tomli 2.2.1, a TOML parser (Python)",
+    ),
 )
 
 
@@ -85,8 +114,9 @@ class CorpusError(Exception):
 
 def run(command: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
     try:
-        done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, check=False,
-                              timeout=900)
+        done = subprocess.run(
+            command, cwd=cwd, env=env, capture_output=True, text=True, check=False, timeout=900
+        )
     except FileNotFoundError as exc:
         raise CorpusError(f"{command[0]} is not installed (needed for: {' '.join(command)})") from exc
     except subprocess.TimeoutExpired as exc:
@@ -128,8 +158,22 @@ def download(source: Source, cache: Path) -> Path:
     elif source.registry == "deb":
         run(["apt-get", "download", f"{source.name}={source.version}"], cwd=folder)
     else:
-        run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-             "--disable-pip-version-check", "-q", f"{source.name}=={source.version}", "-d", str(folder)])
+        run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--no-binary",
+                ":all:",
+                "--disable-pip-version-check",
+                "-q",
+                f"{source.name}=={source.version}",
+                "-d",
+                str(folder),
+            ]
+        )
     found = cached_archive(source, folder)
     if found is None:
         raise CorpusError(f"{source.name} {source.version}: downloaded, but no archive of it in {folder}")
@@ -163,8 +207,9 @@ def lay_out(source: Source, cache: Path, out: Path) -> int:
     root = unpacked / source.root
     files = kept_files(root, source.keep)
     if not files:
-        raise CorpusError(f"{source.name} {source.version}: no files matching {source.keep} "
-                          f"under {source.root}")
+        raise CorpusError(
+            f"{source.name} {source.version}: no files matching {source.keep} under {source.root}"
+        )
     for relative in files:
         target = out / source.folder / relative
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -174,21 +219,39 @@ def lay_out(source: Source, cache: Path, out: Path) -> int:
 
 
 def marker_text() -> str:
-    rows = "\n".join(f"| `{s.folder}/` | {s.registry} | `{s.name}` | {s.version} | {s.note} |"
-                     for s in SOURCES)
-    return ("# A polyglot corpus\n\n"
-            "Real code of several languages side by side, for kbc's retrieval benchmarks\n"
-            "(`benchmarks/golden/polyglot.yaml`). Made by `benchmarks/polyglot_corpus.py`;\n"
-            "each folder holds the sources of one package, as its registry ships them.\n\n"
-            "| folder | registry | package | version | what |\n| --- | --- | --- | --- | --- |\n"
-            f"{rows}\n")
+    rows = "\n".join(
+        f"| `{s.folder}/` | {s.registry} | `{s.name}` | {s.version} | {s.note} |" for s in SOURCES
+    )
+    return (
+        "# A polyglot corpus\n\n"
+        "Real code of several languages side by side, for kbc's retrieval benchmarks\n"
+        "(`benchmarks/golden/polyglot.yaml`). Made by `benchmarks/polyglot_corpus.py`;\n"
+        "each folder holds the sources of one package, as its registry ships them.\n\n"
+        "| folder | registry | package | version | what |\n| --- | --- | --- | --- | --- |\n"
+        f"{rows}\n"
+    )
 
 
 def git(out: Path, *args: str) -> str:
     env = dict(os.environ, GIT_AUTHOR_DATE=DATE, GIT_COMMITTER_DATE=DATE)
-    return run(["git", "-c", f"user.name={AUTHOR[0]}", "-c", f"user.email={AUTHOR[1]}",
-                "-c", "commit.gpgsign=false", "-c", "core.autocrlf=false", "-c", "safe.directory=*", *args],
-               cwd=out, env=env)
+    return run(
+        [
+            "git",
+            "-c",
+            f"user.name={AUTHOR[0]}",
+            "-c",
+            f"user.email={AUTHOR[1]}",
+            "-c",
+            "commit.gpgsign=false",
+            "-c",
+            "core.autocrlf=false",
+            "-c",
+            "safe.directory=*",
+            *args,
+        ],
+        cwd=out,
+        env=env,
+    )
 
 
 def up_to_date(out: Path) -> bool:
@@ -200,7 +263,8 @@ def up_to_date(out: Path) -> bool:
         return False
     try:
         return not git(out, "status", "--porcelain", "--untracked-files=no").strip() and bool(
-            git(out, "rev-parse", "--verify", "-q", "HEAD").strip())
+            git(out, "rev-parse", "--verify", "-q", "HEAD").strip()
+        )
     except CorpusError:
         return False
 
@@ -234,8 +298,9 @@ def tracked_counts(out: Path) -> Counter[str]:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, required=True, help="the corpus's folder (a git repository)")
-    parser.add_argument("--cache", type=Path,
-                        help="downloads, kept between runs (default: OUT/../polyglot-cache)")
+    parser.add_argument(
+        "--cache", type=Path, help="downloads, kept between runs (default: OUT/../polyglot-cache)"
+    )
     return parser.parse_args(argv)
 
 

@@ -38,14 +38,37 @@ from results_file import update_section
 # name, version: large and popular, libraries and applications, old and new styles
 # (astropy 3.0 is of 2018, with deep chains of star imports).
 PACKAGES = (
-    ("sympy", "1.14.0"), ("astropy", "3.0.5"), ("astropy", "6.1.7"), ("django", "5.1.4"),
-    ("scipy", "1.14.1"), ("pandas", "2.2.3"), ("matplotlib", "3.9.3"), ("sphinx", "8.1.3"),
-    ("xarray", "2024.11.0"), ("scikit-learn", "1.5.2"), ("networkx", "3.4.2"), ("pylint", "3.3.2"),
-    ("pytest", "8.3.4"), ("sqlalchemy", "2.0.36"), ("pydantic", "2.10.3"), ("transformers", "4.46.3"),
-    ("numpy", "2.1.3"), ("setuptools", "75.6.0"), ("pip", "24.3.1"), ("twisted", "24.11.0"),
-    ("tornado", "6.4.2"), ("mypy", "1.13.0"), ("ipython", "8.30.0"), ("dask", "2024.12.0"),
-    ("statsmodels", "0.14.4"), ("pygments", "2.18.0"), ("docutils", "0.21.2"), ("nltk", "3.9.1"),
-    ("black", "24.10.0"), ("celery", "5.4.0"), ("hypothesis", "6.122.1"),
+    ("sympy", "1.14.0"),
+    ("astropy", "3.0.5"),
+    ("astropy", "6.1.7"),
+    ("django", "5.1.4"),
+    ("scipy", "1.14.1"),
+    ("pandas", "2.2.3"),
+    ("matplotlib", "3.9.3"),
+    ("sphinx", "8.1.3"),
+    ("xarray", "2024.11.0"),
+    ("scikit-learn", "1.5.2"),
+    ("networkx", "3.4.2"),
+    ("pylint", "3.3.2"),
+    ("pytest", "8.3.4"),
+    ("sqlalchemy", "2.0.36"),
+    ("pydantic", "2.10.3"),
+    ("transformers", "4.46.3"),
+    ("numpy", "2.1.3"),
+    ("setuptools", "75.6.0"),
+    ("pip", "24.3.1"),
+    ("twisted", "24.11.0"),
+    ("tornado", "6.4.2"),
+    ("mypy", "1.13.0"),
+    ("ipython", "8.30.0"),
+    ("dask", "2024.12.0"),
+    ("statsmodels", "0.14.4"),
+    ("pygments", "2.18.0"),
+    ("docutils", "0.21.2"),
+    ("nltk", "3.9.1"),
+    ("black", "24.10.0"),
+    ("celery", "5.4.0"),
+    ("hypothesis", "6.122.1"),
 )
 INDEX = "https://pypi.org/simple/{}/"
 FAILURE_REASON = re.compile(r"^(?:line \d+: )?([^:(0-9]+)")
@@ -57,15 +80,16 @@ def normalized(name: str) -> str:
 
 def sdist_of(name: str, version: str) -> dict[str, Any]:
     """The source distribution's entry in the simple index (PEP 691)."""
-    request = urllib.request.Request(INDEX.format(normalized(name)),
-                                     headers={"Accept": "application/vnd.pypi.simple.v1+json"})
-    with urllib.request.urlopen(request, timeout=60) as response:  # noqa: S310 - a fixed https URL
+    request = urllib.request.Request(
+        INDEX.format(normalized(name)), headers={"Accept": "application/vnd.pypi.simple.v1+json"}
+    )
+    with urllib.request.urlopen(request, timeout=60) as response:
         files = json.load(response)["files"]
     want = f"{normalized(name)}-{version}"
     for entry in files:
         filename = entry["filename"]
         for suffix in (".tar.gz", ".zip"):
-            if filename.endswith(suffix) and normalized(filename[:-len(suffix)]) == normalized(want):
+            if filename.endswith(suffix) and normalized(filename[: -len(suffix)]) == normalized(want):
                 return dict(entry)
     raise SystemExit(f"{name} {version}: no source distribution in the index")
 
@@ -79,7 +103,7 @@ def fetch(name: str, version: str, work: Path) -> Path:
     archive = work / "archives" / entry["filename"]
     archive.parent.mkdir(parents=True, exist_ok=True)
     if not archive.exists():
-        with urllib.request.urlopen(entry["url"], timeout=300) as response:  # noqa: S310
+        with urllib.request.urlopen(entry["url"], timeout=300) as response:
             data = response.read()
         expected = entry.get("hashes", {}).get("sha256")
         if expected and hashlib.sha256(data).hexdigest() != expected:
@@ -117,18 +141,27 @@ def build(tree: Path, timeout: float) -> dict[str, Any]:
         out.seek(0)
         err.seek(0)
         stdout, stderr = out.read(), err.read()
-    row: dict[str, Any] = {"exit": code, "seconds": round(seconds, 1),
-                           "peak_rss_mb": round(usage.ru_maxrss / 1024),
-                           "traceback": "Traceback (most recent call last)" in stderr,
-                           "stderr_tail": stderr.strip().splitlines()[-3:]}
+    row: dict[str, Any] = {
+        "exit": code,
+        "seconds": round(seconds, 1),
+        "peak_rss_mb": round(usage.ru_maxrss / 1024),
+        "traceback": "Traceback (most recent call last)" in stderr,
+        "stderr_tail": stderr.strip().splitlines()[-3:],
+    }
     if code == 0:
         summary = json.loads(stdout)
         analyze = summary["analyze"]
         views = summary["views"]
-        row.update(files=analyze["files"], python_files=analyze["python_files"],
-                   failed=analyze["failed"], chunks=summary["index"]["chunks"],
-                   reasons=failure_reasons(Path(analyze["store"])), views=views["by_kind"],
-                   quoted=views["by_source"].get("docstring", 0), ungrounded=views["ungrounded"])
+        row.update(
+            files=analyze["files"],
+            python_files=analyze["python_files"],
+            failed=analyze["failed"],
+            chunks=summary["index"]["chunks"],
+            reasons=failure_reasons(Path(analyze["store"])),
+            views=views["by_kind"],
+            quoted=views["by_source"].get("docstring", 0),
+            ungrounded=views["ungrounded"],
+        )
     return row
 
 
@@ -143,19 +176,25 @@ def failure_reasons(store: Path) -> dict[str, int]:
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    lines = ["| package | files | Python files | build s | peak RSS MB | exit "
-             "| files not analyzed (by reason) | traceback |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | --- | --- |"]
+    lines = [
+        "| package | files | Python files | build s | peak RSS MB | exit "
+        "| files not analyzed (by reason) | traceback |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | --- | --- |",
+    ]
     for r in rows:
         reasons = ", ".join(f"{k} {v}" for k, v in r.get("reasons", {}).items()) or "none"
         traceback = "yes" if r["traceback"] else "no"
-        lines.append(f"| {r['package']} | {r.get('files', '–')} | {r.get('python_files', '–')} "
-                     f"| {r['seconds']:.0f} | {r['peak_rss_mb']} | {r['exit']} | {reasons} | {traceback} |")
+        lines.append(
+            f"| {r['package']} | {r.get('files', '–')} | {r.get('python_files', '–')} "
+            f"| {r['seconds']:.0f} | {r['peak_rss_mb']} | {r['exit']} | {reasons} | {traceback} |"
+        )
     crashed = [r["package"] for r in rows if r["traceback"] or r["exit"] != 0]
     files = sum(r.get("files", 0) for r in rows)
-    verdict = (f"{len(rows)} packages, {files:,} files: every build finished, no traceback."
-               if not crashed else f"{len(rows)} packages: {len(crashed)} did not finish cleanly: "
-               + ", ".join(crashed) + ".")
+    verdict = (
+        f"{len(rows)} packages, {files:,} files: every build finished, no traceback."
+        if not crashed
+        else f"{len(rows)} packages: {len(crashed)} did not finish cleanly: " + ", ".join(crashed) + "."
+    )
     return f"{verdict} Date: {date.today().isoformat()}.\n\n" + "\n".join(lines)
 
 
@@ -163,14 +202,21 @@ def views_table(rows: list[dict[str, Any]]) -> str:
     """Per package: views by kind, how many carry prose quoted from the code, and how many
     sentences grounding removed (none without an LLM: quoted prose names only what is there)."""
     kinds = sorted({k for r in rows for k in r.get("views", {})})
-    lines = ["| package | " + " | ".join(kinds) + " | views | quoted prose | grounding removed |",
-             "| --- |" + " ---: |" * (len(kinds) + 3)]
+    lines = [
+        "| package | " + " | ".join(kinds) + " | views | quoted prose | grounding removed |",
+        "| --- |" + " ---: |" * (len(kinds) + 3),
+    ]
     for r in rows:
         found = r.get("views", {})
-        lines.append(f"| {r['package']} | " + " | ".join(str(found.get(k, 0)) for k in kinds)
-                     + f" | {sum(found.values())} | {r.get('quoted', 0)} | {r.get('ungrounded', 0)} |")
-    return (f"`kbc build --no-llm`, lexical, {len(rows)} packages. Date: {date.today().isoformat()}.\n\n"
-            + "\n".join(lines))
+        lines.append(
+            f"| {r['package']} | "
+            + " | ".join(str(found.get(k, 0)) for k in kinds)
+            + f" | {sum(found.values())} | {r.get('quoted', 0)} | {r.get('ungrounded', 0)} |"
+        )
+    return (
+        f"`kbc build --no-llm`, lexical, {len(rows)} packages. Date: {date.today().isoformat()}.\n\n"
+        + "\n".join(lines)
+    )
 
 
 def main() -> None:
@@ -179,8 +225,11 @@ def main() -> None:
     parser.add_argument("--only", default="", help="comma-separated package names")
     parser.add_argument("--timeout", type=float, default=3600.0)
     parser.add_argument("--update-results", action="store_true")
-    parser.add_argument("--views", action="store_true",
-                        help="report the views each build wrote (builds again what lacks them)")
+    parser.add_argument(
+        "--views",
+        action="store_true",
+        help="report the views each build wrote (builds again what lacks them)",
+    )
     args = parser.parse_args()
     only = {normalized(n) for n in args.only.split(",") if n}
     args.work.mkdir(parents=True, exist_ok=True)
@@ -197,8 +246,11 @@ def main() -> None:
             with log.open("a") as fh:
                 fh.write(json.dumps(row, sort_keys=True) + "\n")
             done[package] = row
-            print(f"{package}: exit {row['exit']} in {row['seconds']} s, files {row.get('files')}, "
-                  f"not analyzed {row.get('failed')}, traceback {row['traceback']}", flush=True)
+            print(
+                f"{package}: exit {row['exit']} in {row['seconds']} s, files {row.get('files')}, "
+                f"not analyzed {row.get('failed')}, traceback {row['traceback']}",
+                flush=True,
+            )
         rows.append(done[package])
     text = table(rows)
     print(text)
@@ -206,11 +258,19 @@ def main() -> None:
         shown = views_table(rows)
         print(shown)
     if args.update_results and args.views:
-        update_section("real-packages-views", "Views on real packages", shown,
-                       f"python benchmarks/real_packages.py --views --only {args.only} --update-results")
+        update_section(
+            "real-packages-views",
+            "Views on real packages",
+            shown,
+            f"python benchmarks/real_packages.py --views --only {args.only} --update-results",
+        )
     elif args.update_results:
-        update_section("real-packages", "Reliability on real packages", text,
-                       "python benchmarks/real_packages.py --update-results")
+        update_section(
+            "real-packages",
+            "Reliability on real packages",
+            text,
+            "python benchmarks/real_packages.py --update-results",
+        )
 
 
 if __name__ == "__main__":

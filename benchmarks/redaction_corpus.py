@@ -33,11 +33,23 @@ from results_file import update_section
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-QUERIES = ("password", "api key token secret", "private key", "configuration settings",
-           "database connection", "authorization header bearer", "aws credentials", "slack webhook")
+QUERIES = (
+    "password",
+    "api key token secret",
+    "private key",
+    "configuration settings",
+    "database connection",
+    "authorization header bearer",
+    "aws credentials",
+    "slack webhook",
+)
 USE_CASES = ("implementation", "qa", "architecture")
-GIT = {"GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@kbc.invalid", "GIT_COMMITTER_NAME": "b",
-       "GIT_COMMITTER_EMAIL": "b@kbc.invalid"}
+GIT = {
+    "GIT_AUTHOR_NAME": "b",
+    "GIT_AUTHOR_EMAIL": "b@kbc.invalid",
+    "GIT_COMMITTER_NAME": "b",
+    "GIT_COMMITTER_EMAIL": "b@kbc.invalid",
+}
 
 
 def _env() -> dict[str, str]:
@@ -82,8 +94,11 @@ def detect_secrets_corpus(checkout: Path) -> tuple[dict[str, bytes], set[str]]:
 
 
 def kbc_corpus() -> tuple[dict[str, bytes], set[str]]:
-    listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z"], check=True,
-                            capture_output=True).stdout.decode().split("\0")
+    listed = (
+        subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z"], check=True, capture_output=True)
+        .stdout.decode()
+        .split("\0")
+    )
     files = {rel: (ROOT / rel).read_bytes() for rel in listed if rel and (ROOT / rel).is_file()}
     return files, set()
 
@@ -92,56 +107,98 @@ def measure(name: str, files: dict[str, bytes], values: set[str], work: Path) ->
     repo = _repository(work / name, files)
     kbc = [sys.executable, "-m", "kbc"]
     started = time.perf_counter()
-    built = subprocess.run([*kbc, "build", "--no-llm", "--format", "json", str(repo)], env=_env(),
-                           capture_output=True, text=True, check=True)
+    built = subprocess.run(
+        [*kbc, "build", "--no-llm", "--format", "json", str(repo)],
+        env=_env(),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     seconds = time.perf_counter() - started
     summary = json.loads(built.stdout)
     passes = {p["name"]: p["seconds"] for p in summary["passes"]}
-    stored = "\n".join(p.read_bytes().decode("utf-8", "replace")
-                       for p in (repo / ".kbc").rglob("*") if p.is_file())
+    stored = "\n".join(
+        p.read_bytes().decode("utf-8", "replace") for p in (repo / ".kbc").rglob("*") if p.is_file()
+    )
     outputs = "\n".join(
-        subprocess.run([*kbc, "retrieve", "--repo", str(repo), "--use-case", use_case, "--budget",
-                        "30000", "--format", "json", query], env=_env(), capture_output=True,
-                       text=True, check=True).stdout
-        for use_case in USE_CASES for query in QUERIES)
+        subprocess.run(
+            [
+                *kbc,
+                "retrieve",
+                "--repo",
+                str(repo),
+                "--use-case",
+                use_case,
+                "--budget",
+                "30000",
+                "--format",
+                "json",
+                query,
+            ],
+            env=_env(),
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for use_case in USE_CASES
+        for query in QUERIES
+    )
     lowered_store, lowered_out = stored.lower(), outputs.lower()
     return {
-        "corpus": name, "files": len(files), "values": len(values),
+        "corpus": name,
+        "files": len(files),
+        "values": len(values),
         "store_leaks": sum(1 for v in values if v in stored or v.lower() in lowered_store),
         "output_leaks": sum(1 for v in values if v in outputs or v.lower() in lowered_out),
-        "redacted": summary["index"]["secrets"], "retrieval": summary["index"]["retrieval"],
-        "secrets_seconds": round(passes.get("secrets", 0.0), 2), "build_seconds": round(seconds, 1),
+        "redacted": summary["index"]["secrets"],
+        "retrieval": summary["index"]["retrieval"],
+        "secrets_seconds": round(passes.get("secrets", 0.0), 2),
+        "build_seconds": round(seconds, 1),
     }
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--detect-secrets", type=Path, required=True,
-                        help="a checkout of github.com/Yelp/detect-secrets")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--detect-secrets", type=Path, required=True, help="a checkout of github.com/Yelp/detect-secrets"
+    )
     parser.add_argument("--update-results", action="store_true")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="kbc-redaction-"))
     try:
-        rows = [measure("planted", *planted_corpus(), work),
-                measure("detect-secrets", *detect_secrets_corpus(args.detect_secrets), work),
-                measure("kbc", *kbc_corpus(), work)]
+        rows = [
+            measure("planted", *planted_corpus(), work),
+            measure("detect-secrets", *detect_secrets_corpus(args.detect_secrets), work),
+            measure("kbc", *kbc_corpus(), work),
+        ]
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    lines = ["| corpus | files | values | in a store file | in an output | lines redacted | secrets pass "
-             "| whole build |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    lines = [
+        "| corpus | files | values | in a store file | in an output | lines redacted | secrets pass "
+        "| whole build |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
     for r in rows:
-        lines.append(f"| {r['corpus']} | {r['files']} | {r['values']} | {r['store_leaks']} | "
-                     f"{r['output_leaks']} | {r['redacted']} | {r['secrets_seconds']} s | "
-                     f"{r['build_seconds']} s |")
+        lines.append(
+            f"| {r['corpus']} | {r['files']} | {r['values']} | {r['store_leaks']} | "
+            f"{r['output_leaks']} | {r['redacted']} | {r['secrets_seconds']} s | "
+            f"{r['build_seconds']} s |"
+        )
     table = "\n".join(lines)
     print(table)
     if args.update_results:
-        text = (f"Run {date.today().isoformat()}; retrieval {rows[0]['retrieval']}; queries: "
-                f"{len(QUERIES)} × use cases {', '.join(USE_CASES)} at 30,000 tokens, JSON output.\n\n"
-                + table)
-        update_section("redaction", "Redaction end to end", text,
-                       "python benchmarks/redaction_corpus.py --detect-secrets PATH --update-results")
+        text = (
+            f"Run {date.today().isoformat()}; retrieval {rows[0]['retrieval']}; queries: "
+            f"{len(QUERIES)} × use cases {', '.join(USE_CASES)} at 30,000 tokens, JSON output.\n\n" + table
+        )
+        update_section(
+            "redaction",
+            "Redaction end to end",
+            text,
+            "python benchmarks/redaction_corpus.py --detect-secrets PATH --update-results",
+        )
 
 
 if __name__ == "__main__":

@@ -26,8 +26,9 @@ HERE = Path(__file__).resolve()
 
 def files_of(root: Path) -> list[Path]:
     if (root / ".git").exists():
-        listed = subprocess.run(["git", "-C", str(root), "ls-files", "-z"], capture_output=True, text=True,
-                                check=True).stdout.split("\0")
+        listed = subprocess.run(
+            ["git", "-C", str(root), "ls-files", "-z"], capture_output=True, text=True, check=True
+        ).stdout.split("\0")
         return [root / rel for rel in listed if rel and (root / rel).is_file()]
     return sorted(p for p in root.rglob("*") if p.is_file() and ".kbc" not in p.parts)
 
@@ -85,10 +86,14 @@ def main() -> None:
         if before != after:
             differing += 1
             print(f"DIFFERS {before[0]}: {before[1]} -> {after[1]}", flush=True)
-    print(f"files {len(this)}, findings {sum(len(r[1]) for r in other)} against "
-          f"{sum(len(r[1]) for r in this)}, files differing {differing}")
-    print(f"seconds finding them: {other_seconds:.2f} against {this_seconds:.2f} "
-          f"({this_seconds / max(other_seconds, 1e-9):.2f}x)")
+    print(
+        f"files {len(this)}, findings {sum(len(r[1]) for r in other)} against "
+        f"{sum(len(r[1]) for r in this)}, files differing {differing}"
+    )
+    print(
+        f"seconds finding them: {other_seconds:.2f} against {this_seconds:.2f} "
+        f"({this_seconds / max(other_seconds, 1e-9):.2f}x)"
+    )
 
 
 if __name__ == "__main__":

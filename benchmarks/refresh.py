@@ -40,10 +40,16 @@ DEFAULT_BASE = "4c288bc97ea371817199908d0d9b12de9dae327e"  # pallets/flask, base
 
 
 def git(root: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@kbc.invalid",
-           "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@kbc.invalid"}
-    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, text=True,
-                          env=env).stdout
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "bench",
+        "GIT_AUTHOR_EMAIL": "bench@kbc.invalid",
+        "GIT_COMMITTER_NAME": "bench",
+        "GIT_COMMITTER_EMAIL": "bench@kbc.invalid",
+    }
+    return subprocess.run(
+        ["git", "-C", str(root), *args], check=True, capture_output=True, text=True, env=env
+    ).stdout
 
 
 def clone(mirror: Path, commit: str, target: Path) -> Path:
@@ -54,9 +60,21 @@ def clone(mirror: Path, commit: str, target: Path) -> Path:
 
 def next_commit(mirror: Path, base: str) -> str:
     """The first commit after ``base`` on a first-parent path towards the mirror's HEAD."""
-    out = subprocess.run(["git", "--git-dir", str(mirror), "rev-list", "--reverse", "--first-parent",
-                          "--ancestry-path", f"{base}..HEAD"], check=True, capture_output=True,
-                         text=True).stdout.split()
+    out = subprocess.run(
+        [
+            "git",
+            "--git-dir",
+            str(mirror),
+            "rev-list",
+            "--reverse",
+            "--first-parent",
+            "--ancestry-path",
+            f"{base}..HEAD",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
     if not out:
         sys.exit(f"no commit after {base} in {mirror}")
     return out[0]
@@ -116,9 +134,12 @@ def main() -> None:
     other = clone(mirror, second, work / "cold" / "repo")
     cold_next = timed_build(other, settings)
 
-    candidates = sorted(p for p in git(live, "ls-files", "*.py").split()
-                        if p.startswith(("src/", "flask/", "requests/", "seaborn/", "pylint/", "_pytest/"))
-                        and not p.endswith("__init__.py"))
+    candidates = sorted(
+        p
+        for p in git(live, "ls-files", "*.py").split()
+        if p.startswith(("src/", "flask/", "requests/", "seaborn/", "pylint/", "_pytest/"))
+        and not p.endswith("__init__.py")
+    )
     one_file: list[tuple[float, int, int, int, int]] = []
     for number in range(args.edits):
         path = candidates[(number * 7) % len(candidates)]
@@ -128,8 +149,15 @@ def main() -> None:
         done = refresh(str(live), settings, no_llm=True)
         seconds = time.perf_counter() - started
         assert done.build is not None and done.path == "incremental", done.reason
-        one_file.append((seconds, done.build.index.changed_files, done.build.index.embedded,
-                         file_units(live, path), done.build.index.embedded_views))
+        one_file.append(
+            (
+                seconds,
+                done.build.index.changed_files,
+                done.build.index.embedded,
+                file_units(live, path),
+                done.build.index.embedded_views,
+            )
+        )
     median = statistics.median(s for s, *_ in one_file)
     lines = [
         f"{date.today().isoformat()}, {args.repo} at `{args.base[:10]}` → `{second[:10]}` "
@@ -145,16 +173,25 @@ def main() -> None:
         f"{refresh_next / cold_next:.1%} | {step.build.index.changed_files} | {step.build.index.embedded} |",
     ]
     for seconds, rechunked, embedded, units, of_views in one_file:
-        lines.append(f"| refresh after a one-file commit | {seconds:.2f} s | {seconds / cold_next:.1%} | "
-                     f"{rechunked} | {embedded}: {embedded - of_views} of the file's {units}, "
-                     f"{of_views} of views |")
-    lines += ["", f"One-file refresh, median of {len(one_file)}: {median:.2f} s, "
-                  f"{median / cold_next:.1%} of the cold build (target ≤ 2 %)."]
+        lines.append(
+            f"| refresh after a one-file commit | {seconds:.2f} s | {seconds / cold_next:.1%} | "
+            f"{rechunked} | {embedded}: {embedded - of_views} of the file's {units}, "
+            f"{of_views} of views |"
+        )
+    lines += [
+        "",
+        f"One-file refresh, median of {len(one_file)}: {median:.2f} s, "
+        f"{median / cold_next:.1%} of the cold build (target ≤ 2 %).",
+    ]
     text = "\n".join(lines)
     print(text)
     if args.update_results:
-        update_section("refresh", "Incremental refresh", text,
-                       f"MIRROR_ROOT=... python benchmarks/refresh.py --repo {args.repo} --base {args.base}")
+        update_section(
+            "refresh",
+            "Incremental refresh",
+            text,
+            f"MIRROR_ROOT=... python benchmarks/refresh.py --repo {args.repo} --base {args.base}",
+        )
 
 
 if __name__ == "__main__":

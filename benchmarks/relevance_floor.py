@@ -67,8 +67,9 @@ def best_similarities(tree: Path, store: Path, questions: list[str]) -> list[flo
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--stores", type=Path, required=True)
-    parser.add_argument("--eval", type=Path,
-                        default=Path(__file__).resolve().parents[2] / "shared" / "eval" / "swebench-dev")
+    parser.add_argument(
+        "--eval", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "eval" / "swebench-dev"
+    )
     parser.add_argument("--repos", default="seaborn,flask,requests")
     parser.add_argument("--update-results", action="store_true")
     args = parser.parse_args()
@@ -94,26 +95,35 @@ def main() -> None:
 
     def spread(values: list[float]) -> str:
         q = statistics.quantiles(values, n=20)
-        return (f"min {min(values):.3f}, p5 {q[0]:.3f}, median {statistics.median(values):.3f}, "
-                f"max {max(values):.3f}")
+        return (
+            f"min {min(values):.3f}, p5 {q[0]:.3f}, median {statistics.median(values):.3f}, "
+            f"max {max(values):.3f}"
+        )
 
     kept = sum(v >= floor for v in on) / len(on)
     rejected = sum(v < floor for v in off) / len(off)
-    text = "\n".join([
-        f"{date.today().isoformat()}, repositories {args.repos} (stores of the localization run), "
-        f"{len(whole)} development-split issues (whole, and their titles) against {len(off)} off-topic "
-        f"questions ({len(OFF_TOPIC)} per repository).",
-        "",
-        f"- best-unit cosine similarity, issues: {spread(whole)}",
-        f"- best-unit cosine similarity, issue titles: {spread(titles)}",
-        f"- best-unit cosine similarity, off-topic: {spread(off)}",
-        f"- floor: **{floor:.2f}**, the middle of the range {tied[0]:.2f}–{tied[-1]:.2f} with the best "
-        f"balanced accuracy — issues and titles at or above it {kept:.1%}, off-topic below it {rejected:.1%}",
-    ])
+    text = "\n".join(
+        [
+            f"{date.today().isoformat()}, repositories {args.repos} (stores of the localization run), "
+            f"{len(whole)} development-split issues (whole, and their titles) against {len(off)} off-topic "
+            f"questions ({len(OFF_TOPIC)} per repository).",
+            "",
+            f"- best-unit cosine similarity, issues: {spread(whole)}",
+            f"- best-unit cosine similarity, issue titles: {spread(titles)}",
+            f"- best-unit cosine similarity, off-topic: {spread(off)}",
+            f"- floor: **{floor:.2f}**, the middle of the range {tied[0]:.2f}–{tied[-1]:.2f} with the best "
+            f"balanced accuracy — issues and titles at or above it {kept:.1%}, "
+            f"off-topic below it {rejected:.1%}",
+        ]
+    )
     print(text)
     if args.update_results:
-        update_section("relevance-floor", "Relevance floor of the embedding model", text,
-                       f"python benchmarks/relevance_floor.py --stores WORK --repos {args.repos}")
+        update_section(
+            "relevance-floor",
+            "Relevance floor of the embedding model",
+            text,
+            f"python benchmarks/relevance_floor.py --stores WORK --repos {args.repos}",
+        )
 
 
 if __name__ == "__main__":

@@ -13,8 +13,9 @@ def update_section(key: str, title: str, text: str, command: str) -> None:
     block = f"{start}\n{text}\n\nCommand: `{command}`\n{end}"
     current = RESULTS.read_text() if RESULTS.exists() else "# Benchmark results\n"
     if start in current:
-        current = re.sub(re.escape(start) + ".*?" + re.escape(end), lambda _m: block, current,
-                         flags=re.DOTALL)
+        current = re.sub(
+            re.escape(start) + ".*?" + re.escape(end), lambda _m: block, current, flags=re.DOTALL
+        )
     else:
         current = current.rstrip("\n") + f"\n\n## {title}\n\n{block}\n"
     RESULTS.write_text(current)

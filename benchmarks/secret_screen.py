@@ -23,8 +23,9 @@ Finding = tuple[int, str, str]
 
 def files_of(root: Path) -> list[Path]:
     if (root / ".git").exists():
-        listed = subprocess.run(["git", "-C", str(root), "ls-files"], capture_output=True, text=True,
-                                check=True).stdout.splitlines()
+        listed = subprocess.run(
+            ["git", "-C", str(root), "ls-files"], capture_output=True, text=True, check=True
+        ).stdout.splitlines()
         return [root / rel for rel in listed if rel]
     return [p for p in root.rglob("*") if p.is_file()]
 
@@ -60,11 +61,19 @@ def main() -> None:
             found += len(every)
             if results[1][0] != every or results[2][0] != every:
                 differing += 1
-                print("differs:", path, "plain screen", sorted(set(results[1][0]) ^ set(every))[:3],
-                      "code screen", sorted(set(results[2][0]) ^ set(every))[:3])
-    print(f"files {files}, findings {found}, files differing {differing}; lines handed over: plain screen "
-          f"{plain_lines}, code screen {code_lines}; detectors: every line {seconds[0]:.1f} s, plain screen "
-          f"{seconds[1]:.1f} s, code screen {seconds[2]:.1f} s")
+                print(
+                    "differs:",
+                    path,
+                    "plain screen",
+                    sorted(set(results[1][0]) ^ set(every))[:3],
+                    "code screen",
+                    sorted(set(results[2][0]) ^ set(every))[:3],
+                )
+    print(
+        f"files {files}, findings {found}, files differing {differing}; lines handed over: plain screen "
+        f"{plain_lines}, code screen {code_lines}; detectors: every line {seconds[0]:.1f} s, plain screen "
+        f"{seconds[1]:.1f} s, code screen {seconds[2]:.1f} s"
+    )
 
 
 if __name__ == "__main__":

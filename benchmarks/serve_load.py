@@ -102,9 +102,18 @@ TASKS = (
 )
 # Appended to a base task (with a counter) to make every request of the distinct phase new.
 CONTEXTS = (
-    "in the CLI", "for the REST API", "over MCP", "with a test", "without breaking the UI",
-    "on a large monorepo", "keeping the store format", "and document it", "for Python 3.11",
-    "when no LLM is configured", "with embeddings off", "in the settings",
+    "in the CLI",
+    "for the REST API",
+    "over MCP",
+    "with a test",
+    "without breaking the UI",
+    "on a large monorepo",
+    "keeping the store format",
+    "and document it",
+    "for Python 3.11",
+    "when no LLM is configured",
+    "with embeddings off",
+    "in the settings",
 )
 
 
@@ -162,8 +171,12 @@ def store_args(store: Path | None) -> list[str]:
 
 def status_of(repo: Path, store: Path | None) -> dict[str, Any] | None:
     """``kbc status --format json``, or None when there is no build to serve."""
-    done = subprocess.run(kbc_command("status", "--repo", str(repo), *store_args(store), "--format", "json"),
-                          capture_output=True, text=True, env=clean_env())
+    done = subprocess.run(
+        kbc_command("status", "--repo", str(repo), *store_args(store), "--format", "json"),
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+    )
     if done.returncode != 0:
         return None
     data: dict[str, Any] = json.loads(done.stdout)
@@ -174,8 +187,12 @@ def ensure_built(repo: Path, store: Path | None) -> dict[str, Any]:
     status = status_of(repo, store)
     if status is None:
         print(f"serve_load: no build of {repo}; kbc build", file=sys.stderr, flush=True)
-        subprocess.run(kbc_command("build", str(repo), *store_args(store)), check=True, env=clean_env(),
-                       stdout=sys.stderr)
+        subprocess.run(
+            kbc_command("build", str(repo), *store_args(store)),
+            check=True,
+            env=clean_env(),
+            stdout=sys.stderr,
+        )
         status = status_of(repo, store)
         if status is None:
             raise SystemExit(f"serve_load: kbc build {repo} left no build that kbc status reads")
@@ -212,9 +229,24 @@ def running_server(repo: Path, store: Path, work: Path) -> Iterator[Server]:
     log = work / "server.log"
     with log.open("wb") as out:
         process = subprocess.Popen(
-            kbc_command("serve", "--transport", "http", "--repo", str(repo), "--store", str(store),
-                        "--host", "127.0.0.1", "--port", str(port)),
-            stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=clean_env())
+            kbc_command(
+                "serve",
+                "--transport",
+                "http",
+                "--repo",
+                str(repo),
+                "--store",
+                str(store),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+            ),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=clean_env(),
+        )
     server = Server(process, f"http://127.0.0.1:{port}", log)
     try:
         deadline = time.monotonic() + 120
@@ -362,8 +394,15 @@ async def _think(plan: Plan, rng: random.Random, first: bool = False) -> None:
         await anyio.sleep(min(pause, max(0.0, plan.deadline - time.perf_counter())))
 
 
-async def _loop(way: str, index: int, plan: Plan, tally: Tally, requests: Iterator[int], rng: random.Random,
-                send: Callable[[str], Awaitable[str | None]]) -> None:
+async def _loop(
+    way: str,
+    index: int,
+    plan: Plan,
+    tally: Tally,
+    requests: Iterator[int],
+    rng: random.Random,
+    send: Callable[[str], Awaitable[str | None]],
+) -> None:
     """Send until the deadline (a request started before it is counted). An exception is an
     error of its request; it ends the loop when ``way`` is MCP (the session may be gone)."""
     while time.perf_counter() < plan.deadline:
@@ -386,8 +425,15 @@ async def rest_client(url: str, index: int, plan: Plan, tally: Tally) -> None:
         await plan.start.wait()
         rng = random.Random(index)
         await _think(plan, rng, first=True)
-        await _loop("rest", index, plan, tally, itertools.count(), rng,
-                    lambda t: rest_retrieve(client, url, t, plan.budget))
+        await _loop(
+            "rest",
+            index,
+            plan,
+            tally,
+            itertools.count(),
+            rng,
+            lambda t: rest_retrieve(client, url, t, plan.budget),
+        )
 
 
 async def mcp_client(url: str, index: int, plan: Plan, tally: Tally) -> None:
@@ -401,8 +447,10 @@ async def mcp_client(url: str, index: int, plan: Plan, tally: Tally) -> None:
     while not waited or time.perf_counter() < plan.deadline:
         began = time.perf_counter()
         try:
-            async with streamable_http_client(f"{url}/mcp") as (read, write), \
-                    ClientSession(read, write) as session:
+            async with (
+                streamable_http_client(f"{url}/mcp") as (read, write),
+                ClientSession(read, write) as session,
+            ):
                 await session.initialize()
                 tally.sessions += 1
                 if not waited:
@@ -410,8 +458,9 @@ async def mcp_client(url: str, index: int, plan: Plan, tally: Tally) -> None:
                     plan.ready += 1
                     await plan.start.wait()
                     await _think(plan, rng, first=True)
-                await _loop("mcp", index, plan, tally, requests, rng,
-                            lambda t: mcp_retrieve(session, t, plan.budget))
+                await _loop(
+                    "mcp", index, plan, tally, requests, rng, lambda t: mcp_retrieve(session, t, plan.budget)
+                )
             return
         except Exception as exc:
             if not waited:  # the session could not be opened: an error, and the phase goes on
@@ -472,8 +521,9 @@ async def run_phase(name: str, url: str, pid: int, plan: Plan, clients: int) -> 
     return Phase(name, tally, max(plan.seconds, tally.last - plan.started), rss, clients, cpu)
 
 
-async def baseline(url: str, count: int, budget: int | None,
-                   distinct: DistinctTasks) -> dict[str, list[float]]:
+async def baseline(
+    url: str, count: int, budget: int | None, distinct: DistinctTasks
+) -> dict[str, list[float]]:
     """One client, one request at a time: REST and MCP, on distinct tasks and on a repeated one."""
     from mcp.client.session import ClientSession
     from mcp.client.streamable_http import streamable_http_client
@@ -491,6 +541,7 @@ async def baseline(url: str, count: int, budget: int | None,
         out[key] = times
 
     async with httpx.AsyncClient(timeout=httpx.Timeout(300.0)) as client:
+
         def rest(task: str) -> Awaitable[str | None]:
             return rest_retrieve(client, url, task, budget)
 
@@ -564,41 +615,52 @@ def git_commit(repo: Path) -> str:
     done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=repo, capture_output=True, text=True)
     if done.returncode != 0:
         return "unknown"
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=repo,
-                           capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no"], cwd=repo, capture_output=True, text=True
+    ).stdout.strip()
     return done.stdout.strip() + (" (with uncommitted changes)" if dirty else "")
 
 
-def report(run: Run) -> str:
+def report(run: Run) -> str:  # noqa: C901 - one report, a section per measured phase
     args = run.args
     lines: list[str] = []
     add = lines.append
     build = run.status.get("last_build", {})
     index = run.status.get("index", {})
-    add(f"## Serving under load: {args.clients} clients, REST and MCP, on kbc's own repository"
-        if args.repo.resolve() == HERE.parent else f"## Serving under load: {args.clients} clients, "
-        f"REST and MCP, on {args.repo.resolve().name}")
+    add(
+        f"## Serving under load: {args.clients} clients, REST and MCP, on kbc's own repository"
+        if args.repo.resolve() == HERE.parent
+        else f"## Serving under load: {args.clients} clients, REST and MCP, on {args.repo.resolve().name}"
+    )
     add("")
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    add(f"- date: {now}; machine: {os.cpu_count()} cores, {platform.machine()}, "
+    add(
+        f"- date: {now}; machine: {os.cpu_count()} cores, {platform.machine()}, "
         f"Linux {platform.release()}, Python {platform.python_version()}; "
-        f"load average (1 min) {run.load[0]} before, {run.load[1]} after (a shared machine)")
+        f"load average (1 min) {run.load[0]} before, {run.load[1]} after (a shared machine)"
+    )
     add(f"- command: `{' '.join(['python', 'benchmarks/serve_load.py', *map(shlex.quote, sys.argv[1:])])}`")
-    add(f"- code: kbc at {git_commit(HERE.parent)}; store built at {str(build.get('commit', '?'))[:7]} "
+    add(
+        f"- code: kbc at {git_commit(HERE.parent)}; store built at {str(build.get('commit', '?'))[:7]} "
         f"({build.get('finished', '?')}), {index.get('chunks', '?')} chunks, "
-        f"retrieval {run.status.get('retrieval', '?')}; served from {run.store}")
+        f"retrieval {run.status.get('retrieval', '?')}; served from {run.store}"
+    )
     think = f"{args.think:g} s on average (uniform 0–{2 * args.think:g} s)" if args.think else "none"
-    add(f"- clients: {args.clients} ({args.clients // 2 + args.clients % 2} REST, {args.clients // 2} MCP), "
+    add(
+        f"- clients: {args.clients} ({args.clients // 2 + args.clients % 2} REST, {args.clients // 2} MCP), "
         f"{args.seconds:g} s per phase, think time {think}, use case {USE_CASE}, "
-        f"budget {args.budget if args.budget is not None else 'the profile default'}")
+        f"budget {args.budget if args.budget is not None else 'the profile default'}"
+    )
     add("")
     add("Single client, sequential (before the load):")
     add("")
     add("| request | n | p50 ms | p95 ms | max ms |")
     add("|---|---:|---:|---:|---:|")
     for key, times in run.base.items():
-        add(f"| {key} | {len(times)} | {ms(statistics.median(times))} | {ms(percentile(times, 95))} "
-            f"| {ms(max(times))} |")
+        add(
+            f"| {key} | {len(times)} | {ms(statistics.median(times))} | {ms(percentile(times, 95))} "
+            f"| {ms(max(times))} |"
+        )
     add("")
     add("Under load (latency from request sent to answer read; the requests started before the phase's end):")
     add("")
@@ -611,20 +673,26 @@ def report(run: Run) -> str:
             errors = sum(not s.ok for s in chosen)
             quantiles = " | ".join(ms(percentile(times, q)) for q in (50, 95, 99))
             longest = ms(max(times, default=float("nan")))
-            add(f"| {phase.name} | {way.upper() if way != 'all' else 'both'} | {len(chosen)} | {errors} "
-                f"| {len(chosen) / phase.elapsed:.1f} | {quantiles} | {longest} |")
+            add(
+                f"| {phase.name} | {way.upper() if way != 'all' else 'both'} | {len(chosen)} | {errors} "
+                f"| {len(chosen) / phase.elapsed:.1f} | {quantiles} | {longest} |"
+            )
     add("")
     add("CPU over each phase, in cores busy (the clients run on the same machine as the server):")
     add("")
     for phase in run.phases:
         server_cpu, client_cpu, wall = phase.cpu
-        add(f"- {phase.name}: server {server_cpu / wall:.2f}, clients {client_cpu / wall:.2f} "
-            f"({server_cpu:.0f} s and {client_cpu:.0f} s of CPU in {wall:.0f} s)")
+        add(
+            f"- {phase.name}: server {server_cpu / wall:.2f}, clients {client_cpu / wall:.2f} "
+            f"({server_cpu:.0f} s and {client_cpu:.0f} s of CPU in {wall:.0f} s)"
+        )
     add("")
     add(f"Server RSS, MiB (sampled every second; idle after the baseline: {mib(run.rss_idle)}):")
     add("")
-    add(f"| phase | start | end | max | median first {WINDOW:g} s | median middle {WINDOW:g} s "
-        f"| median last {WINDOW:g} s | growth first→last | growth middle→last |")
+    add(
+        f"| phase | start | end | max | median first {WINDOW:g} s | median middle {WINDOW:g} s "
+        f"| median last {WINDOW:g} s | growth first→last | growth middle→last |"
+    )
     add("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     growths: list[tuple[str, float, float, float]] = []
     for phase in run.phases:
@@ -636,9 +704,11 @@ def report(run: Run) -> str:
         middle = window_median(rss, end / 2 - WINDOW / 2, end / 2 + WINDOW / 2)
         last = window_median(rss, end - WINDOW, end + 1.0)
         growths.append((phase.name, first, middle, last))
-        add(f"| {phase.name} | {mib(rss[0][1])} | {mib(rss[-1][1])} | {mib(max(k for _, k in rss))} "
+        add(
+            f"| {phase.name} | {mib(rss[0][1])} | {mib(rss[-1][1])} | {mib(max(k for _, k in rss))} "
             f"| {mib(first)} | {mib(middle)} | {mib(last)} | {mib(last - first)} ({change(first, last)}) "
-            f"| {mib(last - middle)} ({change(middle, last)}) |")
+            f"| {mib(last - middle)} ({change(middle, last)}) |"
+        )
     add("")
     for phase in run.phases:
         marks = series_marks(phase.rss, WINDOW)
@@ -659,23 +729,31 @@ def report(run: Run) -> str:
             p95 = percentile(times, 95)
             ratio = p95 / single
             label = "both" if way == "all" else way.upper()
-            add(f"| p95 ≤ 5× single-client p50 ({kind}, {ms(single)} ms) | {phase.name}, {label} "
-                f"| p95 {ms(p95)} ms = {ratio:.1f}× | {yes(ratio <= 5)} |")
+            add(
+                f"| p95 ≤ 5× single-client p50 ({kind}, {ms(single)} ms) | {phase.name}, {label} "
+                f"| p95 {ms(p95)} ms = {ratio:.1f}× | {yes(ratio <= 5)} |"
+            )
     for name, first, middle, last in growths:
         holds = last <= first * (1 + args.rss_tolerance / 100)
-        add(f"| RSS of the last {WINDOW:g} s within {args.rss_tolerance:g}% of the first {WINDOW:g} s "
-            f"| {name} | {mib(first)} → {mib(last)} MiB ({change(first, last)}) | {yes(holds)} |")
+        add(
+            f"| RSS of the last {WINDOW:g} s within {args.rss_tolerance:g}% of the first {WINDOW:g} s "
+            f"| {name} | {mib(first)} → {mib(last)} MiB ({change(first, last)}) | {yes(holds)} |"
+        )
         # The server's caches are bounded (256 slices per build): once they are full, it
         # must not grow at all.
         steady = last <= middle * (1 + args.rss_tolerance / 100)
-        add(f"| RSS of the last {WINDOW:g} s within {args.rss_tolerance:g}% of the middle {WINDOW:g} s "
+        add(
+            f"| RSS of the last {WINDOW:g} s within {args.rss_tolerance:g}% of the middle {WINDOW:g} s "
             f"(bounded caches full) | {name} | {mib(middle)} → {mib(last)} MiB ({change(middle, last)}) "
-            f"| {yes(steady)} |")
+            f"| {yes(steady)} |"
+        )
     if len(growths) > 1:
         first, last = growths[0][1], growths[-1][3]
         holds = last <= first * (1 + args.rss_tolerance / 100)
-        add(f"| same, across the run | first 10 s of {growths[0][0]} → last 10 s of {growths[-1][0]} "
-            f"| {mib(first)} → {mib(last)} MiB ({change(first, last)}) | {yes(holds)} |")
+        add(
+            f"| same, across the run | first 10 s of {growths[0][0]} → last 10 s of {growths[-1][0]} "
+            f"| {mib(first)} → {mib(last)} MiB ({change(first, last)}) | {yes(holds)} |"
+        )
     add("")
     requests = metric_sums(run.metrics, "kbc_http_requests_total", ("endpoint", "status"))
     tools = metric_sums(run.metrics, "kbc_mcp_tool_calls_total", ("tool", "outcome"))
@@ -685,12 +763,16 @@ def report(run: Run) -> str:
     add("|---|---:|---:|")
     for (endpoint, status), value in sorted(requests.items()):
         counted = run.client_counts.get(f"http {endpoint} {status}")
-        add(f"| kbc_http_requests_total{{endpoint=\"{endpoint}\",status=\"{status}\"}} | {value:g} "
-            f"| {counted if counted is not None else ''} |")
+        add(
+            f'| kbc_http_requests_total{{endpoint="{endpoint}",status="{status}"}} | {value:g} '
+            f"| {counted if counted is not None else ''} |"
+        )
     for (tool, outcome), value in sorted(tools.items()):
         counted = run.client_counts.get(f"tool {tool} {outcome}")
-        add(f"| kbc_mcp_tool_calls_total{{tool=\"{tool}\",outcome=\"{outcome}\"}} | {value:g} "
-            f"| {counted if counted is not None else ''} |")
+        add(
+            f'| kbc_mcp_tool_calls_total{{tool="{tool}",outcome="{outcome}"}} | {value:g} '
+            f"| {counted if counted is not None else ''} |"
+        )
     add(f"| sum of kbc_http_requests_total | {sum(requests.values()):g} | |")
     add(f"| sum of kbc_mcp_tool_calls_total | {sum(tools.values()):g} | |")
     add("")
@@ -698,8 +780,10 @@ def report(run: Run) -> str:
     for phase in run.phases:
         failures.update({f"{phase.name}, {k}": v for k, v in phase.tally.failures.items()})
     tracebacks = run.server_log.count("Traceback (most recent call last)")
-    add(f"Server: exit status {run.server_exit} after SIGTERM; {tracebacks} traceback(s) in its output; "
-        f"MCP sessions opened per phase: {', '.join(f'{p.name} {p.tally.sessions}' for p in run.phases)}.")
+    add(
+        f"Server: exit status {run.server_exit} after SIGTERM; {tracebacks} traceback(s) in its output; "
+        f"MCP sessions opened per phase: {', '.join(f'{p.name} {p.tally.sessions}' for p in run.phases)}."
+    )
     if failures:
         add("")
         add("Errors (first kinds):")
@@ -712,8 +796,9 @@ def report(run: Run) -> str:
 # -- main ---------------------------------------------------------------------------------
 
 
-async def measure_all(args: argparse.Namespace, server: Server) -> tuple[dict[str, list[float]], list[Phase],
-                                                                          float, str]:
+async def measure_all(
+    args: argparse.Namespace, server: Server
+) -> tuple[dict[str, list[float]], list[Phase], float, str]:
     distinct = DistinctTasks()
     print("serve_load: baseline", file=sys.stderr, flush=True)
     base = await baseline(server.url, args.baseline, args.budget, distinct)
@@ -755,17 +840,25 @@ def client_counts(base: dict[str, list[float]], phases: list[Phase]) -> Counter[
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--repo", type=Path, default=HERE.parent,
-                        help="default: the repository of this script")
+    parser.add_argument(
+        "--repo", type=Path, default=HERE.parent, help="default: the repository of this script"
+    )
     parser.add_argument("--store", type=Path, help="the store folder (default: the repository's)")
-    parser.add_argument("--in-place", action="store_true",
-                        help="serve the store itself, not a copy (its gap log gets the benchmark's queries)")
+    parser.add_argument(
+        "--in-place",
+        action="store_true",
+        help="serve the store itself, not a copy (its gap log gets the benchmark's queries)",
+    )
     parser.add_argument("--seconds", type=float, default=60.0, help="per load phase")
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--baseline", type=int, default=30, help="requests per single-client baseline")
     parser.add_argument("--budget", type=int, help="token budget of every slice (default: the profile's)")
-    parser.add_argument("--think", type=float, default=0.0,
-                        help="mean seconds a client waits between requests (uniform, 0 to twice this)")
+    parser.add_argument(
+        "--think",
+        type=float,
+        default=0.0,
+        help="mean seconds a client waits between requests (uniform, 0 to twice this)",
+    )
     parser.add_argument("--phases", default="repeating,distinct")
     parser.add_argument("--rss-tolerance", type=float, default=5.0, help="percent")
     args = parser.parse_args()
@@ -787,9 +880,19 @@ def main() -> None:
             server_exit = server.stop()
         load_after = Path("/proc/loadavg").read_text().split()[0]
         served = str(store) if args.in_place else f"a copy of {status['store']}"
-        run = Run(args, status, served, base, phases, rss_idle, metrics, client_counts(base, phases),
-                  server_exit, server.log.read_text(),
-                  (load_before, load_after))
+        run = Run(
+            args,
+            status,
+            served,
+            base,
+            phases,
+            rss_idle,
+            metrics,
+            client_counts(base, phases),
+            server_exit,
+            server.log.read_text(),
+            (load_before, load_after),
+        )
         print(report(run), end="")
         if "Traceback" in run.server_log:
             print("\nServer output:\n\n```\n" + run.server_log[-6000:] + "```")

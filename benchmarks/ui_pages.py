@@ -43,8 +43,16 @@ PAGES = (
     ("gaps", "/gaps"),
     ("drift", "/drift"),
 )
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
 
 
 def free_port() -> int:
@@ -79,8 +87,11 @@ def main() -> None:
         subprocess.run([*kbc, "build", str(args.repo)], env=env, check=True, capture_output=True)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    server = subprocess.Popen([*kbc, "serve", "--transport", "http", "--repo", str(args.repo),
-                               "--port", str(port)], env=env, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [*kbc, "serve", "--transport", "http", "--repo", str(args.repo), "--port", str(port)],
+        env=env,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 120
         while True:
@@ -99,8 +110,9 @@ def main() -> None:
     finally:
         server.terminate()
         server.wait(timeout=30)
-    commit = subprocess.run(["git", "-C", str(HERE.parent), "rev-parse", "--short", "HEAD"],
-                            capture_output=True, text=True).stdout.strip()
+    commit = subprocess.run(
+        ["git", "-C", str(HERE.parent), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
     print(f"UI pages on {args.repo.resolve().name} (commit {commit}, {os.cpu_count()} cores):\n")
     print("| page | path | server ms (median of 5) | loaded and drawn in the browser, empty cache, ms |")
     print("| --- | --- | ---: | ---: |")
@@ -111,8 +123,13 @@ def main() -> None:
     print(f"\nSlowest server answer: {slowest[0]}, {slowest[2] * 1000:.0f} ms.")
 
 
-def _browse(base: str, chromium: str, folder: Path | None, pages: tuple[tuple[str, str], ...] = PAGES,
-            prefix: str = "") -> dict[str, float]:
+def _browse(
+    base: str,
+    chromium: str,
+    folder: Path | None,
+    pages: tuple[tuple[str, str], ...] = PAGES,
+    prefix: str = "",
+) -> dict[str, float]:
     from playwright.sync_api import sync_playwright
 
     if folder is not None:

@@ -90,46 +90,55 @@ def main() -> None:
         exact = [h.unit for h in snapshot.search(vector, args.limit)]
         exact_ms.append((time.perf_counter() - start) * 1000)
         start = time.perf_counter()
-        hnsw = collection.query(query_embeddings=[vector], n_results=args.limit,
-                                include=["distances"])["ids"][0]
+        hnsw = collection.query(query_embeddings=[vector], n_results=args.limit, include=["distances"])[
+            "ids"
+        ][0]
         hnsw_ms.append((time.perf_counter() - start) * 1000)
         recalls.append(len(set(exact) & set(hnsw)) / len(exact))
 
-    answers: dict[str, list[set[str]]] = {"hnsw": [set() for _ in queries],
-                                           "exact": [set() for _ in queries]}
+    answers: dict[str, list[set[str]]] = {"hnsw": [set() for _ in queries], "exact": [set() for _ in queries]}
     env = {**os.environ, "ANONYMIZED_TELEMETRY": "False"}
     for mode, seen in answers.items():
         for _ in range(args.processes):
-            run = subprocess.run([sys.executable, "-c", CHILD, str(store), str(args.repo), mode,
-                                  str(args.limit), digest], input=json.dumps(embedded),
-                                 capture_output=True, text=True, check=True, env=env)
+            run = subprocess.run(
+                [sys.executable, "-c", CHILD, str(store), str(args.repo), mode, str(args.limit), digest],
+                input=json.dumps(embedded),
+                capture_output=True,
+                text=True,
+                check=True,
+                env=env,
+            )
             for index, ids in enumerate(json.loads(run.stdout)):
                 seen[index].add(json.dumps(ids))
     unstable = {mode: sum(1 for s in seen if len(s) > 1) for mode, seen in answers.items()}
     most = {mode: max(len(s) for s in seen) for mode, seen in answers.items()}
 
     exact_p50, hnsw_p50 = statistics.median(exact_ms), statistics.median(hnsw_ms)
-    text = "\n".join([
-        f"Repository: {args.name or args.repo.name}, {len(snapshot.units)} embedded units; "
-        f"{len(queries)} queries from its docstrings; {args.limit} neighbours each. "
-        f"Date: {date.today().isoformat()}.",
-        "",
-        "| measure | exact (kbc) | Chroma HNSW |",
-        "| --- | ---: | ---: |",
-        f"| query p50 | {exact_p50:.2f} ms | {hnsw_p50:.2f} ms |",
-        f"| ratio exact / HNSW | {exact_p50 / hnsw_p50:.2f}× | |",
-        f"| recall of the exact top {args.limit}, mean / worst | 1.000 / 1.000 | "
-        f"{statistics.mean(recalls):.4f} / {min(recalls):.4f} |",
-        f"| queries answered differently across {args.processes} fresh processes | "
-        f"{unstable['exact']} of {len(queries)} | {unstable['hnsw']} of {len(queries)} |",
-        f"| most different answers to one query | {most['exact']} | {most['hnsw']} |",
-    ])
+    text = "\n".join(
+        [
+            f"Repository: {args.name or args.repo.name}, {len(snapshot.units)} embedded units; "
+            f"{len(queries)} queries from its docstrings; {args.limit} neighbours each. "
+            f"Date: {date.today().isoformat()}.",
+            "",
+            "| measure | exact (kbc) | Chroma HNSW |",
+            "| --- | ---: | ---: |",
+            f"| query p50 | {exact_p50:.2f} ms | {hnsw_p50:.2f} ms |",
+            f"| ratio exact / HNSW | {exact_p50 / hnsw_p50:.2f}× | |",
+            f"| recall of the exact top {args.limit}, mean / worst | 1.000 / 1.000 | "
+            f"{statistics.mean(recalls):.4f} / {min(recalls):.4f} |",
+            f"| queries answered differently across {args.processes} fresh processes | "
+            f"{unstable['exact']} of {len(queries)} | {unstable['hnsw']} of {len(queries)} |",
+            f"| most different answers to one query | {most['exact']} | {most['hnsw']} |",
+        ]
+    )
     print(text)
     if args.update_results:
-        update_section("vector-search", "Exact vector search against Chroma's HNSW "
-                       "(`benchmarks/vector_search.py`)", text,
-                       "python benchmarks/vector_search.py --repo PATH [--store DIR] [--name NAME] "
-                       "--update-results")
+        update_section(
+            "vector-search",
+            "Exact vector search against Chroma's HNSW (`benchmarks/vector_search.py`)",
+            text,
+            "python benchmarks/vector_search.py --repo PATH [--store DIR] [--name NAME] --update-results",
+        )
 
 
 if __name__ == "__main__":

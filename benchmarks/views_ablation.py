@@ -36,10 +36,15 @@ PACKAGES = (("flask", "3.1.3"), ("requests", "2.34.2"), ("click", "8.5.1"))
 USE_CASES = ("architecture", "story-breakdown", "implementation")
 # Weights tried for the architecture and story-breakdown profiles (label, fields), besides the kinds.
 EXTRA_VARIANTS: tuple[tuple[str, dict[str, float]], ...] = (
-    ("cited 0", {"cited": 0.0}), ("views 1.5", {"views": 1.5}), ("docs 0.9", {"docs": 0.9}))
+    ("cited 0", {"cited": 0.0}),
+    ("views 1.5", {"views": 1.5}),
+    ("docs 0.9", {"docs": 0.9}),
+)
 # The two profiles as they were shipped before this ablation: views and docs before code.
-BEFORE = {"architecture": {"code": 0.5, "docs": 0.9, "views": 1.5, "cited": 0.0},
-          "story-breakdown": {"code": 0.5, "docs": 0.9, "views": 1.3, "cited": 0.0}}
+BEFORE = {
+    "architecture": {"code": 0.5, "docs": 0.9, "views": 1.5, "cited": 0.0},
+    "story-breakdown": {"code": 0.5, "docs": 0.9, "views": 1.3, "cited": 0.0},
+}
 
 
 def variants(shipped: dict[str, Profile]) -> list[tuple[str, dict[str, Profile]]]:
@@ -50,8 +55,11 @@ def variants(shipped: dict[str, Profile]) -> list[tuple[str, dict[str, Profile]]
         return {n: dataclasses.replace(p, **changed) if n in USE_CASES[:2] else p for n, p in shipped.items()}
 
     before = {n: dataclasses.replace(p, **BEFORE.get(n, {})) for n, p in shipped.items()}
-    out = [("shipped profiles", shipped), ("profiles before (docs, views first)", before),
-           ("no views", only(()))]
+    out = [
+        ("shipped profiles", shipped),
+        ("profiles before (docs, views first)", before),
+        ("no views", only(())),
+    ]
     if EXTRA_VARIANTS:
         out += [(f"architecture, story: {label}", weights(**changed)) for label, changed in EXTRA_VARIANTS]
     out += [(f"without {kind}", only(tuple(k for k in VIEW_KINDS if k != kind))) for kind in VIEW_KINDS]
@@ -81,12 +89,15 @@ def main() -> None:
         settings = Settings(workers=2)
         with KnowledgeBase(root, store=store, settings=settings, components=components) as kb:
             built = kb.build(no_llm=True)
-        print(f"{name}: {built.views.views} views ({built.views.by_kind}), retrieval {built.index.retrieval}",
-              file=sys.stderr)
+        print(
+            f"{name}: {built.views.views} views ({built.views.by_kind}), retrieval {built.index.retrieval}",
+            file=sys.stderr,
+        )
         shipped = load_profiles(root)
         for label, profiles in variants(shipped):
-            report = evaluate_golden(root, settings, GOLDEN / f"{name}.yaml", store, USE_CASES,
-                                     components, profiles)
+            report = evaluate_golden(
+                root, settings, GOLDEN / f"{name}.yaml", store, USE_CASES, components, profiles
+            )
             summaries = report.summaries("kbc")
             rows.setdefault(label, {})[name] = summaries
             counts[name] = summaries["overall"].questions
@@ -95,11 +106,15 @@ def main() -> None:
         rows.setdefault("BM25 whole files", {})[name] = baseline
     mode = "lexical" if args.lexical else "hybrid"
     header = ["package", "variant", *USE_CASES, "overall"]
-    lines = [f"Golden files `benchmarks/golden/<package>.yaml` "
-             f"({', '.join(f'{n} {version}: {counts.get(n, 0)} questions' for n, version in chosen)}), "
-             f"{mode} retrieval, one store per package built by `kbc build --no-llm`. Each cell: "
-             "Recall@5 / MRR / budget recall of kbc at the use case's budget.", "",
-             "| " + " | ".join(header) + " |", "| --- | --- |" + " ---: |" * (len(header) - 2)]
+    lines = [
+        f"Golden files `benchmarks/golden/<package>.yaml` "
+        f"({', '.join(f'{n} {version}: {counts.get(n, 0)} questions' for n, version in chosen)}), "
+        f"{mode} retrieval, one store per package built by `kbc build --no-llm`. Each cell: "
+        "Recall@5 / MRR / budget recall of kbc at the use case's budget.",
+        "",
+        "| " + " | ".join(header) + " |",
+        "| --- | --- |" + " ---: |" * (len(header) - 2),
+    ]
     for name, _ in chosen:
         for label, by_package in rows.items():
             summaries = by_package.get(name, {})

@@ -54,26 +54,49 @@ from common import extract
 # 586 with its docs' examples, and pyramid 2.0.2, 557, were left out for that).
 PACKAGES: tuple[tuple[str, str], ...] = (
     # flat libraries
-    ("rich==13.9.4", "library"), ("httpx==0.28.1", "library"), ("jinja2==3.1.4", "library"),
-    ("attrs==24.2.0", "library"), ("more-itertools==10.5.0", "library"),
-    ("python-dateutil==2.9.0.post0", "library"), ("toolz==1.0.0", "library"),
-    ("structlog==24.4.0", "library"), ("tenacity==9.0.0", "library"), ("arrow==1.3.0", "library"),
-    ("markdown==3.7", "library"), ("pluggy==1.5.0", "library"), ("sqlparse==0.5.2", "library"),
+    ("rich==13.9.4", "library"),
+    ("httpx==0.28.1", "library"),
+    ("jinja2==3.1.4", "library"),
+    ("attrs==24.2.0", "library"),
+    ("more-itertools==10.5.0", "library"),
+    ("python-dateutil==2.9.0.post0", "library"),
+    ("toolz==1.0.0", "library"),
+    ("structlog==24.4.0", "library"),
+    ("tenacity==9.0.0", "library"),
+    ("arrow==1.3.0", "library"),
+    ("markdown==3.7", "library"),
+    ("pluggy==1.5.0", "library"),
+    ("sqlparse==0.5.2", "library"),
     # frameworks and servers
-    ("starlette==0.41.3", "framework"), ("bottle==0.13.2", "framework"), ("falcon==4.0.2", "framework"),
-    ("cherrypy==18.10.0", "framework"), ("quart==0.19.9", "framework"), ("sanic==24.6.0", "framework"),
+    ("starlette==0.41.3", "framework"),
+    ("bottle==0.13.2", "framework"),
+    ("falcon==4.0.2", "framework"),
+    ("cherrypy==18.10.0", "framework"),
+    ("quart==0.19.9", "framework"),
+    ("sanic==24.6.0", "framework"),
     ("waitress==3.0.2", "framework"),
     # command-line tools
-    ("cleo==2.1.0", "cli"), ("cookiecutter==2.6.0", "cli"), ("httpie==3.2.4", "cli"),
-    ("invoke==2.2.0", "cli"), ("fire==0.7.0", "cli"), ("twine==6.0.1", "cli"), ("pipx==1.7.1", "cli"),
-    ("pre-commit==4.0.1", "cli"), ("tox==4.23.2", "cli"),
+    ("cleo==2.1.0", "cli"),
+    ("cookiecutter==2.6.0", "cli"),
+    ("httpie==3.2.4", "cli"),
+    ("invoke==2.2.0", "cli"),
+    ("fire==0.7.0", "cli"),
+    ("twine==6.0.1", "cli"),
+    ("pipx==1.7.1", "cli"),
+    ("pre-commit==4.0.1", "cli"),
+    ("tox==4.23.2", "cli"),
     # applications
-    ("mkdocs==1.6.1", "application"), ("pelican==4.10.2", "application"),
-    ("datasette==0.65.1", "application"), ("radicale==3.3.1", "application"),
+    ("mkdocs==1.6.1", "application"),
+    ("pelican==4.10.2", "application"),
+    ("datasette==0.65.1", "application"),
+    ("radicale==3.3.1", "application"),
     # data science
-    ("tabulate==0.9.0", "data-science"), ("patsy==1.0.1", "data-science"),
-    ("seaborn==0.13.2", "data-science"), ("pint==0.24.4", "data-science"),
-    ("lifelines==0.30.0", "data-science"), ("petl==1.7.15", "data-science"),
+    ("tabulate==0.9.0", "data-science"),
+    ("patsy==1.0.1", "data-science"),
+    ("seaborn==0.13.2", "data-science"),
+    ("pint==0.24.4", "data-science"),
+    ("lifelines==0.30.0", "data-science"),
+    ("petl==1.7.15", "data-science"),
     ("uncertainties==3.2.2", "data-science"),
 )
 
@@ -91,12 +114,17 @@ PROSE_FIELDS: dict[str, tuple[str, ...]] = {
     "integrations": ("integrations",),
 }
 # Keyed prose: (interpretation field, facts list) whose items it explains.
-KEYED = {"workflow": ("steps", "steps"), "domain_concepts": ("concepts", "concepts"),
-         "business_rules": ("rules", "rules"), "integrations": ("integrations", "integrations")}
+KEYED = {
+    "workflow": ("steps", "steps"),
+    "domain_concepts": ("concepts", "concepts"),
+    "business_rules": ("rules", "rules"),
+    "integrations": ("integrations", "integrations"),
+}
 LOCATION = re.compile(r"^(?P<path>[^\s:][^:]*):(?P<start>\d+)(?:-(?P<end>\d+))?$")  # the schema's form
 # Facts that hold the code's own text (docstrings, messages, expressions), never a location.
-TEXT_KEYS = frozenset({"doc", "message", "condition", "outcome", "signature", "annotation", "default",
-                       "detail", "limits"})
+TEXT_KEYS = frozenset(
+    {"doc", "message", "condition", "outcome", "signature", "annotation", "default", "detail", "limits"}
+)
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".tar", ".zip")
 SAMPLES = 10  # unresolved citations kept per package, as examples
 
@@ -145,9 +173,26 @@ def download(name: str, version: str, folder: Path) -> Path:
     if found:
         return found
     folder.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-                           "--disable-pip-version-check", "-q", f"{name}=={version}", "-d", str(folder)],
-                          capture_output=True, text=True, check=False, timeout=900)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--no-binary",
+            ":all:",
+            "--disable-pip-version-check",
+            "-q",
+            f"{name}=={version}",
+            "-d",
+            str(folder),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=900,
+    )
     found = find_sdist(folder, name, version)
     if done.returncode != 0 or found is None:
         raise Failure("download", tail(done.stderr or done.stdout) or f"exit {done.returncode}")
@@ -155,8 +200,13 @@ def download(name: str, version: str, folder: Path) -> Path:
 
 
 def git(tree: Path, *args: str) -> str:
-    done = subprocess.run(["git", "-c", "safe.directory=*", "-c", "core.autocrlf=false", *args], cwd=tree,
-                          capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        ["git", "-c", "safe.directory=*", "-c", "core.autocrlf=false", *args],
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if done.returncode != 0:
         raise Failure("git", f"git {' '.join(args)}: {tail(done.stderr)}")
     return done.stdout
@@ -180,8 +230,18 @@ def unpack(archive: Path, target: Path) -> Path:
         partial.rename(target)
     git(target, "init", "-q", "-b", "main")
     git(target, "add", "-A")
-    git(target, "-c", "user.email=a@b", "-c", "user.name=x", "-c", "commit.gpgsign=false",
-        "commit", "-qm", "src")
+    git(
+        target,
+        "-c",
+        "user.email=a@b",
+        "-c",
+        "user.name=x",
+        "-c",
+        "commit.gpgsign=false",
+        "commit",
+        "-qm",
+        "src",
+    )
     return target
 
 
@@ -196,11 +256,27 @@ def build(tree: Path, timeout: float) -> tuple[float, dict[str, Any]]:
     """``kbc build --no-llm``, lexical, from nothing: its wall seconds and JSON summary. The
     build runs in a process group of its own, so a timeout ends its workers too."""
     shutil.rmtree(tree / ".kbc", ignore_errors=True)
-    command = [sys.executable, "-m", "kbc", "-c", "index.embed_model=none", "build", str(tree), "--no-llm",
-               "--format", "json"]
+    command = [
+        sys.executable,
+        "-m",
+        "kbc",
+        "-c",
+        "index.embed_model=none",
+        "build",
+        str(tree),
+        "--no-llm",
+        "--format",
+        "json",
+    ]
     started = time.perf_counter()
-    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             env=kbc_env(), start_new_session=True)
+    child = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=kbc_env(),
+        start_new_session=True,
+    )
     try:
         stdout, stderr = child.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -218,8 +294,14 @@ def build(tree: Path, timeout: float) -> tuple[float, dict[str, Any]]:
 
 
 def read_views(tree: Path) -> list[dict[str, Any]]:
-    done = subprocess.run([sys.executable, "-m", "kbc", "views", "--repo", str(tree), "--format", "json"],
-                          capture_output=True, text=True, check=False, env=kbc_env(), timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-m", "kbc", "views", "--repo", str(tree), "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=kbc_env(),
+        timeout=600,
+    )
     if done.returncode != 0:
         raise Failure("views", f"exit {done.returncode}: {tail(done.stderr)}")
     try:
@@ -285,8 +367,11 @@ def unresolved(cited: str, lines: Lines) -> str:
 
 
 def is_empty(value: Any) -> bool:
-    return value is None or (isinstance(value, str) and not value.strip()) or (
-        isinstance(value, list | dict) and not value)
+    return (
+        value is None
+        or (isinstance(value, str) and not value.strip())
+        or (isinstance(value, list | dict) and not value)
+    )
 
 
 def figures(views: list[dict[str, Any]], lines: Lines) -> dict[str, Any]:
@@ -296,8 +381,11 @@ def figures(views: list[dict[str, Any]], lines: Lines) -> dict[str, Any]:
     listed = next((v.get("facts", {}) for v in views if v.get("kind") == "entry_points"), None)
     entry_kinds = Counter(e.get("kind", "?") for e in (listed or {}).get("entry_points", []))
     example_kinds = Counter(e.get("kind", "?") for e in (listed or {}).get("examples", []))
-    starts = Counter(v.get("facts", {}).get("entry_point", {}).get("kind", "?")
-                     for v in views if v.get("kind") == "workflow")
+    starts = Counter(
+        v.get("facts", {}).get("entry_point", {}).get("kind", "?")
+        for v in views
+        if v.get("kind") == "workflow"
+    )
     sources = Counter(v.get("provenance", {}).get("source", "?") for v in views)
 
     cited = 0
@@ -317,8 +405,9 @@ def figures(views: list[dict[str, Any]], lines: Lines) -> dict[str, Any]:
                 unresolved_by_reason[reason.split(" (")[0]] += 1
                 unresolved_by_key[key] += 1
                 if len(samples) < SAMPLES:
-                    samples.append({"view": view.get("id", "?"), "key": key, "location": location,
-                                    "reason": reason})
+                    samples.append(
+                        {"view": view.get("id", "?"), "key": key, "location": location, "reason": reason}
+                    )
         interpretation = view.get("interpretation") or {}
         names = dict.fromkeys((*PROSE_FIELDS.get(kind, ()), *interpretation))
         fields += len(names)
@@ -327,8 +416,12 @@ def figures(views: list[dict[str, Any]], lines: Lines) -> dict[str, Any]:
         empty_views += bool(names) and len(empty_here) == len(names)
         if kind in KEYED:
             prose, facts = KEYED[kind]
-            said = [item for item in interpretation.get(prose) or [] if isinstance(item, dict)
-                    and any(not is_empty(v) for k, v in item.items() if k not in ("n", "name"))]
+            said = [
+                item
+                for item in interpretation.get(prose) or []
+                if isinstance(item, dict)
+                and any(not is_empty(v) for k, v in item.items() if k not in ("n", "name"))
+            ]
             total = explained.setdefault(kind, [0, 0])
             total[0] += len(said)
             total[1] += len(view.get("facts", {}).get(facts) or [])
@@ -396,10 +489,24 @@ def _kinds(counts: dict[str, int], skip: str = "") -> str:
     return ", ".join(f"{k} {n}" for k, n in counts.items() if k != skip) or "–"
 
 
-COLUMNS = ("package", "shape", "build s", "Python files", "components (module views / groups)",
-           "dependencies", "workflows", "from public API", "from elsewhere (by kind)", "entry points",
-           "main_guard", "examples", "unresolved citations / cited", "empty fields / fields",
-           "prose llm / docstring / none", "status")
+COLUMNS = (
+    "package",
+    "shape",
+    "build s",
+    "Python files",
+    "components (module views / groups)",
+    "dependencies",
+    "workflows",
+    "from public API",
+    "from elsewhere (by kind)",
+    "entry points",
+    "main_guard",
+    "examples",
+    "unresolved citations / cited",
+    "empty fields / fields",
+    "prose llm / docstring / none",
+    "status",
+)
 
 
 def cells(row: dict[str, Any]) -> list[str]:
@@ -408,15 +515,23 @@ def cells(row: dict[str, Any]) -> list[str]:
         return [row["package"], row["shape"], *["–"] * (len(COLUMNS) - 3), f"{row['status']}: {error}"]
     prose = row["prose"]
     return [
-        row["package"], row["shape"], f"{row['build_seconds']:.0f}", str(row["python_files"]),
-        f"{row['components']} / {row['module_groups']}", str(row["dependencies"]), str(row["workflows"]),
+        row["package"],
+        row["shape"],
+        f"{row['build_seconds']:.0f}",
+        str(row["python_files"]),
+        f"{row['components']} / {row['module_groups']}",
+        str(row["dependencies"]),
+        str(row["workflows"]),
         str(row["workflows_public_api"]),
-        f"{row['workflows_other']}" + (f" ({_kinds(row['workflow_starts'], 'public_api')})"
-                                       if row["workflows_other"] else ""),
-        str(row["entry_points"]), str(row["entry_points_main_guard"]), str(row["examples"]),
+        f"{row['workflows_other']}"
+        + (f" ({_kinds(row['workflow_starts'], 'public_api')})" if row["workflows_other"] else ""),
+        str(row["entry_points"]),
+        str(row["entry_points_main_guard"]),
+        str(row["examples"]),
         f"{row['unresolved_citations']} / {row['citations']}",
         f"{row['empty_fields']} / {row['interpretation_fields']}",
-        f"{prose['llm']} / {prose['docstring']} / {prose['none']}", "ok",
+        f"{prose['llm']} / {prose['docstring']} / {prose['none']}",
+        "ok",
     ]
 
 
@@ -428,10 +543,12 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     fields = sum(r["interpretation_fields"] for r in ok)
     empty = sum(r["empty_fields"] for r in ok)
     lost = sum(r["unresolved_citations"] for r in ok)
-    verdict = (f"{len(rows)} packages, {len(ok)} built ({seconds:.0f} build s); "
-               f"{lost} unresolved of {sum(r['citations'] for r in ok)} citations; "
-               f"{empty} of {fields} interpretation fields empty. `kbc build --no-llm`, "
-               f"lexical. Date: {date.today().isoformat()}.")
+    verdict = (
+        f"{len(rows)} packages, {len(ok)} built ({seconds:.0f} build s); "
+        f"{lost} unresolved of {sum(r['citations'] for r in ok)} citations; "
+        f"{empty} of {fields} interpretation fields empty. `kbc build --no-llm`, "
+        f"lexical. Date: {date.today().isoformat()}."
+    )
     return verdict + "\n\n" + "\n".join(lines)
 
 
@@ -442,15 +559,19 @@ def tab_separated(rows: list[dict[str, Any]]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--work", type=Path, required=True, help="downloads, sources and the JSON results")
-    parser.add_argument("--packages", nargs="+", metavar="NAME==VER",
-                        help="packages to build instead of the default list")
+    parser.add_argument(
+        "--packages", nargs="+", metavar="NAME==VER", help="packages to build instead of the default list"
+    )
     parser.add_argument("--jobs", type=int, default=1, help="packages built at once")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds a build may take")
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     args = parser.parse_args()
     shapes = {normalized(parse_spec(spec)[0]): shape for spec, shape in PACKAGES}
-    chosen = ([(spec, shapes.get(normalized(parse_spec(spec)[0]), "")) for spec in args.packages]
-              if args.packages else list(PACKAGES))
+    chosen = (
+        [(spec, shapes.get(normalized(parse_spec(spec)[0]), "")) for spec in args.packages]
+        if args.packages
+        else list(PACKAGES)
+    )
     work = args.work.resolve()
     work.mkdir(parents=True, exist_ok=True)
     out = work / "views_corpus.json"
@@ -460,16 +581,26 @@ def main() -> None:
     def one(numbered: tuple[int, tuple[str, str]]) -> None:
         n, (spec, shape) = numbered
         row = run_one(spec, shape, work, args.timeout)
-        figure = (f"{row['build_seconds']:.0f} s build, {row['views']} views, "
-                  f"{row['unresolved_citations']} unresolved" if row["status"] == "ok"
-                  else row.get("error", ""))
+        figure = (
+            f"{row['build_seconds']:.0f} s build, {row['views']} views, "
+            f"{row['unresolved_citations']} unresolved"
+            if row["status"] == "ok"
+            else row.get("error", "")
+        )
         with lock:
             rows[n] = row
             done = [rows[i] for i in sorted(rows)]
-            out.write_text(json.dumps({"date": date.today().isoformat(), "command": sys.argv,
-                                       "packages": done}, indent=1) + "\n")
-            print(f"[{len(rows)}/{len(chosen)}] {row['package']}: {row['status']} ({figure})",
-                  file=sys.stderr, flush=True)
+            out.write_text(
+                json.dumps(
+                    {"date": date.today().isoformat(), "command": sys.argv, "packages": done}, indent=1
+                )
+                + "\n"
+            )
+            print(
+                f"[{len(rows)}/{len(chosen)}] {row['package']}: {row['status']} ({figure})",
+                file=sys.stderr,
+                flush=True,
+            )
 
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         list(pool.map(one, enumerate(chosen)))

@@ -45,8 +45,9 @@ def main() -> None:
     parser.add_argument("--repo", type=Path, required=True)
     parser.add_argument("--store", type=Path, required=True)
     parser.add_argument("--issues", required=True, help="the repository's owner/name in the split")
-    parser.add_argument("--eval", type=Path,
-                        default=Path(__file__).resolve().parents[2] / "shared/eval/swebench-dev")
+    parser.add_argument(
+        "--eval", type=Path, default=Path(__file__).resolve().parents[2] / "shared/eval/swebench-dev"
+    )
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--update-results", action="store_true")
     args = parser.parse_args()
@@ -66,8 +67,9 @@ def main() -> None:
     expected = {q: plain.retrieve(q, profile).to_json() for q in queries}
     for query in queries:
         assert kept.retrieve(query, profile).to_json() == expected[query], "slices differ"
-    times: dict[tuple[str, bool], list[float]] = {(kind, remember): [] for kind in ("again", "new")
-                                                   for remember in (False, True)}
+    times: dict[tuple[str, bool], list[float]] = {
+        (kind, remember): [] for kind in ("again", "new") for remember in (False, True)
+    }
     half = len(queries) // 2
     for _ in range(args.rounds):
         for warm, measured in ((queries[:half], queries[half:]), (queries[half:], queries[:half])):
@@ -76,8 +78,12 @@ def main() -> None:
                 for retriever in fresh.values():
                     retriever.retrieve(query, profile)
             for query in measured:
-                for key, retriever in ((("again", False), plain), (("again", True), kept),
-                                       (("new", False), fresh[False]), (("new", True), fresh[True])):
+                for key, retriever in (
+                    (("again", False), plain),
+                    (("again", True), kept),
+                    (("new", False), fresh[False]),
+                    (("new", True), fresh[True]),
+                ):
                     start = time.perf_counter()
                     got = retriever.retrieve(query, profile).to_json()
                     times[key].append((time.perf_counter() - start) * 1000)
@@ -98,14 +104,19 @@ def main() -> None:
     for kind, title in (("again", "asked again (embeddings kept)"), ("new", "new to the reader")):
         p50, p95 = percentiles(times[(kind, False)])
         q50, q95 = percentiles(times[(kind, True)])
-        lines.append(f"| {title} | {p50:.1f} ms | {p95:.1f} ms | {q50:.1f} ms | {q95:.1f} ms | "
-                     f"{q50 / p50:.2f}× |")
+        lines.append(
+            f"| {title} | {p50:.1f} ms | {p95:.1f} ms | {q50:.1f} ms | {q95:.1f} ms | {q50 / p50:.2f}× |"
+        )
     text = "\n".join(lines)
     print(text)
     if args.update_results:
-        update_section("warm-latency", "Warm retrieve latency on real issues (`benchmarks/warm_latency.py`)",
-                       text, "python benchmarks/warm_latency.py --repo TREE --store STORE "
-                             "--issues OWNER/NAME --update-results")
+        update_section(
+            "warm-latency",
+            "Warm retrieve latency on real issues (`benchmarks/warm_latency.py`)",
+            text,
+            "python benchmarks/warm_latency.py --repo TREE --store STORE "
+            "--issues OWNER/NAME --update-results",
+        )
 
 
 if __name__ == "__main__":

@@ -50,19 +50,45 @@ from typing import Any
 import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
-from serve_load import free_port, percentile, rss_kib  # noqa: E402
+from serve_load import free_port, percentile, rss_kib
 
-PACKAGES = ("click", "flask", "requests", "httpx", "rich", "attrs", "jinja2", "werkzeug", "itsdangerous",
-            "markupsafe")
-MORE = ("idna", "certifi", "packaging", "pluggy", "iniconfig", "six", "toml", "colorama", "blinker",
-        "tomli")  # --packages with these too: twenty repositories
+PACKAGES = (
+    "click",
+    "flask",
+    "requests",
+    "httpx",
+    "rich",
+    "attrs",
+    "jinja2",
+    "werkzeug",
+    "itsdangerous",
+    "markupsafe",
+)
+MORE = (
+    "idna",
+    "certifi",
+    "packaging",
+    "pluggy",
+    "iniconfig",
+    "six",
+    "toml",
+    "colorama",
+    "blinker",
+    "tomli",
+)  # --packages with these too: twenty repositories
 TASKS = (
-    "add a retry option to the client and test it", "parse a new command line option",
-    "render a template with a custom filter", "sign a value and check its signature",
-    "escape markup in user input", "validate a field of a class and report the error",
-    "stream a large response body", "print a table with colours to the terminal",
-    "route a request to a view and handle errors", "read the configuration from the environment",
-    "close the connection pool when the session ends", "format a traceback for the user",
+    "add a retry option to the client and test it",
+    "parse a new command line option",
+    "render a template with a custom filter",
+    "sign a value and check its signature",
+    "escape markup in user input",
+    "validate a field of a class and report the error",
+    "stream a large response body",
+    "print a table with colours to the terminal",
+    "route a request to a view and handle errors",
+    "read the configuration from the environment",
+    "close the connection pool when the session ends",
+    "format a traceback for the user",
 )
 SECRET = "a-webhook-secret-for-the-benchmark"
 KBC = [sys.executable, "-m", "kbc"]
@@ -73,17 +99,41 @@ def env() -> dict[str, str]:
 
 
 def git(root: Path, *args: str) -> str:
-    done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=True,
-                          env={**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@example.org",
-                               "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@example.org"})
+    done = subprocess.run(
+        ["git", "-C", str(root), *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={
+            **os.environ,
+            "GIT_AUTHOR_NAME": "b",
+            "GIT_AUTHOR_EMAIL": "b@example.org",
+            "GIT_COMMITTER_NAME": "b",
+            "GIT_COMMITTER_EMAIL": "b@example.org",
+        },
+    )
     return done.stdout
 
 
 def source_of(package: str, downloads: Path, target: Path) -> None:
     """The package's source distribution unpacked into ``target`` (a git repository)."""
     if not any(downloads.glob(f"{package}-*")) and not any(downloads.glob(f"{package.replace('-', '_')}-*")):
-        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
-                        "-d", str(downloads), package], check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "-q",
+                "--no-deps",
+                "--no-binary",
+                ":all:",
+                "-d",
+                str(downloads),
+                package,
+            ],
+            check=True,
+        )
     prefixes = (package.lower() + "-", package.lower().replace("-", "_") + "-")
     archive = next(p for p in sorted(downloads.iterdir()) if p.name.lower().startswith(prefixes))
     unpacked = target.with_suffix(".unpacked")
@@ -112,25 +162,38 @@ def prepare(work: Path, packages: list[str]) -> dict[str, Path]:
             source_of(package, downloads, target)
         if not (target / ".kbc" / "state.json").is_file():
             started = time.perf_counter()
-            subprocess.run([*KBC, "-c", "index.embed_model=none", "build", "--no-llm", str(target)],
-                           check=True, env=env(), stdout=subprocess.DEVNULL)
+            subprocess.run(
+                [*KBC, "-c", "index.embed_model=none", "build", "--no-llm", str(target)],
+                check=True,
+                env=env(),
+                stdout=subprocess.DEVNULL,
+            )
             print(f"built {package} in {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
         repos[package] = target
     return repos
 
 
-def serve(repos: dict[str, Path], hooked: str, remote: Path, work: Path,
-          max_open: int | None) -> tuple[subprocess.Popen[bytes], str]:
+def serve(
+    repos: dict[str, Path], hooked: str, remote: Path, work: Path, max_open: int | None
+) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     args = [arg for name, path in repos.items() if name != hooked for arg in ("--repo", f"{name}={path}")]
     args += ["--repo", f"{hooked}=file://{remote}"]
     log = (work / "server.log").open("wb")
-    server = subprocess.Popen([*KBC, "-c", "index.embed_model=none", "serve", "--transport", "http",
-                               "--port", str(port), *args], stdout=log, stderr=subprocess.STDOUT,
-                              stdin=subprocess.DEVNULL,
-                              env={**env(), "KBC_WEBHOOK_SECRET": SECRET, "KBC_DATA_DIR": str(work / "data"),
-                                   "KBC_FETCH_SECONDS": "0", "KBC_CONFIG": "",
-                                   **({"KBC_MAX_OPEN": str(max_open)} if max_open else {})})
+    server = subprocess.Popen(
+        [*KBC, "-c", "index.embed_model=none", "serve", "--transport", "http", "--port", str(port), *args],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        env={
+            **env(),
+            "KBC_WEBHOOK_SECRET": SECRET,
+            "KBC_DATA_DIR": str(work / "data"),
+            "KBC_FETCH_SECONDS": "0",
+            "KBC_CONFIG": "",
+            **({"KBC_MAX_OPEN": str(max_open)} if max_open else {}),
+        },
+    )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120
     while True:
@@ -167,8 +230,9 @@ class Tasks:
         return f"{TASKS[n % len(TASKS)]} (case {n})"
 
 
-async def one_request(client: httpx.AsyncClient, url: str, task: str, repository: str | None,
-                      budget: int) -> tuple[float, str | None]:
+async def one_request(
+    client: httpx.AsyncClient, url: str, task: str, repository: str | None, budget: int
+) -> tuple[float, str | None]:
     body: dict[str, Any] = {"task": task, "budget": budget}
     if repository:
         body["repository"] = repository
@@ -185,8 +249,9 @@ async def one_request(client: httpx.AsyncClient, url: str, task: str, repository
     return seconds, None
 
 
-async def phase(url: str, names: list[str] | None, clients: int, seconds: float, budget: int,
-                tasks: Tasks) -> dict[str, Any]:
+async def phase(
+    url: str, names: list[str] | None, clients: int, seconds: float, budget: int, tasks: Tasks
+) -> dict[str, Any]:
     """``clients`` clients for ``seconds``; ``names``: each request names one in turn (None:
     across all)."""
     samples: list[float] = []
@@ -206,21 +271,36 @@ async def phase(url: str, names: list[str] | None, clients: int, seconds: float,
     started = time.monotonic()
     await asyncio.gather(*(client() for _ in range(clients)))
     wall = time.monotonic() - started
-    return {"requests": len(samples), "failures": len(failures), "kinds": sorted(set(failures)),
-            "p50": percentile(samples, 50), "p95": percentile(samples, 95), "rps": len(samples) / wall}
+    return {
+        "requests": len(samples),
+        "failures": len(failures),
+        "kinds": sorted(set(failures)),
+        "p50": percentile(samples, 50),
+        "p95": percentile(samples, 95),
+        "rps": len(samples) / wall,
+    }
 
 
 def signed_push(url: str, remote: Path, branch: str, after: str) -> httpx.Response:
-    body = json.dumps({"ref": f"refs/heads/{branch}", "after": after,
-                       "repository": {"clone_url": f"file://{remote}"}}).encode()
+    body = json.dumps(
+        {"ref": f"refs/heads/{branch}", "after": after, "repository": {"clone_url": f"file://{remote}"}}
+    ).encode()
     signature = "sha256=" + hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
-    return httpx.post(f"{url}/api/v1/hooks/push", content=body, timeout=30,
-                      headers={"X-GitHub-Event": "push", "X-Hub-Signature-256": signature,
-                               "Content-Type": "application/json"})
+    return httpx.post(
+        f"{url}/api/v1/hooks/push",
+        content=body,
+        timeout=30,
+        headers={
+            "X-GitHub-Event": "push",
+            "X-Hub-Signature-256": signature,
+            "Content-Type": "application/json",
+        },
+    )
 
 
-def hook_round(url: str, clone: Path, remote: Path, hooked: str, others: list[str], n: int,
-               budget: int) -> dict[str, Any]:
+def hook_round(
+    url: str, clone: Path, remote: Path, hooked: str, others: list[str], n: int, budget: int
+) -> dict[str, Any]:
     note = clone / f"CHANGES-{n}.md"
     note.write_text(f"# Change {n}\n\nA note pushed to measure the webhook ({n}).\n", encoding="utf-8")
     git(clone, "add", "-A")
@@ -236,9 +316,14 @@ def hook_round(url: str, clone: Path, remote: Path, hooked: str, others: list[st
                 if stop.is_set():
                     return
                 began = time.perf_counter()
-                http.post(f"{url}/api/v1/retrieve", json={"task": f"{TASKS[i % len(TASKS)]} (during {n}.{i})",
-                                                          "repository": others[i % len(others)],
-                                                          "budget": budget})
+                http.post(
+                    f"{url}/api/v1/retrieve",
+                    json={
+                        "task": f"{TASKS[i % len(TASKS)]} (during {n}.{i})",
+                        "repository": others[i % len(others)],
+                        "budget": budget,
+                    },
+                )
                 during.append(time.perf_counter() - began)
 
     worker = threading.Thread(target=query_others)
@@ -250,13 +335,18 @@ def hook_round(url: str, clone: Path, remote: Path, hooked: str, others: list[st
     took = time.perf_counter() - began
     stop.set()
     worker.join()
-    return {"seconds": took, "during_p50": percentile(during, 50), "during_p95": percentile(during, 95),
-            "during": len(during)}
+    return {
+        "seconds": took,
+        "during_p50": percentile(during, 50),
+        "during_p95": percentile(during, 95),
+        "during": len(during),
+    }
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--work", type=Path, help="Where the sources, clones and stores go (kept).")
     parser.add_argument("--packages", default=",".join(PACKAGES))
     parser.add_argument("--clients", type=int, default=20)
@@ -285,13 +375,20 @@ def main() -> None:
         rss: dict[str, float] = {"started": rss_kib(server.pid)}
         began = time.perf_counter()
         first_use = {"task": "x", "repository": hooked}
-        until(lambda: listing(url)[hooked]["status"] == "ready" or
-              httpx.post(f"{url}/api/v1/retrieve", json=first_use).status_code == 200)
+        until(
+            lambda: (
+                listing(url)[hooked]["status"] == "ready"
+                or httpx.post(f"{url}/api/v1/retrieve", json=first_use).status_code == 200
+            )
+        )
         results["first_build_of_url_repository_s"] = time.perf_counter() - began
         tasks = Tasks()
         for name in names:  # every store open
-            reply = httpx.post(f"{url}/api/v1/retrieve", json={"task": tasks.next(), "repository": name,
-                                                               "budget": args.budget}, timeout=120)
+            reply = httpx.post(
+                f"{url}/api/v1/retrieve",
+                json={"task": tasks.next(), "repository": name, "budget": args.budget},
+                timeout=120,
+            )
             assert reply.status_code == 200, reply.text
         rss["all open"] = rss_kib(server.pid)
         base_one: list[float] = []
@@ -299,8 +396,10 @@ def main() -> None:
         with httpx.Client(timeout=120) as http:
             for i in range(args.baseline):
                 began = time.perf_counter()
-                http.post(f"{url}/api/v1/retrieve", json={"task": tasks.next(), "budget": args.budget,
-                                                          "repository": names[i % len(names)]})
+                http.post(
+                    f"{url}/api/v1/retrieve",
+                    json={"task": tasks.next(), "budget": args.budget, "repository": names[i % len(names)]},
+                )
                 base_one.append(time.perf_counter() - began)
             for _ in range(args.baseline):
                 began = time.perf_counter()
@@ -312,8 +411,10 @@ def main() -> None:
         rss["after one-repository phase"] = rss_kib(server.pid)
         results["all"] = asyncio.run(phase(url, None, args.clients, args.seconds, args.budget, tasks))
         rss["after across-all phase"] = rss_kib(server.pid)
-        results["hooks"] = [hook_round(url, clone, remote, hooked, [n for n in names if n != hooked], n + 1,
-                                       args.budget) for n in range(args.hooks)]
+        results["hooks"] = [
+            hook_round(url, clone, remote, hooked, [n for n in names if n != hooked], n + 1, args.budget)
+            for n in range(args.hooks)
+        ]
         rss["end"] = rss_kib(server.pid)
         results["rss_mib"] = {k: round(v / 1024, 1) for k, v in rss.items()}
         results["open"] = sum(1 for r in listing(url).values() if r["open"])
@@ -341,23 +442,35 @@ def markdown(r: dict[str, Any]) -> str:
         "| | baseline p50 (1 client) | p50 | p95 | p95 / baseline p50 | requests/s | failures |",
         "|---|---|---|---|---|---|---|",
     ]
-    for key, label, base in (("one", "retrieve in one repository", "baseline_one_p50"),
-                             ("all", "retrieve across all", "baseline_all_p50")):
+    for key, label, base in (
+        ("one", "retrieve in one repository", "baseline_one_p50"),
+        ("all", "retrieve across all", "baseline_all_p50"),
+    ):
         p = r[key]
-        lines.append(f"| {label} | {ms(r[base])} ms | {ms(p['p50'])} ms | {ms(p['p95'])} ms | "
-                     f"{p['p95'] / r[base]:.1f}x | {p['rps']:.1f} | {p['failures']} of {p['requests']} |")
-    lines += ["", "| RSS | " + " | ".join(r["rss_mib"]) + " |",
-              "|---" * (len(r["rss_mib"]) + 1) + "|",
-              "| MiB | " + " | ".join(str(v) for v in r["rss_mib"].values()) + " |", ""]
-    lines.append("Push webhook to new commit served (refresh of the URL repository): "
-                 + ", ".join(f"{h['seconds']:.2f} s" for h in hooks)
-                 + "; retrieves in the other repositories meanwhile: p50 "
-                 + ", ".join(f"{ms(h['during_p50'])}" for h in hooks) + " ms, p95 "
-                 + ", ".join(f"{ms(h['during_p95'])}" for h in hooks) + " ms "
-                 f"(baseline p50 {ms(r['baseline_one_p50'])} ms). First build of the URL repository "
-                 f"on first use: {r['first_build_of_url_repository_s']:.1f} s. Stores open at the end: "
-                 f"{r['open']} (serve.max_open {r['max_open']}); file descriptors of the server: "
-                 f"{r['file_descriptors']}. Tracebacks in the server's log: {r['tracebacks']}.")
+        lines.append(
+            f"| {label} | {ms(r[base])} ms | {ms(p['p50'])} ms | {ms(p['p95'])} ms | "
+            f"{p['p95'] / r[base]:.1f}x | {p['rps']:.1f} | {p['failures']} of {p['requests']} |"
+        )
+    lines += [
+        "",
+        "| RSS | " + " | ".join(r["rss_mib"]) + " |",
+        "|---" * (len(r["rss_mib"]) + 1) + "|",
+        "| MiB | " + " | ".join(str(v) for v in r["rss_mib"].values()) + " |",
+        "",
+    ]
+    lines.append(
+        "Push webhook to new commit served (refresh of the URL repository): "
+        + ", ".join(f"{h['seconds']:.2f} s" for h in hooks)
+        + "; retrieves in the other repositories meanwhile: p50 "
+        + ", ".join(f"{ms(h['during_p50'])}" for h in hooks)
+        + " ms, p95 "
+        + ", ".join(f"{ms(h['during_p95'])}" for h in hooks)
+        + " ms "
+        f"(baseline p50 {ms(r['baseline_one_p50'])} ms). First build of the URL repository "
+        f"on first use: {r['first_build_of_url_repository_s']:.1f} s. Stores open at the end: "
+        f"{r['open']} (serve.max_open {r['max_open']}); file descriptors of the server: "
+        f"{r['file_descriptors']}. Tracebacks in the server's log: {r['tracebacks']}."
+    )
     return "\n".join(lines)
 
 

@@ -40,8 +40,9 @@ from kbc.services.workspace import Workspace
 
 
 def scores(items: list[dict[str, Any]], name: str, question: GoldenQuestion) -> dict[str, float | None]:
-    own = [Passage(i["path"], i["start_line"], i["end_line"]) for i in items
-           if i.get("repository", name) == name]
+    own = [
+        Passage(i["path"], i["start_line"], i["end_line"]) for i in items if i.get("repository", name) == name
+    ]
     gold = Gold(question.paths, question.lines)
     first = items[0].get("repository", name) == name if items else False
     return {"recall": budget_recall(own, gold), "hunk": hunk_all(own, gold), "first": float(first)}
@@ -59,12 +60,17 @@ def best_only(workspace: Workspace, task: str, use_case: str) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("repositories", nargs="+", help="NAME=REPO:GOLDEN.yaml")
     parser.add_argument("--markdown", action="store_true")
-    parser.add_argument("--loro", default="", help="Comma-separated reciprocal-rank constants: for each "
-                        "repository left out, the one best on the others, scored on it.")
+    parser.add_argument(
+        "--loro",
+        default="",
+        help="Comma-separated reciprocal-rank constants: for each "
+        "repository left out, the one best on the others, scored on it.",
+    )
     args = parser.parse_args()
     golden: dict[str, list[GoldenQuestion]] = {}
     entries = []
@@ -92,10 +98,12 @@ def main() -> None:
                     named = slice_data(kb.slice_for(question.question, question.use_case)[0])
                 answers = {
                     "named": named["items"],
-                    "across, weighted": retrieve_across(workspace, question.question,
-                                                        question.use_case)["items"],
-                    "across, unweighted": retrieve_across(workspace, question.question, question.use_case,
-                                                          weigh=unweighted)["items"],
+                    "across, weighted": retrieve_across(workspace, question.question, question.use_case)[
+                        "items"
+                    ],
+                    "across, unweighted": retrieve_across(
+                        workspace, question.question, question.use_case, weigh=unweighted
+                    )["items"],
                     "across, best only": best_only(workspace, question.question, question.use_case)["items"],
                 }
                 for variant, items in answers.items():
@@ -107,24 +115,43 @@ def main() -> None:
                         per_repository.setdefault((variant, name), []).append(found["hunk"])
     finally:
         workspace.close()
-    summary = {v: {k: (sum(vals) / len(vals) if vals else None, len(vals)) for k, vals in r.items()}
-               for v, r in rows.items()}
-    print(json.dumps({"summary": summary,
-                      "hunk_by_repository": {f"{v} / {n}": sum(x) / len(x)
-                                             for (v, n), x in per_repository.items()}},
-                     indent=1))
+    summary = {
+        v: {k: (sum(vals) / len(vals) if vals else None, len(vals)) for k, vals in r.items()}
+        for v, r in rows.items()
+    }
+    print(
+        json.dumps(
+            {
+                "summary": summary,
+                "hunk_by_repository": {f"{v} / {n}": sum(x) / len(x) for (v, n), x in per_repository.items()},
+            },
+            indent=1,
+        )
+    )
     if args.markdown:
         names = list(golden)
-        print(f"{sum(len(q) for q in golden.values())} golden questions of {', '.join(names)}, each at its "
-              "use case's budget, scored on its own repository's items.\n")
-        print("| | budget recall | HunkAll | first item from the right repository | "
-              + " | ".join(f"HunkAll {n}" for n in names) + " |")
+        print(
+            f"{sum(len(q) for q in golden.values())} golden questions of {', '.join(names)}, each at its "
+            "use case's budget, scored on its own repository's items.\n"
+        )
+        print(
+            "| | budget recall | HunkAll | first item from the right repository | "
+            + " | ".join(f"HunkAll {n}" for n in names)
+            + " |"
+        )
         print("|---" * (4 + len(names)) + "|")
         for variant in variants:
             s = summary[variant]
-            print(f"| {variant} | {s['recall'][0]:.3f} | {s['hunk'][0]:.3f} | {s['first'][0]:.3f} | "
-                  + " | ".join(f"{sum(per_repository[(variant, n)]) / len(per_repository[(variant, n)]):.3f}"
-                               if per_repository.get((variant, n)) else "–" for n in names) + " |")
+            print(
+                f"| {variant} | {s['recall'][0]:.3f} | {s['hunk'][0]:.3f} | {s['first'][0]:.3f} | "
+                + " | ".join(
+                    f"{sum(per_repository[(variant, n)]) / len(per_repository[(variant, n)]):.3f}"
+                    if per_repository.get((variant, n))
+                    else "–"
+                    for n in names
+                )
+                + " |"
+            )
 
 
 def loro(workspace: Workspace, golden: dict[str, list[GoldenQuestion]], constants: list[int]) -> None:
@@ -138,8 +165,12 @@ def loro(workspace: Workspace, golden: dict[str, list[GoldenQuestion]], constant
             for question in questions:
                 items = retrieve_across(workspace, question.question, question.use_case, k=k)["items"]
                 found = scores(items, name, question)
-                scored.setdefault((k, name), []).append((found["hunk"] if found["hunk"] is not None
-                                                         else float("nan"), float(found["recall"] or 0.0)))
+                scored.setdefault((k, name), []).append(
+                    (
+                        found["hunk"] if found["hunk"] is not None else float("nan"),
+                        float(found["recall"] or 0.0),
+                    )
+                )
 
     def mean(rows: list[tuple[float, float]]) -> tuple[float, float]:
         hunks = [h for h, _ in rows if h == h]
@@ -149,8 +180,9 @@ def loro(workspace: Workspace, golden: dict[str, list[GoldenQuestion]], constant
     print("|---|---:|---:|---:|")
     for out in golden:
         rest = [n for n in golden if n != out]
-        chosen = max(sorted(set(constants) | {K}),
-                     key=lambda k: mean([row for n in rest for row in scored[(k, n)]]))
+        chosen = max(
+            sorted(set(constants) | {K}), key=lambda k: mean([row for n in rest for row in scored[(k, n)]])
+        )
         got, shipped = mean(scored[(chosen, out)]), mean(scored[(K, out)])
         print(f"| {out} | {chosen} | {got[0]:.3f} / {shipped[0]:.3f} | {got[1]:.3f} / {shipped[1]:.3f} |")
 

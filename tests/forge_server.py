@@ -51,11 +51,15 @@ class Forge:
         else:
             record["state"] = "merged"
 
-    def answer(self, method: str, path: str, headers: dict[str, str],
-               body: dict[str, Any]) -> tuple[int, Any]:
+    def answer(
+        self, method: str, path: str, headers: dict[str, str], body: dict[str, Any]
+    ) -> tuple[int, Any]:
         self.calls.append(Call(method, path, headers, body))
-        given = headers.get("Authorization", "").removeprefix("Bearer ") if self.kind == "github" \
+        given = (
+            headers.get("Authorization", "").removeprefix("Bearer ")
+            if self.kind == "github"
             else headers.get("Private-Token", "")
+        )
         if given != self.token:
             return 401, {"message": "Bad credentials" if self.kind == "github" else "401 Unauthorized"}
         route, _, raw_query = path.partition("?")
@@ -64,8 +68,9 @@ class Forge:
             return self._github(method, route, query, body)
         return self._gitlab(method, route, query, body)
 
-    def _github(self, method: str, route: str, query: dict[str, str],
-                body: dict[str, Any]) -> tuple[int, Any]:
+    def _github(
+        self, method: str, route: str, query: dict[str, str], body: dict[str, Any]
+    ) -> tuple[int, Any]:
         base = f"/repos/{self.repository}/pulls"
         owner = self.repository.split("/")[0]
         if not route.startswith(base):
@@ -74,15 +79,22 @@ class Forge:
             if not all(isinstance(body.get(k), str) and body[k] for k in ("title", "head", "base")):
                 return 422, {"message": "Validation Failed"}
             if any(r["head"]["ref"] == body["head"] and r["state"] == "open" for r in self.requests.values()):
-                return 422, {"message": "Validation Failed", "errors": [
-                    {"message": f"A pull request already exists for {owner}:{body['head']}."}]}
+                return 422, {
+                    "message": "Validation Failed",
+                    "errors": [{"message": f"A pull request already exists for {owner}:{body['head']}."}],
+                }
             number = len(self.requests) + 1
             self.requests[number] = {
-                "number": number, "html_url": f"https://github.test/{self.repository}/pull/{number}",
-                "state": "open", "title": body["title"], "body": body.get("body", ""), "draft": False,
+                "number": number,
+                "html_url": f"https://github.test/{self.repository}/pull/{number}",
+                "state": "open",
+                "title": body["title"],
+                "body": body.get("body", ""),
+                "draft": False,
                 "head": {"ref": body["head"], "label": f"{owner}:{body['head']}"},
                 "base": {"ref": body["base"]},
-                "merged_at": None}
+                "merged_at": None,
+            }
             return 201, self.requests[number]
         if route == base and method == "GET":
             wanted = query.get("head", "")
@@ -97,24 +109,33 @@ class Forge:
             self.requests[number]["state"] = body.get("state", self.requests[number]["state"])
         return 200, self.requests[number]
 
-    def _gitlab(self, method: str, route: str, query: dict[str, str],
-                body: dict[str, Any]) -> tuple[int, Any]:
+    def _gitlab(
+        self, method: str, route: str, query: dict[str, str], body: dict[str, Any]
+    ) -> tuple[int, Any]:
         base = f"/projects/{urllib.parse.quote(self.repository, safe='')}/merge_requests"
         if not route.startswith(base):
             return 404, {"message": "404 Project Not Found"}
         if route == base and method == "POST":
-            if not all(isinstance(body.get(k), str) and body[k] for k in ("source_branch", "target_branch",
-                                                                          "title")):
+            if not all(
+                isinstance(body.get(k), str) and body[k] for k in ("source_branch", "target_branch", "title")
+            ):
                 return 400, {"message": "source_branch, target_branch and title are required"}
-            if any(r["source_branch"] == body["source_branch"] and r["state"] == "opened"
-                   for r in self.requests.values()):
+            if any(
+                r["source_branch"] == body["source_branch"] and r["state"] == "opened"
+                for r in self.requests.values()
+            ):
                 return 409, {"message": ["Another open merge request already exists for this source branch"]}
             number = len(self.requests) + 1
             self.requests[number] = {
-                "iid": number, "web_url": f"https://gitlab.test/{self.repository}/-/merge_requests/{number}",
-                "state": "opened", "title": body["title"], "description": body.get("description", ""),
-                "source_branch": body["source_branch"], "target_branch": body["target_branch"],
-                "draft": False}
+                "iid": number,
+                "web_url": f"https://gitlab.test/{self.repository}/-/merge_requests/{number}",
+                "state": "opened",
+                "title": body["title"],
+                "description": body.get("description", ""),
+                "source_branch": body["source_branch"],
+                "target_branch": body["target_branch"],
+                "draft": False,
+            }
             return 201, self.requests[number]
         if route == base and method == "GET":
             wanted = query.get("source_branch", "")
@@ -154,7 +175,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(out)
 
-    do_GET = do_POST = do_PATCH = do_PUT = _serve  # noqa: N815 - http.server's names
+    do_GET = do_POST = do_PATCH = do_PUT = _serve
 
 
 @contextmanager

@@ -16,16 +16,20 @@ from kbc.store.facts_store import FactsStore
 LEXICAL = ("-c", "index.embed_model=none")
 
 GIT_ENV = {
-    "GIT_AUTHOR_NAME": "kbc tests", "GIT_AUTHOR_EMAIL": "tests@kbc.invalid",
-    "GIT_COMMITTER_NAME": "kbc tests", "GIT_COMMITTER_EMAIL": "tests@kbc.invalid",
-    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
+    "GIT_AUTHOR_NAME": "kbc tests",
+    "GIT_AUTHOR_EMAIL": "tests@kbc.invalid",
+    "GIT_COMMITTER_NAME": "kbc tests",
+    "GIT_COMMITTER_EMAIL": "tests@kbc.invalid",
+    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
+    "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
 }
 
 
 def git(root: Path, *args: str) -> str:
     env = {**os.environ, **GIT_ENV}
-    return subprocess.run(["git", "-C", str(root), *args], check=True, env=env,
-                          capture_output=True, text=True).stdout
+    return subprocess.run(
+        ["git", "-C", str(root), *args], check=True, env=env, capture_output=True, text=True
+    ).stdout
 
 
 def write_tree(root: Path, files: dict[str, str | bytes]) -> None:
@@ -59,8 +63,9 @@ def repo_factory(tmp_path: Path) -> RepoFactory:
     return make
 
 
-def facts_of(source: str, module: str = "pkg.mod", path: str = "pkg/mod.py",
-             is_package: bool = False) -> FileFacts:
+def facts_of(
+    source: str, module: str = "pkg.mod", path: str = "pkg/mod.py", is_package: bool = False
+) -> FileFacts:
     """Analyze one file's source text and return its facts (the test fails otherwise)."""
     data = textwrap.dedent(source).lstrip("\n").encode()
     result = analyze_source(data, AnalysisTask(path, "/nonexistent/" + path, module, is_package))

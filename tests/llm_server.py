@@ -52,12 +52,18 @@ def prompt_facts(request: dict[str, Any]) -> dict[str, Any]:
 
 
 def _completion(content: str) -> bytes:
-    return json.dumps({
-        "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": "test-model",
-        "choices": [{"index": 0, "finish_reason": "stop",
-                     "message": {"role": "assistant", "content": content}}],
-        "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
-    }).encode()
+    return json.dumps(
+        {
+            "id": "chatcmpl-test",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "test-model",
+            "choices": [
+                {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}
+            ],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
+        }
+    ).encode()
 
 
 class _JSONHandler(BaseHTTPRequestHandler):
@@ -68,7 +74,7 @@ class _JSONHandler(BaseHTTPRequestHandler):
     def log_message(self, *args: Any) -> None:
         pass
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+    def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length", "0"))
         status, body, delay = type(self).answer(self.path, json.loads(self.rfile.read(length) or b"{}"))
         if delay:
@@ -118,29 +124,54 @@ def chat_server(script: Callable[[dict[str, Any]], Reply]) -> Iterator[ChatServe
         state.url = url
         yield state
 
+
 def grounded_answer(request: dict[str, Any]) -> str:
     """A valid interpretation for the prompt's view kind that names only what its facts hold."""
     kind, facts = view_kind(request), prompt_facts(request)
     if kind == "architecture":
         first = facts["modules"][0]["name"] if facts.get("modules") else "the code"
-        return json.dumps({"overview": f"The repository is organised around `{first}`.",
-                           "design_decisions": ["Modules import downwards only."]})
+        return json.dumps(
+            {
+                "overview": f"The repository is organised around `{first}`.",
+                "design_decisions": ["Modules import downwards only."],
+            }
+        )
     if kind == "module":
-        return json.dumps({"purpose": f"`{facts['name']}` holds the code of this part.",
-                           "responsibilities": ["It keeps the records."], "collaborators": []})
+        return json.dumps(
+            {
+                "purpose": f"`{facts['name']}` holds the code of this part.",
+                "responsibilities": ["It keeps the records."],
+                "collaborators": [],
+            }
+        )
     if kind == "workflow":
         steps = facts.get("steps", [])
-        return json.dumps({"summary": "It runs the command.",
-                           "steps": [{"n": s["n"], "explanation": f"Calls `{s['symbol']}`."} for s in steps]})
+        return json.dumps(
+            {
+                "summary": "It runs the command.",
+                "steps": [{"n": s["n"], "explanation": f"Calls `{s['symbol']}`."} for s in steps],
+            }
+        )
     if kind == "domain_concepts":
-        return json.dumps({"concepts": [{"name": c["name"], "meaning": "A record of the shop."}
-                                        for c in facts.get("concepts", [])]})
+        return json.dumps(
+            {
+                "concepts": [
+                    {"name": c["name"], "meaning": "A record of the shop."} for c in facts.get("concepts", [])
+                ]
+            }
+        )
     if kind == "business_rules":
-        return json.dumps({"rules": [{"n": r["n"], "rule": "The amount must be positive."}
-                                     for r in facts.get("rules", [])]})
+        return json.dumps(
+            {"rules": [{"n": r["n"], "rule": "The amount must be positive."} for r in facts.get("rules", [])]}
+        )
     if kind == "integrations":
-        return json.dumps({"integrations": [{"name": i["name"], "role": "An outside service."}
-                                            for i in facts.get("integrations", [])]})
+        return json.dumps(
+            {
+                "integrations": [
+                    {"name": i["name"], "role": "An outside service."} for i in facts.get("integrations", [])
+                ]
+            }
+        )
     return json.dumps({"summary": "What a user can do."})
 
 
@@ -188,10 +219,20 @@ def embedding_server(dim: int = 32) -> Iterator[EmbeddingServer]:
         encoded: list[Any] = vectors
         if request.get("encoding_format") == "base64":
             encoded = [base64.b64encode(struct.pack(f"<{len(v)}f", *v)).decode() for v in vectors]
-        return 200, json.dumps({
-            "object": "list", "model": request.get("model", ""),
-            "data": [{"object": "embedding", "index": i, "embedding": e} for i, e in enumerate(encoded)],
-            "usage": {"prompt_tokens": 1, "total_tokens": 1}}).encode(), 0.0
+        return (
+            200,
+            json.dumps(
+                {
+                    "object": "list",
+                    "model": request.get("model", ""),
+                    "data": [
+                        {"object": "embedding", "index": i, "embedding": e} for i, e in enumerate(encoded)
+                    ],
+                    "usage": {"prompt_tokens": 1, "total_tokens": 1},
+                }
+            ).encode(),
+            0.0,
+        )
 
     with _serving(answer) as url:
         state.url = url

@@ -31,9 +31,13 @@ def planted() -> tuple[dict[str, str], dict[str, str]]:
     def b64url(raw: bytes) -> str:
         return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
 
-    jwt = ".".join([b64url(b'{"alg":"HS256","typ":"JWT"}'),
-                    b64url(json.dumps({"sub": alnum(10), "name": "Ada", "iat": 1700000000}).encode()),
-                    b64url(bytes(rng.randrange(256) for _ in range(32)))])
+    jwt = ".".join(
+        [
+            b64url(b'{"alg":"HS256","typ":"JWT"}'),
+            b64url(json.dumps({"sub": alnum(10), "name": "Ada", "iat": 1700000000}).encode()),
+            b64url(bytes(rng.randrange(256) for _ in range(32))),
+        ]
+    )
     pem_body = [base64.b64encode(bytes(rng.randrange(256) for _ in range(48))).decode() for _ in range(6)]
     v = {
         "py_hex_key": hexa(32),
@@ -78,19 +82,37 @@ def planted() -> tuple[dict[str, str], dict[str, str]]:
     pem = ["-----BEGIN RSA PRIVATE KEY-----", *pem_body, "-----END RSA PRIVATE KEY-----"]
     notebook = {
         "cells": [
-            {"cell_type": "markdown", "metadata": {}, "source": [
-                "# Loading the model\n", "\n",
-                f"Log in with `huggingface-cli login --token {v['nb_hf_token']}`.\n"]},
-            {"cell_type": "code", "execution_count": 1, "metadata": {}, "source": [
-                "import requests\n",
-                f"api_key = \"{v['nb_api_key']}\"\n",
-                f"password = \"{v['nb_password']}\"\n",
-                "resp = requests.get('https://api.example.com', auth=('me', password))\n"],
-             "outputs": [{"output_type": "stream", "name": "stdout",
-                          "text": [f"deploying with {v['nb_output_github']}\n"]}]},
+            {
+                "cell_type": "markdown",
+                "metadata": {},
+                "source": [
+                    "# Loading the model\n",
+                    "\n",
+                    f"Log in with `huggingface-cli login --token {v['nb_hf_token']}`.\n",
+                ],
+            },
+            {
+                "cell_type": "code",
+                "execution_count": 1,
+                "metadata": {},
+                "source": [
+                    "import requests\n",
+                    f'api_key = "{v["nb_api_key"]}"\n',
+                    f'password = "{v["nb_password"]}"\n',
+                    "resp = requests.get('https://api.example.com', auth=('me', password))\n",
+                ],
+                "outputs": [
+                    {
+                        "output_type": "stream",
+                        "name": "stdout",
+                        "text": [f"deploying with {v['nb_output_github']}\n"],
+                    }
+                ],
+            },
         ],
         "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3"}},
-        "nbformat": 4, "nbformat_minor": 5,
+        "nbformat": 4,
+        "nbformat_minor": 5,
     }
     files = {
         "app/__init__.py": '"""The app."""\n',
@@ -104,53 +126,62 @@ def planted() -> tuple[dict[str, str], dict[str, str]]:
             f'STRIPE_KEY = "{v["py_stripe"]}"\n'
             f'SLACK_WEBHOOK = "https://hooks.slack.com/services/{v["py_slack_webhook"]}"\n'
             f'SERVICE = {{"user": "svc", "password": "{v["py_dict_password"]}"}}\n'
-            f'SESSION_TOKEN = "{v["py_jwt"]}"\n'),
+            f'SESSION_TOKEN = "{v["py_jwt"]}"\n'
+        ),
         "app/client.py": (
-            'def connect():\n'
+            "def connect():\n"
             f'    """{v["py_docstring_key"]} is the key this client signs with."""\n'
-            f'    # token: {v["py_github_comment"]}\n'
-            '    return 1\n\n\n'
-            'SIGNING_KEY = """\n' + "\n".join(pem) + '\n"""\n'),
+            f"    # token: {v['py_github_comment']}\n"
+            "    return 1\n\n\n"
+            'SIGNING_KEY = """\n' + "\n".join(pem) + '\n"""\n'
+        ),
         "docs/setup.md": (
             "# Setup\n\nSet the key before running:\n\n```bash\n"
             f"export OPENAI_API_KEY={v['md_export_openai']}\n```\n\n"
-            f"Call it with `curl -H \"Authorization: Bearer {v['md_bearer']}\" https://api.example.com`.\n\n"
+            f'Call it with `curl -H "Authorization: Bearer {v["md_bearer"]}" https://api.example.com`.\n\n'
             f"A session looks like {v['md_jwt']} once signed.\n\n"
             f"The [dashboard](https://admin:{v['md_basic_auth_url']}@dash.example.com) shows it.\n\n"
             f"The staging password is {v['py_password']}, the same as in the settings.\n\n"
             "```\n-----BEGIN OPENSSH PRIVATE KEY-----\n"
-            + "\n".join(pem_body[3:6]) + "\n-----END OPENSSH PRIVATE KEY-----\n```\n"),
+            + "\n".join(pem_body[3:6])
+            + "\n-----END OPENSSH PRIVATE KEY-----\n```\n"
+        ),
         "notebooks/explore.ipynb": json.dumps(notebook, indent=1) + "\n",
         "deploy/values.yaml": (
             "database:\n  user: app\n  password: >-\n"
             f"    {v['yaml_folded_password']}\n"
             f"api_key: {v['yaml_plain_api_key']}\n"
             "tls:\n  secret: |\n"
-            f"    {v['yaml_literal_secret']}\n"),
+            f"    {v['yaml_literal_secret']}\n"
+        ),
         ".gitlab-ci.yml": (
             "deploy:\n  script:\n"
-            f"    - git push https://oauth2:{v['yaml_gitlab_token']}@gitlab.example.com/app.git\n"),
+            f"    - git push https://oauth2:{v['yaml_gitlab_token']}@gitlab.example.com/app.git\n"
+        ),
         "Dockerfile": (
             "FROM python:3.11-slim\n"
             f"ENV API_TOKEN={v['docker_env_token']}\n"
             f"ENV DB_PASSWORD {v['docker_env_space_password']}\n"
             f"ARG NPM_TOKEN={v['docker_arg_npm']}\n"
             "COPY . /app\n"
-            'CMD ["python", "-m", "app"]\n'),
+            'CMD ["python", "-m", "app"]\n'
+        ),
         ".env": f"SECRET_KEY={v['dotenv_secret_key']}\nDEBUG=1\n",
         "scripts/deploy.sh": (
             "#!/bin/sh\n"
             f"export AWS_SECRET_ACCESS_KEY={v['shell_aws_secret']}\n"
-            "aws s3 sync build/ s3://bucket\n"),
+            "aws s3 sync build/ s3://bucket\n"
+        ),
         "config/service.toml": f'[auth]\ntoken = "{v["toml_token"]}"\n',
         "setup.cfg": f"[db]\npassword = {v['ini_password']}\n",
-        "config/oauth.json": json.dumps({"client_id": "app",
-                                         "client_secret": v["json_client_secret"]}) + "\n",
+        "config/oauth.json": json.dumps({"client_id": "app", "client_secret": v["json_client_secret"]})
+        + "\n",
         "web/main.js": f'const apiKey = "{v["js_api_key"]}";\nexport default apiKey;\n',
         ".npmrc": f"//registry.npmjs.org/:_authToken={v['npmrc_token']}\n",
         "docs/api.rst": (
             "API\n===\n\n.. code-block:: bash\n\n"
-            f"   curl -H 'Authorization: Bearer {v['rst_bearer']}' https://api.example.com\n"),
+            f"   curl -H 'Authorization: Bearer {v['rst_bearer']}' https://api.example.com\n"
+        ),
         "notes.txt": f"Claude key for the demo: {v['txt_anthropic']}\n",
         "certs/server.pem": "\n".join(pem) + "\n",
     }

@@ -89,7 +89,7 @@ STORE = {
         AWS_ACCESS_KEY_ID = "AKIAIOSFODNN7EXAMPLE"
         AWS_SECRET_ACCESS_KEY = "{SECRET}"
     ''',
-    "docs/refunds.md": '''
+    "docs/refunds.md": """
         ---
         refs: ["store/payments/*.py"]
         ---
@@ -97,13 +97,14 @@ STORE = {
 
         A refund is checked by `store.payments.refunds.validate_refund`
         and `store.payments.refunds.old_check`.
-    ''',
+    """,
 }
 
 
 @contextmanager
-def built_repository(folder: Path, files: dict[str, str | bytes],
-                     keep: tuple[str, ...] = ()) -> Iterator[Path]:
+def built_repository(
+    folder: Path, files: dict[str, str | bytes], keep: tuple[str, ...] = ()
+) -> Iterator[Path]:
     """A repository of ``files`` in ``folder``, built lexically without an LLM, with the runner's
     kbc settings (but KBC_CONFIG and ``keep``) out of the way while it is used."""
     import pytest
@@ -124,8 +125,9 @@ def free_port() -> int:
 
 
 @contextmanager
-def running(kb: KnowledgeBase | Workspace, *, host: str = "127.0.0.1",
-            token: str | None = None) -> Iterator[str]:
+def running(
+    kb: KnowledgeBase | Workspace, *, host: str = "127.0.0.1", token: str | None = None
+) -> Iterator[str]:
     """The whole HTTP surface over ``kb`` (or a workspace), served until the block ends; yields
     its loopback URL."""
     import uvicorn

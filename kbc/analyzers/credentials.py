@@ -40,25 +40,33 @@ _PREFIXED = re.compile(
     r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"
     r")"
 )
-_AUTH_HEADER = re.compile(r"(?i)\b(?:bearer|basic)\s+([A-Za-z0-9._~+/=-]{16,})"
-                          r"|(?i:authorization)[\"']?\s*[:=]\s*[\"']?(?:token\s+)?([A-Za-z0-9._~+/=-]{16,})")
+_AUTH_HEADER = re.compile(
+    r"(?i)\b(?:bearer|basic)\s+([A-Za-z0-9._~+/=-]{16,})"
+    r"|(?i:authorization)[\"']?\s*[:=]\s*[\"']?(?:token\s+)?([A-Za-z0-9._~+/=-]{16,})"
+)
 # Every pattern runs in time linear in the line: a match starts only where a run of its
 # characters starts (a lookbehind), and a part that is searched back from is bounded.
-_URL_PASSWORD = re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,31}://[^\s/:@'\"]{1,256}"
-                           r":([^\s/@'\"]{3,256})@")
+_URL_PASSWORD = re.compile(
+    r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,31}://[^\s/:@'\"]{1,256}"
+    r":([^\s/@'\"]{3,256})@"
+)
 
 # A name that holds a credential: api_key, X_TOKEN, db-password, clientSecret, ...
-_NAME = (r"[A-Za-z0-9_.-]{0,80}(?:api[_-]?key|apikey|secret|token|passw(?:or)?d|passwd|pwd|credential"
-         r"|private[_-]?key|access[_-]?key|auth[_-]?key)[A-Za-z0-9_.-]{0,80}")
+_NAME = (
+    r"[A-Za-z0-9_.-]{0,80}(?:api[_-]?key|apikey|secret|token|passw(?:or)?d|passwd|pwd|credential"
+    r"|private[_-]?key|access[_-]?key|auth[_-]?key)[A-Za-z0-9_.-]{0,80}"
+)
 _ASSIGNED = re.compile(
     rf"(?i)(\\?[\"']?)(?<![A-Za-z0-9_.-])({_NAME})\\?[\"']?\s*(:=|=>|=|:)\s*(\\?[\"'`]?)"
-    rf"([^\s\"'`,;)\]}}\\]+)")
+    rf"([^\s\"'`,;)\]}}\\]+)"
+)
 # Names about credentials that do not hold one: a tokenizer, a token count, a key's file.
 _NOT_HELD = re.compile(
     r"(?i)tokeniz|tokens?[_.-]?(?:count|len|length|limit|type|ids?|usage|budget|file|path|url|uri"
     r"|endpoint|kind|pattern|re|regex)\b|(?:max|min|num|n|total|prompt|completion)[_.-]?tokens"
     r"|(?:key|password|passwd|secret|token|credentials?)[_.-]?(?:file|path|name|id|type|len|length|field|hash"
-    r"|min|max|policy|prompt|reset|ref|env|var|header|param)s?\b")
+    r"|min|max|policy|prompt|reset|ref|env|var|header|param)s?\b"
+)
 _DOCKER_ENV = re.compile(rf"(?i)^\s*(?:ENV|ARG)\s+({_NAME})\s+([^\s=]\S*)\s*$")
 _YAML_BLOCK = re.compile(rf"(?i)^(\s*)-?\s*[\"']?({_NAME})[\"']?\s*:\s*[>|][-+0-9]*\s*(?:#.*)?$")
 _TOKEN = re.compile(r"(?<![A-Za-z0-9+/_.:-])[A-Za-z0-9+/]{24,}={0,2}(?![A-Za-z0-9+/_-])")
@@ -67,14 +75,17 @@ _CONTEXT = re.compile(r"(?i)key|token|secret|pass|auth|credential|signature")
 
 # The lines any of the detectors above can fire on: a prefixed or high-entropy token, a URL,
 # or a word every other form holds (a credential-like name, a header, the hex token's context).
-_CANDIDATES = Screen((_PREFIXED, _TOKEN, re.compile("://")), re.compile(
-    "key|secret|token|pass|pwd|cred|auth|bearer|basic|signature"))
+_CANDIDATES = Screen(
+    (_PREFIXED, _TOKEN, re.compile("://")),
+    re.compile("key|secret|token|pass|pwd|cred|auth|bearer|basic|signature"),
+)
 
 # Values that name a credential rather than hold one.
 _PLACEHOLDER = re.compile(
     r"(?i)^(?:x+|\*+|\.+|changeme|change_me|none|null|nil|true|false|required|optional|string|str"
     r"|bytes|int|secret|password|token|example|placeholder|redacted|dummy|test|your[_-].*|my[_-].*"
-    r"|<.*>|\[.*\]|\{.*\}|\$.*|%.*|os\..*|env\..*|process\.env.*|self\..*|settings\..*|config\..*)$")
+    r"|<.*>|\[.*\]|\{.*\}|\$.*|%.*|os\..*|env\..*|process\.env.*|self\..*|settings\..*|config\..*)$"
+)
 
 
 def entropy(text: str) -> float:
@@ -96,8 +107,10 @@ def _literal(value: str) -> bool:
         return False
     if value[0] == "=" or any(c in value for c in "?()") or _SNAKE.fullmatch(value):
         return False  # a comparison, an expression, a snake_case name
-    return any(len(part) >= 4 and re.search(r"[A-Za-z]", part) and re.search(r"[0-9]", part)
-               for part in re.split(r"[-_.:/@]", value))
+    return any(
+        len(part) >= 4 and re.search(r"[A-Za-z]", part) and re.search(r"[0-9]", part)
+        for part in re.split(r"[-_.:/@]", value)
+    )
 
 
 _SEQUENCES = ("abcdefg", "ABCDEFG", "0123456", "qwerty", "QWERTY")
@@ -122,12 +135,17 @@ def _high_entropy(token: str) -> bool:
 
 def _credential_like(value: str) -> bool:
     """A header's or URL's value that holds a credential: not a word, a name or an env var."""
-    return (not _PLACEHOLDER.match(value) and not re.fullmatch(r"[A-Z0-9_]+", value)
-            and bool(re.search(r"[0-9]", value)) and bool(re.search(r"[A-Za-z]", value)))
+    return (
+        not _PLACEHOLDER.match(value)
+        and not re.fullmatch(r"[A-Z0-9_]+", value)
+        and bool(re.search(r"[0-9]", value))
+        and bool(re.search(r"[A-Za-z]", value))
+    )
 
 
-def find_credentials(lines: list[str], *, python: bool = False,
-                     screen: Screen | None = None, text: Text | None = None) -> list[Finding]:
+def find_credentials(  # noqa: C901 - one pass over the lines, a branch per credential form
+    lines: list[str], *, python: bool = False, screen: Screen | None = None, text: Text | None = None
+) -> list[Finding]:
     """What kbc's detectors find in ``lines``. In Python only quoted values of
     assignments count (an unquoted one is a name, and redacting it changes the code).
     Only lines ``screen`` passes are read (and the bodies of the blocks they open); ``text``:

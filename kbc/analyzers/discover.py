@@ -22,34 +22,79 @@ from kbc.domain.models import Inventory, SkippedPath, SourceFile
 BINARY_SNIFF_BYTES = 8000
 
 # Folders a plain-directory walk never enters (a git work tree already leaves them out).
-WALK_SKIP_DIRS = frozenset({
-    ".git", ".hg", ".svn", ".kbc", "__pycache__", "node_modules", ".venv", "venv",
-    ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs",
-})
+WALK_SKIP_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".kbc",
+        "__pycache__",
+        "node_modules",
+        ".venv",
+        "venv",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".eggs",
+    }
+)
 
 LANGUAGES = {
-    ".py": "python", ".pyw": "python", ".pyi": "python-stub",
-    ".md": "markdown", ".markdown": "markdown", ".rst": "rst", ".txt": "text",
-    ".toml": "toml", ".cfg": "ini", ".ini": "ini", ".yaml": "yaml", ".yml": "yaml",
-    ".json": "json", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript",
-    ".ts": "typescript", ".mts": "typescript", ".cts": "typescript", ".tsx": "tsx", ".jsx": "javascript",
-    ".html": "html", ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".hpp": "cpp", ".hh": "cpp", ".hxx": "cpp",
-    ".css": "css", ".sh": "shell", ".sql": "sql", ".c": "c", ".h": "c", ".rs": "rust",
-    ".go": "go", ".java": "java",
+    ".py": "python",
+    ".pyw": "python",
+    ".pyi": "python-stub",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".rst": "rst",
+    ".txt": "text",
+    ".toml": "toml",
+    ".cfg": "ini",
+    ".ini": "ini",
+    ".yaml": "yaml",
+    ".yml": "yaml",
+    ".json": "json",
+    ".js": "javascript",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+    ".ts": "typescript",
+    ".mts": "typescript",
+    ".cts": "typescript",
+    ".tsx": "tsx",
+    ".jsx": "javascript",
+    ".html": "html",
+    ".cc": "cpp",
+    ".cpp": "cpp",
+    ".cxx": "cpp",
+    ".hpp": "cpp",
+    ".hh": "cpp",
+    ".hxx": "cpp",
+    ".css": "css",
+    ".sh": "shell",
+    ".sql": "sql",
+    ".c": "c",
+    ".h": "c",
+    ".rs": "rust",
+    ".go": "go",
+    ".java": "java",
 }
 
 
 def git_blob_id(data: bytes) -> str:
     """The id git gives ``data`` as a blob, so a clean file's id equals ``git ls-files -s``."""
-    digest = hashlib.sha1(b"blob %d\0" % len(data))  # noqa: S324 - git's object id, not security
+    digest = hashlib.sha1(b"blob %d\0" % len(data))
     digest.update(data)
     return digest.hexdigest()
 
 
 # A `.h` header is C++ when its opening shows C++ (a class, namespace or template, a standard
 # header without a suffix, `std::`): headers are shared by both languages' files.
-_CPP_HEADER = re.compile(rb"^\s*(?:namespace\s+\w|class\s+\w+\s*[:{]|template\s*<|#\s*include\s*<[a-z_]+>)"
-                         rb"|std::", re.MULTILINE)
+_CPP_HEADER = re.compile(
+    rb"^\s*(?:namespace\s+\w|class\s+\w+\s*[:{]|template\s*<|#\s*include\s*<[a-z_]+>)"
+    rb"|std::",
+    re.MULTILINE,
+)
 
 
 def line_count(data: bytes) -> int:
@@ -80,8 +125,9 @@ def _git_candidates(root: Path, store_prefix: str = "") -> tuple[list[tuple[str,
         entries.setdefault(path, meta.split(" ", 1)[0])
     ignored_out = git(root, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
     # kbc's own store is not the repository's: whether it exists yet must not change the count.
-    ignored = sum(1 for p in ignored_out.split("\0")
-                  if p and not (store_prefix and (p + "/").startswith(store_prefix)))
+    ignored = sum(
+        1 for p in ignored_out.split("\0") if p and not (store_prefix and (p + "/").startswith(store_prefix))
+    )
     return sorted((mode, path) for path, mode in entries.items()), ignored, head_commit(root)
 
 
@@ -129,9 +175,7 @@ def _inside(path: Path, root: Path) -> bool:
     return True
 
 
-def _classify(
-    root: Path, rel: str, mode: str, max_bytes: int
-) -> SourceFile | SkippedPath:
+def _classify(root: Path, rel: str, mode: str, max_bytes: int) -> SourceFile | SkippedPath:
     full = root / rel
     if mode == "160000":
         return SkippedPath(rel, "submodule", "a git submodule; analyze it on its own")
@@ -145,8 +189,11 @@ def _classify(
         return SkippedPath(rel, "symlink", f"points to {target.relative_to(root).as_posix()}")
     resolved = Path(os.path.realpath(full))
     if not _inside(resolved, root):  # a folder on its path is a link that leaves the repository
-        return SkippedPath(rel, "symlink-outside", f"a folder on its path points outside the "
-                                                   f"repository, to {resolved.parent}")
+        return SkippedPath(
+            rel,
+            "symlink-outside",
+            f"a folder on its path points outside the repository, to {resolved.parent}",
+        )
     try:
         size = full.stat().st_size
     except FileNotFoundError:
@@ -220,11 +267,7 @@ def _excluded(paths: Iterable[str], patterns: Sequence[str]) -> set[str]:
 
 
 def discover(
-    root: Path,
-    *,
-    max_file_bytes: int,
-    exclude: Sequence[str] = (),
-    store_dir: Path | None = None,
+    root: Path, *, max_file_bytes: int, exclude: Sequence[str] = (), store_dir: Path | None = None
 ) -> Inventory:
     """List the text files under ``root`` with the paths skipped and why."""
     root = root.resolve()
@@ -246,8 +289,9 @@ def discover(
     for mode, rel in candidates:
         if not _utf8(rel):
             printable = rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-            skipped.append(SkippedPath(printable, "bad-name",
-                                       "its name is not UTF-8; rename it to have it analyzed"))
+            skipped.append(
+                SkippedPath(printable, "bad-name", "its name is not UTF-8; rename it to have it analyzed")
+            )
             continue
         if store_prefix and rel.startswith(store_prefix):
             skipped.append(SkippedPath(rel, "excluded", "inside kbc's store"))

@@ -18,9 +18,12 @@ _FIELD = re.compile(r"^\s*:[\w\s.-]+:(\s|$)")
 _PROMPT = re.compile(r"^\s*(>>>|\.\.\.)(\s|$)")
 _MD_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+\S")
 _BULLET = re.compile(r"^\s*([-*+•]|\d+[.)])\s+")
-_LICENCE = re.compile(r"copyright\b|\(c\)\s*\d{4}|licensed under|spdx-license-identifier|permission is hereby"
-                      r" granted|gnu (lesser |affero )?general public license|all rights reserved|"
-                      r"apache license|mit license|bsd license|warranty", re.IGNORECASE)
+_LICENCE = re.compile(
+    r"copyright\b|\(c\)\s*\d{4}|licensed under|spdx-license-identifier|permission is hereby"
+    r" granted|gnu (lesser |affero )?general public license|all rights reserved|"
+    r"apache license|mit license|bsd license|warranty",
+    re.IGNORECASE,
+)
 _ROLE = re.compile(r":[\w:.-]+:`~?([^`<]*?)(?:\s*<[^>]*>)?`")
 _DOUBLE = re.compile(r"``([^`]+)``")
 _REST_LINK = re.compile(r"`([^`<]+?)\s*<[^>]+>`__?")
@@ -106,9 +109,13 @@ def _paragraphs(doc: str) -> tuple[list[str], list[str]]:
 def _is_title(paragraph: str) -> bool:
     """A short line of words with no sentence end: a heading written without markup."""
     words = paragraph.split()
-    return (len(words) <= _TITLE_WORDS and not re.search(r"[.!?:;,]\s*$", paragraph)
-            and not any(ch in paragraph for ch in "()=`") and paragraph[:1].isupper()
-            and sum(w[:1].isupper() for w in words) * 2 > len(words))
+    return (
+        len(words) <= _TITLE_WORDS
+        and not re.search(r"[.!?:;,]\s*$", paragraph)
+        and not any(ch in paragraph for ch in "()=`")
+        and paragraph[:1].isupper()
+        and sum(w[:1].isupper() for w in words) * 2 > len(words)
+    )
 
 
 def _inline(text: str) -> str:
@@ -128,7 +135,7 @@ def _without_lead_in(text: str) -> str:
     if not text.endswith(":"):
         return text
     ends = list(_SENTENCE_END.finditer(text))
-    return text[:ends[-1].end()].strip() if ends else text
+    return text[: ends[-1].end()].strip() if ends else text
 
 
 def _sentences(text: str, limit: int) -> str:
@@ -137,7 +144,7 @@ def _sentences(text: str, limit: int) -> str:
         return text
     kept = ""
     for end in _SENTENCE_END.finditer(text):
-        candidate = text[:end.end()].strip()
+        candidate = text[: end.end()].strip()
         if len(candidate) > limit:
             break
         kept = candidate

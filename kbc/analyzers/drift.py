@@ -63,10 +63,14 @@ def parse_front_matter(text: str) -> FrontMatter:
         return FrontMatter((), text, 1)
     close = next((i for i in range(1, len(lines)) if _is_delimiter(lines[i])), 0)
     if not close:
-        return FrontMatter((), "".join(lines[1:]), 2,
-                           "front-matter opened by `---` on line 1 is never closed by a `---` line")
+        return FrontMatter(
+            (),
+            "".join(lines[1:]),
+            2,
+            "front-matter opened by `---` on line 1 is never closed by a `---` line",
+        )
     block = "".join(lines[1:close])
-    body, body_line = "".join(lines[close + 1:]), close + 2
+    body, body_line = "".join(lines[close + 1 :]), close + 2
     try:
         data = yaml.safe_load(block)
     except Exception as exc:  # YAMLError, or a constructor's ValueError: a value, not a crash
@@ -74,8 +78,12 @@ def parse_front_matter(text: str) -> FrontMatter:
     if data is None:
         return FrontMatter((), body, body_line)
     if not isinstance(data, dict):
-        return FrontMatter((), body, body_line,
-                           f"front-matter must be a mapping of keys to values, not a {type(data).__name__}")
+        return FrontMatter(
+            (),
+            body,
+            body_line,
+            f"front-matter must be a mapping of keys to values, not a {type(data).__name__}",
+        )
     scopes = _scopes(data.get("scope"))
     title = data["title"].strip() if isinstance(data.get("title"), str) else ""
     tags = _scopes(data.get("tags"))
@@ -84,9 +92,15 @@ def parse_front_matter(text: str) -> FrontMatter:
         return FrontMatter((), body, body_line, scopes=scopes, title=title, tags=tags)
     items = [raw] if isinstance(raw, str) else raw
     if not isinstance(items, list):
-        return FrontMatter((), body, body_line,
-                           f"front-matter `refs` must be a list of globs, not a {type(raw).__name__}",
-                           scopes=scopes, title=title, tags=tags)
+        return FrontMatter(
+            (),
+            body,
+            body_line,
+            f"front-matter `refs` must be a list of globs, not a {type(raw).__name__}",
+            scopes=scopes,
+            title=title,
+            tags=tags,
+        )
     refs: list[str] = []
     problems: list[str] = []
     for number, item in enumerate(items, 1):
@@ -182,7 +196,7 @@ def _translate(pattern: str) -> str:
                 out.append(re.escape(c))
                 i += 1
                 continue
-            inner = pattern[i + 1:j]
+            inner = pattern[i + 1 : j]
             negate = inner[:1] in ("!", "^")
             inner = inner[1:] if negate else inner
             inner = inner.replace("\\", "\\\\").replace("[", "\\[")
@@ -210,8 +224,9 @@ def governs(refs: Sequence[str], path: str) -> bool:
 def stale_refs(refs: Sequence[str], tracked: Iterable[str]) -> tuple[str, ...]:
     """The including (not ``!``) patterns that match no tracked path, in the order written."""
     paths = list(tracked)
-    return tuple(r for r in refs
-                 if not compile_glob(r).negated and not any(compile_glob(r).matches(p) for p in paths))
+    return tuple(
+        r for r in refs if not compile_glob(r).negated and not any(compile_glob(r).matches(p) for p in paths)
+    )
 
 
 # -- git history ------------------------------------------------------------------
@@ -228,8 +243,16 @@ def _log(root: Path, *args: str) -> Iterator[Commit]:
     """``git log`` newest first, one Commit per entry; nothing when git is missing or fails."""
     sha, date = "", ""
     paths: list[str] = []
-    for line in git_lines(root, "--literal-pathspecs", "log", "--format=%x00%H %cs", "--name-only",
-                          "--relative", "--no-renames", *args):
+    for line in git_lines(
+        root,
+        "--literal-pathspecs",
+        "log",
+        "--format=%x00%H %cs",
+        "--name-only",
+        "--relative",
+        "--no-renames",
+        *args,
+    ):
         line = line.rstrip("\n")
         if line.startswith("\0"):
             if sha:
@@ -306,22 +329,34 @@ def check_document(
             count = len({c.sha for c, _ in touching})
             latest = max(c.date for c, _ in touching)
             files = tuple(sorted({f for _, changed in touching for f in changed}))
-            reasons.append(DriftReason(
-                "code_changed",
-                f"{_plural(count, 'commit')} since the document's last commit ({last[1]}) changed "
-                f"{_plural(len(files), 'governed file')}; the latest on {latest}",
-                commits_since=count, last_change=latest, files=files))
+            reasons.append(
+                DriftReason(
+                    "code_changed",
+                    f"{_plural(count, 'commit')} since the document's last commit ({last[1]}) changed "
+                    f"{_plural(len(files), 'governed file')}; the latest on {latest}",
+                    commits_since=count,
+                    last_change=latest,
+                    files=files,
+                )
+            )
     names = code.missing(code_spans(front.body, front.body_line))
     if names:
-        reasons.append(DriftReason(
-            "missing_symbols", f"mentions {_plural(len(names), 'name')} the code no longer has",
-            names=names))
+        reasons.append(
+            DriftReason(
+                "missing_symbols",
+                f"mentions {_plural(len(names), 'name')} the code no longer has",
+                names=names,
+            )
+        )
     stale = stale_refs(front.refs, tracked)
     if stale:
-        reasons.append(DriftReason(
-            "stale_ref",
-            f"{_plural(len(stale), 'ref')} {'matches' if len(stale) == 1 else 'match'} no tracked file",
-            refs=stale))
+        reasons.append(
+            DriftReason(
+                "stale_ref",
+                f"{_plural(len(stale), 'ref')} {'matches' if len(stale) == 1 else 'match'} no tracked file",
+                refs=stale,
+            )
+        )
     if front.problem:
         reasons.append(DriftReason("bad_front_matter", front.problem))
     if not reasons:

@@ -25,8 +25,20 @@ from kbc.domain.errors import TargetError
 from kbc.domain.settings import default_data_dir, environment_with
 
 # What a repository's configuration may not make git run (the command line wins over it).
-SAFE = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "core.pager=cat",
-        "-c", "diff.external=", "-c", "core.quotePath=false", "-c", "protocol.ext.allow=never")
+SAFE = (
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "core.pager=cat",
+    "-c",
+    "diff.external=",
+    "-c",
+    "core.quotePath=false",
+    "-c",
+    "protocol.ext.allow=never",
+)
 _ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "LC_ALL": "C"}
 
 
@@ -42,14 +54,28 @@ def _command(root: Path | None, args: Sequence[str]) -> list[str]:
     return ["git", *SAFE, *(["-C", str(root)] if root is not None else []), *args]
 
 
-def git(root: Path | None, *args: str, check: bool = True, errors: str = "surrogateescape",
-        given: str | None = None, env: Mapping[str, str] | None = None) -> str:
+def git(
+    root: Path | None,
+    *args: str,
+    check: bool = True,
+    errors: str = "surrogateescape",
+    given: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> str:
     """What ``git -C root args`` prints (raises :class:`GitFailed` when it fails and ``check``;
     OSError when there is no git). ``given`` is its standard input; ``env`` adds variables
     (a temporary index, an author)."""
-    done = subprocess.run(_command(root, args), capture_output=True, text=True, encoding="utf-8",
-                          errors=errors, env=environment_with({**_ENV, **(env or {})}),
-                          input=given, stdin=None if given is not None else subprocess.DEVNULL, check=False)
+    done = subprocess.run(
+        _command(root, args),
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        errors=errors,
+        env=environment_with({**_ENV, **(env or {})}),
+        input=given,
+        stdin=None if given is not None else subprocess.DEVNULL,
+        check=False,
+    )
     if done.returncode != 0 and check:
         raise GitFailed(done.stderr)
     return done.stdout if done.returncode == 0 else ""
@@ -57,8 +83,13 @@ def git(root: Path | None, *args: str, check: bool = True, errors: str = "surrog
 
 def git_ok(root: Path, *args: str) -> bool:
     """Whether ``git -C root args`` succeeds (for the commands that answer by exit code)."""
-    done = subprocess.run(_command(root, args), capture_output=True, env=environment_with(_ENV),
-                          stdin=subprocess.DEVNULL, check=False)
+    done = subprocess.run(
+        _command(root, args),
+        capture_output=True,
+        env=environment_with(_ENV),
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
     return done.returncode == 0
 
 
@@ -66,9 +97,16 @@ def git_lines(root: Path, *args: str, errors: str = "replace") -> Iterator[str]:
     """The lines ``git -C root args`` prints, as it prints them (a long log is never held whole,
     and stopping early stops git); nothing when git is missing or fails."""
     try:
-        process = subprocess.Popen(_command(root, args), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                   stdin=subprocess.DEVNULL, text=True, encoding="utf-8", errors=errors,
-                                   env=environment_with(_ENV))
+        process = subprocess.Popen(
+            _command(root, args),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            encoding="utf-8",
+            errors=errors,
+            env=environment_with(_ENV),
+        )
     except OSError:
         return
     with process:
@@ -133,8 +171,13 @@ def uncommitted(root: Path, store: Path | None = None) -> str:
     inside = ""
     if store is not None and store.resolve().is_relative_to(top.resolve()):
         inside = store.resolve().relative_to(top.resolve()).as_posix() + "/"
-    entries = sorted({(entry[:2], entry[3:]) for entry in status.split("\0")
-                      if len(entry) > 3 and entry[2] == " " and "\n" not in entry})
+    entries = sorted(
+        {
+            (entry[:2], entry[3:])
+            for entry in status.split("\0")
+            if len(entry) > 3 and entry[2] == " " and "\n" not in entry
+        }
+    )
     entries = [(state, path) for state, path in entries if not (inside and path.startswith(inside))]
     if not entries:
         return ""
@@ -142,8 +185,9 @@ def uncommitted(root: Path, store: Path | None = None) -> str:
     blobs = {path: "link:" + os.readlink(top / path) for _, path in entries if (top / path).is_symlink()}
     present = [path for _, path in entries if path not in blobs and (top / path).is_file()]
     if present:
-        hashed = git(top, "hash-object", "--no-filters", "--stdin-paths", check=False,
-                     given="\n".join(present) + "\n")
+        hashed = git(
+            top, "hash-object", "--no-filters", "--stdin-paths", check=False, given="\n".join(present) + "\n"
+        )
         blobs.update(zip(present, hashed.split(), strict=False))
     digest = hashlib.sha256()
     for state, path in entries:
@@ -156,8 +200,9 @@ def changes_since(root: Path, commit: str) -> Changes | None:
     if not commit or work_tree(root) is None:
         return None
     try:
-        out = git(root, "diff", "--name-status", "-M", "-z", "--no-ext-diff", "--no-textconv", commit,
-                  "--", ".")
+        out = git(
+            root, "diff", "--name-status", "-M", "-z", "--no-ext-diff", "--no-textconv", commit, "--", "."
+        )
     except GitFailed:
         return None
     added: list[str] = []
@@ -179,8 +224,9 @@ def changes_since(root: Path, commit: str) -> Changes | None:
         path = parts[index + 1]
         {"A": added, "D": deleted}.get(status[0], modified).append(path)
         index += 2
-    return Changes(tuple(sorted(added)), tuple(sorted(modified)), tuple(sorted(deleted)),
-                   tuple(sorted(renamed)))
+    return Changes(
+        tuple(sorted(added)), tuple(sorted(modified)), tuple(sorted(deleted)), tuple(sorted(renamed))
+    )
 
 
 def data_dir(configured: str = "") -> Path:
@@ -215,8 +261,10 @@ def follow(url: str, branch: str = "", data: str = "") -> tuple[Path, str]:
         git(target, "fetch", "-q", "origin")
         git(target, "reset", "-q", "--hard", f"origin/{followed}")
     except GitFailed as exc:
-        raise TargetError(without_password(f"cannot follow {url}: {git_failure(exc.stderr)}"),
-                          hint="check the URL, the branch and that this machine can reach it") from None
+        raise TargetError(
+            without_password(f"cannot follow {url}: {git_failure(exc.stderr)}"),
+            hint="check the URL, the branch and that this machine can reach it",
+        ) from None
     return target, followed
 
 

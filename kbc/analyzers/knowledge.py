@@ -87,8 +87,10 @@ def open_root(root: KnowledgeRoot, repo: Path, data_dir: str = "") -> OpenedRoot
     folder = Path(root.path).expanduser()
     folder = (folder if folder.is_absolute() else repo / folder).resolve()
     if not folder.is_dir():
-        raise TargetError(f"knowledge root {root.name!r}: {root.path} is not a folder",
-                          hint="fix the path in [[knowledge]], KBC_KNOWLEDGE or --knowledge")
+        raise TargetError(
+            f"knowledge root {root.name!r}: {root.path} is not a folder",
+            hint="fix the path in [[knowledge]], KBC_KNOWLEDGE or --knowledge",
+        )
     branch = ""
     if work_tree(folder) is not None:
         branch = git(folder, "rev-parse", "--abbrev-ref", "HEAD", check=False).strip()
@@ -100,9 +102,14 @@ def markdown_paths(folder: Path) -> list[str]:
     if work_tree(folder) is not None:  # paths relative to the folder, even inside a larger tree
         listed = git(folder, "ls-files", "-z", "--", ".").split("\0")
         return sorted(p for p in listed if p.lower().endswith(MARKDOWN))
-    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")
-                  if p.is_file() and p.suffix.lower() in MARKDOWN and not p.is_symlink()
-                  and not any(part.startswith(".") for part in p.relative_to(folder).parts))
+    return sorted(
+        p.relative_to(folder).as_posix()
+        for p in folder.rglob("*")
+        if p.is_file()
+        and p.suffix.lower() in MARKDOWN
+        and not p.is_symlink()
+        and not any(part.startswith(".") for part in p.relative_to(folder).parts)
+    )
 
 
 def _modified(path: Path) -> str:
@@ -115,8 +122,9 @@ def _modified(path: Path) -> str:
         return ""
 
 
-def read_documents(opened: OpenedRoot, max_bytes: int,
-                   also: Iterable[str] = ()) -> tuple[list[KnowledgeDocument], list[str]]:
+def read_documents(
+    opened: OpenedRoot, max_bytes: int, also: Iterable[str] = ()
+) -> tuple[list[KnowledgeDocument], list[str]]:
     """The root's documents, and what could not be read (each with why); ``also`` are the
     credential values found in the compiled repository, redacted wherever a document repeats
     one."""
@@ -136,8 +144,17 @@ def read_documents(opened: OpenedRoot, max_bytes: int,
         commit, date = dates.get(path, ("", ""))
         if not commit:  # outside git (or never committed): the day it was last written
             date = _modified(opened.folder / path)
-        documents.append(KnowledgeDocument(opened.root.name, path, cleaned.text,
-                                           scopes_of(path, front.scopes, opened.root.name), front.refs,
-                                           commit, date, len(cleaned.findings),
-                                           hashlib.sha256(data).hexdigest()))
+        documents.append(
+            KnowledgeDocument(
+                opened.root.name,
+                path,
+                cleaned.text,
+                scopes_of(path, front.scopes, opened.root.name),
+                front.refs,
+                commit,
+                date,
+                len(cleaned.findings),
+                hashlib.sha256(data).hexdigest(),
+            )
+        )
     return documents, problems

@@ -18,15 +18,36 @@ from kbc.domain.models import FileFacts, Import, Integration
 
 # Import name -> distribution, where they differ (the common cases).
 DISTRIBUTIONS: dict[str, str] = {
-    "yaml": "PyYAML", "cv2": "opencv-python", "PIL": "Pillow", "sklearn": "scikit-learn",
-    "bs4": "beautifulsoup4", "git": "GitPython", "dateutil": "python-dateutil",
-    "attr": "attrs", "jwt": "PyJWT", "dotenv": "python-dotenv", "magic": "python-magic",
-    "google": "google-api-core", "Crypto": "pycryptodome", "OpenSSL": "pyOpenSSL",
-    "MySQLdb": "mysqlclient", "psycopg2": "psycopg2", "serial": "pyserial",
-    "usb": "pyusb", "zmq": "pyzmq", "docx": "python-docx", "pptx": "python-pptx",
-    "slugify": "python-slugify", "multipart": "python-multipart", "jose": "python-jose",
-    "win32api": "pywin32", "skimage": "scikit-image", "fitz": "PyMuPDF",
-    "pkg_resources": "setuptools", "_pytest": "pytest", "typing_extensions": "typing-extensions",
+    "yaml": "PyYAML",
+    "cv2": "opencv-python",
+    "PIL": "Pillow",
+    "sklearn": "scikit-learn",
+    "bs4": "beautifulsoup4",
+    "git": "GitPython",
+    "dateutil": "python-dateutil",
+    "attr": "attrs",
+    "jwt": "PyJWT",
+    "dotenv": "python-dotenv",
+    "magic": "python-magic",
+    "google": "google-api-core",
+    "Crypto": "pycryptodome",
+    "OpenSSL": "pyOpenSSL",
+    "MySQLdb": "mysqlclient",
+    "psycopg2": "psycopg2",
+    "serial": "pyserial",
+    "usb": "pyusb",
+    "zmq": "pyzmq",
+    "docx": "python-docx",
+    "pptx": "python-pptx",
+    "slugify": "python-slugify",
+    "multipart": "python-multipart",
+    "jose": "python-jose",
+    "win32api": "pywin32",
+    "skimage": "scikit-image",
+    "fitz": "PyMuPDF",
+    "pkg_resources": "setuptools",
+    "_pytest": "pytest",
+    "typing_extensions": "typing-extensions",
 }
 STDLIB = frozenset(sys.stdlib_module_names) | {"__future__", "__main__"}
 
@@ -92,9 +113,14 @@ def link(files: list[FileFacts]) -> list[FileFacts]:
         for imp in imports:
             if imp.kind == "external" and imp.distribution not in first_use:
                 first_use[imp.distribution] = imp.line
-        packages = [Integration("package", dist, facts.path, line, facts.module)
-                    for dist, line in first_use.items()]
-        integrations = tuple(sorted((*_named(facts.integrations, constants), *packages),
-                                    key=lambda i: (i.line, i.kind, i.name, i.symbol)))
+        packages = [
+            Integration("package", dist, facts.path, line, facts.module) for dist, line in first_use.items()
+        ]
+        integrations = tuple(
+            sorted(
+                (*_named(facts.integrations, constants), *packages),
+                key=lambda i: (i.line, i.kind, i.name, i.symbol),
+            )
+        )
         out.append(dataclasses.replace(facts, imports=imports, integrations=integrations))
     return out

@@ -41,8 +41,12 @@ def code_spans(body: str, first_line: int = 1) -> list[Mention]:
     for number, line in enumerate(body.splitlines(), first_line):
         match = _FENCE.match(line)
         if fence:
-            if (match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence)
-                    and not match.group(2).strip()):
+            if (
+                match
+                and match.group(1)[0] == fence[0]
+                and len(match.group(1)) >= len(fence)
+                and not match.group(2).strip()
+            ):
                 fence = ""
             continue
         if match and not (match.group(1)[0] == "`" and "`" in match.group(2)):
@@ -52,11 +56,11 @@ def code_spans(body: str, first_line: int = 1) -> list[Mention]:
         k = 0
         while k < len(runs):
             opening = runs[k]
-            closing = next((m for m in runs[k + 1:] if len(m.group()) == len(opening.group())), None)
+            closing = next((m for m in runs[k + 1 :] if len(m.group()) == len(opening.group())), None)
             if closing is None:
                 k += 1
                 continue
-            text = line[opening.end():closing.start()].strip()
+            text = line[opening.end() : closing.start()].strip()
             if text:
                 spans.append(Mention(text, number))
             k = runs.index(closing) + 1
@@ -69,11 +73,42 @@ _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 DOTTED = re.compile(rf"{_NAME}(?:\.{_NAME})*")
 BUILTINS = frozenset(dir(builtins))
 # A dotted span ending in one of these names a file ("kbc.toml"), not code.
-FILE_SUFFIXES = frozenset({
-    "py", "pyi", "pyc", "md", "rst", "txt", "toml", "cfg", "ini", "json", "jsonl", "yaml", "yml", "lock",
-    "html", "css", "js", "ts", "csv", "tsv", "svg", "po", "pot", "sh", "log", "db", "sqlite", "env", "xml",
-    "zip", "gz", "whl",
-})
+FILE_SUFFIXES = frozenset(
+    {
+        "py",
+        "pyi",
+        "pyc",
+        "md",
+        "rst",
+        "txt",
+        "toml",
+        "cfg",
+        "ini",
+        "json",
+        "jsonl",
+        "yaml",
+        "yml",
+        "lock",
+        "html",
+        "css",
+        "js",
+        "ts",
+        "csv",
+        "tsv",
+        "svg",
+        "po",
+        "pot",
+        "sh",
+        "log",
+        "db",
+        "sqlite",
+        "env",
+        "xml",
+        "zip",
+        "gz",
+        "whl",
+    }
+)
 
 
 class MentionJudge(Protocol):

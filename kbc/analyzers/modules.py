@@ -21,8 +21,7 @@ def detect_source_roots(paths: Iterable[str], configured: Sequence[str] = ()) ->
         roots = {r.strip("/") for r in configured} | {""}
     else:
         all_paths = list(paths)
-        dirs_with_init = {posixpath.dirname(p) for p in all_paths
-                          if posixpath.basename(p) == "__init__.py"}
+        dirs_with_init = {posixpath.dirname(p) for p in all_paths if posixpath.basename(p) == "__init__.py"}
         roots = {""}
         for p in all_paths:
             directory, name = posixpath.split(p)
@@ -40,7 +39,7 @@ def detect_source_roots(paths: Iterable[str], configured: Sequence[str] = ()) ->
 def module_name(path: str, roots: Sequence[str]) -> tuple[str, bool]:
     """The dotted module name of ``path`` and whether it is a package's ``__init__``."""
     root = next((r for r in roots if not r or path.startswith(r + "/")), "")
-    rel = path[len(root) + 1:] if root else path
+    rel = path[len(root) + 1 :] if root else path
     stem, _ = posixpath.splitext(rel)
     parts = stem.split("/")
     is_package = parts[-1] == "__init__"

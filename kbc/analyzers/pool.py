@@ -109,8 +109,12 @@ def run_analysis(
     done: dict[int, AnalysisResult] = {}
     chunksize = max(1, min(32, len(tasks) // (max(1, workers) * 8)))
     try:
-        with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=pool_context(),
-                                 initializer=worker_init, initargs=(WORKER_MEMORY_BYTES,)) as pool:
+        with ProcessPoolExecutor(
+            max_workers=min(workers, len(tasks)),
+            mp_context=pool_context(),
+            initializer=worker_init,
+            initargs=(WORKER_MEMORY_BYTES,),
+        ) as pool:
             for index, result in enumerate(pool.map(analyzer, tasks, chunksize=chunksize)):
                 done[index] = result
                 report(result)
@@ -131,8 +135,12 @@ def _isolate(
     while remaining:
         futures: list[tuple[int, Future[AnalysisResult]]] = []
         try:
-            with ProcessPoolExecutor(max_workers=1, mp_context=pool_context(),
-                                     initializer=worker_init, initargs=(WORKER_MEMORY_BYTES,)) as pool:
+            with ProcessPoolExecutor(
+                max_workers=1,
+                mp_context=pool_context(),
+                initializer=worker_init,
+                initargs=(WORKER_MEMORY_BYTES,),
+            ) as pool:
                 futures = [(i, pool.submit(analyzer, tasks[i])) for i in remaining]
                 for index, future in futures:
                     done[index] = future.result()
@@ -141,8 +149,9 @@ def _isolate(
         except BrokenProcessPool:
             unfinished = [i for i, f in futures if i not in done]
             culprit = unfinished[0]
-            failed = AnalysisFailed(tasks[culprit].path, "",
-                                    "the analyzer process died on this file (crash or out of memory)")
+            failed = AnalysisFailed(
+                tasks[culprit].path, "", "the analyzer process died on this file (crash or out of memory)"
+            )
             done[culprit] = failed
             report(failed)
             remaining = unfinished[1:]

@@ -26,8 +26,11 @@ _SCRIPT_TABLES = (
 def _line_of(text: str, key: str, json: bool = False) -> int:
     """The line ``key`` is set on: ``key = …`` at a line's start (TOML, INI), or ``"key": …``
     anywhere (JSON); 1 when it is not found."""
-    pattern = (re.compile(rf'"{re.escape(key)}"\s*:') if json
-               else re.compile(rf'^\s*["\']?{re.escape(key)}["\']?\s*=', re.MULTILINE))
+    pattern = (
+        re.compile(rf'"{re.escape(key)}"\s*:')
+        if json
+        else re.compile(rf'^\s*["\']?{re.escape(key)}["\']?\s*=', re.MULTILINE)
+    )
     match = pattern.search(text)
     return text.count("\n", 0, match.start()) + 1 if match else 1
 
@@ -54,8 +57,7 @@ def _from_pyproject(path: str, text: str) -> tuple[list[EntryPoint], str]:
             if isinstance(reference, dict):  # poetry's {callable = "..."} form
                 reference = reference.get("callable", "")
             if isinstance(reference, str) and reference:
-                found.append(EntryPoint(kind, name, _target(reference), path,
-                                        _line_of(text, name)))
+                found.append(EntryPoint(kind, name, _target(reference), path, _line_of(text, name)))
     return found, ""
 
 
@@ -113,8 +115,11 @@ def metadata_entry_points(root: Path, paths: Iterable[str]) -> tuple[list[EntryP
     problems: list[str] = []
     for path in sorted(paths):
         name = posixpath.basename(path)
-        readers = {"pyproject.toml": _from_pyproject, "setup.cfg": _from_setup_cfg,
-                   "package.json": _from_package_json}
+        readers = {
+            "pyproject.toml": _from_pyproject,
+            "setup.cfg": _from_setup_cfg,
+            "package.json": _from_package_json,
+        }
         if name not in readers:
             continue
         text = (root / path).read_text(encoding="utf-8", errors="replace")

@@ -112,16 +112,21 @@ class Screen:
         listed = sorted(set(words))
         if any(word != word.lower() or not word.isascii() for word in listed):
             raise ValueError("a screen's words are written in lower-case ASCII")
-        return cls(tuple(re.compile(p) for p in patterns),
-                   re.compile("|".join(map(re.escape, listed))) if listed else None)
+        return cls(
+            tuple(re.compile(p) for p in patterns),
+            re.compile("|".join(map(re.escape, listed))) if listed else None,
+        )
 
     def plus(self, *patterns: str) -> Screen:
         return Screen((*self.patterns, *(re.compile(p) for p in patterns)), self.words)
 
     def search(self, text: str) -> bool:
         """Whether ``text`` holds a match anywhere."""
-        return (any(pattern.search(text) for pattern in self.patterns)
-                or self.words is not None and self.words.search(lowered(text)) is not None)
+        return (
+            any(pattern.search(text) for pattern in self.patterns)
+            or self.words is not None
+            and self.words.search(lowered(text)) is not None
+        )
 
     def lines(self, lines: list[str] | Text) -> list[int]:
         """Indexes of the ``lines`` holding a match, in order."""

@@ -58,7 +58,7 @@ class Gate:
             for match in pattern.finditer(text):
                 first = searched.line_at(match.start())
                 last = searched.line_at(max(match.start(), match.end() - 1))
-                hit[first:last + 1] = [True] * (last - first + 1)
+                hit[first : last + 1] = [True] * (last - first + 1)
         for run, limit in self.strings:
             for match in run.finditer(text):
                 value = match.group()

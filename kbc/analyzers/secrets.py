@@ -39,14 +39,29 @@ MARK = "[REDACTED]"
 # a token of 16+ credential characters (keys, tokens, high-entropy strings), a
 # credential word (keyword detector, npm, basic auth, cloud keys), a URL with a
 # user:password part, or a private key header.
-_SCREEN = Screen.of((r"[A-Za-z0-9+/=_\-]{16,}", r"://[^\s/]*:[^\s/]*@"),
-                    ("key", "pass", "pwd", "secret", "token", "auth", "cred", "contrase", "private",
-                     "xox", "slack", "webhook"))  # the words in any case
+_SCREEN = Screen.of(
+    (r"[A-Za-z0-9+/=_\-]{16,}", r"://[^\s/]*:[^\s/]*@"),
+    (
+        "key",
+        "pass",
+        "pwd",
+        "secret",
+        "token",
+        "auth",
+        "cred",
+        "contrase",
+        "private",
+        "xox",
+        "slack",
+        "webhook",
+    ),
+)  # the words in any case
 # A whole file's readings also pass what the screen above leaves to context in code: a short
 # hex string (the hex detector's entropy limit is reached from 9 characters), a public IP
 # address and the short Artifactory forms, which its plugins fire on too.
-_WHOLE_SCREEN = _SCREEN.plus(r"[0-9A-Fa-f]{9,}", r"\d{1,3}(?:\.\d{1,3}){3}", r"AP[\dA-F][A-Za-z0-9]{8,}",
-                             r"AKC[A-Za-z0-9]{10,}")
+_WHOLE_SCREEN = _SCREEN.plus(
+    r"[0-9A-Fa-f]{9,}", r"\d{1,3}(?:\.\d{1,3}){3}", r"AP[\dA-F][A-Za-z0-9]{8,}", r"AKC[A-Za-z0-9]{10,}"
+)
 # In code most lines the screen passes hold only a long snake_case name (two thirds on networkx).
 # Such a run sets off no detector: a high-entropy string needs an entropy of 4.5 over the
 # quoted string, and every token format's random part would have to be lowercase letters
@@ -63,8 +78,10 @@ _PLAIN = re.compile(r"[a-z_]+")
 # a private key's header names itself. So a code line whose only reason is such a word (not a
 # token's prefix, a webhook, a URL's credentials) passes when one of those stands in it.
 _KEYWORD = re.compile(r"(?i:key|pass|pwd|secret|token|auth|cred|contrase|private)")
-_TOKENISH = re.compile(r"(?i:xox|slack|webhook)|://[^\s/]*:[^\s/]*@"
-                       r"|sk_live|rk_live|gh[pousr]_|npm_|\d{8}:|[\"'][0-9A-Fa-f]{9,}[\"']")
+_TOKENISH = re.compile(
+    r"(?i:xox|slack|webhook)|://[^\s/]*:[^\s/]*@"
+    r"|sk_live|rk_live|gh[pousr]_|npm_|\d{8}:|[\"'][0-9A-Fa-f]{9,}[\"']"
+)
 _VALUE = re.compile(r"[=:\"'`]|BEGIN|PuTTY")
 _CODE_GATE = _SCREEN.plus(r"[\"'][0-9A-Fa-f]{9,}[\"']")
 PLAIN_ENTROPY = 4.0  # below detect-secrets' 4.5 for base64 strings
@@ -143,8 +160,10 @@ def _configure() -> None:
     plugins = [{"name": cls.__name__} for cls in classes]
     configure_settings_from_baseline({"plugins_used": plugins})
     settings = get_settings()
-    settings.disable_filters("detect_secrets.filters.common.is_invalid_file",
-                             "detect_secrets.filters.heuristic.is_indirect_reference")
+    settings.disable_filters(
+        "detect_secrets.filters.common.is_invalid_file",
+        "detect_secrets.filters.heuristic.is_indirect_reference",
+    )
     settings.filters[f"{__name__}.is_indirect_reference"] = {}
     get_filters.cache_clear()
     _configured = True
@@ -177,10 +196,15 @@ def _scan(path: str, lines: list[tuple[int, str]]) -> list[tuple[int, str, str]]
     _configure()
     safe_path = path.replace("\n", " ")
     body = "".join(f"+{line.rstrip(chr(13))}\n" for _, line in lines)
-    diff = (f"diff --git a/{safe_path} b/{safe_path}\n--- /dev/null\n+++ b/{safe_path}\n"
-            f"@@ -0,0 +1,{len(lines)} @@\n{body}")
-    return [(lines[s.line_number - 1][0], s.type, s.secret_value) for s in scan_diff(diff)
-            if s.secret_value and s.line_number]
+    diff = (
+        f"diff --git a/{safe_path} b/{safe_path}\n--- /dev/null\n+++ b/{safe_path}\n"
+        f"@@ -0,0 +1,{len(lines)} @@\n{body}"
+    )
+    return [
+        (lines[s.line_number - 1][0], s.type, s.secret_value)
+        for s in scan_diff(diff)
+        if s.secret_value and s.line_number
+    ]
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -234,8 +258,9 @@ def python_text_spans(text: str, wanted: set[int]) -> dict[int, Spans] | None:
             (first, start), (last, end) = tok.start, tok.end
             for number in range(first, last + 1):
                 if number in spans:
-                    spans[number].append((start if number == first else 0,
-                                          end if number == last else len(lines[number - 1])))
+                    spans[number].append(
+                        (start if number == first else 0, end if number == last else len(lines[number - 1]))
+                    )
     except (tokenize.TokenError, SyntaxError, ValueError):
         return None
     return spans
@@ -243,10 +268,26 @@ def python_text_spans(text: str, wanted: set[int]) -> dict[int, Spans] | None:
 
 PYTHON_LANGUAGES = frozenset({"python", "python-stub"})
 # Languages whose lines detect-secrets reads as they are (no config transformers).
-LINE_LANGUAGES = frozenset({
-    "python", "python-stub", "javascript", "typescript", "tsx", "c", "cpp", "rust", "go", "java", "shell",
-    "sql", "html", "css", "markdown", "rst",
-})
+LINE_LANGUAGES = frozenset(
+    {
+        "python",
+        "python-stub",
+        "javascript",
+        "typescript",
+        "tsx",
+        "c",
+        "cpp",
+        "rust",
+        "go",
+        "java",
+        "shell",
+        "sql",
+        "html",
+        "css",
+        "markdown",
+        "rst",
+    }
+)
 
 
 def _scan_whole_file(path: str) -> list[tuple[int, str, str]]:
@@ -282,10 +323,14 @@ def _scan_read(path: str, lines: list[str]) -> list[tuple[int, str, str]]:
     candidates = handed_over([(i + 1, lines[i]) for i in _WHOLE_SCREEN.lines(lines)], lines, gate())
     # handed over as one compact run, as _scan does; a transformer's line may span several
     # (a YAML block), which no diff could carry, so the run goes to the detectors directly
-    found = _process_line_based_plugins(list(enumerate((line for _, line in candidates), start=1)),
-                                        filename=path)
-    return [(candidates[s.line_number - 1][0], s.type, s.secret_value) for s in found
-            if s.secret_value and s.line_number]
+    found = _process_line_based_plugins(
+        list(enumerate((line for _, line in candidates), start=1)), filename=path
+    )
+    return [
+        (candidates[s.line_number - 1][0], s.type, s.secret_value)
+        for s in found
+        if s.secret_value and s.line_number
+    ]
 
 
 def _notebook_findings(path: str, text: str, lines: list[str]) -> list[tuple[int, str, str]] | None:
@@ -322,8 +367,9 @@ def _own_findings(path: str, text: str, language: str, lines: list[str]) -> list
     cells = _notebook_findings(path, text, lines) if path.endswith(".ipynb") else None
     searched = Text(lines)  # each screen's lines found once
     if language in LINE_LANGUAGES:
-        code = handed_over([(i + 1, lines[i]) for i in _CODE_GATE.lines(searched)
-                            if _code_screen(lines[i])], lines, gate())
+        code = handed_over(
+            [(i + 1, lines[i]) for i in _CODE_GATE.lines(searched) if _code_screen(lines[i])], lines, gate()
+        )
         found = _scan(path, code) if code else []
     elif _SCREEN.lines(searched):
         found = [f for f in _scan_whole_file(path) if f[0] <= len(lines)]
@@ -384,8 +430,9 @@ def appearances(lines: list[str], values: set[str]) -> set[tuple[int, str]]:
     return out
 
 
-def redact(path: str, text: str, language: str = "python", also: Iterable[str] = (),
-           *, scan: bool = True) -> Redaction:
+def redact(
+    path: str, text: str, language: str = "python", also: Iterable[str] = (), *, scan: bool = True
+) -> Redaction:
     """``text`` with every credential found replaced by ``[REDACTED]``.
 
     ``path`` is the file's path on disk (absolute, or relative to the working folder);
@@ -417,8 +464,9 @@ def redact(path: str, text: str, language: str = "python", also: Iterable[str] =
             lines[index] = _redact_line(lines[index], values, spans.get(number) if spans else None)
     findings = tuple(sorted(kinds.items()))
     original = text.split("\n")
-    changed = {original[i].strip() for i in range(len(lines))
-               if lines[i] != original[i] and original[i].strip()}
+    changed = {
+        original[i].strip() for i in range(len(lines)) if lines[i] != original[i] and original[i].strip()
+    }
     return Redaction("\n".join(lines), findings, frozenset(changed | {v for _, _, v in found if v}))
 
 
@@ -433,18 +481,37 @@ def _redact_block(lines: list[str], start: int) -> None:
         stripped = lines[index].rstrip("\r")
         keep = len(lines[index]) - len(stripped)
         indent = stripped[: len(stripped) - len(stripped.lstrip())]
-        lines[index] = indent + MARK + lines[index][len(lines[index]) - keep:]
+        lines[index] = indent + MARK + lines[index][len(lines[index]) - keep :]
 
 
 # Fields that name things (files, modules, definitions, what a call or import resolves to):
 # read from identifiers and paths, never from a literal, so no credential is in them; a
 # credential's text inside one ("test" in ``tests/conftest.py``) is a coincidence.
-IDENTITY = frozenset({"path", "module", "blob", "qname", "name", "parent", "bases", "caller", "target",
-                      "alias", "distribution", "owner", "symbol", "kind", "exports", "language"})
+IDENTITY = frozenset(
+    {
+        "path",
+        "module",
+        "blob",
+        "qname",
+        "name",
+        "parent",
+        "bases",
+        "caller",
+        "target",
+        "alias",
+        "distribution",
+        "owner",
+        "symbol",
+        "kind",
+        "exports",
+        "language",
+    }
+)
 
 
 def _pattern(removed: Sequence[str]) -> re.Pattern[str]:
     """Each text, longest first, where it stands as written: not inside a longer word."""
+
     def bounded(text: str) -> str:
         head = r"(?<!\w)" if text[:1].isalnum() or text[:1] == "_" else ""
         tail = r"(?!\w)" if text[-1:].isalnum() or text[-1:] == "_" else ""
@@ -470,7 +537,12 @@ def _scrub(value: Any, pattern: re.Pattern[str]) -> Any:
     if isinstance(value, dict):
         return {_scrub(k, pattern): _scrub(v, pattern) for k, v in value.items()}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.replace(value, **{f.name: _scrub(getattr(value, f.name), pattern)
-                                             for f in dataclasses.fields(value)
-                                             if f.init and f.name not in IDENTITY})
+        return dataclasses.replace(
+            value,
+            **{
+                f.name: _scrub(getattr(value, f.name), pattern)
+                for f in dataclasses.fields(value)
+                if f.init and f.name not in IDENTITY
+            },
+        )
     return value

@@ -68,16 +68,18 @@ def _credentials(item: tuple[str, str, str]) -> tuple[str, frozenset[str], int]:
     return path, frozenset(values), count
 
 
-def own_credentials_of(root: Path, files: Sequence[tuple[str, str]],
-                       workers: int) -> dict[str, tuple[frozenset[str], int]]:
+def own_credentials_of(
+    root: Path, files: Sequence[tuple[str, str]], workers: int
+) -> dict[str, tuple[frozenset[str], int]]:
     """Each of ``files`` ((path, language)) with the credential values it holds itself and how
     many credentials the detectors find in it."""
     items = [(path, str(root / path), language) for path, language in files]
     if workers <= 1 or len(items) < POOL_MIN_FILES:
         found = list(map(_credentials, items))
     else:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=pool_context(),
-                                 initializer=worker_init) as pool:
+        with ProcessPoolExecutor(
+            max_workers=workers, mp_context=pool_context(), initializer=worker_init
+        ) as pool:
             found = list(pool.map(_credentials, items, chunksize=16))
     return {path: (values, count) for path, values, count in found}
 
@@ -92,8 +94,9 @@ def repeated_in(text: str, values: set[str], own: frozenset[str] = frozenset()) 
     return tuple(sorted(present(text, values - own)))
 
 
-def sweep_secrets(root: Path, files: Sequence[SourceFile], counts: Mapping[str, int],
-                  workers: int) -> tuple[Sweep, dict[str, int]]:
+def sweep_secrets(
+    root: Path, files: Sequence[SourceFile], counts: Mapping[str, int], workers: int
+) -> tuple[Sweep, dict[str, int]]:
     """The sweep over ``files``, given ``counts`` (``sweep_key`` -> credentials found, from an
     earlier build); also the counts of the files scanned now, to keep for the next one."""
     keys = {f.path: sweep_key(f) for f in files}

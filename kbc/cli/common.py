@@ -71,24 +71,46 @@ def knowledge_base(repo: Path, store: Path | None = None, **overrides: Any) -> K
 
 def build_options(command: F) -> F:
     """PATH, --store, --format and --workers: shared by the commands that build."""
-    for option in reversed([
-        click.argument("path", type=click.Path(file_okay=False, path_type=Path), default="."),
-        click.option("--store", "store", type=click.Path(file_okay=False, path_type=Path),
-                     help="Store folder (default: <PATH>/.kbc)."),
-        click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-                     show_default=True, help="Summary format."),
-        click.option("--workers", type=int, help="Worker processes (default: one per CPU)."),
-    ]):
+    for option in reversed(
+        [
+            click.argument("path", type=click.Path(file_okay=False, path_type=Path), default="."),
+            click.option(
+                "--store",
+                "store",
+                type=click.Path(file_okay=False, path_type=Path),
+                help="Store folder (default: <PATH>/.kbc).",
+            ),
+            click.option(
+                "--format",
+                "fmt",
+                type=click.Choice(["text", "json"]),
+                default="text",
+                show_default=True,
+                help="Summary format.",
+            ),
+            click.option("--workers", type=int, help="Worker processes (default: one per CPU)."),
+        ]
+    ):
         command = option(command)
     return command
 
 
 def reading_options(command: F) -> F:
     """--repo and --store: shared by the commands that read a built store."""
-    command = click.option("--store", "store", type=click.Path(file_okay=False, path_type=Path),
-                           help="Store folder (default: <repo>/.kbc).")(command)
-    return click.option("--repo", "repo", type=click.Path(file_okay=False, path_type=Path),
-                        default=".", show_default=True, help="The repository.")(command)
+    command = click.option(
+        "--store",
+        "store",
+        type=click.Path(file_okay=False, path_type=Path),
+        help="Store folder (default: <repo>/.kbc).",
+    )(command)
+    return click.option(
+        "--repo",
+        "repo",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=".",
+        show_default=True,
+        help="The repository.",
+    )(command)
 
 
 PROGRESS_MIN_FILES = 50  # files or units below which no progress is drawn

@@ -12,23 +12,57 @@ from kbc.domain.errors import KbcError
 
 
 @click.command(name="eval")
-@click.option("--golden", type=click.Path(dir_okay=False, path_type=Path),
-              help="Golden file (YAML or JSONL) of questions and the paths that answer them.")
-@click.option("--history", type=int, metavar="N",
-              help="Mine the last N qualifying commits instead: each message asked of a store built "
-                   "at its parent.")
-@click.option("--repo", "repo", type=click.Path(file_okay=False, path_type=Path), default=".",
-              show_default=True, help="The repository.")
-@click.option("--store", "store", type=click.Path(file_okay=False, path_type=Path),
-              help="Store folder for --golden (default: <repo>/.kbc).")
-@click.option("--use-case", "use_cases", multiple=True, metavar="NAME",
-              help="Only the golden questions of this use case (repeatable).")
-@click.option("--max-files", type=int, default=20, show_default=True,
-              help="With --history: skip commits that changed more source files than this.")
+@click.option(
+    "--golden",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Golden file (YAML or JSONL) of questions and the paths that answer them.",
+)
+@click.option(
+    "--history",
+    type=int,
+    metavar="N",
+    help="Mine the last N qualifying commits instead: each message asked of a store built at its parent.",
+)
+@click.option(
+    "--repo",
+    "repo",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=".",
+    show_default=True,
+    help="The repository.",
+)
+@click.option(
+    "--store",
+    "store",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Store folder for --golden (default: <repo>/.kbc).",
+)
+@click.option(
+    "--use-case",
+    "use_cases",
+    multiple=True,
+    metavar="NAME",
+    help="Only the golden questions of this use case (repeatable).",
+)
+@click.option(
+    "--max-files",
+    type=int,
+    default=20,
+    show_default=True,
+    help="With --history: skip commits that changed more source files than this.",
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.pass_context
-def eval_command(ctx: click.Context, golden: Path | None, history: int | None, repo: Path,
-                 store: Path | None, use_cases: tuple[str, ...], max_files: int, fmt: str) -> None:
+def eval_command(
+    ctx: click.Context,
+    golden: Path | None,
+    history: int | None,
+    repo: Path,
+    store: Path | None,
+    use_cases: tuple[str, ...],
+    max_files: int,
+    fmt: str,
+) -> None:
     """Measure retrieval against known answers: Recall@5, Recall@10, MRR and budget recall,
     for kbc and for BM25 over whole files on the same questions.
 
@@ -48,8 +82,10 @@ def eval_command(ctx: click.Context, golden: Path | None, history: int | None, r
     from kbc.services.evaluate import evaluate_history, render_report
 
     if (golden is None) == (history is None):
-        raise KbcError("give either --golden FILE or --history N",
-                       hint="kbc eval --golden benchmarks/golden/kbc.yaml, or kbc eval --history 30")
+        raise KbcError(
+            "give either --golden FILE or --history N",
+            hint="kbc eval --golden benchmarks/golden/kbc.yaml, or kbc eval --history 30",
+        )
     if history is not None and use_cases:
         raise KbcError("--use-case applies to --golden; --history asks in the implementation use case")
     if max_files < 1:
@@ -59,8 +95,9 @@ def eval_command(ctx: click.Context, golden: Path | None, history: int | None, r
             report = kb.evaluate(golden, use_cases)
     else:
         assert history is not None
-        report = evaluate_history(repo, history, settings_for(repo), max_files=max_files,
-                                  progress=None if fmt == "json" else say)
+        report = evaluate_history(
+            repo, history, settings_for(repo), max_files=max_files, progress=None if fmt == "json" else say
+        )
     if fmt == "json":
         click.echo(json.dumps(report.as_data(), indent=1, ensure_ascii=False))
     else:

@@ -24,8 +24,11 @@ def hook() -> None:
 
 
 @hook.command("user-prompt-submit")
-@click.option("--repo", type=click.Path(file_okay=False, path_type=Path),
-              help="The repository (default: the event's cwd, else the current folder).")
+@click.option(
+    "--repo",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The repository (default: the event's cwd, else the current folder).",
+)
 @click.option("--budget", type=click.IntRange(100), help="Tokens of the slice (default: hooks.budget).")
 def user_prompt_submit(repo: Path | None, budget: int | None) -> None:
     """Claude Code's UserPromptSubmit hook: read the event on stdin and print the hook answer
@@ -46,8 +49,12 @@ def user_prompt_submit(repo: Path | None, budget: int | None) -> None:
     where = repo or Path(str(event.get("cwd") or "."))
     context = _context(where, prompt, budget)
     if context:
-        click.echo(json.dumps({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
-                                                      "additionalContext": context}}, ensure_ascii=False))
+        click.echo(
+            json.dumps(
+                {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": context}},
+                ensure_ascii=False,
+            )
+        )
 
 
 def _context(where: Path, prompt: str, budget: int | None) -> str:
@@ -70,8 +77,10 @@ def _context(where: Path, prompt: str, budget: int | None) -> str:
     low = found.low_confidence if floor < 0 else 0 <= found.confidence < floor
     if low or not found.items:
         return ""
-    return ("kbc: the repository's code and knowledge most relevant to this request, by path and "
-            "line range (read more with your tools if you need it):\n\n" + found.text)
+    return (
+        "kbc: the repository's code and knowledge most relevant to this request, by path and "
+        "line range (read more with your tools if you need it):\n\n" + found.text
+    )
 
 
 @click.group()
@@ -81,8 +90,13 @@ def hooks() -> None:
 
 @hooks.command("install")
 @click.argument("agent", type=click.Choice(["claude-code"]))
-@click.option("--repo", type=click.Path(file_okay=False, path_type=Path), default=".", show_default=True,
-              help="The project whose hook configuration is written.")
+@click.option(
+    "--repo",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=".",
+    show_default=True,
+    help="The project whose hook configuration is written.",
+)
 def install(agent: str, repo: Path) -> None:
     """Write the project's hook configuration for AGENT (claude-code: .claude/settings.json,
     a UserPromptSubmit hook running `kbc hook user-prompt-submit`), keeping what is there.
@@ -98,8 +112,13 @@ def install(agent: str, repo: Path) -> None:
             raise click.ClickException(f"{target} is not a JSON object; fix it or move it aside first")
         data = loaded
     entries = data.setdefault("hooks", {}).setdefault("UserPromptSubmit", [])
-    if any(h.get("command") == HOOK_COMMAND for e in entries if isinstance(e, dict)
-           for h in e.get("hooks", []) if isinstance(h, dict)):
+    if any(
+        h.get("command") == HOOK_COMMAND
+        for e in entries
+        if isinstance(e, dict)
+        for h in e.get("hooks", [])
+        if isinstance(h, dict)
+    ):
         click.echo(f"{target}: the kbc hook is already there")
         return
     entries.append({"hooks": [{"type": "command", "command": HOOK_COMMAND, "timeout": 30}]})

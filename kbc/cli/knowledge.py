@@ -15,16 +15,33 @@ from kbc.cli.common import knowledge_base, reading_options
 @click.command()
 @click.argument("path")
 @reading_options
-@click.option("--content", "content_file", type=click.File("r", encoding="utf-8"),
-              help="The whole new document ('-' reads standard input).")
-@click.option("--diff", "diff_file", type=click.File("r", encoding="utf-8"),
-              help="A unified diff of the document ('-' reads standard input).")
+@click.option(
+    "--content",
+    "content_file",
+    type=click.File("r", encoding="utf-8"),
+    help="The whole new document ('-' reads standard input).",
+)
+@click.option(
+    "--diff",
+    "diff_file",
+    type=click.File("r", encoding="utf-8"),
+    help="A unified diff of the document ('-' reads standard input).",
+)
 @click.option("--rationale", required=True, help="Why the document should change.")
 @click.option("--author", required=True, help="Who proposes it (an agent's or a person's name).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.pass_context
-def propose(ctx: click.Context, path: str, repo: Path, store: Path | None, content_file: click.File | None,
-            diff_file: click.File | None, rationale: str, author: str, fmt: str) -> None:
+def propose(
+    ctx: click.Context,
+    path: str,
+    repo: Path,
+    store: Path | None,
+    content_file: click.File | None,
+    diff_file: click.File | None,
+    rationale: str,
+    author: str,
+    fmt: str,
+) -> None:
     """Propose a change to the knowledge document PATH, as a new branch of its root.
 
     PATH is relative to the knowledge root (prefixed by the root's name when
@@ -44,9 +61,11 @@ def propose(ctx: click.Context, path: str, repo: Path, store: Path | None, conte
         click.echo(json.dumps(asdict(found), indent=1, ensure_ascii=False))
         return
     where = " and pushed" if found.pushed else ""
-    click.echo(f"proposed {found.root}/{found.path} on branch {found.branch}{where} "
-               f"(commit {found.commit[:12]} on {found.base[:12]}); "
-               f"review it with `kbc proposals show {found.id}`")
+    click.echo(
+        f"proposed {found.root}/{found.path} on branch {found.branch}{where} "
+        f"(commit {found.commit[:12]} on {found.base[:12]}); "
+        f"review it with `kbc proposals show {found.id}`"
+    )
     if found.request:
         click.echo(f"request {found.review}: {found.request}")
     if found.request_error:
@@ -59,8 +78,9 @@ def propose(ctx: click.Context, path: str, repo: Path, store: Path | None, conte
 @reading_options
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.pass_context
-def proposals(ctx: click.Context, action: str, proposal_id: str | None, repo: Path, store: Path | None,
-              fmt: str) -> None:
+def proposals(
+    ctx: click.Context, action: str, proposal_id: str | None, repo: Path, store: Path | None, fmt: str
+) -> None:
     """List the proposals to the knowledge roots, show one with its diff, or close one.
 
     A proposal is open until a person merges its branch (then merged: its commit
@@ -70,8 +90,9 @@ def proposals(ctx: click.Context, action: str, proposal_id: str | None, repo: Pa
     review (`#12 open, approved`), and closing one closes its request.
     """
     if action != "list" and not proposal_id:
-        click.echo(f"error: `kbc proposals {action}` needs a proposal id (`kbc proposals` lists them)",
-                   err=True)
+        click.echo(
+            f"error: `kbc proposals {action}` needs a proposal id (`kbc proposals` lists them)", err=True
+        )
         sys.exit(2)
     with knowledge_base(repo, store) as kb:
         if action == "list":
@@ -83,20 +104,27 @@ def proposals(ctx: click.Context, action: str, proposal_id: str | None, repo: Pa
             for p in found if fmt == "text" else []:
                 review = f"  [{p.review}{' ' + p.request if p.request else ''}]" if p.review else ""
                 review += f"  [request not read: {p.request_error}]" if p.request_error else ""
-                click.echo(f"{p.id}  {p.status:<7} {p.root}/{p.path}  by {p.author}, {p.date[:10]}: "
-                           f"{p.rationale.splitlines()[0] if p.rationale else ''}{review}")
+                click.echo(
+                    f"{p.id}  {p.status:<7} {p.root}/{p.path}  by {p.author}, {p.date[:10]}: "
+                    f"{p.rationale.splitlines()[0] if p.rationale else ''}{review}"
+                )
             return
         assert proposal_id is not None
         if action == "close":
             closed = kb.close_proposal(proposal_id)
-            click.echo(json.dumps(asdict(closed), indent=1) if fmt == "json" else
-                       f"closed {closed.id} ({closed.root}/{closed.path}); its branch is kept as "
-                       f"refs/kbc/closed/proposal-{closed.id}")
+            click.echo(
+                json.dumps(asdict(closed), indent=1)
+                if fmt == "json"
+                else f"closed {closed.id} ({closed.root}/{closed.path}); its branch is kept as "
+                f"refs/kbc/closed/proposal-{closed.id}"
+            )
             return
         one, diff = kb.proposal(proposal_id)
     if fmt == "json":
         click.echo(json.dumps({**asdict(one), "diff": diff}, indent=1, ensure_ascii=False))
         return
-    click.echo(f"proposal {one.id} · {one.status} · {one.root}/{one.path} · branch {one.branch}\n"
-               f"by {one.author}, {one.date}\n\n{one.rationale}\n")
+    click.echo(
+        f"proposal {one.id} · {one.status} · {one.root}/{one.path} · branch {one.branch}\n"
+        f"by {one.author}, {one.date}\n\n{one.rationale}\n"
+    )
     click.echo(diff, nl=False)

@@ -32,12 +32,10 @@ if TYPE_CHECKING:
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-
 def _progress(total: int) -> Callable[[AnalysisResult], None]:
     if total < PROGRESS_MIN_FILES or not sys.stderr.isatty():
         return lambda _result: None
-    bar = click.progressbar(length=total, label="analyzing", file=sys.stderr,
-                            show_pos=True, show_eta=True)
+    bar = click.progressbar(length=total, label="analyzing", file=sys.stderr, show_pos=True, show_eta=True)
     bar.__enter__()
     done = [0]
 
@@ -60,7 +58,8 @@ def _render_summary(summary: AnalyzeSummary) -> str:
         f"  edges         {summary.import_edges} import, {summary.call_edges} call",
         f"  entry points  {summary.entry_points}",
         f"  integrations  {summary.integrations}",
-        f"  skipped       {summary.skipped}" + (f" ({skipped})" if skipped else "")
+        f"  skipped       {summary.skipped}"
+        + (f" ({skipped})" if skipped else "")
         + f"; ignored {summary.ignored}",
         f"  errors        {summary.failed}",
     ]
@@ -77,13 +76,17 @@ def _render_summary(summary: AnalyzeSummary) -> str:
     return "\n".join(lines)
 
 
-@click.group(cls=KbcGroup, context_settings={"help_option_names": ["-h", "--help"]},
-             epilog=exit_codes_text())
+@click.group(cls=KbcGroup, context_settings={"help_option_names": ["-h", "--help"]}, epilog=exit_codes_text())
 @click.version_option(__version__, prog_name="kbc")
 @click.option("--debug", is_flag=True, help="Show tracebacks instead of short error messages.")
-@click.option("-c", "assignments", multiple=True, metavar="SECTION.KEY=VALUE",
-              help="Set a setting for this run, above the environment and every configuration "
-                   "file (e.g. -c index.embed_model=none); repeatable.")
+@click.option(
+    "-c",
+    "assignments",
+    multiple=True,
+    metavar="SECTION.KEY=VALUE",
+    help="Set a setting for this run, above the environment and every configuration "
+    "file (e.g. -c index.embed_model=none); repeatable.",
+)
 @click.pass_context
 def cli(ctx: click.Context, debug: bool, assignments: tuple[str, ...]) -> None:
     """kbc compiles a repository into a knowledge base for coding agents."""
@@ -94,8 +97,14 @@ def cli(ctx: click.Context, debug: bool, assignments: tuple[str, ...]) -> None:
 @build_options
 @click.option("--max-file-bytes", type=int, help="Skip files larger than this.")
 @click.pass_context
-def analyze(ctx: click.Context, path: Path, store: Path | None, fmt: str,
-            workers: int | None, max_file_bytes: int | None) -> None:
+def analyze(
+    ctx: click.Context,
+    path: Path,
+    store: Path | None,
+    fmt: str,
+    workers: int | None,
+    max_file_bytes: int | None,
+) -> None:
     """Extract static facts and graphs from the repository at PATH.
 
     Discovers tracked text files, analyzes every Python file with libcst
@@ -115,8 +124,7 @@ def analyze(ctx: click.Context, path: Path, store: Path | None, fmt: str,
 @cli.command()
 @click.argument("name")
 @reading_options
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-              show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.pass_context
 def symbols(ctx: click.Context, name: str, repo: Path, store: Path | None, fmt: str) -> None:
     """Show where NAME is defined (path:start-end), its callers and its callees.
@@ -168,10 +176,14 @@ def _render_views_summary(summary: ViewsSummary) -> str:
     sources = ", ".join(f"{source} {n}" for source, n in summary.by_source.items())
     lines = ["kbc views:", f"  views         {summary.views} ({kinds})", f"  prose         {sources}"]
     if summary.model:
-        lines.append(f"  llm           {summary.model}: {summary.llm_calls} calls, {summary.cached} cached, "
-                     f"{summary.repaired} repaired, {summary.failed} failed")
-        lines.append(f"  tokens        {summary.prompt_tokens} in, {summary.completion_tokens} out, "
-                     f"cost ${summary.cost:.4f}")
+        lines.append(
+            f"  llm           {summary.model}: {summary.llm_calls} calls, {summary.cached} cached, "
+            f"{summary.repaired} repaired, {summary.failed} failed"
+        )
+        lines.append(
+            f"  tokens        {summary.prompt_tokens} in, {summary.completion_tokens} out, "
+            f"cost ${summary.cost:.4f}"
+        )
         lines.append(f"  grounding     {summary.ungrounded} ungrounded statements removed")
     else:
         lines.append("  llm           none (set KBC_LLM_MODEL to have an LLM write the prose)")
@@ -185,9 +197,11 @@ def _render_views_summary(summary: ViewsSummary) -> str:
 def _render_knowledge(known: KnowledgeSummary) -> list[str]:
     if not known.roots and not known.problems:
         return []
-    lines = ["kbc knowledge:",
-             f"  documents     {known.documents} from {known.roots} root{'s' if known.roots != 1 else ''}, "
-             f"{known.scopes} scope{'s' if known.scopes != 1 else ''} (`kbc scopes`)"]
+    lines = [
+        "kbc knowledge:",
+        f"  documents     {known.documents} from {known.roots} root{'s' if known.roots != 1 else ''}, "
+        f"{known.scopes} scope{'s' if known.scopes != 1 else ''} (`kbc scopes`)",
+    ]
     lines.extend(f"  not read      {problem}" for problem in known.problems)
     return lines
 
@@ -197,22 +211,42 @@ def _render_pending(pending: int, filling: int) -> str:
         return ""
     if filling < 0:
         return f"; {pending} not embedded (no process could be started for them): run `kbc embed`"
-    return (f"; {pending} left to a background process (pid {filling}): `kbc status` follows it, "
-            "`kbc embed` finishes it now")
+    return (
+        f"; {pending} left to a background process (pid {filling}): `kbc status` follows it, "
+        "`kbc embed` finishes it now"
+    )
 
 
 @cli.command()
 @build_options
-@click.option("--no-llm", is_flag=True,
-              help="Never call an LLM: the views' prose comes from docstrings only.")
-@click.option("--knowledge", "knowledge", multiple=True, metavar="[NAME=]PATH|URL",
-              help="A knowledge root to index beside the code (repeatable; adds to [[knowledge]]).")
-@click.option("--wait/--no-wait", "wait", default=None,
-              help="Embed every unit before returning (--wait), or leave any to a background "
-                   "process (--no-wait); default: wait for at most index.wait_units units.")
+@click.option(
+    "--no-llm", is_flag=True, help="Never call an LLM: the views' prose comes from docstrings only."
+)
+@click.option(
+    "--knowledge",
+    "knowledge",
+    multiple=True,
+    metavar="[NAME=]PATH|URL",
+    help="A knowledge root to index beside the code (repeatable; adds to [[knowledge]]).",
+)
+@click.option(
+    "--wait/--no-wait",
+    "wait",
+    default=None,
+    help="Embed every unit before returning (--wait), or leave any to a background "
+    "process (--no-wait); default: wait for at most index.wait_units units.",
+)
 @click.pass_context
-def build(ctx: click.Context, path: Path, store: Path | None, fmt: str, workers: int | None,
-          no_llm: bool, knowledge: tuple[str, ...], wait: bool | None) -> None:
+def build(
+    ctx: click.Context,
+    path: Path,
+    store: Path | None,
+    fmt: str,
+    workers: int | None,
+    no_llm: bool,
+    knowledge: tuple[str, ...],
+    wait: bool | None,
+) -> None:
     """Run every pass on the repository at PATH: facts, graphs, views, then the index.
 
     Views (architecture, modules, features, workflows, entry points, domain
@@ -235,8 +269,9 @@ def build(ctx: click.Context, path: Path, store: Path | None, fmt: str, workers:
     from kbc.services.knowledge import BuildProgress
 
     with knowledge_base(path, store, workers=workers, knowledge=knowledge or None) as kb:
-        summary = kb.build(no_llm=no_llm, progress=BuildProgress(_progress, _views_progress,
-                                                                 embed_progress()), wait=wait)
+        summary = kb.build(
+            no_llm=no_llm, progress=BuildProgress(_progress, _views_progress, embed_progress()), wait=wait
+        )
     if fmt == "json":
         click.echo(json.dumps(asdict(summary), indent=1, sort_keys=True))
         return
@@ -244,37 +279,64 @@ def build(ctx: click.Context, path: Path, store: Path | None, fmt: str, workers:
     click.echo(_render_summary(summary.analyze))
     click.echo(_render_views_summary(summary.views))
     retrieval = index.retrieval + (f" ({index.note})" if index.note else "")
-    click.echo("\n".join([
-        "kbc index:",
-        f"  chunks        {index.chunks} from {index.files} files "
-        f"({index.changed_files} changed, {index.removed_files} removed)",
-        f"  embeddings    {index.units} units, {index.embedded} embedded now, "
-        f"{index.removed_units} removed" + _render_pending(index.pending, summary.filling),
-        f"  secrets       {index.secrets} redacted",
-        f"  retrieval     {retrieval}",
-        f"  time          {index.seconds:.2f} s",
-        *_render_knowledge(summary.knowledge),
-        "kbc build:",
-        f"  passes        {', '.join(f'{p.name} {p.seconds:.1f} s' for p in summary.passes)}",
-        f"  peak memory   {max((p.peak_rss_mb for p in summary.passes), default=0)} MB",
-    ]))
+    click.echo(
+        "\n".join(
+            [
+                "kbc index:",
+                f"  chunks        {index.chunks} from {index.files} files "
+                f"({index.changed_files} changed, {index.removed_files} removed)",
+                f"  embeddings    {index.units} units, {index.embedded} embedded now, "
+                f"{index.removed_units} removed" + _render_pending(index.pending, summary.filling),
+                f"  secrets       {index.secrets} redacted",
+                f"  retrieval     {retrieval}",
+                f"  time          {index.seconds:.2f} s",
+                *_render_knowledge(summary.knowledge),
+                "kbc build:",
+                f"  passes        {', '.join(f'{p.name} {p.seconds:.1f} s' for p in summary.passes)}",
+                f"  peak memory   {max((p.peak_rss_mb for p in summary.passes), default=0)} MB",
+            ]
+        )
+    )
 
 
 @cli.command()
 @click.argument("text")
 @reading_options
-@click.option("--use-case", "use_case", default="implementation", show_default=True,
-              help="Profile: implementation, task-breakdown, story-breakdown, architecture, review, qa.")
+@click.option(
+    "--use-case",
+    "use_case",
+    default="implementation",
+    show_default=True,
+    help="Profile: implementation, task-breakdown, story-breakdown, architecture, review, qa.",
+)
 @click.option("--budget", type=int, help="Token budget (default: the profile's).")
-@click.option("--scope", "scopes", multiple=True,
-              help="A knowledge scope the slice may hold (repeatable; default: all but projects/...).")
-@click.option("--min-confidence", "min_confidence", type=click.FloatRange(0, 1), default=0.0,
-              show_default=True,
-              help="Pack nothing when the slice's confidence is below this (0: always pack).")
+@click.option(
+    "--scope",
+    "scopes",
+    multiple=True,
+    help="A knowledge scope the slice may hold (repeatable; default: all but projects/...).",
+)
+@click.option(
+    "--min-confidence",
+    "min_confidence",
+    type=click.FloatRange(0, 1),
+    default=0.0,
+    show_default=True,
+    help="Pack nothing when the slice's confidence is below this (0: always pack).",
+)
 @click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True)
 @click.pass_context
-def retrieve(ctx: click.Context, text: str, repo: Path, store: Path | None, use_case: str,
-             budget: int | None, scopes: tuple[str, ...], min_confidence: float, fmt: str) -> None:
+def retrieve(
+    ctx: click.Context,
+    text: str,
+    repo: Path,
+    store: Path | None,
+    use_case: str,
+    budget: int | None,
+    scopes: tuple[str, ...],
+    min_confidence: float,
+    fmt: str,
+) -> None:
     """Print the slice of the repository that TEXT needs, within a token budget.
 
     Each file is shown once, its blocks in line order with exact `path:start-end`
@@ -289,8 +351,9 @@ def retrieve(ctx: click.Context, text: str, repo: Path, store: Path | None, use_
     items (one per printed block), text.
     """
     with knowledge_base(repo, store) as kb:
-        result, _ = kb.retrieve_logged(text, use_case, budget, scopes=scopes or None,
-                                       min_confidence=min_confidence)
+        result, _ = kb.retrieve_logged(
+            text, use_case, budget, scopes=scopes or None, min_confidence=min_confidence
+        )
     click.echo(result.to_json() if fmt == "json" else result.text, nl=fmt == "json")
 
 
@@ -301,8 +364,24 @@ def _register() -> None:
     from kbc.cli.maintain import drift, embed, refresh, render, status, views
     from kbc.cli.serve import ask, gaps, scopes, search, serve
 
-    for command in (refresh, embed, status, drift, views, render, ask, search, gaps, scopes, propose,
-                    proposals, serve, eval_command, hook, hooks):
+    for command in (
+        refresh,
+        embed,
+        status,
+        drift,
+        views,
+        render,
+        ask,
+        search,
+        gaps,
+        scopes,
+        propose,
+        proposals,
+        serve,
+        eval_command,
+        hook,
+        hooks,
+    ):
         cli.add_command(command)
 
 
@@ -312,7 +391,7 @@ _register()
 def main() -> None:
     try:
         cli(prog_name="kbc")
-    except Exception as exc:  # noqa: BLE001 - a KbcError is handled by its command; this is the rest
+    except Exception as exc:
         if "--debug" in sys.argv[1:]:
             raise
         unexpected(exc)

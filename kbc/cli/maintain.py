@@ -25,42 +25,68 @@ def _render_refresh(summary: RefreshSummary) -> str:
 
     changes = summary.changes
     followed = f" (following {without_password(summary.url)} {summary.branch})" if summary.url else ""
-    lines = [f"kbc refresh: {summary.root}{followed}",
-             f"  path          {summary.mode}: {summary.reason}",
-             f"  commits       {summary.before[:10] or '(none)'} → {summary.after[:10] or '(none)'}",
-             f"  changed       {len(changes.added)} added, {len(changes.modified)} modified, "
-             f"{len(changes.deleted)} deleted, {len(changes.renamed)} renamed"]
+    lines = [
+        f"kbc refresh: {summary.root}{followed}",
+        f"  path          {summary.mode}: {summary.reason}",
+        f"  commits       {summary.before[:10] or '(none)'} → {summary.after[:10] or '(none)'}",
+        f"  changed       {len(changes.added)} added, {len(changes.modified)} modified, "
+        f"{len(changes.deleted)} deleted, {len(changes.renamed)} renamed",
+    ]
     build = summary.build
     if build is not None:
-        lines.append(f"  work          parsed {build.analyze.parsed} ({build.analyze.cached} from cache), "
-                     f"re-chunked {build.index.changed_files} files, removed {build.index.removed_files}, "
-                     f"embedded {build.index.embedded} units, dropped {build.index.removed_units}")
-        lines.append(f"  views         {build.views.views}; llm calls {build.views.llm_calls}, "
-                     f"failed {build.views.failed}")
+        lines.append(
+            f"  work          parsed {build.analyze.parsed} ({build.analyze.cached} from cache), "
+            f"re-chunked {build.index.changed_files} files, removed {build.index.removed_files}, "
+            f"embedded {build.index.embedded} units, dropped {build.index.removed_units}"
+        )
+        lines.append(
+            f"  views         {build.views.views}; llm calls {build.views.llm_calls}, "
+            f"failed {build.views.failed}"
+        )
         if build.waited >= 0.5:
             lines.append(f"  lock          waited {build.waited:.1f} s for another writer")
     behind = ", ".join(report.path for report in summary.drift[:5])
     more = f", … {len(summary.drift) - 5} more" if len(summary.drift) > 5 else ""
-    lines.append(f"  drift         {len(summary.drift)} documents behind the code"
-                 + (f" ({behind}{more}; see `kbc drift`)" if summary.drift else ""))
+    lines.append(
+        f"  drift         {len(summary.drift)} documents behind the code"
+        + (f" ({behind}{more}; see `kbc drift`)" if summary.drift else "")
+    )
     lines.append(f"  time          {summary.seconds:.2f} s")
     return "\n".join(lines)
 
 
 @click.command(epilog=exit_codes_text())
 @click.argument("target", default=".")
-@click.option("--store", "store", type=click.Path(file_okay=False, path_type=Path),
-              help="Store folder (default: <work tree>/.kbc).")
+@click.option(
+    "--store",
+    "store",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Store folder (default: <work tree>/.kbc).",
+)
 @click.option("--branch", default="", help="Branch to follow when TARGET is a URL (default: the remote's).")
 @click.option("--full", is_flag=True, help="Rebuild from scratch whatever changed.")
 @click.option("--no-llm", is_flag=True, help="Never call an LLM: view prose from docstrings only.")
 @click.option("--lock-timeout", type=int, help="Seconds to wait for another writer (default 600).")
 @click.option("--ci", is_flag=True, help="Print a JSON summary for CI; exit codes below.")
-@click.option("--knowledge", "knowledge", multiple=True, metavar="[NAME=]PATH|URL",
-              help="A knowledge root to index beside the code (repeatable; adds to [[knowledge]]).")
+@click.option(
+    "--knowledge",
+    "knowledge",
+    multiple=True,
+    metavar="[NAME=]PATH|URL",
+    help="A knowledge root to index beside the code (repeatable; adds to [[knowledge]]).",
+)
 @click.pass_context
-def refresh(ctx: click.Context, target: str, store: Path | None, branch: str, full: bool, no_llm: bool,
-            lock_timeout: int | None, ci: bool, knowledge: tuple[str, ...]) -> None:
+def refresh(
+    ctx: click.Context,
+    target: str,
+    store: Path | None,
+    branch: str,
+    full: bool,
+    no_llm: bool,
+    lock_timeout: int | None,
+    ci: bool,
+    knowledge: tuple[str, ...],
+) -> None:
     """Bring the knowledge base of TARGET (a path or a git URL) up to its current commit.
 
     Only changed files are parsed, chunked and embedded again, and view prose is
@@ -75,12 +101,17 @@ def refresh(ctx: click.Context, target: str, store: Path | None, branch: str, fu
     try:
         local = Path(".") if is_url(target) else Path(target)
         settings = settings_for(local, lock_timeout=lock_timeout, knowledge=knowledge or None)
-        summary = run_refresh(target, settings, store, branch=branch, no_llm=no_llm, force_full=full,
-                              on_wait=say)
+        summary = run_refresh(
+            target, settings, store, branch=branch, no_llm=no_llm, force_full=full, on_wait=say
+        )
     except KbcError as error:
         if ci:
-            click.echo(json.dumps({"ok": False, "error": error.message, "hint": error.hint,
-                                   "exit_code": error.exit_code}, indent=1))
+            click.echo(
+                json.dumps(
+                    {"ok": False, "error": error.message, "hint": error.hint, "exit_code": error.exit_code},
+                    indent=1,
+                )
+            )
             sys.exit(error.exit_code)
         raise  # reported by the command group, once for every command
     if ci:
@@ -92,9 +123,12 @@ def refresh(ctx: click.Context, target: str, store: Path | None, branch: str, fu
 @click.command()
 @reading_options
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--propose", is_flag=True,
-              help="Make each document behind the code a proposal: a branch with the document unchanged "
-                   "and a comment block saying why (kbc proposals lists them).")
+@click.option(
+    "--propose",
+    is_flag=True,
+    help="Make each document behind the code a proposal: a branch with the document unchanged "
+    "and a comment block saying why (kbc proposals lists them).",
+)
 @click.option("--no-llm", is_flag=True, help="With --propose: never ask the LLM for a rewrite.")
 @click.pass_context
 def drift(ctx: click.Context, repo: Path, store: Path | None, fmt: str, propose: bool, no_llm: bool) -> None:
@@ -128,8 +162,10 @@ def drift(ctx: click.Context, repo: Path, store: Path | None, fmt: str, propose:
         else:
             for p in made:
                 click.echo(f"proposed {p.root}/{p.path} on {p.branch}")
-            click.echo(f"{len(made)} proposal{'s' if len(made) != 1 else ''} from {len(reports)} "
-                       f"document{'s' if len(reports) != 1 else ''} behind the code")
+            click.echo(
+                f"{len(made)} proposal{'s' if len(made) != 1 else ''} from {len(reports)} "
+                f"document{'s' if len(reports) != 1 else ''} behind the code"
+            )
         return
     if fmt == "json":
         click.echo(json.dumps(drift_data(reports), indent=1, sort_keys=True))
@@ -141,11 +177,18 @@ def drift(ctx: click.Context, repo: Path, store: Path | None, fmt: str, propose:
 @reading_options
 @click.option("--kind", type=click.Choice(VIEW_KINDS), help="Only views of this kind.")
 @click.option("--id", "view_id", help="Only the view with this id (e.g. module:pkg.sub).")
-@click.option("--format", "fmt", type=click.Choice(["md", "json", "list"]), default="list",
-              show_default=True, help="list: one line per view; md: rendered; json: the documents.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["md", "json", "list"]),
+    default="list",
+    show_default=True,
+    help="list: one line per view; md: rendered; json: the documents.",
+)
 @click.pass_context
-def views(ctx: click.Context, repo: Path, store: Path | None, kind: str | None, view_id: str | None,
-          fmt: str) -> None:
+def views(
+    ctx: click.Context, repo: Path, store: Path | None, kind: str | None, view_id: str | None, fmt: str
+) -> None:
     """Show the views written by `kbc build`."""
     from kbc.services.payloads import views_data
     from kbc.views.render import render_view
@@ -168,8 +211,12 @@ def views(ctx: click.Context, repo: Path, store: Path | None, kind: str | None, 
 
 @click.command()
 @reading_options
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="Folder to write the Markdown into.")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Folder to write the Markdown into.",
+)
 @click.pass_context
 def render(ctx: click.Context, repo: Path, store: Path | None, out: Path) -> None:
     """Write every view as Markdown (Mermaid diagrams included) with an index page."""
@@ -180,10 +227,19 @@ def render(ctx: click.Context, repo: Path, store: Path | None, out: Path) -> Non
 
 @click.command()
 @reading_options
-@click.option("--background", is_flag=True, hidden=True,
-              help="Niced, the model on one thread (how `kbc build` starts it).")
-@click.option("--lock", "lock", type=int, hidden=True,
-              help="A descriptor of the fill lock, locked for this process by the one starting it.")
+@click.option(
+    "--background",
+    is_flag=True,
+    hidden=True,
+    help="Niced, the model on one thread (how `kbc build` starts it).",
+)
+@click.option(
+    "--lock",
+    "lock",
+    type=int,
+    hidden=True,
+    help="A descriptor of the fill lock, locked for this process by the one starting it.",
+)
 @click.pass_context
 def embed(ctx: click.Context, repo: Path, store: Path | None, background: bool, lock: int | None) -> None:
     """Embed the units the last build left to embed, and turn retrieval hybrid.
@@ -201,13 +257,22 @@ def embed(ctx: click.Context, repo: Path, store: Path | None, background: bool, 
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     if background:
         click.echo(f"kbc embed: started {started} (pid {os.getpid()})")
-    done = fill_vectors(repo, settings_for(repo), store, background=background, lock=lock, on_wait=say,
-                        progress=lambda n, total: shown("embedding", n, total))
+    done = fill_vectors(
+        repo,
+        settings_for(repo),
+        store,
+        background=background,
+        lock=lock,
+        on_wait=say,
+        progress=lambda n, total: shown("embedding", n, total),
+    )
     if done.units == 0:
         click.echo(f"kbc embed: no unit waits to be embedded; retrieval {done.retrieval}")
         return
-    click.echo(f"kbc embed: {done.embedded} of {done.units} units embedded now in {done.seconds:.1f} s; "
-               f"retrieval {done.retrieval}")
+    click.echo(
+        f"kbc embed: {done.embedded} of {done.units} units embedded now in {done.seconds:.1f} s; "
+        f"retrieval {done.retrieval}"
+    )
 
 
 @click.command()
@@ -230,24 +295,37 @@ def status(ctx: click.Context, repo: Path, store: Path | None, fmt: str) -> None
         click.echo(json.dumps(status_data(found), indent=1, sort_keys=True))
         return
     last = found.last_build
-    lines = [f"kbc status: {found.repo}", f"  store         {found.store}",
-             "  last build    " + (f"{last['finished']} at {str(last['commit'])[:12] or 'no commit'} "
-                                  f"({last['tracked']} files, kbc {last['kbc']})" if last
-                                  else "none finished")]
+    lines = [
+        f"kbc status: {found.repo}",
+        f"  store         {found.store}",
+        "  last build    "
+        + (
+            f"{last['finished']} at {str(last['commit'])[:12] or 'no commit'} "
+            f"({last['tracked']} files, kbc {last['kbc']})"
+            if last
+            else "none finished"
+        ),
+    ]
     facts = found.facts
     if facts:
-        lines.append(f"  facts         {facts['files']} files ({facts['python_files']} Python), "
-                     f"{facts['symbols']} symbols, {facts['failed']} not analyzed")
+        lines.append(
+            f"  facts         {facts['files']} files ({facts['python_files']} Python), "
+            f"{facts['symbols']} symbols, {facts['failed']} not analyzed"
+        )
     if found.roles:
         lines.append("  roles         " + ", ".join(f"{role} {n}" for role, n in found.roles.items()))
     views = found.views
-    lines.append(f"  views         {sum(views.values())}"
-                 + (f" ({', '.join(f'{k} {v}' for k, v in views.items())})" if views else ""))
+    lines.append(
+        f"  views         {sum(views.values())}"
+        + (f" ({', '.join(f'{k} {v}' for k, v in views.items())})" if views else "")
+    )
     index = found.index
     if index:
         lines.append(f"  index         {index['chunks']} chunks from {index['files']} files")
-        lines.append(f"  embeddings    {index['embedded']} of {index['units']} units"
-                     + (f" ({index['model']})" if index["model"] else ""))
+        lines.append(
+            f"  embeddings    {index['embedded']} of {index['units']} units"
+            + (f" ({index['model']})" if index["model"] else "")
+        )
     lines.append(f"  retrieval     {found.retrieval}")
     if found.note:
         lines.append(f"  note          {found.note}")

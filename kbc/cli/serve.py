@@ -22,12 +22,24 @@ GAP_LINE = 200  # characters of a logged question shown on its line (--format js
 @reading_options
 @click.option("--budget", type=int, help="Tokens of sources to answer from (default: the qa profile's).")
 @click.option("--no-llm", is_flag=True, help="Never call an LLM: quote the best passages instead.")
-@click.option("--scope", "scopes", multiple=True,
-              help="A knowledge scope to answer from (repeatable; default: every scope but projects/...).")
+@click.option(
+    "--scope",
+    "scopes",
+    multiple=True,
+    help="A knowledge scope to answer from (repeatable; default: every scope but projects/...).",
+)
 @click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True)
 @click.pass_context
-def ask(ctx: click.Context, question: str, repo: Path, store: Path | None, budget: int | None, no_llm: bool,
-        scopes: tuple[str, ...], fmt: str) -> None:
+def ask(
+    ctx: click.Context,
+    question: str,
+    repo: Path,
+    store: Path | None,
+    budget: int | None,
+    no_llm: bool,
+    scopes: tuple[str, ...],
+    fmt: str,
+) -> None:
     """Answer QUESTION from the repository, citing [path:start-end] for every claim.
 
     Sources come from the `qa` use case; the LLM named by KBC_LLM_MODEL writes
@@ -43,11 +55,16 @@ def ask(ctx: click.Context, question: str, repo: Path, store: Path | None, budge
         click.echo(json.dumps(answer_data(answer, query_id), indent=1, ensure_ascii=False))
         return
     click.echo(answer.text, nl=False)
-    footer = [f"\n_Sources ({answer.retrieval} retrieval): "
-              + ", ".join(f"{s.path}:{s.start_line}-{s.end_line}" for s in answer.sources) + "._"]
+    footer = [
+        f"\n_Sources ({answer.retrieval} retrieval): "
+        + ", ".join(f"{s.path}:{s.start_line}-{s.end_line}" for s in answer.sources)
+        + "._"
+    ]
     if answer.dropped:
-        footer.append(f"_{len(answer.dropped)} citation{'s' if len(answer.dropped) != 1 else ''} "
-                      f"pointing outside the sources removed: {', '.join(answer.dropped)}._")
+        footer.append(
+            f"_{len(answer.dropped)} citation{'s' if len(answer.dropped) != 1 else ''} "
+            f"pointing outside the sources removed: {', '.join(answer.dropped)}._"
+        )
     click.echo("\n".join(footer))
 
 
@@ -56,13 +73,27 @@ def ask(ctx: click.Context, question: str, repo: Path, store: Path | None, budge
 @reading_options
 @click.option("-k", "k", type=click.IntRange(1), default=10, show_default=True, help="How many hits.")
 @click.option("--budget", type=click.IntRange(1), help="Tokens the hits' texts may take (default: no limit).")
-@click.option("--use-case", "use_case", default="implementation", show_default=True,
-              help="Profile whose weights rank the hits.")
+@click.option(
+    "--use-case",
+    "use_case",
+    default="implementation",
+    show_default=True,
+    help="Profile whose weights rank the hits.",
+)
 @click.option("--scope", "scopes", multiple=True, help="A knowledge scope to search (repeatable).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.pass_context
-def search(ctx: click.Context, query: str, repo: Path, store: Path | None, k: int, budget: int | None,
-           use_case: str, scopes: tuple[str, ...], fmt: str) -> None:
+def search(
+    ctx: click.Context,
+    query: str,
+    repo: Path,
+    store: Path | None,
+    k: int,
+    budget: int | None,
+    use_case: str,
+    scopes: tuple[str, ...],
+    fmt: str,
+) -> None:
     """Look QUERY up in the index without packing a slice: the best chunks (code, tests, docs,
     views, team knowledge), each as path:start-end with its score and breadcrumb.
 
@@ -110,8 +141,9 @@ def gaps(ctx: click.Context, repo: Path, store: Path | None, fmt: str) -> None:
         if len(question) > GAP_LINE:
             question = question[:GAP_LINE] + "…"
         click.echo(f"{gap.count}×  {question}")
-        click.echo(f"    gap {gap.count} of {gap.asked} times asked, last {gap.last}: "
-                   f"{'; '.join(gap.reasons)}")
+        click.echo(
+            f"    gap {gap.count} of {gap.asked} times asked, last {gap.last}: {'; '.join(gap.reasons)}"
+        )
 
 
 @click.command()
@@ -135,30 +167,45 @@ def scopes(ctx: click.Context, repo: Path, store: Path | None, fmt: str) -> None
         click.echo(json.dumps(scopes_data(found), indent=1, ensure_ascii=False))
         return
     if not found:
-        click.echo("No knowledge scopes: no knowledge root was indexed ([[knowledge]] in kbc.toml, "
-                   "KBC_KNOWLEDGE or `kbc build --knowledge PATH`).")
+        click.echo(
+            "No knowledge scopes: no knowledge root was indexed ([[knowledge]] in kbc.toml, "
+            "KBC_KNOWLEDGE or `kbc build --knowledge PATH`)."
+        )
     for entry in found:
         mark = "" if entry.default else "  (only when asked for)"
-        click.echo(f"{entry.scope}\t{entry.documents} document{'s' if entry.documents != 1 else ''}"
-                   f"\t{', '.join(entry.roots)}{mark}")
+        click.echo(
+            f"{entry.scope}\t{entry.documents} document{'s' if entry.documents != 1 else ''}"
+            f"\t{', '.join(entry.roots)}{mark}"
+        )
     for problem in problems:
         click.echo(f"not read: {problem}", err=True)
 
 
 @click.command()
-@click.option("--repo", "repos", multiple=True, metavar="[NAME=]PATH-OR-URL",
-              help="A repository to serve: a folder or a git URL (cloned and followed), optionally "
-                   "named; repeat it to serve several (default: the [[repositories]] of your "
-                   "configuration, else the current folder).")
-@click.option("--store", type=click.Path(file_okay=False, path_type=Path),
-              help="Store folder (one repository only).")
+@click.option(
+    "--repo",
+    "repos",
+    multiple=True,
+    metavar="[NAME=]PATH-OR-URL",
+    help="A repository to serve: a folder or a git URL (cloned and followed), optionally "
+    "named; repeat it to serve several (default: the [[repositories]] of your "
+    "configuration, else the current folder).",
+)
+@click.option(
+    "--store", type=click.Path(file_okay=False, path_type=Path), help="Store folder (one repository only)."
+)
 @click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True)
-@click.option("--host", default="127.0.0.1", show_default=True,
-              help="HTTP: address to bind; anything but loopback requires KBC_TOKEN.")
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="HTTP: address to bind; anything but loopback requires KBC_TOKEN.",
+)
 @click.option("--port", type=int, default=8765, show_default=True, help="HTTP: port.")
 @click.pass_context
-def serve(ctx: click.Context, repos: tuple[str, ...], store: Path | None, transport: str, host: str,
-          port: int) -> None:
+def serve(
+    ctx: click.Context, repos: tuple[str, ...], store: Path | None, transport: str, host: str, port: int
+) -> None:
     """Serve the knowledge base: MCP on stdio, or everything over HTTP.
 
     stdio: the MCP tools (retrieve_slice, ask, search, get_view, list_views,
@@ -191,7 +238,7 @@ def serve(ctx: click.Context, repos: tuple[str, ...], store: Path | None, transp
     from kbc.serve.run import serve as run_server
 
     served = _served(repos, store)
-    token = (served.settings.token or None)
+    token = served.settings.token or None
     run_server(served, transport, host, port, token)
 
 
@@ -222,6 +269,8 @@ def _served(repos: tuple[str, ...], store: Path | None) -> KnowledgeBase | Works
             return Workspace.of(kb, entries[0].name)
         return kb
     if store is not None:
-        raise KbcError("--store names the store of one repository",
-                       hint="give each repository its store with store = ... in [[repositories]]")
+        raise KbcError(
+            "--store names the store of one repository",
+            hint="give each repository its store with store = ... in [[repositories]]",
+        )
     return Workspace(entries, here or settings_for(Path(".")), settings_for=settings_for, notify=say)

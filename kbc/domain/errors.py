@@ -45,9 +45,7 @@ class ConfigError(KbcError):
         self.errors = tuple(errors)
         lines = "\n".join(f"  - {e.render()}" for e in self.errors)
         count = len(self.errors)
-        super().__init__(
-            f"{count} configuration error{'s' if count != 1 else ''}:\n{lines}",
-        )
+        super().__init__(f"{count} configuration error{'s' if count != 1 else ''}:\n{lines}")
 
     def __str__(self) -> str:
         return self.message
@@ -86,8 +84,10 @@ class PathRefused(KbcError):
     exit_code = 6
 
 
-GOLDEN_HINT = ("each question needs `question` (text) and `paths` (a list of files); `lines` maps a "
-               "path to [start, end], `symbols` lists qualified names; see docs/eval.md")
+GOLDEN_HINT = (
+    "each question needs `question` (text) and `paths` (a list of files); `lines` maps a "
+    "path to [start, end], `symbols` lists qualified names; see docs/eval.md"
+)
 
 
 class GoldenError(KbcError):
@@ -99,8 +99,9 @@ class GoldenError(KbcError):
         self.problems = tuple(problems)
         count = len(problems)
         body = "\n".join(f"  - {p}" for p in problems)
-        super().__init__(f"{source}: {count} problem{'s' if count != 1 else ''} in the golden file:\n{body}",
-                         hint=hint)
+        super().__init__(
+            f"{source}: {count} problem{'s' if count != 1 else ''} in the golden file:\n{body}", hint=hint
+        )
 
 
 class VectorStoreError(KbcError):
@@ -135,8 +136,9 @@ def exit_codes_text() -> str:
     return "Exit codes: " + ", ".join(f"{code} {meaning}" for code, meaning in EXIT_CODES.items()) + "."
 
 
-DEBUG_HINT = ("re-run with `kbc --debug ...` for the traceback; "
-              "the store keeps what the last finished build wrote")
+DEBUG_HINT = (
+    "re-run with `kbc --debug ...` for the traceback; the store keeps what the last finished build wrote"
+)
 
 
 class PassError(KbcError):
@@ -173,5 +175,5 @@ def in_pass(pass_name: str, path: str = "") -> Iterator[None]:
         yield
     except KbcError:
         raise
-    except Exception as exc:  # noqa: BLE001 - reported as one line, with the cause chained
+    except Exception as exc:
         raise PassError(pass_name, describe(exc), path) from exc

@@ -26,15 +26,18 @@ def defaults_as_toml() -> str:
                 rendered = str(value)
             out.append(f"{spec.key} = {rendered}")
         out.append("")
-    out.extend([
-        "# Knowledge roots: Markdown the team keeps beside the code, indexed in scopes (docs/knowledge.md).",
-        "# One table per root: path (a folder; a repository's own kbc.toml may only name one inside",
-        "# the repository) or url (a git repository, cloned and followed: your configuration only),",
-        "# branch (default: the remote's) and name (default: the folder's). Also KBC_KNOWLEDGE",
-        "# ([name=]path-or-url, comma-separated) and `kbc build --knowledge`.",
-        "# [[knowledge]]",
-        '# path = "team-knowledge"',
-        '# name = "team"',
-        "",
-    ])
+    out.extend(
+        [
+            "# Knowledge roots: Markdown the team keeps beside the code, indexed in scopes "
+            "(docs/knowledge.md).",
+            "# One table per root: path (a folder; a repository's own kbc.toml may only name one inside",
+            "# the repository) or url (a git repository, cloned and followed: your configuration only),",
+            "# branch (default: the remote's) and name (default: the folder's). Also KBC_KNOWLEDGE",
+            "# ([name=]path-or-url, comma-separated) and `kbc build --knowledge`.",
+            "# [[knowledge]]",
+            '# path = "team-knowledge"',
+            '# name = "team"',
+            "",
+        ]
+    )
     return "\n".join(out)

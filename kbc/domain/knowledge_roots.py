@@ -44,21 +44,30 @@ def knowledge_root(entry: str, source: str, errors: list[FieldError]) -> Knowled
 
 def _checked_root(root: KnowledgeRoot, source: str, errors: list[FieldError]) -> KnowledgeRoot | None:
     if not KNOWLEDGE_NAME.match(root.name):
-        errors.append(FieldError(source, "knowledge.name", f"{root.name!r} is not a usable name",
-                                 "use letters, digits, '.', '_' or '-' (it starts every path of the root)"))
+        errors.append(
+            FieldError(
+                source,
+                "knowledge.name",
+                f"{root.name!r} is not a usable name",
+                "use letters, digits, '.', '_' or '-' (it starts every path of the root)",
+            )
+        )
         return None
     return root
 
 
-def knowledge_tables(data: Mapping[str, Any], source: str, errors: list[FieldError]
-                      ) -> list[KnowledgeRoot]:
+def knowledge_tables(data: Mapping[str, Any], source: str, errors: list[FieldError]) -> list[KnowledgeRoot]:
     """The ``[[knowledge]]`` tables of one configuration file."""
     found = []
-    for values in place_tables(data, "knowledge", source, errors, keys=("path", "url", "branch", "name"),
-                               example="team-knowledge"):
+    for values in place_tables(
+        data, "knowledge", source, errors, keys=("path", "url", "branch", "name"), example="team-knowledge"
+    ):
         where = values["path"] or values["url"]
-        root = _checked_root(KnowledgeRoot(values["name"] or _name_of(where), values["path"], values["url"],
-                                           values["branch"]), source, errors)
+        root = _checked_root(
+            KnowledgeRoot(values["name"] or _name_of(where), values["path"], values["url"], values["branch"]),
+            source,
+            errors,
+        )
         if root is not None:
             found.append(root)
     return found

@@ -297,8 +297,9 @@ def models_shape() -> str:
     import sys
 
     module = sys.modules[__name__]
-    shapes = sorted(f"{name}({','.join(f.name for f in dataclasses.fields(kind))})"
-                    for name, kind in vars(module).items()
-                    if isinstance(kind, type) and dataclasses.is_dataclass(kind)
-                    and kind.__module__ == __name__)
+    shapes = sorted(
+        f"{name}({','.join(f.name for f in dataclasses.fields(kind))})"
+        for name, kind in vars(module).items()
+        if isinstance(kind, type) and dataclasses.is_dataclass(kind) and kind.__module__ == __name__
+    )
     return hashlib.sha256(";".join(shapes).encode()).hexdigest()[:12]

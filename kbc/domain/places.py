@@ -19,30 +19,59 @@ def tail_name(where: str) -> str:
     return where.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1].removesuffix(".git")
 
 
-def place_tables(data: Mapping[str, Any], section: str, source: str, errors: list[FieldError], *,
-                 keys: tuple[str, ...], lists: tuple[str, ...] = (), example: str) -> list[dict[str, Any]]:
+def place_tables(
+    data: Mapping[str, Any],
+    section: str,
+    source: str,
+    errors: list[FieldError],
+    *,
+    keys: tuple[str, ...],
+    lists: tuple[str, ...] = (),
+    example: str,
+) -> list[dict[str, Any]]:
     """The ``[[section]]`` tables of one configuration file whose keys are ``keys`` (strings)
     and ``lists`` (lists of strings), each with exactly one of ``path`` and ``url``; a table
     that is not is reported in ``errors`` and left out."""
     tables = data.get(section, [])
     if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
-        errors.append(FieldError(source, section, "is not a list of tables",
-                                 f'write [[{section}]] tables with path = "..." or url = "..."'))
+        errors.append(
+            FieldError(
+                source,
+                section,
+                "is not a list of tables",
+                f'write [[{section}]] tables with path = "..." or url = "..."',
+            )
+        )
         return []
     found = []
     for table in tables:
         unknown = sorted(set(table) - set(keys) - set(lists))
         values: dict[str, Any] = {k: table.get(k, "") for k in keys}
         listed = {k: table.get(k, []) for k in lists}
-        if unknown or not all(isinstance(v, str) for v in values.values()) or not all(
-                isinstance(v, list) and all(isinstance(p, str) for p in v) for v in listed.values()):
-            errors.append(FieldError(source, section, f"a table has unknown keys {unknown} or a value of "
-                                     "the wrong type", f"use path or url, and {', '.join(keys[2:])} (strings)"
-                                     + "".join(f" and {k} (a list of strings)" for k in lists)))
+        if (
+            unknown
+            or not all(isinstance(v, str) for v in values.values())
+            or not all(isinstance(v, list) and all(isinstance(p, str) for p in v) for v in listed.values())
+        ):
+            errors.append(
+                FieldError(
+                    source,
+                    section,
+                    f"a table has unknown keys {unknown} or a value of the wrong type",
+                    f"use path or url, and {', '.join(keys[2:])} (strings)"
+                    + "".join(f" and {k} (a list of strings)" for k in lists),
+                )
+            )
             continue
         if bool(values["path"]) == bool(values["url"]):
-            errors.append(FieldError(source, section, "a table needs exactly one of path and url",
-                                     f'write path = "{example}" or url = "https://..."'))
+            errors.append(
+                FieldError(
+                    source,
+                    section,
+                    "a table needs exactly one of path and url",
+                    f'write path = "{example}" or url = "https://..."',
+                )
+            )
             continue
         found.append({**values, **{k: tuple(v) for k, v in listed.items()}})
     return found
@@ -55,7 +84,10 @@ def named_place(entry: str, source: str, key: str, errors: list[FieldError]) -> 
         name, where = "", entry.strip()
     where = where.strip()
     if not where:
-        errors.append(FieldError(source, key, "names no folder or URL",
-                                 "give a path or a git URL, optionally as name=path"))
+        errors.append(
+            FieldError(
+                source, key, "names no folder or URL", "give a path or a git URL, optionally as name=path"
+            )
+        )
         return None
     return (name.strip(), "", where) if looks_remote(where) else (name.strip(), where, "")

@@ -92,9 +92,18 @@ class Settings:
         """A hash of the settings that decide the store's content (not how fast it is built)."""
         import hashlib
 
-        shaping = (self.max_file_bytes, self.exclude, self.source_roots, self.module_split_files,
-                   self.max_modules, self.chunk_lines, self.chunk_overlap, self.workflow_depth,
-                   self.max_workflows, self.max_api_workflows)
+        shaping = (
+            self.max_file_bytes,
+            self.exclude,
+            self.source_roots,
+            self.module_split_files,
+            self.max_modules,
+            self.chunk_lines,
+            self.chunk_overlap,
+            self.workflow_depth,
+            self.max_workflows,
+            self.max_api_workflows,
+        )
         return hashlib.sha256(repr(shaping).encode()).hexdigest()[:16]
 
 
@@ -111,8 +120,17 @@ def _coerce(spec: FieldSpec, value: Any, source: str, errors: list[FieldError]) 
         errors.append(FieldError(source, spec.dotted, problem, fix))
 
     if spec.kind is bool:
-        if isinstance(value, str) and value.strip().lower() in ("1", "true", "yes", "on", "0", "false",
-                                                                "no", "off", ""):
+        if isinstance(value, str) and value.strip().lower() in (
+            "1",
+            "true",
+            "yes",
+            "on",
+            "0",
+            "false",
+            "no",
+            "off",
+            "",
+        ):
             return value.strip().lower() in ("1", "true", "yes", "on")
         if isinstance(value, bool):
             return value
@@ -160,8 +178,12 @@ def _read_toml(path: Path, errors: list[FieldError]) -> dict[str, Any] | None:
 
 
 def _from_table(
-    table: Mapping[str, Any], source: str, values: dict[str, Any], errors: list[FieldError],
-    *, refuse: Callable[[FieldSpec, Any], str | None] | None = None,
+    table: Mapping[str, Any],
+    source: str,
+    values: dict[str, Any],
+    errors: list[FieldError],
+    *,
+    refuse: Callable[[FieldSpec, Any], str | None] | None = None,
     extra_sections: tuple[str, ...] = (),
 ) -> None:
     """Read one configuration table into ``values``.
@@ -174,15 +196,19 @@ def _from_table(
         if section in ("profiles", "knowledge") or section in extra_sections:
             continue  # use-case profiles (kbc.retrieval.profiles), knowledge roots and repositories (below)
         if section not in SECTIONS or not isinstance(body, dict):
-            errors.append(FieldError(source, section, "unknown section",
-                                     f"use one of: {', '.join(SECTIONS)}"))
+            errors.append(
+                FieldError(source, section, "unknown section", f"use one of: {', '.join(SECTIONS)}")
+            )
             continue
         for key, raw in body.items():
             spec = by_location.get((section, key))
             if spec is None:
                 known = sorted(f.key for f in FIELDS if f.section == section)
-                errors.append(FieldError(source, f"{section}.{key}", "unknown setting",
-                                         f"use one of: {', '.join(known)}"))
+                errors.append(
+                    FieldError(
+                        source, f"{section}.{key}", "unknown setting", f"use one of: {', '.join(known)}"
+                    )
+                )
                 continue
             if refuse is not None and refuse(spec, raw) is not None:
                 continue
@@ -214,15 +240,21 @@ def _assign(assignments: Sequence[str], values: dict[str, Any], errors: list[Fie
         spec = by_dotted.get(dotted.strip())
         if not equals or spec is None:
             problem = "is not a known setting" if equals else "is not section.key=value"
-            errors.append(FieldError("-c", dotted.strip() or assignment, problem,
-                                     f"write section.key=value with one of: {', '.join(sorted(by_dotted))}"))
+            errors.append(
+                FieldError(
+                    "-c",
+                    dotted.strip() or assignment,
+                    problem,
+                    f"write section.key=value with one of: {', '.join(sorted(by_dotted))}",
+                )
+            )
             continue
         value = _coerce(spec, raw.strip(), f"-c {spec.dotted}", errors)
         if value is not None:
             values[spec.name] = value
 
 
-def load_settings(
+def load_settings(  # noqa: C901 - every source in its precedence, read in one place
     root: Path,
     env: Mapping[str, str] | None = None,
     overrides: Mapping[str, Any] | None = None,
@@ -260,28 +292,37 @@ def load_settings(
                 f"{source}: knowledge root {found.name!r} ({found.where}) ignored: a repository's own "
                 f"configuration may only name a folder inside the repository → configure it in {where} "
                 f"or KBC_KNOWLEDGE, or trust this repository's configuration with "
-                f'[trust] repositories = ["{root.resolve()}"] in {where}')
+                f'[trust] repositories = ["{root.resolve()}"] in {where}'
+            )
 
     def refuse_from(source: str) -> Callable[[FieldSpec, Any], str | None]:
         def refuse(spec: FieldSpec, value: Any) -> str | None:
             if repo_trusted or not (spec.trusted_only or spec.limit):
                 return None
-            if spec.name == "store" and isinstance(value, str) and inside(root, value) \
-                    and own_folder(root, value):
+            if (
+                spec.name == "store"
+                and isinstance(value, str)
+                and inside(root, value)
+                and own_folder(root, value)
+            ):
                 return None
             shown = "'…'" if spec.name in SECRET_FIELDS else repr(value)  # a key is never printed
             why = "cannot decide where data, code or credentials go"
             if spec.limit:
                 why = "cannot decide what this machine spends"
             elif spec.name == "store" and inside(root, str(value)):
-                why = ("may only keep its store in a new folder inside it (not the repository itself, "
-                       "not .git, not a folder holding other files)")
+                why = (
+                    "may only keep its store in a new folder inside it (not the repository itself, "
+                    "not .git, not a folder holding other files)"
+                )
             notices.append(
                 f"{source}: {spec.dotted} = {shown} ignored: a repository's own configuration "
                 f"{why} → set it in {where} or "
                 f"{spec.env}, or trust this repository's configuration with "
-                f'[trust] repositories = ["{root.resolve()}"] in {where}')
+                f'[trust] repositories = ["{root.resolve()}"] in {where}'
+            )
             return "trusted only"
+
         return refuse
 
     for path in config_files(root):
@@ -327,17 +368,33 @@ def load_settings(
     defaults = Settings()
     chunk_lines = values.get("chunk_lines", defaults.chunk_lines)
     if values.get("chunk_overlap", defaults.chunk_overlap) >= chunk_lines:
-        errors.append(FieldError("settings", "index.chunk_overlap",
-                                 f"must be less than index.chunk_lines ({chunk_lines})",
-                                 "lower chunk_overlap or raise chunk_lines"))
+        errors.append(
+            FieldError(
+                "settings",
+                "index.chunk_overlap",
+                f"must be less than index.chunk_lines ({chunk_lines})",
+                "lower chunk_overlap or raise chunk_lines",
+            )
+        )
     names = [k.name for k in knowledge]
     for twice in sorted({n for n in names if names.count(n) > 1}):
-        errors.append(FieldError("knowledge", twice, "two knowledge roots have this name",
-                                 "give each root its own name (name = ... or name=path)"))
+        errors.append(
+            FieldError(
+                "knowledge",
+                twice,
+                "two knowledge roots have this name",
+                "give each root its own name (name = ... or name=path)",
+            )
+        )
     if errors:
         raise ConfigError(errors)
-    return Settings(**values, knowledge=tuple(knowledge), forget_knowledge=forget and not knowledge,
-                    repositories=tuple(repositories), notices=tuple(notices))
+    return Settings(
+        **values,
+        knowledge=tuple(knowledge),
+        forget_knowledge=forget and not knowledge,
+        repositories=tuple(repositories),
+        notices=tuple(notices),
+    )
 
 
 def default_cache_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -353,9 +410,14 @@ def default_data_dir(env: Mapping[str, str] | None = None) -> Path:
 
 
 # What the libraries kbc uses read to stay quiet: no telemetry, no model-cost download.
-QUIET = {"ORT_DISABLE_TELEMETRY": "1", "HF_HUB_DISABLE_TELEMETRY": "1", "DO_NOT_TRACK": "1",
-         "ANONYMIZED_TELEMETRY": "False", "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-         "LITELLM_TELEMETRY": "False"}
+QUIET = {
+    "ORT_DISABLE_TELEMETRY": "1",
+    "HF_HUB_DISABLE_TELEMETRY": "1",
+    "DO_NOT_TRACK": "1",
+    "ANONYMIZED_TELEMETRY": "False",
+    "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    "LITELLM_TELEMETRY": "False",
+}
 
 
 def environment_with(extra: Mapping[str, str]) -> dict[str, str]:

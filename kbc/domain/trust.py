@@ -17,15 +17,25 @@ from typing import Any
 from kbc.domain.errors import FieldError
 
 
-def trusted_repositories(data: Mapping[str, Any], source: str, env: Mapping[str, str],
-                          errors: list[FieldError]) -> set[Path]:
+def trusted_repositories(
+    data: Mapping[str, Any], source: str, env: Mapping[str, str], errors: list[FieldError]
+) -> set[Path]:
     """The repositories whose own configuration the user trusts in full."""
     listed: list[str] = []
     trust = data.get("trust", {})
-    if not isinstance(trust, dict) or not isinstance(trust.get("repositories", []), list) or not all(
-            isinstance(p, str) for p in trust.get("repositories", [])):
-        errors.append(FieldError(source, "trust.repositories", "is not a list of folders",
-                                 'write repositories = ["/path/to/repo"]'))
+    if (
+        not isinstance(trust, dict)
+        or not isinstance(trust.get("repositories", []), list)
+        or not all(isinstance(p, str) for p in trust.get("repositories", []))
+    ):
+        errors.append(
+            FieldError(
+                source,
+                "trust.repositories",
+                "is not a list of folders",
+                'write repositories = ["/path/to/repo"]',
+            )
+        )
     else:
         listed.extend(trust.get("repositories", []))
     listed.extend(p for p in env.get("KBC_TRUST_REPOSITORIES", "").split(os.pathsep) if p.strip())

@@ -10,8 +10,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
-ViewKind = Literal["architecture", "module", "feature", "workflow", "entry_points",
-                   "domain_concepts", "business_rules", "integrations"]
+ViewKind = Literal[
+    "architecture",
+    "module",
+    "feature",
+    "workflow",
+    "entry_points",
+    "domain_concepts",
+    "business_rules",
+    "integrations",
+]
 VIEW_KINDS: tuple[ViewKind, ...] = get_args(ViewKind)  # in the order views are built and shown
 ProseSource = Literal["llm", "docstring", "none"]
 VIEW_PREFIX = "@views/"  # where view documents sit in the index: never a path in the repository

@@ -42,9 +42,14 @@ def name_of(where: str) -> str:
 
 def checked(entry: RepositoryEntry, source: str, errors: list[FieldError]) -> RepositoryEntry | None:
     if not REPOSITORY_NAME.match(entry.name):
-        errors.append(FieldError(source, "repositories.name", f"{entry.name!r} is not a usable name",
-                                 "use letters, digits, '.', '_' or '-' (requests name the repository "
-                                 "by it)"))
+        errors.append(
+            FieldError(
+                source,
+                "repositories.name",
+                f"{entry.name!r} is not a usable name",
+                "use letters, digits, '.', '_' or '-' (requests name the repository by it)",
+            )
+        )
         return None
     return entry
 
@@ -58,17 +63,33 @@ def repository_entry(entry: str, source: str, errors: list[FieldError]) -> Repos
     return checked(RepositoryEntry(name or name_of(path or url), path, url), source, errors)
 
 
-def repository_tables(data: Mapping[str, Any], source: str, errors: list[FieldError]
-                      ) -> list[RepositoryEntry]:
+def repository_tables(
+    data: Mapping[str, Any], source: str, errors: list[FieldError]
+) -> list[RepositoryEntry]:
     """The ``[[repositories]]`` tables of the user's configuration."""
     found = []
-    for values in place_tables(data, "repositories", source, errors,
-                               keys=("path", "url", "branch", "name", "store"), lists=("projects",),
-                               example="/src/app"):
+    for values in place_tables(
+        data,
+        "repositories",
+        source,
+        errors,
+        keys=("path", "url", "branch", "name", "store"),
+        lists=("projects",),
+        example="/src/app",
+    ):
         where = values["path"] or values["url"]
-        entry = checked(RepositoryEntry(values["name"] or name_of(where), values["path"], values["url"],
-                                        values["branch"], values["store"], values["projects"]),
-                        source, errors)
+        entry = checked(
+            RepositoryEntry(
+                values["name"] or name_of(where),
+                values["path"],
+                values["url"],
+                values["branch"],
+                values["store"],
+                values["projects"],
+            ),
+            source,
+            errors,
+        )
         if entry is not None:
             found.append(entry)
     return found

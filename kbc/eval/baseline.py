@@ -27,8 +27,9 @@ class WholeFileBM25:
 
     def __init__(self, root: Path, paths: Iterable[str]) -> None:
         self.db = sqlite3.connect(":memory:")
-        self.db.execute("CREATE VIRTUAL TABLE f USING fts5(path, body, "
-                        "tokenize = \"unicode61 tokenchars '_'\")")
+        self.db.execute(
+            "CREATE VIRTUAL TABLE f USING fts5(path, body, tokenize = \"unicode61 tokenchars '_'\")"
+        )
         self.texts: dict[str, str] = {}
         self.paths: list[str] = []
         for path in sorted(set(paths)):
@@ -38,8 +39,10 @@ class WholeFileBM25:
                 continue
             self.texts[path] = text
             self.paths.append(path)
-            self.db.execute("INSERT INTO f (rowid, path, body) VALUES (?, ?, ?)",
-                            (len(self.paths), " ".join(path_tokens(path)), " ".join(tokens(text))))
+            self.db.execute(
+                "INSERT INTO f (rowid, path, body) VALUES (?, ?, ?)",
+                (len(self.paths), " ".join(path_tokens(path)), " ".join(tokens(text))),
+            )
         self._costs: dict[str, int] = {}
 
     def close(self) -> None:
@@ -57,8 +60,10 @@ class WholeFileBM25:
         if not expression:
             return []
         weights = ", ".join(str(w) for w in WEIGHTS)
-        rows = self.db.execute(f"SELECT rowid FROM f WHERE f MATCH ? ORDER BY bm25(f, {weights}), rowid "
-                               "LIMIT ?", (expression, limit))
+        rows = self.db.execute(
+            f"SELECT rowid FROM f WHERE f MATCH ? ORDER BY bm25(f, {weights}), rowid LIMIT ?",
+            (expression, limit),
+        )
         return [self.paths[rowid - 1] for (rowid,) in rows]
 
     def fill(self, ranked: Iterable[str], budget: int, counter: TokenCounter) -> list[str]:

@@ -30,7 +30,6 @@ TOP_KEYS = ("questions", "description")
 HINT = GOLDEN_HINT
 
 
-
 @dataclass(frozen=True, slots=True)
 class GoldenQuestion:
     number: int  # 1-based position in the file
@@ -88,9 +87,12 @@ def _range(value: Any) -> tuple[int, int] | None:
         first, _, last = value.partition("-")
         if first.strip().isdigit() and last.strip().isdigit():
             value = [int(first), int(last)]
-    if (isinstance(value, list) and len(value) == 2
-            and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
-            and 1 <= value[0] <= value[1]):
+    if (
+        isinstance(value, list)
+        and len(value) == 2
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+        and 1 <= value[0] <= value[1]
+    ):
         return value[0], value[1]
     return None
 
@@ -106,7 +108,7 @@ def _ranges(value: Any) -> tuple[tuple[int, int], ...] | None:
     return None
 
 
-def question_from(raw: Any, number: int, line: int, problems: list[str]) -> GoldenQuestion | None:
+def question_from(raw: Any, number: int, line: int, problems: list[str]) -> GoldenQuestion | None:  # noqa: C901 - one check per field of a golden question
     """One entry checked; its problems are appended to ``problems`` (None when it has any)."""
     label = _label(number, line, raw)
     if not isinstance(raw, Mapping):
@@ -115,8 +117,10 @@ def question_from(raw: Any, number: int, line: int, problems: list[str]) -> Gold
     before = len(problems)
     unknown = sorted(str(k) for k in raw if k not in KEYS)
     if unknown:
-        problems.append(f"{label}: unknown key{'s' if len(unknown) > 1 else ''} "
-                        f"{', '.join(repr(k) for k in unknown)} (known: {', '.join(KEYS)})")
+        problems.append(
+            f"{label}: unknown key{'s' if len(unknown) > 1 else ''} "
+            f"{', '.join(repr(k) for k in unknown)} (known: {', '.join(KEYS)})"
+        )
     text = raw.get("question")
     if not isinstance(text, str) or not text.strip():
         problems.append(f"{label}: `question` is missing or empty")
@@ -145,8 +149,10 @@ def question_from(raw: Any, number: int, line: int, problems: list[str]) -> Gold
                 if clean is None or clean not in paths:
                     problems.append(f"{label}: `lines` names {key!r}, which is not one of its `paths`")
                 elif ranges is None:
-                    problems.append(f"{label}: `lines` of {key!r} must be [start, end] (1 <= start <= "
-                                    f"end) or a list of such ranges, not {value!r}")
+                    problems.append(
+                        f"{label}: `lines` of {key!r} must be [start, end] (1 <= start <= "
+                        f"end) or a list of such ranges, not {value!r}"
+                    )
                 else:
                     lines[clean] = ranges
     symbols: list[str] = []
@@ -161,8 +167,9 @@ def question_from(raw: Any, number: int, line: int, problems: list[str]) -> Gold
     if len(problems) > before:
         return None
     assert isinstance(text, str) and isinstance(use_case, str)
-    return GoldenQuestion(number, line, text.strip(), tuple(paths), lines, tuple(symbols),
-                          use_case.strip(), str(ident).strip())
+    return GoldenQuestion(
+        number, line, text.strip(), tuple(paths), lines, tuple(symbols), use_case.strip(), str(ident).strip()
+    )
 
 
 def _yaml_entries(text: str, source: str) -> list[tuple[Any, int]]:
@@ -180,15 +187,24 @@ def _yaml_entries(text: str, source: str) -> list[tuple[Any, int]]:
     if isinstance(data, Mapping):
         unknown = sorted(str(k) for k in data if k not in TOP_KEYS)
         if unknown or "questions" not in data or not isinstance(data["questions"], list):
-            problems = ["the top level must be a list of questions or a mapping with a `questions` list"
-                        + (f"; unknown keys {', '.join(repr(k) for k in unknown)}" if unknown else "")]
+            problems = [
+                "the top level must be a list of questions or a mapping with a `questions` list"
+                + (f"; unknown keys {', '.join(repr(k) for k in unknown)}" if unknown else "")
+            ]
             raise GoldenError(source, problems)
         data = data["questions"]
-        items_node = next((value for key, value in getattr(root, "value", [])
-                           if getattr(key, "value", None) == "questions"), None)
+        items_node = next(
+            (
+                value
+                for key, value in getattr(root, "value", [])
+                if getattr(key, "value", None) == "questions"
+            ),
+            None,
+        )
     if not isinstance(data, list):
-        raise GoldenError(source, ["the top level must be a list of questions or a mapping with a "
-                                   "`questions` list"])
+        raise GoldenError(
+            source, ["the top level must be a list of questions or a mapping with a `questions` list"]
+        )
     lines = [node.start_mark.line + 1 for node in getattr(items_node, "value", [])]
     if len(lines) != len(data):
         lines = [0] * len(data)
@@ -216,8 +232,9 @@ def parse_golden(text: str, source: str = "<golden>", jsonl: bool | None = None)
         jsonl = text.lstrip().startswith("{")
     entries = _jsonl_entries(text, source) if jsonl else _yaml_entries(text, source)
     problems: list[str] = []
-    questions = [question_from(raw, number, line, problems)
-                 for number, (raw, line) in enumerate(entries, start=1)]
+    questions = [
+        question_from(raw, number, line, problems) for number, (raw, line) in enumerate(entries, start=1)
+    ]
     if problems:
         raise GoldenError(source, problems)
     if not questions:
@@ -229,8 +246,9 @@ def read_golden(path: Path) -> list[GoldenQuestion]:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise KbcError(f"cannot read the golden file {path}: {exc}",
-                       hint="give the path of a YAML or JSONL golden file") from None
+        raise KbcError(
+            f"cannot read the golden file {path}: {exc}", hint="give the path of a YAML or JSONL golden file"
+        ) from None
     suffix = path.suffix.lower()
     jsonl = True if suffix in (".jsonl", ".ndjson") else False if suffix in (".yaml", ".yml") else None
     return parse_golden(text, str(path), jsonl)

@@ -45,21 +45,28 @@ _RELEASE = re.compile(
     r"^\s*v?\d+(\.\d+)+\S*\s*$"  # the subject is just a version
     r"|\b(bump(s|ed|ing)?|release[sd]?|releasing)\b"
     r"|\bversion\s+v?\d+(\.\d+)+"
-    r"|\b(update|upgrade|pin)s?\s+(\w+\s+)?(dependencies|deps|requirements)\b", re.IGNORECASE)
+    r"|\b(update|upgrade|pin)s?\s+(\w+\s+)?(dependencies|deps|requirements)\b",
+    re.IGNORECASE,
+)
 _FORMATTING = re.compile(
     r"\b(re)?format(s|ted|ting|ter)?\b|\blint(s|ing|er)?\b|\b(black|ruff|isort|flake8|codespell)\b"
-    r"|\bpre-commit\b|\btypos?\b|\bwhitespace\b|^\s*style(\(.*?\))?!?:", re.IGNORECASE)
+    r"|\bpre-commit\b|\btypos?\b|\bwhitespace\b|^\s*style(\(.*?\))?!?:",
+    re.IGNORECASE,
+)
 _MERGE = re.compile(r"^\s*merge\b", re.IGNORECASE)
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
 _ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
-_TRAILER = re.compile(r"^\s*(signed-off-by|co-authored-by|reviewed-by|acked-by|tested-by|reported-by|"
-                      r"change-id|cc):", re.IGNORECASE)
+_TRAILER = re.compile(
+    r"^\s*(signed-off-by|co-authored-by|reviewed-by|acked-by|tested-by|reported-by|"
+    r"change-id|cc):",
+    re.IGNORECASE,
+)
 
 
 Ranges = tuple[tuple[int, int], ...]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class MinedCommit:
     sha: str
     parent: str
@@ -118,8 +125,10 @@ def _git(root: Path, *args: str) -> str:
         raise TargetError(f"cannot run git: {exc}", hint="install git") from None
     except GitFailed as exc:
         detail = exc.stderr.strip().splitlines()
-        raise TargetError(f"git {args[0]} failed in {root}: {detail[-1] if detail else 'no reason given'}",
-                          hint="give the path of a git work tree with at least one commit") from None
+        raise TargetError(
+            f"git {args[0]} failed in {root}: {detail[-1] if detail else 'no reason given'}",
+            hint="give the path of a git work tree with at least one commit",
+        ) from None
 
 
 def repository_root(path: Path) -> Path:
@@ -171,9 +180,23 @@ def changed_lines(root: Path, parent: str, sha: str, paths: Iterable[str]) -> tu
     if not specs:
         return ()
     # The diff options the user's configuration could change are pinned, so the ranges are too.
-    out = _git(root, "diff", "--unified=0", "--no-color", "--no-ext-diff", "--no-textconv", "-M",
-               "--diff-algorithm=myers", "--inter-hunk-context=0", "--src-prefix=a/", "--dst-prefix=b/",
-               parent, sha, "--", *specs)
+    out = _git(
+        root,
+        "diff",
+        "--unified=0",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-textconv",
+        "-M",
+        "--diff-algorithm=myers",
+        "--inter-hunk-context=0",
+        "--src-prefix=a/",
+        "--dst-prefix=b/",
+        parent,
+        sha,
+        "--",
+        *specs,
+    )
     return parse_hunks(out)
 
 
@@ -209,8 +232,8 @@ def _unquote(name: str) -> str:
     out = bytearray()
     body, index = name[1:-1], 0
     while index < len(body):
-        char, octal = body[index], body[index + 1:index + 4]
-        if char == "\\" and body[index + 1:index + 2] in _ESCAPES:
+        char, octal = body[index], body[index + 1 : index + 4]
+        if char == "\\" and body[index + 1 : index + 2] in _ESCAPES:
             out.append(_ESCAPES[body[index + 1]])
             index += 2
         elif char == "\\" and len(octal) == 3 and all(c in "01234567" for c in octal):
@@ -222,8 +245,9 @@ def _unquote(name: str) -> str:
     return out.decode("utf-8", errors="replace")
 
 
-def classify(root: Path, sha: str, parents: list[str], message: str,
-             max_files: int = MAX_FILES) -> MinedCommit | SkippedCommit:
+def classify(
+    root: Path, sha: str, parents: list[str], message: str, max_files: int = MAX_FILES
+) -> MinedCommit | SkippedCommit:
     subject = message.strip().splitlines()[0].strip() if message.strip() else ""
     if len(parents) > 1:
         return SkippedCommit(sha, subject, "merge")
@@ -233,8 +257,11 @@ def classify(root: Path, sha: str, parents: list[str], message: str,
     if reason is not None:
         return SkippedCommit(sha, subject, reason)
     changes = changed_paths(root, parents[0], sha)
-    source = [(status, old, new) for status, old, new in changes
-              if (old and is_source(old)) or (new and is_source(new))]
+    source = [
+        (status, old, new)
+        for status, old, new in changes
+        if (old and is_source(old)) or (new and is_source(new))
+    ]
     if not source:
         return SkippedCommit(sha, subject, "non-source")
     if len(source) > max_files:
@@ -245,9 +272,18 @@ def classify(root: Path, sha: str, parents: list[str], message: str,
         return SkippedCommit(sha, subject, "new-files-only")
     # Both paths of a rename, so the diff pairs them and numbers the lines in the old file.
     paths = [name for status, old, new in source if old in answer and status != "C" for name in (old, new)]
-    hunks = tuple((path, ranges) for path, ranges in changed_lines(root, parents[0], sha, paths)
-                  if path in answer)
-    return MinedCommit(sha, parents[0], 0, subject, query_of(message), tuple(answer), hunks)
+    hunks = tuple(
+        (path, ranges) for path, ranges in changed_lines(root, parents[0], sha, paths) if path in answer
+    )
+    return MinedCommit(
+        sha=sha,
+        parent=parents[0],
+        parent_time=0,
+        subject=subject,
+        query=query_of(message),
+        answer=tuple(answer),
+        hunks=hunks,
+    )
 
 
 def mine_commits(path: Path, count: int, max_files: int = MAX_FILES) -> Mined:

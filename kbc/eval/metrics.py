@@ -53,13 +53,17 @@ class Scores:
     tokens_to_gold: int | None = None  # None: never within BUDGETS, or HunkAll undefined
 
     def as_data(self) -> dict[str, float | int | str | None]:
-        return {"recall@5": round(self.recall_at_5, 4), "recall@10": round(self.recall_at_10, 4),
-                "rr": round(self.reciprocal_rank, 4), "budget_recall": round(self.budget_recall, 4),
-                "hunk_all@budget": self.hunk_all,
-                "tokens_to_gold": _budget_data(self.tokens_to_gold, defined=self.hunk_all is not None)}
+        return {
+            "recall@5": round(self.recall_at_5, 4),
+            "recall@10": round(self.recall_at_10, 4),
+            "rr": round(self.reciprocal_rank, 4),
+            "budget_recall": round(self.budget_recall, 4),
+            "hunk_all@budget": self.hunk_all,
+            "tokens_to_gold": _budget_data(self.tokens_to_gold, defined=self.hunk_all is not None),
+        }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Summary:
     """Scores averaged over ``questions`` questions (MRR is the mean reciprocal rank).
 
@@ -80,13 +84,19 @@ class Summary:
 
     def as_data(self) -> dict[str, float | int | str | None]:
         median = self.tokens_to_gold_median
-        return {"questions": self.questions, "recall@5": round(self.recall_at_5, 4),
-                "recall@10": round(self.recall_at_10, 4), "mrr": round(self.mrr, 4),
-                "budget_recall": round(self.budget_recall, 4), "hunk_questions": self.hunk_questions,
-                "hunk_all@budget": None if self.hunk_all is None else round(self.hunk_all, 4),
-                "tokens_to_gold_median": _budget_data(None if median is None or math.isinf(median)
-                                                      else round(median), defined=median is not None),
-                "tokens_to_gold_never": self.tokens_to_gold_never}
+        return {
+            "questions": self.questions,
+            "recall@5": round(self.recall_at_5, 4),
+            "recall@10": round(self.recall_at_10, 4),
+            "mrr": round(self.mrr, 4),
+            "budget_recall": round(self.budget_recall, 4),
+            "hunk_questions": self.hunk_questions,
+            "hunk_all@budget": None if self.hunk_all is None else round(self.hunk_all, 4),
+            "tokens_to_gold_median": _budget_data(
+                None if median is None or math.isinf(median) else round(median), defined=median is not None
+            ),
+            "tokens_to_gold_never": self.tokens_to_gold_never,
+        }
 
 
 def _budget_data(tokens: int | None, defined: bool) -> int | str | None:
@@ -161,8 +171,9 @@ def hunk_all(packed: Iterable[Passage], gold: Gold) -> float | None:
     return float(all(_covered(by_path.get(path, []), ranges) for path, ranges in wanted.items()))
 
 
-def tokens_to_gold(pack_at: Callable[[int], Iterable[Passage]], gold: Gold,
-                   budgets: Sequence[int] = BUDGETS) -> int | None:
+def tokens_to_gold(
+    pack_at: Callable[[int], Iterable[Passage]], gold: Gold, budgets: Sequence[int] = BUDGETS
+) -> int | None:
     """The smallest of ``budgets`` at whose packing (``pack_at(budget)``) HunkAll holds; None when
     it holds at none of them or the question has no ranges."""
     for budget in budgets:
@@ -171,25 +182,37 @@ def tokens_to_gold(pack_at: Callable[[int], Iterable[Passage]], gold: Gold,
     return None
 
 
-def score(files: Sequence[str], packed: Iterable[Passage], gold: Gold,
-          pack_at: Callable[[int], Iterable[Passage]]) -> Scores:
+def score(
+    files: Sequence[str], packed: Iterable[Passage], gold: Gold, pack_at: Callable[[int], Iterable[Passage]]
+) -> Scores:
     """One question's scores; ``files`` is the ranking of distinct files, best first, ``packed``
     the slice at the use case's budget and ``pack_at`` the slice at any budget."""
     packed = list(packed)
     hunks = hunk_all(packed, gold)
     to_gold = tokens_to_gold(pack_at, gold) if hunks is not None else None
-    return Scores(recall_at(files, gold, 5), recall_at(files, gold, 10), reciprocal_rank(files, gold),
-                  budget_recall(packed, gold), hunks, to_gold)
+    return Scores(
+        recall_at(files, gold, 5),
+        recall_at(files, gold, 10),
+        reciprocal_rank(files, gold),
+        budget_recall(packed, gold),
+        hunks,
+        to_gold,
+    )
 
 
 def summarize(scores: Sequence[Scores]) -> Summary:
     if not scores:
-        return Summary(0, 0.0, 0.0, 0.0, 0.0)
+        return Summary(questions=0, recall_at_5=0.0, recall_at_10=0.0, mrr=0.0, budget_recall=0.0)
     ranged = [s for s in scores if s.hunk_all is not None]
     budgets = [math.inf if s.tokens_to_gold is None else float(s.tokens_to_gold) for s in ranged]
-    return Summary(len(scores), statistics.fmean(s.recall_at_5 for s in scores),
-                   statistics.fmean(s.recall_at_10 for s in scores),
-                   statistics.fmean(s.reciprocal_rank for s in scores),
-                   statistics.fmean(s.budget_recall for s in scores),
-                   len(ranged), statistics.fmean(s.hunk_all or 0.0 for s in ranged) if ranged else None,
-                   statistics.median(budgets) if budgets else None, budgets.count(math.inf))
+    return Summary(
+        questions=len(scores),
+        recall_at_5=statistics.fmean(s.recall_at_5 for s in scores),
+        recall_at_10=statistics.fmean(s.recall_at_10 for s in scores),
+        mrr=statistics.fmean(s.reciprocal_rank for s in scores),
+        budget_recall=statistics.fmean(s.budget_recall for s in scores),
+        hunk_questions=len(ranged),
+        hunk_all=statistics.fmean(s.hunk_all or 0.0 for s in ranged) if ranged else None,
+        tokens_to_gold_median=statistics.median(budgets) if budgets else None,
+        tokens_to_gold_never=budgets.count(math.inf),
+    )

@@ -29,8 +29,9 @@ def _metrics(graph: Any) -> tuple[NodeMetrics, ...]:
 
     if graph.number_of_nodes() == 0:
         return ()
-    ranks = nx.pagerank(graph) if graph.number_of_edges() else {
-        n: 1.0 / graph.number_of_nodes() for n in graph}
+    ranks = (
+        nx.pagerank(graph) if graph.number_of_edges() else {n: 1.0 / graph.number_of_nodes() for n in graph}
+    )
     return tuple(
         NodeMetrics(node, ranks[node], graph.in_degree(node), graph.out_degree(node))
         for node in sorted(graph)
@@ -95,8 +96,9 @@ def call_edges(files: Sequence[FileFacts], table: SymbolTable) -> tuple[tuple[Ed
     return _edges(pairs, owners), unresolved
 
 
-def module_links(files: Sequence[FileFacts], imports: Sequence[Edge],
-                 calls: Sequence[Edge]) -> Counter[tuple[str, str]]:
+def module_links(
+    files: Sequence[FileFacts], imports: Sequence[Edge], calls: Sequence[Edge]
+) -> Counter[tuple[str, str]]:
     """Lines linking two modules, either way: the imports between them and the resolved calls
     from one's code into the other's."""
     module_of = {s.qname: f.module for f in files for s in f.symbols}
@@ -109,8 +111,13 @@ def module_links(files: Sequence[FileFacts], imports: Sequence[Edge],
     return links
 
 
-def with_components(groups: Sequence[ModuleGroup], files: Sequence[FileFacts],
-                    links: Counter[tuple[str, str]], split_files: int, max_modules: int) -> list[ModuleGroup]:
+def with_components(
+    groups: Sequence[ModuleGroup],
+    files: Sequence[FileFacts],
+    links: Counter[tuple[str, str]],
+    split_files: int,
+    max_modules: int,
+) -> list[ModuleGroup]:
     """Groups of the product's code cut into their components (:mod:`kbc.graph.components`),
     the largest first, while the groups stay within ``max_modules``: a group past
     ``split_files`` files (no subpackage was left to split it by), and a top-level package's
@@ -147,8 +154,13 @@ def build_graph(files: Sequence[FileFacts], split_files: int, max_modules: int) 
     for facts in files:
         for dist in {i.distribution for i in facts.imports if i.kind == "external"}:
             external[dist] += 1
-    groups = with_components(group_modules(((f.module, f.path) for f in files), split_files, max_modules),
-                             files, module_links(files, imports, calls), split_files, max_modules)
+    groups = with_components(
+        group_modules(((f.module, f.path) for f in files), split_files, max_modules),
+        files,
+        module_links(files, imports, calls),
+        split_files,
+        max_modules,
+    )
     return GraphFacts(
         modules=_metrics(module_graph),
         import_edges=imports,

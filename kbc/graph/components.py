@@ -59,7 +59,7 @@ def _graph(group: ModuleGroup, links: Mapping[tuple[str, str], int], path_of: Ma
             continue  # the group's own level is what is being cut
         if len(modules) <= MAX_SUBPACKAGE_PAIRS:
             for i, a in enumerate(modules):
-                for b in modules[i + 1:]:
+                for b in modules[i + 1 :]:
                     link(a, b, SUBPACKAGE_WEIGHT)
         elif package in members:
             for module in modules:
@@ -84,8 +84,10 @@ def _merge_small(graph: object, parts: list[set[str]], home: str) -> list[set[st
         if weights:
             target = min(weights, key=lambda i: (-weights[i], min(parts[i])))
         else:
-            target = next((i for i, p in enumerate(parts) if home in p and p is not part),
-                          next(i for i, p in enumerate(parts) if p is not part))
+            target = next(
+                (i for i, p in enumerate(parts) if home in p and p is not part),
+                next(i for i, p in enumerate(parts) if p is not part),
+            )
         parts[target] |= part
         parts = sorted((p for p in parts if p is not part), key=lambda p: (-len(p), min(p)))
 
@@ -97,11 +99,12 @@ def _lead(graph: object, part: set[str], group: str) -> str:
     ranks = nx.pagerank(sub, weight="weight") if sub.number_of_edges() else {n: 0.0 for n in sub}
     named = [m for m in part if m != group] or sorted(part)
     best = min(named, key=lambda m: (-round(ranks.get(m, 0.0), 9), m))
-    return best[len(group) + 1:] if best.startswith(group + ".") else best.rpartition(".")[2]
+    return best[len(group) + 1 :] if best.startswith(group + ".") else best.rpartition(".")[2]
 
 
-def split_components(group: ModuleGroup, links: Mapping[tuple[str, str], int],
-                     path_of: Mapping[str, str]) -> list[ModuleGroup]:
+def split_components(
+    group: ModuleGroup, links: Mapping[tuple[str, str], int], path_of: Mapping[str, str]
+) -> list[ModuleGroup]:
     """The group cut into its components, or ``[group]`` when it has none worth a view.
     ``links``: lines linking two modules (either way); ``path_of``: each module's file."""
     import networkx as nx

@@ -43,14 +43,15 @@ def group_modules(
         groups[name] = (1, members)
     if len(groups) > max_modules:
         ranked = sorted(groups, key=lambda n: (-len(groups[n][1]), n))
-        keep, fold = ranked[: max_modules - 1], ranked[max_modules - 1:]
+        keep, fold = ranked[: max_modules - 1], ranked[max_modules - 1 :]
         folded = sorted(m for n in fold for m in groups[n][1])
         groups = {n: groups[n] for n in keep}
         groups[OTHER] = (0, folded)
     unsplittable: set[str] = {OTHER}
     while True:
-        candidates = [n for n, (_, members) in groups.items()
-                      if len(members) > split_files and n not in unsplittable]
+        candidates = [
+            n for n, (_, members) in groups.items() if len(members) > split_files and n not in unsplittable
+        ]
         if not candidates:
             break
         name = max(candidates, key=lambda n: (len(groups[n][1]), n))

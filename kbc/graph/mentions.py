@@ -45,8 +45,9 @@ class MentionChecker:
                 if (call or parts[-1].lower() not in FILE_SUFFIXES) and not self.table.exists(name):
                     missing.add(text)
             elif call and len(parts) <= 2:
-                if len(parts) == 2 and (not parts[0][:1].isupper() or parts[0] in self.external_names
-                                        or parts[0] in BUILTINS):
+                if len(parts) == 2 and (
+                    not parts[0][:1].isupper() or parts[0] in self.external_names or parts[0] in BUILTINS
+                ):
                     continue
                 if not self.knows_call(parts[-1]):
                     missing.add(text)

@@ -26,8 +26,23 @@ from kbc.domain.models import FileFacts, Symbol
 MAX_HOPS = 16
 _OBJECT = frozenset({"object", "builtins.object"})
 _ANNOTATION_NAME = re.compile(r"[A-Za-z_][\w.]*")
-_NOT_A_CLASS = frozenset({"None", "Optional", "Union", "typing.Optional", "typing.Union", "t.Optional",
-                          "t.Union", "Self", "typing.Self", "te.Self", "t.Any", "Any", "typing.Any"})
+_NOT_A_CLASS = frozenset(
+    {
+        "None",
+        "Optional",
+        "Union",
+        "typing.Optional",
+        "typing.Union",
+        "t.Optional",
+        "t.Union",
+        "Self",
+        "typing.Self",
+        "te.Self",
+        "t.Any",
+        "Any",
+        "typing.Any",
+    }
+)
 
 
 class SymbolTable:
@@ -74,12 +89,17 @@ class SymbolTable:
         self._deepest = max((m.count(".") + 1 for m in self.modules), default=1)
         # Every name a module can bind at its top: what resolution can ever find there. A name
         # that none binds is unresolved at once, without a walk through the star imports.
-        self._bound = ({q.rsplit(".", 1)[-1] for q in self.symbols}
-                       | {alias for names in self.bindings.values() for alias in names}
-                       | {m.rsplit(".", 1)[-1] for m in self.modules})
+        self._bound = (
+            {q.rsplit(".", 1)[-1] for q in self.symbols}
+            | {alias for names in self.bindings.values() for alias in names}
+            | {m.rsplit(".", 1)[-1] for m in self.modules}
+        )
         # Modules and the packages above them (a folder of modules without an __init__ too).
-        self.packages = frozenset(".".join(parts[:end]) for parts in (m.split(".") for m in self.modules if m)
-                                  for end in range(1, len(parts) + 1))
+        self.packages = frozenset(
+            ".".join(parts[:end])
+            for parts in (m.split(".") for m in self.modules if m)
+            for end in range(1, len(parts) + 1)
+        )
 
     def module_of(self, dotted: str) -> str:
         return self._index.longest(dotted)
@@ -151,7 +171,7 @@ class SymbolTable:
         module = self.module_of(name)
         if not module:
             return None, []
-        rest = name[len(module) + 1:].split(".")
+        rest = name[len(module) + 1 :].split(".")
         if not lenient and rest[0] not in self._bound:
             return None, []
         head = f"{module}.{rest[0]}"
@@ -170,8 +190,11 @@ class SymbolTable:
         """A module-level name without a definition: exported, served by ``__getattr__``, or
         bound by a statement (a variable)."""
         facts = self.modules.get(module)
-        return ((facts is not None and name in (facts.exports or ()))
-                or f"{module}.__getattr__" in self.symbols or name in self._scope_names(module, ""))
+        return (
+            (facts is not None and name in (facts.exports or ()))
+            or f"{module}.__getattr__" in self.symbols
+            or name in self._scope_names(module, "")
+        )
 
     def _member(self, owner: str, rest: list[str], hops: int = 0, *, lenient: bool = False) -> str | None:
         """``owner.rest...`` where owner is a symbol: nested definitions, then base classes
@@ -193,8 +216,9 @@ class SymbolTable:
             if found is not None:
                 return found
             return owner if lenient else None  # an attribute of a function: nothing to check it against
-        if lenient and (rest[0] in self.fields.get(owner, ())
-                        or rest[0] in self._scope_names(self._home[owner], owner)):
+        if lenient and (
+            rest[0] in self.fields.get(owner, ()) or rest[0] in self._scope_names(self._home[owner], owner)
+        ):
             return owner
         for base in symbol.bases:
             base_q = self.resolve(base)
@@ -250,7 +274,7 @@ class SymbolTable:
             return frozenset()
         if facts.path not in self._scopes:
             self._scopes[facts.path] = scope_bindings(self.read_source(facts.path))
-        return self._scopes[facts.path].get(owner[len(module) + 1:] if owner else "", frozenset())
+        return self._scopes[facts.path].get(owner[len(module) + 1 :] if owner else "", frozenset())
 
     def resolve_call(self, facts: FileFacts, target: str, text: str) -> str | None:
         """The symbol a call in ``facts`` reaches, trying star imports for bare names."""

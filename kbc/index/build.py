@@ -48,7 +48,6 @@ POOL_MIN_FILES = 64
 EMBED_BATCH = 256  # units handed to the embedder per call (it batches 32 inside)
 
 
-
 @dataclass(frozen=True, slots=True)
 class ChunkTask:
     path: str
@@ -63,7 +62,7 @@ class ChunkTask:
     role: str = ""  # the file's role as discovery read it ("": from its path)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class IndexSummary:
     files: int
     chunks: int
@@ -81,7 +80,6 @@ class IndexSummary:
     stale_units: tuple[str, ...] = ()  # vectors no longer needed: deleted once the index is published
     snapshots: tuple[str, ...] = ()  # the digests of the new index's snapshot and the live one's
     pending: int = 0  # units left to embed after the index is published (kbc.index.fill)
-
 
 
 def prepare(task: ChunkTask) -> tuple[str, list[Chunk], int]:
@@ -103,16 +101,30 @@ def _prepare(task: ChunkTask) -> tuple[str, list[Chunk], int]:
     if task.scan or task.also:
         redaction = redact(task.abspath, text, task.language, also=task.also)
         text, secrets = redaction.text, len(redaction.findings)
-    chunks = chunk_text(task.path, text, task.language, size=task.size, overlap=task.overlap,
-                        module=task.module, definitions=task.definitions, role=task.role or None)
+    chunks = chunk_text(
+        task.path,
+        text,
+        task.language,
+        size=task.size,
+        overlap=task.overlap,
+        module=task.module,
+        definitions=task.definitions,
+        role=task.role or None,
+    )
     counter = default_counter()
     counted = [dataclasses.replace(c, tokens=counter.count(c.text)) for c in chunks]
     return task.path, counted, secrets
 
 
-def _tasks(root: Path, files: Sequence[SourceFile], facts: Mapping[str, FileFacts],
-           size: int, overlap: int, repeated: Mapping[str, tuple[str, ...]],
-           clean: frozenset[str] = frozenset()) -> list[ChunkTask]:
+def _tasks(
+    root: Path,
+    files: Sequence[SourceFile],
+    facts: Mapping[str, FileFacts],
+    size: int,
+    overlap: int,
+    repeated: Mapping[str, tuple[str, ...]],
+    clean: frozenset[str] = frozenset(),
+) -> list[ChunkTask]:
     tasks = []
     for source in files:
         known = facts.get(source.path)
@@ -121,12 +133,27 @@ def _tasks(root: Path, files: Sequence[SourceFile], facts: Mapping[str, FileFact
         scan = source.path not in clean  # the sweep's detectors found nothing in it
         if known is not None and known.blob == source.blob:
             module = known.module
-            definitions = tuple(Definition(s.qname, s.name, s.kind, s.start_line, s.end_line, s.signature,
-                                           s.is_async, known.language) for s in known.symbols)
+            definitions = tuple(
+                Definition(
+                    s.qname, s.name, s.kind, s.start_line, s.end_line, s.signature, s.is_async, known.language
+                )
+                for s in known.symbols
+            )
             scan = bool(known.secrets)
-        tasks.append(ChunkTask(source.path, str(root / source.path), source.language, module,
-                               definitions, scan, size, overlap, repeated.get(source.path, ()),
-                               source.role))
+        tasks.append(
+            ChunkTask(
+                source.path,
+                str(root / source.path),
+                source.language,
+                module,
+                definitions,
+                scan,
+                size,
+                overlap,
+                repeated.get(source.path, ()),
+                source.role,
+            )
+        )
     return tasks
 
 
@@ -135,20 +162,22 @@ def document_chunks(path: str, text: str, size: int, overlap: int, kind: ChunkKi
     document's (``kind``) cut at every section (:func:`kbc.index.chunks.knowledge_chunks`);
     already redacted."""
     counter = default_counter()
-    cut = knowledge_chunks(path, text, counter.count) if kind == "knowledge" else \
-        chunk_text(path, text, "markdown", size=size, overlap=overlap)
+    cut = (
+        knowledge_chunks(path, text, counter.count)
+        if kind == "knowledge"
+        else chunk_text(path, text, "markdown", size=size, overlap=overlap)
+    )
     return [dataclasses.replace(c, kind=kind, role=kind, tokens=counter.count(c.text)) for c in cut]
 
 
 def _run(tasks: list[ChunkTask], workers: int) -> list[tuple[str, list[Chunk], int]]:
     if workers <= 1 or len(tasks) < POOL_MIN_FILES:
         return [prepare(t) for t in tasks]
-    with ProcessPoolExecutor(max_workers=workers, mp_context=pool_context(),
-                             initializer=worker_init) as pool:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=pool_context(), initializer=worker_init) as pool:
         return list(pool.map(prepare, tasks, chunksize=8))
 
 
-def build_index(
+def build_index(  # noqa: PLR0913 - the index pass's inputs, passed by name
     root: Path,
     files: Sequence[SourceFile],
     facts: Mapping[str, FileFacts],
@@ -197,8 +226,10 @@ def build_index(
         texts = dict(documents or {})
         kinds: dict[str, ChunkKind] = {path: "knowledge" for path in (knowledge or {})}
         texts.update(knowledge or {})
-        documented = [SourceFile(path, len(text.encode()), git_blob_id(text.encode()), "markdown",
-                                 text.count("\n") + 1) for path, text in sorted(texts.items())]
+        documented = [
+            SourceFile(path, len(text.encode()), git_blob_id(text.encode()), "markdown", text.count("\n") + 1)
+            for path, text in sorted(texts.items())
+        ]
         everything = [*files, *documented]
         current = {f.path: f for f in everything}
         repeated = dict(repeated or {})
@@ -206,23 +237,34 @@ def build_index(
         marks = {path: values_digest(values) for path, values in repeated.items()}
         before = json.loads(lexical.meta("repeated") or "{}") if indexed else {}
         moved = {p for p in set(marks) | set(before) if marks.get(p) != before.get(p)}
-        changed = [f for f in everything
-                   if f.path not in indexed or indexed[f.path].blob != f.blob or f.path in moved]
+        changed = [
+            f
+            for f in everything
+            if f.path not in indexed or indexed[f.path].blob != f.blob or f.path in moved
+        ]
         removed = sorted(indexed_paths - set(current))
         changed_files = [f for f in changed if f.path not in texts]
         with clock.measure("chunk"):
             results = _run(_tasks(root, changed_files, facts, chunk_lines, overlap, repeated, clean), workers)
-            results += [(f.path, document_chunks(f.path, texts[f.path], chunk_lines, overlap,
-                                                 kinds.get(f.path, "view")), 0)
-                        for f in changed if f.path in texts]
+            results += [
+                (
+                    f.path,
+                    document_chunks(f.path, texts[f.path], chunk_lines, overlap, kinds.get(f.path, "view")),
+                    0,
+                )
+                for f in changed
+                if f.path in texts
+            ]
         with clock.measure("lexical index"):
             dates = {**last_commit_dates(root, [f.path for f in changed_files]), **(knowledge_dates or {})}
             new_chunks = [c for _, chunks, _ in results for c in chunks]
             secrets = {path: count for path, _, count in results}
-            records = [FileRecord(f.path, f.blob, dates.get(f.path, ""), secrets.get(f.path, 0))
-                       for f in changed]
-            lexical.replace_files([*removed, *(f.path for f in changed if f.path in indexed_paths)],
-                                  new_chunks, records)
+            records = [
+                FileRecord(f.path, f.blob, dates.get(f.path, ""), secrets.get(f.path, 0)) for f in changed
+            ]
+            lexical.replace_files(
+                [*removed, *(f.path for f in changed if f.path in indexed_paths)], new_chunks, records
+            )
             lexical.set_meta("layout", layout)
             lexical.set_meta("repeated", json.dumps(marks, sort_keys=True))
             # the precedents are read again at every build: HEAD may have moved with no file changed
@@ -245,8 +287,11 @@ def build_index(
             lexical.set_meta("model", "")
             lexical.set_meta("vectors", "")
         else:
-            synced = (_synced(lexical, embedder, vectors, progress, index_dir, embed_tests, clock)
-                      if embedder is not None and vectors is not None else None)
+            synced = (
+                _synced(lexical, embedder, vectors, progress, index_dir, embed_tests, clock)
+                if embedder is not None and vectors is not None
+                else None
+            )
             model, digest = "", ""
             if isinstance(synced, VectorSync) and embedder is not None:
                 units_total, embedded, stale_units = synced.units, synced.embedded, synced.stale
@@ -264,10 +309,24 @@ def build_index(
     finally:
         lexical.close()
     removed_files = sum(1 for path in removed if not path.startswith((VIEW_PREFIX, KNOWLEDGE_PREFIX)))
-    return IndexSummary(len(files), chunk_count, len(changed_files), removed_files, units_total, embedded,
-                        len(stale_units), total_secrets, retrieval, note,
-                        time.perf_counter() - started, embedded_views, tuple(clock.passes),
-                        tuple(stale_units), tuple(d for d in (lexical_digest, previous) if d), pending)
+    return IndexSummary(
+        files=len(files),
+        chunks=chunk_count,
+        changed_files=len(changed_files),
+        removed_files=removed_files,
+        units=units_total,
+        embedded=embedded,
+        removed_units=len(stale_units),
+        secrets=total_secrets,
+        retrieval=retrieval,
+        note=note,
+        seconds=time.perf_counter() - started,
+        embedded_views=embedded_views,
+        passes=tuple(clock.passes),
+        stale_units=tuple(stale_units),
+        snapshots=tuple(d for d in (lexical_digest, previous) if d),
+        pending=pending,
+    )
 
 
 def seal(lexical: LexicalIndex) -> None:
@@ -307,7 +366,8 @@ def staged_copy(index_dir: Path, note: str) -> tuple[LexicalIndex, str]:
             discard_staged(index_dir)
             aside = move_aside(live)
             note = f"{damaged.message}; it was moved to {aside} and every file is indexed again" + (
-                f"; {note}" if note else "")
+                f"; {note}" if note else ""
+            )
     return LexicalIndex(staged), note
 
 
@@ -368,8 +428,15 @@ class VectorSync:
     digest: str  # of the units held: names the exact-search snapshot written beside the index
 
 
-def _synced(lexical: LexicalIndex, embedder: Embedder, vectors: VectorStore, progress: EmbedProgress | None,
-            index_dir: Path, embed_tests: bool, clock: Stopwatch) -> VectorSync | str:
+def _synced(
+    lexical: LexicalIndex,
+    embedder: Embedder,
+    vectors: VectorStore,
+    progress: EmbedProgress | None,
+    index_dir: Path,
+    embed_tests: bool,
+    clock: Stopwatch,
+) -> VectorSync | str:
     """:func:`_sync_vectors`, or why it could not be done: a model that fails to load when it
     first embeds, a store that fails when first written (the vectors written so far are kept)."""
     try:
@@ -378,9 +445,15 @@ def _synced(lexical: LexicalIndex, embedder: Embedder, vectors: VectorStore, pro
         return exc.message
 
 
-def _sync_vectors(lexical: LexicalIndex, embedder: Embedder, vectors: VectorStore,
-                  progress: EmbedProgress | None, index_dir: Path, embed_tests: bool = False,
-                  clock: Stopwatch | None = None) -> VectorSync:
+def _sync_vectors(
+    lexical: LexicalIndex,
+    embedder: Embedder,
+    vectors: VectorStore,
+    progress: EmbedProgress | None,
+    index_dir: Path,
+    embed_tests: bool = False,
+    clock: Stopwatch | None = None,
+) -> VectorSync:
     """Make the vector store hold every unit of the chunk table, and write the
     snapshot of its vectors that retrieval searches exactly."""
     clock = clock or Stopwatch()
@@ -391,9 +464,14 @@ def _sync_vectors(lexical: LexicalIndex, embedder: Embedder, vectors: VectorStor
     return VectorSync(len(units), len(missing), extra, views, digest)
 
 
-def _embed_missing(lexical: LexicalIndex, embedder: Embedder, vectors: VectorStore,
-                   progress: EmbedProgress | None, embed_tests: bool, clock: Stopwatch,
-                   ) -> tuple[list[EmbedUnit], list[EmbedUnit], list[str], dict[str, Chunk]]:
+def _embed_missing(
+    lexical: LexicalIndex,
+    embedder: Embedder,
+    vectors: VectorStore,
+    progress: EmbedProgress | None,
+    embed_tests: bool,
+    clock: Stopwatch,
+) -> tuple[list[EmbedUnit], list[EmbedUnit], list[str], dict[str, Chunk]]:
     """Embed and store the units the store lacks, and list those it no longer needs (deleted
     only once the index is published): (every unit, the units embedded, the ids no longer
     needed, the chunks by id). The clock gets the model's seconds ("embed") apart from the
@@ -408,12 +486,16 @@ def _embed_missing(lexical: LexicalIndex, embedder: Embedder, vectors: VectorSto
     # Similar lengths batched together pad less: the model's cost follows the longest input.
     missing = sorted((u for u in units if u.id not in present), key=lambda u: (len(u.text), u.id))
     for start in range(0, len(missing), EMBED_BATCH):
-        batch = missing[start:start + EMBED_BATCH]
+        batch = missing[start : start + EMBED_BATCH]
         before = time.perf_counter()
         embedded = embedder.embed([u.text for u in batch])
         model_seconds += time.perf_counter() - before
-        vectors.add([u.id for u in batch], embedded,
-                    [unit_metadata(u, chunks[u.chunk_id]) for u in batch], [u.text for u in batch])
+        vectors.add(
+            [u.id for u in batch],
+            embedded,
+            [unit_metadata(u, chunks[u.chunk_id]) for u in batch],
+            [u.text for u in batch],
+        )
         if progress is not None:
             progress("embedding", min(start + EMBED_BATCH, len(missing)), len(missing))
     clock.record("embed", model_seconds)
@@ -421,8 +503,9 @@ def _embed_missing(lexical: LexicalIndex, embedder: Embedder, vectors: VectorSto
     return units, missing, extra, chunks
 
 
-def write_units_snapshot(index_dir: Path, model_id: str, previous: str, units: Sequence[EmbedUnit],
-                    vectors: VectorStore) -> str:
+def write_units_snapshot(
+    index_dir: Path, model_id: str, previous: str, units: Sequence[EmbedUnit], vectors: VectorStore
+) -> str:
     """The snapshot of ``units``: rows of the last snapshot that still hold, the rest read back
     from the store (not taken from the embedder: the store keeps its own rounding of a vector,
     and a snapshot must equal what the store would give)."""
@@ -438,8 +521,10 @@ def write_units_snapshot(index_dir: Path, model_id: str, previous: str, units: S
         rows.update((unit, (owners[unit], vector)) for unit, vector in vectors.embeddings(lacking).items())
     absent = set(owners) - set(rows)
     if absent:
-        raise KbcError(f"the vector store lacks {len(absent)} of the units it was just given",
-                       hint="run `kbc build` again; if it persists, delete the store's index folder")
+        raise KbcError(
+            f"the vector store lacks {len(absent)} of the units it was just given",
+            hint="run `kbc build` again; if it persists, delete the store's index folder",
+        )
     snapshot = ExactVectors.from_rows(model_id, rows)
     write_snapshot(index_dir, snapshot)
     return snapshot.digest

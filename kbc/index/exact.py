@@ -58,8 +58,7 @@ class ExactHit:
 class ExactVectors:
     """Unit vectors (rows in unit-id order) with their unit and chunk ids."""
 
-    def __init__(self, model_id: str, units: Sequence[str], chunks: Sequence[str],
-                 matrix: Matrix) -> None:
+    def __init__(self, model_id: str, units: Sequence[str], chunks: Sequence[str], matrix: Matrix) -> None:
         if len(units) != len(chunks) or matrix.shape[0] != len(units):
             raise ValueError("a vector snapshot needs one unit id and one chunk id per row")
         self.model_id = model_id
@@ -175,15 +174,23 @@ def write_snapshot(index_dir: Path, snapshot: ExactVectors) -> None:
     matrix = io.BytesIO()
     np.save(matrix, np.ascontiguousarray(snapshot.matrix, dtype=np.float32))
     write_atomic(index_dir / name, matrix.getvalue())
-    meta = {"digest": snapshot.digest, "model": snapshot.model_id, "matrix": name,
-            "units": snapshot.units, "chunks": snapshot.chunks}
+    meta = {
+        "digest": snapshot.digest,
+        "model": snapshot.model_id,
+        "matrix": name,
+        "units": snapshot.units,
+        "chunks": snapshot.chunks,
+    }
     write_atomic(index_dir / SNAPSHOT.format(digest=snapshot.digest), json.dumps(meta, separators=(",", ":")))
 
 
 def sweep_snapshots(index_dir: Path, keep: set[str]) -> None:
     """Remove every snapshot whose digest is not in ``keep``."""
-    for old in [*index_dir.glob("vectors-*.npy"), *index_dir.glob("vectors-*.json"),
-                *index_dir.glob("vectors.json")]:
+    for old in [
+        *index_dir.glob("vectors-*.npy"),
+        *index_dir.glob("vectors-*.json"),
+        *index_dir.glob("vectors.json"),
+    ]:
         if old.stem.removeprefix("vectors-") not in keep:
             old.unlink(missing_ok=True)
 

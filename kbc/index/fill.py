@@ -63,8 +63,9 @@ def pending_of(index_dir: Path, embed_tests: bool) -> Pending | None:
         if not model or lexical.stale:
             return None
         chunks = {c.id: c for c in lexical.all_chunks()}
-        return Pending(model, lexical.meta("state"), units_of(chunks.values(), model, tests=embed_tests),
-                       chunks)
+        return Pending(
+            model, lexical.meta("state"), units_of(chunks.values(), model, tests=embed_tests), chunks
+        )
     finally:
         lexical.close()
 
@@ -95,7 +96,7 @@ def read_partial(index_dir: Path) -> tuple[dict[str, int], Matrix | None]:
         size = len(batch) * width * 4
         if end + 1 + size > len(data) or (parts and width != parts[0].shape[1]):
             break
-        parts.append(np.frombuffer(data[end + 1:end + 1 + size], dtype="<f4").reshape(len(batch), width))
+        parts.append(np.frombuffer(data[end + 1 : end + 1 + size], dtype="<f4").reshape(len(batch), width))
         ids += batch
         offset = end + 1 + size
     if offset < len(data):
@@ -119,24 +120,33 @@ def _append_partial(index_dir: Path, ids: Sequence[str], vectors: Sequence[Seque
         os.fsync(handle.fileno())
 
 
-def embed_pending(index_dir: Path, pending: Pending, embedder: Embedder, present: set[str],
-                  progress: Callable[[int, int], None] | None = None) -> int:
+def embed_pending(
+    index_dir: Path,
+    pending: Pending,
+    embedder: Embedder,
+    present: set[str],
+    progress: Callable[[int, int], None] | None = None,
+) -> int:
     """Embed the units neither the store (``present``) nor the partial file holds, appending
     each batch to the partial file; returns how many were embedded now."""
     held, _ = read_partial(index_dir)
-    missing = sorted((u for u in pending.units if u.id not in present and u.id not in held),
-                     key=lambda u: (len(u.text), u.id))
+    missing = sorted(
+        (u for u in pending.units if u.id not in present and u.id not in held),
+        key=lambda u: (len(u.text), u.id),
+    )
     done = len(pending.units) - len(missing)
 
     def report(count: int) -> None:
-        write_progress(index_dir, Progress(pending.model, pending.state, len(pending.units), count,
-                                           os.getpid(), time.time()))
+        write_progress(
+            index_dir,
+            Progress(pending.model, pending.state, len(pending.units), count, os.getpid(), time.time()),
+        )
         if progress is not None:
             progress(count, len(pending.units))
 
     report(done)
     for start in range(0, len(missing), EMBED_BATCH):
-        batch = missing[start:start + EMBED_BATCH]
+        batch = missing[start : start + EMBED_BATCH]
         _append_partial(index_dir, [u.id for u in batch], embedder.embed([u.text for u in batch]))
         report(done + start + len(batch))
     return len(missing)
@@ -157,10 +167,14 @@ def publish_filled(index_dir: Path, pending: Pending, vectors: VectorStore) -> s
     rows, matrix = read_partial(index_dir)
     adding = [u for u in pending.units if u.id not in present and u.id in rows]
     for start in range(0, len(adding), EMBED_BATCH):
-        batch = adding[start:start + EMBED_BATCH]
+        batch = adding[start : start + EMBED_BATCH]
         assert matrix is not None
-        vectors.add([u.id for u in batch], [matrix[rows[u.id]].tolist() for u in batch],
-                    [unit_metadata(u, pending.chunks[u.chunk_id]) for u in batch], [u.text for u in batch])
+        vectors.add(
+            [u.id for u in batch],
+            [matrix[rows[u.id]].tolist() for u in batch],
+            [unit_metadata(u, pending.chunks[u.chunk_id]) for u in batch],
+            [u.text for u in batch],
+        )
     digest = write_units_snapshot(index_dir, pending.model, "", pending.units, vectors)
     staged, _ = staged_copy(index_dir, "")
     try:

@@ -21,8 +21,9 @@ def last_commit_dates(root: Path, paths: Iterable[str]) -> dict[str, str]:
         return {}
     dates: dict[str, str] = {}
     current = ""
-    for line in git_lines(root, "log", "--format=%x00%cs", "--name-only", "--relative", "--no-renames",
-                          "--", "."):
+    for line in git_lines(
+        root, "log", "--format=%x00%cs", "--name-only", "--relative", "--no-renames", "--", "."
+    ):
         line = line.rstrip("\n")
         if line.startswith("\0"):
             current = line[1:]
@@ -37,8 +38,9 @@ COCHANGE_COMMITS = 2000  # the latest commits read for files changed together
 COCHANGE_MAX_FILES = 10  # a commit changing more files than this says little about any pair
 
 
-def changed_together(root: Path, commits: int = COCHANGE_COMMITS,
-                     max_files: int = COCHANGE_MAX_FILES) -> dict[tuple[str, str], float]:
+def changed_together(
+    root: Path, commits: int = COCHANGE_COMMITS, max_files: int = COCHANGE_MAX_FILES
+) -> dict[tuple[str, str], float]:
     """Pairs of files (sorted) changed by the same commits among the latest ``commits``
     non-merge commits reachable from HEAD, each commit adding 1 / (files - 1) to each of its
     pairs, so a commit weighs as much in all as one import between two files; empty when
@@ -52,12 +54,23 @@ def changed_together(root: Path, commits: int = COCHANGE_COMMITS,
             share = 1.0 / (len(current) - 1)
             ordered = sorted(set(current))
             for i, a in enumerate(ordered):
-                for b in ordered[i + 1:]:
+                for b in ordered[i + 1 :]:
                     pairs[(a, b)] = pairs.get((a, b), 0.0) + share
         current.clear()
 
-    for line in git_lines(root, "log", "--no-merges", "--format=%x00", "--name-only", "--relative",
-                          "--no-renames", f"-n{commits}", "HEAD", "--", "."):
+    for line in git_lines(
+        root,
+        "log",
+        "--no-merges",
+        "--format=%x00",
+        "--name-only",
+        "--relative",
+        "--no-renames",
+        f"-n{commits}",
+        "HEAD",
+        "--",
+        ".",
+    ):
         line = line.rstrip("\n")
         if line.startswith("\0"):
             close()
@@ -73,7 +86,8 @@ MAX_WORD = 30  # a longer run of letters in a message is no word anyone searches
 _MESSAGE_WORD = re.compile(r"[A-Za-z][a-z]+|[A-Z]+(?![a-z])|\d+")
 _COMMON = frozenset(
     "the and for with from this that into when not are was were has have had but its can use used "
-    "using also only then than more most some any all add adds added fix fixes fixed".split())
+    "using also only then than more most some any all add adds added fix fixes fixed".split()
+)
 
 
 def message_words(text: str) -> list[str]:
@@ -88,8 +102,9 @@ def message_words(text: str) -> list[str]:
     return out
 
 
-def commit_messages(root: Path, kept: Collection[str], commits: int = PRECEDENT_COMMITS,
-                    rev: str = "HEAD") -> list[tuple[list[str], list[str]]]:
+def commit_messages(
+    root: Path, kept: Collection[str], commits: int = PRECEDENT_COMMITS, rev: str = "HEAD"
+) -> list[tuple[list[str], list[str]]]:
     """(the distinct words of its message, the files of ``kept`` it changed) of each of the latest
     ``commits`` non-merge commits reachable from ``rev``, newest first; commits changing none of
     ``kept`` or more than :data:`PRECEDENT_MAX_FILES` files are left out, and so is all of it
@@ -107,8 +122,19 @@ def commit_messages(root: Path, kept: Collection[str], commits: int = PRECEDENT_
         paths.clear()
 
     in_message = False
-    for line in git_lines(root, "log", "--no-merges", "--format=%x00%B%x01", "--name-only", "--relative",
-                          "--no-renames", f"-n{commits}", rev, "--", "."):
+    for line in git_lines(
+        root,
+        "log",
+        "--no-merges",
+        "--format=%x00%B%x01",
+        "--name-only",
+        "--relative",
+        "--no-renames",
+        f"-n{commits}",
+        rev,
+        "--",
+        ".",
+    ):
         line = line.rstrip("\n")
         if line.startswith("\0"):
             close()

@@ -43,8 +43,10 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 SCHEMA_VERSION = 7  # PRAGMA user_version; another value means another kbc wrote the file
 # bm25() column weights: path, symbols, body, context (a class outline's member signatures).
 WEIGHTS = (2.0, 3.0, 1.0, 0.3)
-COLUMNS = ("id, path, start_line, end_line, kind, language, heading, module, symbols, role, tokens, text, "
-           "unit, context")
+COLUMNS = (
+    "id, path, start_line, end_line, kind, language, heading, module, symbols, role, tokens, text, "
+    "unit, context"
+)
 MAX_QUERY_TERMS = 256
 TIE_MARGIN = 64  # rows fetched past a search's limit, to see every row tied at the cut
 REMEMBERED_POSTINGS = 2_000_000  # (row, score) pairs a long-lived reader keeps, over all its terms
@@ -73,16 +75,42 @@ class FileRecord:
 
 
 def _row(chunk: Chunk) -> tuple[object, ...]:
-    return (chunk.id, chunk.path, chunk.start_line, chunk.end_line, chunk.kind, chunk.language,
-            chunk.heading, chunk.module, json.dumps(list(chunk.symbols)), chunk.role, chunk.tokens,
-            chunk.text, chunk.unit, chunk.context)
+    return (
+        chunk.id,
+        chunk.path,
+        chunk.start_line,
+        chunk.end_line,
+        chunk.kind,
+        chunk.language,
+        chunk.heading,
+        chunk.module,
+        json.dumps(list(chunk.symbols)),
+        chunk.role,
+        chunk.tokens,
+        chunk.text,
+        chunk.unit,
+        chunk.context,
+    )
 
 
 def _chunk(row: Sequence[Any]) -> Chunk:
-    (cid, path, start, end, kind, language, heading, module, symbols, role, tokens, text, unit,
-     context) = row
-    return Chunk(cid, path, start, end, kind, language, text, heading, module,
-                 tuple(json.loads(symbols)), role, tokens, unit, context)
+    (cid, path, start, end, kind, language, heading, module, symbols, role, tokens, text, unit, context) = row
+    return Chunk(
+        cid,
+        path,
+        start,
+        end,
+        kind,
+        language,
+        text,
+        heading,
+        module,
+        tuple(json.loads(symbols)),
+        role,
+        tokens,
+        unit,
+        context,
+    )
 
 
 _IMPORT_LINE = re.compile(r"^(?:from\s+\S+\s+import\b|import\s)")
@@ -112,9 +140,12 @@ def indexed_columns(chunk: Chunk) -> tuple[str, str, str, str]:
     if chunk.unit == "prelude" and chunk.language == "python":
         body, imports = split_imports(body)
         context = context + "\n" + imports if context else imports
-    return (" ".join(path_tokens(chunk.path)),
-            " ".join(t for s in chunk.symbols for t in tokens(s.rsplit(".", 1)[-1])),
-            " ".join(tokens(chunk.heading + "\n" + body)), " ".join(tokens(context)))
+    return (
+        " ".join(path_tokens(chunk.path)),
+        " ".join(t for s in chunk.symbols for t in tokens(s.rsplit(".", 1)[-1])),
+        " ".join(tokens(chunk.heading + "\n" + body)),
+        " ".join(tokens(context)),
+    )
 
 
 def query_terms(query: str) -> list[str]:
@@ -156,10 +187,13 @@ class _Remembered:
 
         found = self.terms.pop(term, None)
         if found is None:
-            rows = self.db.execute(f"SELECT rowid, bm25(fts, {weights}) FROM fts WHERE fts MATCH ?",
-                                   (term,)).fetchall()
-            found = (np.array([r[0] for r in rows], dtype=np.int64),
-                     np.array([r[1] for r in rows], dtype=np.float64))
+            rows = self.db.execute(
+                f"SELECT rowid, bm25(fts, {weights}) FROM fts WHERE fts MATCH ?", (term,)
+            ).fetchall()
+            found = (
+                np.array([r[0] for r in rows], dtype=np.int64),
+                np.array([r[1] for r in rows], dtype=np.float64),
+            )
             self.postings += len(rows)
             while self.terms and self.postings > REMEMBERED_POSTINGS:
                 oldest = next(iter(self.terms))
@@ -185,8 +219,10 @@ class _Remembered:
             cut = np.partition(scores, limit - 1)[limit - 1]
             keep = scores <= cut  # every row tied at the cut: which of them stay is decided by id
             hit, scores = hit[keep], scores[keep]
-        ranked = sorted((float(score), self.ids[int(rid)])
-                        for rid, score in zip(hit.tolist(), scores.tolist(), strict=True))[:limit]
+        ranked = sorted(
+            (float(score), self.ids[int(rid)])
+            for rid, score in zip(hit.tolist(), scores.tolist(), strict=True)
+        )[:limit]
         return [(cid, -value) for value, cid in ranked]
 
     def read(self, ids: Sequence[str], fetch: Any) -> dict[str, Chunk]:
@@ -206,18 +242,19 @@ class LexicalIndex:
             # One index may serve several threads (an MCP server); callers serialise access.
             self.db = connect(path, shared=True, wal=False)
         except sqlite3.DatabaseError as exc:
-            raise IndexDamaged(f"the lexical index {path} is damaged ({exc})",
-                               hint="run `kbc build`: it moves a damaged index aside and indexes "
-                                    "again") from exc
+            raise IndexDamaged(
+                f"the lexical index {path} is damaged ({exc})",
+                hint="run `kbc build`: it moves a damaged index aside and indexes again",
+            ) from exc
         try:
             (version,) = self.db.execute("PRAGMA user_version").fetchone()
-            (tables,) = self.db.execute(
-                "SELECT COUNT(*) FROM sqlite_master WHERE name = 'chunks'").fetchone()
+            (tables,) = self.db.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'chunks'").fetchone()
         except sqlite3.DatabaseError as exc:
             self.db.close()
-            raise IndexDamaged(f"the lexical index {path} is damaged ({exc})",
-                               hint="run `kbc build`: it moves a damaged index aside and indexes "
-                                    "again") from exc
+            raise IndexDamaged(
+                f"the lexical index {path} is damaged ({exc})",
+                hint="run `kbc build`: it moves a damaged index aside and indexes again",
+            ) from exc
         self.stale = bool(tables) and version != SCHEMA_VERSION
         self._remembered: _Remembered | None = None
         if not tables:  # a reader of a whole index writes nothing
@@ -277,14 +314,15 @@ class LexicalIndex:
         """What the build read of the latest commits (:func:`kbc.index.history.commit_messages`);
         empty when it read none, or for an index written before precedents were kept."""
         try:
-            return [(list(map(str, words)), list(map(str, paths)))
-                    for words, paths in json.loads(self.meta(PRECEDENTS) or "[]")]
+            return [
+                (list(map(str, words)), list(map(str, paths)))
+                for words, paths in json.loads(self.meta(PRECEDENTS) or "[]")
+            ]
         except (ValueError, TypeError):  # not what a build writes: no precedents
             return []
 
     def files(self) -> dict[str, FileRecord]:
-        return {r[0]: FileRecord(*r) for r in self.db.execute(
-            "SELECT path, blob, date, secrets FROM files")}
+        return {r[0]: FileRecord(*r) for r in self.db.execute("SELECT path, blob, date, secrets FROM files")}
 
     # -- reading ------------------------------------------------------------
 
@@ -299,8 +337,10 @@ class LexicalIndex:
     def chunk_ids_under(self, prefix: str) -> list[str]:
         """The ids of the chunks whose path starts with ``prefix``."""
         escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        return [r[0] for r in self.db.execute("SELECT id FROM chunks WHERE path LIKE ? ESCAPE '\\'",
-                                              (escaped + "%",))]
+        return [
+            r[0]
+            for r in self.db.execute("SELECT id FROM chunks WHERE path LIKE ? ESCAPE '\\'", (escaped + "%",))
+        ]
 
     def chunks(self, ids: Sequence[str]) -> dict[str, Chunk]:
         if self._remembered is not None:
@@ -310,7 +350,7 @@ class LexicalIndex:
     def _read_chunks(self, ids: Sequence[str]) -> dict[str, Chunk]:
         found: dict[str, Chunk] = {}
         for start in range(0, len(ids), 500):
-            batch = list(ids[start:start + 500])
+            batch = list(ids[start : start + 500])
             marks = ",".join("?" * len(batch))
             for row in self.db.execute(f"SELECT {COLUMNS} FROM chunks WHERE id IN ({marks})", batch):
                 chunk = _chunk(row)
@@ -318,8 +358,7 @@ class LexicalIndex:
         return found
 
     def all_chunks(self) -> list[Chunk]:
-        return [_chunk(r) for r in self.db.execute(
-            f"SELECT {COLUMNS} FROM chunks ORDER BY path, start_line")]
+        return [_chunk(r) for r in self.db.execute(f"SELECT {COLUMNS} FROM chunks ORDER BY path, start_line")]
 
     def search(self, query: str, limit: int) -> list[tuple[str, float]]:
         """(chunk id, BM25 score: higher is better), best first; ties broken by id.
@@ -342,8 +381,9 @@ class LexicalIndex:
             cut = rows[limit - 1][1]
             if rows[-1][1] == cut and len(rows) == fetch:  # the tie may run on past what was fetched
                 rows = [r for r in rows if r[1] < cut]
-                rows += self.db.execute(f"SELECT * FROM ({scored}) WHERE score = ?",
-                                        (expression, cut)).fetchall()
+                rows += self.db.execute(
+                    f"SELECT * FROM ({scored}) WHERE score = ?", (expression, cut)
+                ).fetchall()
             else:
                 rows = [r for r in rows if r[1] <= cut]
         score = dict(rows)
@@ -362,8 +402,12 @@ class LexicalIndex:
             weights = ", ".join(str(w) for w in WEIGHTS)
             counts = {t[1:-1]: len(self._remembered.postings_of(t, weights)[0]) for t in terms}
         else:
-            counts = {t[1:-1]: int(self.db.execute("SELECT COUNT(*) FROM fts WHERE fts MATCH ?",
-                                                   (t,)).fetchone()[0]) for t in terms}
+            counts = {
+                t[1:-1]: int(
+                    self.db.execute("SELECT COUNT(*) FROM fts WHERE fts MATCH ?", (t,)).fetchone()[0]
+                )
+                for t in terms
+            }
         (total,) = self.db.execute("SELECT COUNT(*) FROM chunks").fetchone()
         return counts, int(total)
 
@@ -376,33 +420,44 @@ class LexicalIndex:
         expression = " AND ".join(f'"{t}"' for t in terms)
         rows = self.db.execute(
             f"SELECT c.id, bm25(fts, {weights}) AS score FROM fts JOIN chunks c ON c.rid = fts.rowid "
-            "WHERE fts MATCH ? ORDER BY score, c.id LIMIT ?", (expression, limit)).fetchall()
+            "WHERE fts MATCH ? ORDER BY score, c.id LIMIT ?",
+            (expression, limit),
+        ).fetchall()
         return [str(cid) for cid, _ in rows]
 
     def locations(self) -> list[tuple[str, str, int, int, tuple[str, ...], str]]:
         """(id, path, start, end, symbols, unit) of every chunk, by path and line."""
-        return [(r[0], r[1], r[2], r[3], tuple(json.loads(r[4])), r[5]) for r in self.db.execute(
-            "SELECT id, path, start_line, end_line, symbols, unit FROM chunks "
-            "ORDER BY path, start_line, id")]
+        return [
+            (r[0], r[1], r[2], r[3], tuple(json.loads(r[4])), r[5])
+            for r in self.db.execute(
+                "SELECT id, path, start_line, end_line, symbols, unit FROM chunks "
+                "ORDER BY path, start_line, id"
+            )
+        ]
 
     # -- writing (the caller commits) ---------------------------------------
 
-    def replace_files(self, removed: Iterable[str], chunks: Sequence[Chunk],
-                      records: Sequence[FileRecord]) -> None:
+    def replace_files(
+        self, removed: Iterable[str], chunks: Sequence[Chunk], records: Sequence[FileRecord]
+    ) -> None:
         """Drop every chunk of ``removed`` paths, then add ``chunks`` and file ``records``."""
         self._forget()
         for path in removed:
-            self.db.execute("DELETE FROM fts WHERE rowid IN (SELECT rid FROM chunks WHERE path = ?)",
-                            (path,))
+            self.db.execute("DELETE FROM fts WHERE rowid IN (SELECT rid FROM chunks WHERE path = ?)", (path,))
             self.db.execute("DELETE FROM chunks WHERE path = ?", (path,))
             self.db.execute("DELETE FROM files WHERE path = ?", (path,))
         for chunk in chunks:
-            cursor = self.db.execute(f"INSERT INTO chunks ({COLUMNS}) VALUES ({','.join('?' * 14)})",
-                                     _row(chunk))
-            self.db.execute("INSERT INTO fts (rowid, path, symbols, body, context) VALUES (?, ?, ?, ?, ?)",
-                            (cursor.lastrowid, *indexed_columns(chunk)))
-        self.db.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)",
-                            ((r.path, r.blob, r.date, r.secrets) for r in records))
+            cursor = self.db.execute(
+                f"INSERT INTO chunks ({COLUMNS}) VALUES ({','.join('?' * 14)})", _row(chunk)
+            )
+            self.db.execute(
+                "INSERT INTO fts (rowid, path, symbols, body, context) VALUES (?, ?, ?, ?, ?)",
+                (cursor.lastrowid, *indexed_columns(chunk)),
+            )
+        self.db.executemany(
+            "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)",
+            ((r.path, r.blob, r.date, r.secrets) for r in records),
+        )
 
     def _forget(self) -> None:
         if self._remembered is not None:

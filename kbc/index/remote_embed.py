@@ -13,9 +13,29 @@ from typing import Any
 from kbc.domain.errors import EmbedderUnavailable
 
 # litellm's providers that serve embeddings: a name starting "<provider>/" is one of these models.
-PROVIDERS = frozenset({"openai", "azure", "ollama", "cohere", "voyage", "mistral", "bedrock", "vertex_ai",
-                       "gemini", "huggingface", "together_ai", "jina_ai", "litellm_proxy", "nvidia_nim",
-                       "fireworks_ai", "hosted_vllm", "lm_studio", "infinity", "text-completion-openai"})
+PROVIDERS = frozenset(
+    {
+        "openai",
+        "azure",
+        "ollama",
+        "cohere",
+        "voyage",
+        "mistral",
+        "bedrock",
+        "vertex_ai",
+        "gemini",
+        "huggingface",
+        "together_ai",
+        "jina_ai",
+        "litellm_proxy",
+        "nvidia_nim",
+        "fireworks_ai",
+        "hosted_vllm",
+        "lm_studio",
+        "infinity",
+        "text-completion-openai",
+    }
+)
 BATCH = 64  # texts per request
 RETRIES = 2  # litellm's retries of a failed request
 TIMEOUT = 60.0  # seconds of one request
@@ -30,8 +50,16 @@ def is_remote(name: str) -> bool:
 class RemoteEmbedder:
     """An embedding model reached through litellm, ``batch`` texts a request."""
 
-    def __init__(self, name: str, api_base: str = "", api_key: str = "", *, batch: int = BATCH,
-                 retries: int = RETRIES, timeout: float = TIMEOUT) -> None:
+    def __init__(
+        self,
+        name: str,
+        api_base: str = "",
+        api_key: str = "",
+        *,
+        batch: int = BATCH,
+        retries: int = RETRIES,
+        timeout: float = TIMEOUT,
+    ) -> None:
         self.model_id = name
         self._api_base = api_base
         self._api_key = api_key
@@ -49,7 +77,7 @@ class RemoteEmbedder:
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         vectors: list[list[float]] = []
         for start in range(0, len(texts), self._batch):
-            vectors.extend(self._request(list(texts[start:start + self._batch])))
+            vectors.extend(self._request(list(texts[start : start + self._batch])))
         if vectors and self._dim is None:
             self._dim = len(vectors[0])
         return vectors
@@ -67,21 +95,28 @@ class RemoteEmbedder:
             extra["api_key"] = self._api_key
         where = self._api_base or "its provider"
         try:
-            response = litellm_api.embedding(self.model_id, texts, timeout=self._timeout,
-                                             num_retries=self._retries, **extra)
+            response = litellm_api.embedding(
+                self.model_id, texts, timeout=self._timeout, num_retries=self._retries, **extra
+            )
             data = response.data if hasattr(response, "data") else response["data"]
-            vectors = [list(map(float, item["embedding"] if isinstance(item, dict) else item.embedding))
-                       for item in sorted(data, key=_index)]
-        except Exception as exc:  # noqa: BLE001 - any provider failure: the index stays lexical, saying why
+            vectors = [
+                list(map(float, item["embedding"] if isinstance(item, dict) else item.embedding))
+                for item in sorted(data, key=_index)
+            ]
+        except Exception as exc:
             message = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
-            raise EmbedderUnavailable(f"the embedding model {self.model_id} at {where} failed: {message}",
-                                      hint="check index.embed_model, index.embed_api_base and the key "
-                                           "(KBC_LLM_API_KEY); `kbc embed` finishes the vectors once it "
-                                           "answers") from None
+            raise EmbedderUnavailable(
+                f"the embedding model {self.model_id} at {where} failed: {message}",
+                hint="check index.embed_model, index.embed_api_base and the key "
+                "(KBC_LLM_API_KEY); `kbc embed` finishes the vectors once it "
+                "answers",
+            ) from None
         if len(vectors) != len(texts) or any(len(v) != len(vectors[0]) for v in vectors):
-            raise EmbedderUnavailable(f"the embedding model {self.model_id} at {where} answered "
-                                      f"{len(vectors)} vectors for {len(texts)} texts",
-                                      hint="check that it is an embedding model")
+            raise EmbedderUnavailable(
+                f"the embedding model {self.model_id} at {where} answered "
+                f"{len(vectors)} vectors for {len(texts)} texts",
+                hint="check that it is an embedding model",
+            )
         return vectors
 
 

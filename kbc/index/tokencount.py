@@ -23,10 +23,17 @@ ENCODING = "cl100k_base"
 # (named by the sha1 of its download address), its sha256, its split pattern, its specials.
 SHIPPED_FILE = "9b5ad71b2ce5302211f9c61530b329a4922fc6a4"
 SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
-PATTERN = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
-           r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s""")
-SPECIAL = {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
-           "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276}
+PATTERN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+SPECIAL = {
+    "<|endoftext|>": 100257,
+    "<|fim_prefix|>": 100258,
+    "<|fim_middle|>": 100259,
+    "<|fim_suffix|>": 100260,
+    "<|endofprompt|>": 100276,
+}
 
 
 class TokenCounter(Protocol):
@@ -47,12 +54,16 @@ def _ranks() -> dict[bytes, int]:
     """cl100k_base's merge ranks from the shipped file (lines of ``base64-token rank``)."""
     source = _shipped_file(SHIPPED_FILE)
     if source is None:
-        raise KbcError(f"the {ENCODING} encoding file for token counting is missing",
-                       hint="install kbc's dependencies (litellm ships the file)")
+        raise KbcError(
+            f"the {ENCODING} encoding file for token counting is missing",
+            hint="install kbc's dependencies (litellm ships the file)",
+        )
     data = source.read_bytes()
     if hashlib.sha256(data).hexdigest() != SHA256:
-        raise KbcError(f"the {ENCODING} encoding file {source} is not the published one",
-                       hint="reinstall litellm (pip install --force-reinstall litellm)")
+        raise KbcError(
+            f"the {ENCODING} encoding file {source} is not the published one",
+            hint="reinstall litellm (pip install --force-reinstall litellm)",
+        )
     ranks: dict[bytes, int] = {}
     for line in data.splitlines():
         if line:
@@ -71,8 +82,9 @@ class TiktokenCounter:
             raise KbcError(f"unknown token encoding {encoding!r}", hint=f"use {ENCODING}")
         import tiktoken
 
-        self._encoding = tiktoken.Encoding(name=ENCODING, pat_str=PATTERN, mergeable_ranks=_ranks(),
-                                           special_tokens=SPECIAL)
+        self._encoding = tiktoken.Encoding(
+            name=ENCODING, pat_str=PATTERN, mergeable_ranks=_ranks(), special_tokens=SPECIAL
+        )
         self.name = encoding
         self._short: dict[str, int] = {}  # counts of short texts (a slice's titles and frames recur)
 

@@ -25,14 +25,16 @@ _WORD = re.compile(r"[^\W\d][\w]*|[0-9]+")
 _DOTTED = str.maketrans({"İ": "i", "ı": "i"})
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
-STOPWORDS = frozenset("""
+STOPWORDS = frozenset(
+    """
 a an the and or not of to in on at by for from with as is are was were be been being it its
 this that these those if else elif then than so but do does did done can could should would
 will shall may might must have has had i we you he she they them our your their my me us
 there here what which who whom when where why how all any some no nor only own same too very
 s t just into out up down over under again further once also about above below between both
 each few more most other such def class return self cls import none true false pass lambda
-""".split())
+""".split()
+)
 
 
 def fold(word: str) -> str:

@@ -29,10 +29,28 @@ TILE_DEFINITIONS = False  # True: tile parsed code like other text
 # whose role (kbc.analyzers.roles) is third-party or incidental text (generated, minified, a
 # message catalog, data, a lock). They stay in the lexical index (found by their words and by
 # path), and embedding them would cost as much as the code asked about.
-DATA_SUFFIXES = frozenset({
-    ".json", ".jsonl", ".ndjson", ".csv", ".tsv", ".xml", ".xsl", ".xslt", ".svg", ".lock", ".map",
-    ".pem", ".crt", ".key", ".pub", ".sum", ".dat", ".bib",
-})
+DATA_SUFFIXES = frozenset(
+    {
+        ".json",
+        ".jsonl",
+        ".ndjson",
+        ".csv",
+        ".tsv",
+        ".xml",
+        ".xsl",
+        ".xslt",
+        ".svg",
+        ".lock",
+        ".map",
+        ".pem",
+        ".crt",
+        ".key",
+        ".pub",
+        ".sum",
+        ".dat",
+        ".bib",
+    }
+)
 NO_VECTORS = INCIDENTAL | {"vendored"}
 
 
@@ -45,8 +63,9 @@ def unit_id(model_id: str, chunk: str, text: str) -> str:
     return digest.hexdigest()[:24]
 
 
-def units_of(chunks: Iterable[Chunk], model_id: str, unit_lines: int = UNIT_LINES, *,
-             tests: bool = True) -> list[EmbedUnit]:
+def units_of(
+    chunks: Iterable[Chunk], model_id: str, unit_lines: int = UNIT_LINES, *, tests: bool = True
+) -> list[EmbedUnit]:
     """Units for every chunk (``tests`` False: but those of test code); chunks of one file
     tile it without double work."""
     by_path: dict[str, list[Chunk]] = defaultdict(list)
@@ -89,13 +108,16 @@ def _tile(chunk: Chunk, region_end: int, model_id: str, unit_lines: int) -> list
     if chunk.unit != "window" and not TILE_DEFINITIONS:
         region_end = min(region_end, chunk.start_line + HEAD_LINES - 1)
         unit_lines = HEAD_LINES
-    lead = next((line for line in lines if line.lstrip().startswith(_DEFINITION)), "") \
-        if chunk.unit in ("class", "function", "method") else ""
+    lead = (
+        next((line for line in lines if line.lstrip().startswith(_DEFINITION)), "")
+        if chunk.unit in ("class", "function", "method")
+        else ""
+    )
     out = []
     start = chunk.start_line
     while start <= region_end:
         end = min(start + unit_lines - 1, region_end)
-        body = "".join(lines[start - chunk.start_line:end - chunk.start_line + 1])
+        body = "".join(lines[start - chunk.start_line : end - chunk.start_line + 1])
         if body.strip():
             first = start == chunk.start_line
             text = header + (lead if lead and not first else "") + body
@@ -110,8 +132,13 @@ def unit_metadata(unit: EmbedUnit, chunk: Chunk) -> dict[str, str | int | bool]:
     """What the vector store keeps beside a unit (no line numbers: a unit keeps its id when
     its definition moves, and the chunk table holds where it is now)."""
     return {
-        "chunk_id": chunk.id, "path": chunk.path, "kind": chunk.kind, "module": chunk.module,
-        "symbols": " ".join(chunk.symbols), "role": chunk.role, "unit": chunk.unit,
+        "chunk_id": chunk.id,
+        "path": chunk.path,
+        "kind": chunk.kind,
+        "module": chunk.module,
+        "symbols": " ".join(chunk.symbols),
+        "role": chunk.role,
+        "unit": chunk.unit,
     }
 
 

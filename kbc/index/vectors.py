@@ -27,8 +27,13 @@ PAGE = 5000  # rows read from the store per request
 class VectorStore(Protocol):
     def ids(self) -> set[str]: ...
 
-    def add(self, ids: Sequence[str], vectors: Sequence[Sequence[float]],
-            metadatas: Sequence[dict[str, Any]], documents: Sequence[str]) -> None:
+    def add(
+        self,
+        ids: Sequence[str],
+        vectors: Sequence[Sequence[float]],
+        metadatas: Sequence[dict[str, Any]],
+        documents: Sequence[str],
+    ) -> None:
         """Store units the store does not hold yet."""
         ...
 
@@ -63,10 +68,10 @@ class KbcEmbeddingFunction:
             self._embedder = load_embedder(self.model)
         return self._embedder
 
-    def __call__(self, input: Sequence[str]) -> list[list[float]]:  # noqa: A002 - Chroma's name
+    def __call__(self, input: Sequence[str]) -> list[list[float]]:
         return self._model().embed(input)
 
-    def embed_query(self, input: Sequence[str]) -> list[list[float]]:  # noqa: A002
+    def embed_query(self, input: Sequence[str]) -> list[list[float]]:
         return self._model().embed_query(input)
 
     @staticmethod
@@ -145,43 +150,53 @@ class ChromaStore:
                 return found
             offset += PAGE
 
-    def add(self, ids: Sequence[str], vectors: Sequence[Sequence[float]],
-            metadatas: Sequence[dict[str, Any]], documents: Sequence[str]) -> None:
+    def add(
+        self,
+        ids: Sequence[str],
+        vectors: Sequence[Sequence[float]],
+        metadatas: Sequence[dict[str, Any]],
+        documents: Sequence[str],
+    ) -> None:
         for start in range(0, len(ids), ADD_BATCH):
             end = start + ADD_BATCH
             # ``add``, not ``upsert``: the ids are new, and an upsert looks each one up first.
-            self._collection.add(ids=list(ids[start:end]),
-                                 embeddings=[list(v) for v in vectors[start:end]],
-                                 metadatas=list(metadatas[start:end]),
-                                 documents=list(documents[start:end]))
+            self._collection.add(
+                ids=list(ids[start:end]),
+                embeddings=[list(v) for v in vectors[start:end]],
+                metadatas=list(metadatas[start:end]),
+                documents=list(documents[start:end]),
+            )
 
     def delete(self, ids: Sequence[str]) -> None:
         for start in range(0, len(ids), ADD_BATCH):
-            self._collection.delete(ids=list(ids[start:start + ADD_BATCH]))
+            self._collection.delete(ids=list(ids[start : start + ADD_BATCH]))
 
     def vectors(self, ids: Sequence[str] | None) -> dict[str, tuple[str, list[float]]]:
         pages: list[Any] = []
         if ids is None:
             offset = 0
             while not pages or len(pages[-1]["ids"]) == PAGE:
-                pages.append(self._collection.get(include=["embeddings", "metadatas"], limit=PAGE,
-                                                  offset=offset))
+                pages.append(
+                    self._collection.get(include=["embeddings", "metadatas"], limit=PAGE, offset=offset)
+                )
                 offset += PAGE
         else:
-            pages = [self._collection.get(ids=list(ids[start:start + PAGE]),
-                                          include=["embeddings", "metadatas"])
-                     for start in range(0, len(ids), PAGE)]
+            pages = [
+                self._collection.get(ids=list(ids[start : start + PAGE]), include=["embeddings", "metadatas"])
+                for start in range(0, len(ids), PAGE)
+            ]
         found: dict[str, tuple[str, list[float]]] = {}
         for page in pages:
-            for unit, vector, metadata in zip(page["ids"], page["embeddings"], page["metadatas"],
-                                              strict=True):
+            for unit, vector, metadata in zip(
+                page["ids"], page["embeddings"], page["metadatas"], strict=True
+            ):
                 found[unit] = (str((metadata or {}).get("chunk_id", "")), _floats(vector))
         return found
 
     def embeddings(self, ids: Sequence[str]) -> dict[str, list[float]]:
         found: dict[str, list[float]] = {}
         for start in range(0, len(ids), PAGE):
-            page = self._collection.get(ids=list(ids[start:start + PAGE]), include=["embeddings"])
+            page = self._collection.get(ids=list(ids[start : start + PAGE]), include=["embeddings"])
             for unit, vector in zip(page["ids"], page["embeddings"], strict=True):
                 found[unit] = _floats(vector)
         return found
@@ -218,8 +233,13 @@ class LazyVectorStore:
     def ids(self) -> set[str]:
         return set() if self._unwritten() else self._opened().ids()
 
-    def add(self, ids: Sequence[str], vectors: Sequence[Sequence[float]],
-            metadatas: Sequence[dict[str, Any]], documents: Sequence[str]) -> None:
+    def add(
+        self,
+        ids: Sequence[str],
+        vectors: Sequence[Sequence[float]],
+        metadatas: Sequence[dict[str, Any]],
+        documents: Sequence[str],
+    ) -> None:
         self._opened().add(ids, vectors, metadatas, documents)
 
     def delete(self, ids: Sequence[str]) -> None:
@@ -255,8 +275,9 @@ def _settings() -> Any:
     return Settings(anonymized_telemetry=False, allow_reset=False)
 
 
-def open_vector_store(store_dir: Path, repo_root: str, embedder: Embedder,
-                      url: str = "", embedder_name: str = "") -> VectorStore:
+def open_vector_store(
+    store_dir: Path, repo_root: str, embedder: Embedder, url: str = "", embedder_name: str = ""
+) -> VectorStore:
     """The repository's collection: on the Chroma server at ``url``, else local."""
     quiet_dependencies()
     embedder_name = embedder_name or embedder.model_id
@@ -271,23 +292,29 @@ def open_vector_store(store_dir: Path, repo_root: str, embedder: Embedder,
     try:
         if url:
             parts = urlparse(url)
-            client = chromadb.HttpClient(host=parts.hostname or "127.0.0.1",
-                                         port=parts.port or 8000, ssl=parts.scheme == "https",
-                                         settings=_settings())
+            client = chromadb.HttpClient(
+                host=parts.hostname or "127.0.0.1",
+                port=parts.port or 8000,
+                ssl=parts.scheme == "https",
+                settings=_settings(),
+            )
         else:
             path = chroma_dir(store_dir)
             path.mkdir(parents=True, exist_ok=True)
             client = chromadb.PersistentClient(path=str(path), settings=_settings())
             _adopt_earlier(client, name)
         return ChromaStore(client, name, embedder, embedder_name)
-    except Exception as exc:  # noqa: BLE001 - connection and storage failures alike
+    except Exception as exc:
         where = url or str(chroma_dir(store_dir))
-        raise VectorStoreError(f"the Chroma store at {where} cannot be used: {exc}",
-                               hint="check KBC_CHROMA_URL, or unset it for the local store") from exc
+        raise VectorStoreError(
+            f"the Chroma store at {where} cannot be used: {exc}",
+            hint="check KBC_CHROMA_URL, or unset it for the local store",
+        ) from exc
 
 
-def open_advised(where: Path, repo_root: Path, embedder: Embedder, name: str, url: str,
-                 advise: bool = True) -> VectorStore:
+def open_advised(
+    where: Path, repo_root: Path, embedder: Embedder, name: str, url: str, advise: bool = True
+) -> VectorStore:
     """The store of the index folder ``where``; when a local one cannot be opened, ``advise``
     adds what fixes it."""
     try:
@@ -295,12 +322,14 @@ def open_advised(where: Path, repo_root: Path, embedder: Embedder, name: str, ur
     except VectorStoreError as exc:
         if not advise or url or not chroma_dir(where).exists():
             raise
-        raise VectorStoreError(f"{exc.message}; `kbc build` moves it aside and embeds again",
-                               hint=exc.hint) from exc
+        raise VectorStoreError(
+            f"{exc.message}; `kbc build` moves it aside and embeds again", hint=exc.hint
+        ) from exc
 
 
-def open_or_set_aside(where: Path, repo_root: Path, embedder: Embedder, name: str, url: str, *,
-                      recover: bool) -> tuple[VectorStore | None, str]:
+def open_or_set_aside(
+    where: Path, repo_root: Path, embedder: Embedder, name: str, url: str, *, recover: bool
+) -> tuple[VectorStore | None, str]:
     """The store, and a note; or None and why not. With ``recover`` (a build, which holds the
     writer lock), a local Chroma store that cannot be opened is moved aside, never deleted,
     and a new one is started: its vectors are embedded again, and the note says where the old
@@ -318,5 +347,7 @@ def open_or_set_aside(where: Path, repo_root: Path, embedder: Embedder, name: st
             vectors = open_advised(where, repo_root, embedder, name, url)
         except VectorStoreError as again:
             return None, again.message
-        return vectors, (f"{exc.message}; it was moved to {aside} and the vectors are embedded again "
-                         "(delete it once you no longer need it)")
+        return vectors, (
+            f"{exc.message}; it was moved to {aside} and the vectors are embedded again "
+            "(delete it once you no longer need it)"
+        )

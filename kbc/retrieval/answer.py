@@ -31,7 +31,7 @@ class Citation:
         return f"[{self.path}:{self.start_line}-{self.end_line}]"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Answer:
     question: str
     text: str  # Markdown, citations inline
@@ -47,14 +47,28 @@ class Answer:
 
     def as_data(self) -> dict[str, Any]:
         return {
-            "question": self.question, "answer": self.text, "mode": self.mode, "model": self.model,
-            "retrieval": self.retrieval, "note": self.note,
+            "question": self.question,
+            "answer": self.text,
+            "mode": self.mode,
+            "model": self.model,
+            "retrieval": self.retrieval,
+            "note": self.note,
             **({"rerank": self.rerank} if self.rerank else {}),
-            "citations": [{"path": c.path, "start_line": c.start_line, "end_line": c.end_line}
-                          for c in self.citations],
+            "citations": [
+                {"path": c.path, "start_line": c.start_line, "end_line": c.end_line} for c in self.citations
+            ],
             "dropped_citations": list(self.dropped),
-            "sources": [{"id": s.id, "path": s.path, "start_line": s.start_line, "end_line": s.end_line,
-                         "kind": s.kind, "score": round(s.score, 8)} for s in self.sources],
+            "sources": [
+                {
+                    "id": s.id,
+                    "path": s.path,
+                    "start_line": s.start_line,
+                    "end_line": s.end_line,
+                    "kind": s.kind,
+                    "score": round(s.score, 8),
+                }
+                for s in self.sources
+            ],
         }
 
 
@@ -110,8 +124,17 @@ def extractive(question: str, found: Slice, why: str) -> Answer:
             parts.append("  ```")
     if not found.items:
         parts.append("Nothing in the knowledge base matched the question.")
-    return Answer(question, "\n".join(parts).rstrip() + "\n", "extractive", tuple(citations), (),
-                  found.items, found.retrieval, note=why, rerank=found.rerank)
+    return Answer(
+        question=question,
+        text="\n".join(parts).rstrip() + "\n",
+        mode="extractive",
+        citations=tuple(citations),
+        dropped=(),
+        sources=found.items,
+        retrieval=found.retrieval,
+        note=why,
+        rerank=found.rerank,
+    )
 
 
 def llm_answer(question: str, found: Slice, interpreter: Interpreter) -> Answer:
@@ -119,14 +142,29 @@ def llm_answer(question: str, found: Slice, interpreter: Interpreter) -> Answer:
     from kbc.analyzers.secrets import redact
 
     asked = f"Question: {question}\n\nSources:\n\n{found.text}"
-    prompt = [{"role": "system", "content": SYSTEM},
-              {"role": "user", "content": redact("prompt.md", asked, "markdown").text}]
+    prompt = [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": redact("prompt.md", asked, "markdown").text},
+    ]
     try:
         reply = interpreter.complete(prompt, json_output=False)
     except LLMError as exc:
         return extractive(question, found, f"the LLM call failed: {exc.message}")
     text, valid, dropped = check_citations(reply.text, found.items)
-    usage = {"prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
-             "cost": reply.cost}
-    return Answer(question, text, "llm", tuple(valid), tuple(dropped), found.items, found.retrieval,
-                  model=interpreter.model, usage=usage, rerank=found.rerank)
+    usage = {
+        "prompt_tokens": reply.prompt_tokens,
+        "completion_tokens": reply.completion_tokens,
+        "cost": reply.cost,
+    }
+    return Answer(
+        question=question,
+        text=text,
+        mode="llm",
+        citations=tuple(valid),
+        dropped=tuple(dropped),
+        sources=found.items,
+        retrieval=found.retrieval,
+        model=interpreter.model,
+        usage=usage,
+        rerank=found.rerank,
+    )

@@ -27,10 +27,29 @@ from kbc.retrieval.query import CODE, COMMAND, FRAME, LINE, MESSAGE, NAME, OPTIO
 DEPTH = 200  # a rank past this reads as absent
 
 FILE_FEATURES = (
-    "lexical_best", "lexical_file", "lexical_score", "lexical_units", "vector_best", "vector_gap",
-    "named_strong", "named_definition", "named_text", "named_count", "near", "cited", "lift",
-    "path_terms", "stem_named", "units", "centrality", "fan_in", "age", "package_init",
-    "named_rank", "symbol_terms", "precedent",
+    "lexical_best",
+    "lexical_file",
+    "lexical_score",
+    "lexical_units",
+    "vector_best",
+    "vector_gap",
+    "named_strong",
+    "named_definition",
+    "named_text",
+    "named_count",
+    "near",
+    "cited",
+    "lift",
+    "path_terms",
+    "stem_named",
+    "units",
+    "centrality",
+    "fan_in",
+    "age",
+    "package_init",
+    "named_rank",
+    "symbol_terms",
+    "precedent",
 )
 # No BM25 magnitude: it grows with the corpus (a term's IDF), so it reads a small repository's
 # clear match as a weak one; the shares of the query's terms the repository holds do not.
@@ -38,8 +57,21 @@ QUERY_FEATURES = ("coverage", "idf_coverage", "similarity", "named", "terms")
 # The confidence model reads the query's features and how sure the file model is of its first file.
 CONFIDENCE_FEATURES = (*QUERY_FEATURES, "top_file", "margin")
 UNIT_FEATURES = (
-    "lexical_rank", "lexical_share", "vector_rank", "vector_gap", "named", "near", "prelude",
-    "outline", "definition", "window", "distance", "tokens", "first", "name_terms", "definition_share",
+    "lexical_rank",
+    "lexical_share",
+    "vector_rank",
+    "vector_gap",
+    "named",
+    "near",
+    "prelude",
+    "outline",
+    "definition",
+    "window",
+    "distance",
+    "tokens",
+    "first",
+    "name_terms",
+    "definition_share",
 )
 
 
@@ -51,7 +83,7 @@ def rank_score(rank: int | None, depth: int = DEPTH) -> float:
     return 1.0 - math.log(rank) / math.log(depth + 1)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class Signals:
     """Everything the searches found for one query, before any weighing."""
 
@@ -97,18 +129,25 @@ class Repository:
         return self._days[path]
 
 
-def repository_of(by_path: Mapping[str, Sequence[Located]], graph: GraphFacts | None,
-                  module_paths: Mapping[str, str], dates: Mapping[str, str]) -> Repository:
+def repository_of(
+    by_path: Mapping[str, Sequence[Located]],
+    graph: GraphFacts | None,
+    module_paths: Mapping[str, str],
+    dates: Mapping[str, str],
+) -> Repository:
     """What the features read of a repository: its units by file, its modules' centrality
     (PageRank over the mean) and importers, its definitions' name words and its files' dates."""
     metrics = {m.id: m for m in graph.modules} if graph else {}
     mean = sum(m.pagerank for m in metrics.values()) / len(metrics) if metrics else 1.0
-    centrality = {path: metrics[module].pagerank / mean for module, path in module_paths.items()
-                  if module in metrics}
+    centrality = {
+        path: metrics[module].pagerank / mean for module, path in module_paths.items() if module in metrics
+    }
     fan_in = {path: metrics[module].fan_in for module, path in module_paths.items() if module in metrics}
     units = {path: [(u.id, u.start, u.end) for u in found] for path, found in by_path.items()}
-    names = {path: frozenset(word for u in found for q in u.symbols for word in tokens(q.rsplit(".", 1)[-1]))
-             for path, found in by_path.items()}
+    names = {
+        path: frozenset(word for u in found for q in u.symbols for word in tokens(q.rsplit(".", 1)[-1]))
+        for path, found in by_path.items()
+    }
     return Repository(units, dates, centrality, fan_in, names, max(dates.values(), default=""))
 
 
@@ -139,8 +178,12 @@ def file_features(signals: Signals, paths: Sequence[str], repo: Repository) -> l
     best: dict[str, dict[str, int]] = defaultdict(dict)  # path -> signal -> its best rank
     counts: dict[str, int] = defaultdict(int)
     named: dict[str, set[int]] = defaultdict(set)
-    for name, ranked in (("lexical", [c for c, _ in signals.lexical]), ("vector", signals.vector),
-                         ("near", signals.near), ("cited", signals.cited)):
+    for name, ranked in (
+        ("lexical", [c for c, _ in signals.lexical]),
+        ("vector", signals.vector),
+        ("near", signals.near),
+        ("cited", signals.cited),
+    ):
         for position, cid in enumerate(ranked, start=1):
             if cid in chunks:
                 best[chunks[cid].path].setdefault(name, position)
@@ -174,36 +217,43 @@ def file_features(signals: Signals, paths: Sequence[str], repo: Repository) -> l
         ranks, kinds = best.get(path, {}), named.get(path, set())
         words = [w for w in dict.fromkeys(path_tokens(path)) if w not in ("py", "init")]
         stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0].strip("_").lower()
-        rows.append([
-            rank_score(ranks.get("lexical")),
-            rank_score(by_file.get(path)),
-            file_bm25.get(path, 0.0) / top_bm25,
-            math.log1p(counts.get(path, 0)),
-            rank_score(ranks.get("vector")),
-            file_similarity[path] - top_similarity if path in file_similarity else -1.0,
-            float(bool(kinds & _STRONG)),
-            float(bool(kinds & _DEFINITION)),
-            float(bool(kinds & _TEXT)),
-            math.log1p(sum(1 for cid in signals.matched if cid in chunks and chunks[cid].path == path)),
-            rank_score(ranks.get("near")),
-            rank_score(ranks.get("cited")),
-            signals.lift.get(path, 0.0),
-            sum(1 for w in words if w in query_words) / len(words) if words else 0.0,
-            float(len(stem) > 2 and stem in query_words),
-            math.log1p(len(repo.units.get(path, ()))),
-            math.log(repo.centrality.get(path, 0.0) + 0.1),
-            math.log1p(repo.fan_in.get(path, 0)),
-            repo.age(path),
-            float(path.endswith("__init__.py")),
-            rank_score(named_at.get(path), 50),
-            math.log1p(len(repo.names.get(path, frozenset()) & query_words)),
-            math.nan if precedent is None else precedent.get(path, 0.0) / top_precedent,
-        ])
+        rows.append(
+            [
+                rank_score(ranks.get("lexical")),
+                rank_score(by_file.get(path)),
+                file_bm25.get(path, 0.0) / top_bm25,
+                math.log1p(counts.get(path, 0)),
+                rank_score(ranks.get("vector")),
+                file_similarity[path] - top_similarity if path in file_similarity else -1.0,
+                float(bool(kinds & _STRONG)),
+                float(bool(kinds & _DEFINITION)),
+                float(bool(kinds & _TEXT)),
+                math.log1p(sum(1 for cid in signals.matched if cid in chunks and chunks[cid].path == path)),
+                rank_score(ranks.get("near")),
+                rank_score(ranks.get("cited")),
+                signals.lift.get(path, 0.0),
+                sum(1 for w in words if w in query_words) / len(words) if words else 0.0,
+                float(len(stem) > 2 and stem in query_words),
+                math.log1p(len(repo.units.get(path, ()))),
+                math.log(repo.centrality.get(path, 0.0) + 0.1),
+                math.log1p(repo.fan_in.get(path, 0)),
+                repo.age(path),
+                float(path.endswith("__init__.py")),
+                rank_score(named_at.get(path), 50),
+                math.log1p(len(repo.names.get(path, frozenset()) & query_words)),
+                math.nan if precedent is None else precedent.get(path, 0.0) / top_precedent,
+            ]
+        )
     return rows
 
 
-def unit_features(signals: Signals, path: str, units: Sequence[tuple[str, int, int]],
-                  chunks: Mapping[str, Chunk], similarity: Mapping[str, float]) -> list[list[float]]:
+def unit_features(
+    signals: Signals,
+    path: str,
+    units: Sequence[tuple[str, int, int]],
+    chunks: Mapping[str, Chunk],
+    similarity: Mapping[str, float],
+) -> list[list[float]]:
     """One row of :data:`UNIT_FEATURES` per unit of ``path`` (``units`` in line order;
     ``similarity``: unit id -> its vector similarity to the query, where known)."""
     ids = [u[0] for u in units]
@@ -215,8 +265,15 @@ def unit_features(signals: Signals, path: str, units: Sequence[tuple[str, int, i
     best_similarity = max(known.values(), default=0.0)
     matched = set(signals.matched)
     near = set(signals.near)
-    anchors = [(s, e) for cid, s, e in units if cid in lexical_order and lexical_order[cid] <= 2
-               or cid in vector_order and vector_order[cid] <= 2 or cid in matched]
+    anchors = [
+        (s, e)
+        for cid, s, e in units
+        if cid in lexical_order
+        and lexical_order[cid] <= 2
+        or cid in vector_order
+        and vector_order[cid] <= 2
+        or cid in matched
+    ]
     groups = definition_groups(units, chunks)
     group_share: dict[str, float] = defaultdict(float)
     for cid, group in groups.items():
@@ -227,23 +284,25 @@ def unit_features(signals: Signals, path: str, units: Sequence[tuple[str, int, i
         chunk = chunks.get(cid)
         unit = chunk.unit if chunk is not None else "window"
         distance = min((max(0, s - end, start - e) for s, e in anchors), default=1000)
-        rows.append([
-            rank_score(lexical_order.get(cid), 50),
-            bm25.get(cid, 0.0) / best_bm25,
-            rank_score(vector_order.get(cid), 50),
-            known[cid] - best_similarity if cid in known else -1.0,
-            float(cid in matched),
-            float(cid in near),
-            float(unit == "prelude"),
-            float(unit == "class"),
-            float(unit in ("function", "method")),
-            float(unit == "window"),
-            math.log1p(distance),
-            math.log1p(chunk.tokens if chunk is not None else 0),
-            float(index == 0),
-            _share_named(groups.get(cid, ""), query_words),
-            group_share.get(groups.get(cid, ""), 0.0),
-        ])
+        rows.append(
+            [
+                rank_score(lexical_order.get(cid), 50),
+                bm25.get(cid, 0.0) / best_bm25,
+                rank_score(vector_order.get(cid), 50),
+                known[cid] - best_similarity if cid in known else -1.0,
+                float(cid in matched),
+                float(cid in near),
+                float(unit == "prelude"),
+                float(unit == "class"),
+                float(unit in ("function", "method")),
+                float(unit == "window"),
+                math.log1p(distance),
+                math.log1p(chunk.tokens if chunk is not None else 0),
+                float(index == 0),
+                _share_named(groups.get(cid, ""), query_words),
+                group_share.get(groups.get(cid, ""), 0.0),
+            ]
+        )
     return rows
 
 
@@ -283,8 +342,13 @@ def query_features(signals: Signals, frequencies: Mapping[str, int], total: int)
     everything = sum(idf.values())
     held = sum(v for t, v in idf.items() if frequencies[t] > 0)
     named = sum(1 for d in signals.described if d.get("how") != "text")
-    return [found / terms if terms else 0.0, held / everything if everything else 0.0,
-            max(signals.similarity.values(), default=0.0), math.log1p(named), math.log1p(terms)]
+    return [
+        found / terms if terms else 0.0,
+        held / everything if everything else 0.0,
+        max(signals.similarity.values(), default=0.0),
+        math.log1p(named),
+        math.log1p(terms),
+    ]
 
 
 def logit(p: float) -> float:

@@ -50,8 +50,9 @@ class Matched:
 
 
 class Matcher:
-    def __init__(self, facts: Sequence[FileFacts], lexical: LexicalIndex,
-                 scripts: Sequence[str] = ()) -> None:
+    def __init__(
+        self, facts: Sequence[FileFacts], lexical: LexicalIndex, scripts: Sequence[str] = ()
+    ) -> None:
         self.lexical = lexical
         self.by_path: dict[str, list[Located]] = defaultdict(list)
         for cid, path, start, end, symbols, unit in lexical.locations():
@@ -129,8 +130,11 @@ class Matcher:
         mentions = [m for m in read_query(query) if SNIPPETS or m.kind != SNIPPET]
         matches, unmatched = self.lookup.match(mentions)
         by_mention = {id(m.mention): m for m in matches}
-        lookups = [m for m in unmatched if m.kind in (OPTION, MESSAGE, LINE)
-                   or (m.kind in (NAME, CODE) and _wordlike(m.name or m.text))][:MAX_LOOKUPS]
+        lookups = [
+            m
+            for m in unmatched
+            if m.kind in (OPTION, MESSAGE, LINE) or (m.kind in (NAME, CODE) and _wordlike(m.name or m.text))
+        ][:MAX_LOOKUPS]
         looked_up = {id(m) for m in lookups}
         ids: dict[str, None] = {}
         described = []
@@ -169,6 +173,11 @@ def _wordlike(name: str) -> bool:
 
 def _found_in_text(mention: Mention, ids: list[str], lexical: LexicalIndex) -> dict[str, Any]:
     chunks = lexical.chunks(ids)
-    return {"mention": mention.text, "kind": mention.label, "how": "text",
-            "targets": [f"{chunks[c].path}:{chunks[c].start_line}-{chunks[c].end_line}" for c in ids
-                        if c in chunks]}
+    return {
+        "mention": mention.text,
+        "kind": mention.label,
+        "how": "text",
+        "targets": [
+            f"{chunks[c].path}:{chunks[c].start_line}-{chunks[c].end_line}" for c in ids if c in chunks
+        ],
+    }

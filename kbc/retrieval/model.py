@@ -42,15 +42,23 @@ class Linear:
     def from_data(cls, data: dict[str, Any], expected: Sequence[str]) -> Linear:
         features = tuple(data["features"])
         if features != tuple(expected):
-            raise KbcError(f"the ranking model was fitted on features {list(features)}, "
-                           f"this kbc computes {list(expected)}",
-                           hint="fit it again: python benchmarks/fit_ranker.py fit")
-        return cls(features, tuple(data["mean"]), tuple(data["scale"]), tuple(data["weights"]),
-                   float(data["bias"]))
+            raise KbcError(
+                f"the ranking model was fitted on features {list(features)}, "
+                f"this kbc computes {list(expected)}",
+                hint="fit it again: python benchmarks/fit_ranker.py fit",
+            )
+        return cls(
+            features, tuple(data["mean"]), tuple(data["scale"]), tuple(data["weights"]), float(data["bias"])
+        )
 
     def to_data(self) -> dict[str, Any]:
-        return {"features": list(self.features), "mean": list(self.mean), "scale": list(self.scale),
-                "weights": list(self.weights), "bias": self.bias}
+        return {
+            "features": list(self.features),
+            "mean": list(self.mean),
+            "scale": list(self.scale),
+            "weights": list(self.weights),
+            "bias": self.bias,
+        }
 
     def logits(self, rows: Sequence[Sequence[float]]) -> list[float]:
         out = []
@@ -96,18 +104,23 @@ class Models:
 
 def parse_models(data: dict[str, Any]) -> Models:
     def ranker(part: dict[str, Any]) -> Ranker:
-        confidence = Linear.from_data(part["confidence"], CONFIDENCE_FEATURES) \
-            if "confidence" in part else None
-        return Ranker(Linear.from_data(part["files"], FILE_FEATURES),
-                      Linear.from_data(part["units"], UNIT_FEATURES), confidence,
-                      float(part.get("floor", 0.0)))
+        confidence = (
+            Linear.from_data(part["confidence"], CONFIDENCE_FEATURES) if "confidence" in part else None
+        )
+        return Ranker(
+            Linear.from_data(part["files"], FILE_FEATURES),
+            Linear.from_data(part["units"], UNIT_FEATURES),
+            confidence,
+            float(part.get("floor", 0.0)),
+        )
 
     try:
         lexical = ranker(data["lexical"])
         hybrid = ranker(data["hybrid"]) if "hybrid" in data else lexical
     except (KeyError, TypeError, ValueError) as exc:
-        raise KbcError(f"the ranking model is malformed: {exc}",
-                       hint="fit it again: python benchmarks/fit_ranker.py fit") from None
+        raise KbcError(
+            f"the ranking model is malformed: {exc}", hint="fit it again: python benchmarks/fit_ranker.py fit"
+        ) from None
     digest = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
     return Models(lexical, hybrid, dict(data.get("about", {})), digest)
 

@@ -37,8 +37,9 @@ class SymbolNeighbours:
         taken = set(seeds)
         for seed in seeds:
             kept = 0
-            for name in itertools.chain(self.callees.get(seed, ()), self.overrides.get(seed, ()),
-                                        self.callers.get(seed, ())):
+            for name in itertools.chain(
+                self.callees.get(seed, ()), self.overrides.get(seed, ()), self.callers.get(seed, ())
+            ):
                 if kept >= MAX_PER_SEED:
                     break
                 if name not in taken and name not in out:

@@ -72,10 +72,15 @@ class Block:
         while fence in body:
             fence += "`"
         crumb = f" · in {self.breadcrumb()}" if self.breadcrumb() else ""
-        marker = (f"… [truncated: lines {self.end + 1}-{self.end + self.truncated} omitted to fit "
-                  "the budget]\n") if self.truncated else ""
-        return (f"### {self.path}:{self.start}-{self.end}{crumb}\n"
-                f"{fence}{FENCE_LANGUAGES.get(language, language)}\n{body}{fence}\n{marker}")
+        marker = (
+            (f"… [truncated: lines {self.end + 1}-{self.end + self.truncated} omitted to fit the budget]\n")
+            if self.truncated
+            else ""
+        )
+        return (
+            f"### {self.path}:{self.start}-{self.end}{crumb}\n"
+            f"{fence}{FENCE_LANGUAGES.get(language, language)}\n{body}{fence}\n{marker}"
+        )
 
 
 @dataclass(slots=True)
@@ -105,21 +110,34 @@ class FileSection:
         return "".join(parts)
 
     def touching(self, chunk: Chunk) -> list[int]:
-        return [i for i, b in enumerate(self.blocks)
-                if chunk.start_line <= b.end + 1 and chunk.end_line >= b.start - 1]
+        return [
+            i
+            for i, b in enumerate(self.blocks)
+            if chunk.start_line <= b.end + 1 and chunk.end_line >= b.start - 1
+        ]
 
     def overlapping(self, chunk: Chunk) -> bool:
         return any(chunk.start_line <= b.end and chunk.end_line >= b.start for b in self.blocks)
 
     def new_lines(self, chunk: Chunk) -> str:
         taken = [(b.start, b.end) for b in self.blocks]
-        return "".join(line for offset, line in enumerate(split_lines(chunk.text))
-                       if not any(s <= chunk.start_line + offset <= e for s, e in taken))
+        return "".join(
+            line
+            for offset, line in enumerate(split_lines(chunk.text))
+            if not any(s <= chunk.start_line + offset <= e for s, e in taken)
+        )
 
     def place(self, chunk: Chunk, score: float, cost: int) -> None:
         """Add ``chunk``: widen the blocks it touches (joining them), or open a new one."""
-        block = Block(chunk.path, chunk.start_line, chunk.end_line, chunk.kind, chunks=[chunk.id],
-                      score=score, tokens=cost)
+        block = Block(
+            chunk.path,
+            chunk.start_line,
+            chunk.end_line,
+            chunk.kind,
+            chunks=[chunk.id],
+            score=score,
+            tokens=cost,
+        )
         block.add(chunk)
         keep = []
         for existing in self.blocks:
@@ -150,7 +168,7 @@ def shingles(text: str) -> frozenset[str]:
     words = text.lower().split()
     if len(words) <= SHINGLE:
         return frozenset([" ".join(words)]) if words else frozenset()
-    return frozenset(" ".join(words[i:i + SHINGLE]) for i in range(len(words) - SHINGLE + 1))
+    return frozenset(" ".join(words[i : i + SHINGLE]) for i in range(len(words) - SHINGLE + 1))
 
 
 def jaccard(one: frozenset[str], other: frozenset[str]) -> float:
@@ -178,15 +196,23 @@ def _layout(taken: Sequence[tuple[Chunk, float, int]], dates: Mapping[str, str])
     for chunk, score, cost in taken:
         section = sections.get(chunk.path)
         if section is None:
-            section = sections[chunk.path] = FileSection(chunk.path, chunk.kind, chunk.language,
-                                                         dates.get(chunk.path, ""))
+            section = sections[chunk.path] = FileSection(
+                chunk.path, chunk.kind, chunk.language, dates.get(chunk.path, "")
+            )
         section.place(chunk, score, cost)
     return list(sections.values())
 
 
-def pack(ranked: Sequence[Chunk], dates: Mapping[str, str], budget: int, counter: TokenCounter,
-         header: str, text_tokens: Callable[[Chunk], int] | None = None,
-         scores: Sequence[float] | None = None, order: Mapping[str, int] | None = None) -> Packed:
+def pack(  # noqa: C901 - packing is one loop whose steps share its state
+    ranked: Sequence[Chunk],
+    dates: Mapping[str, str],
+    budget: int,
+    counter: TokenCounter,
+    header: str,
+    text_tokens: Callable[[Chunk], int] | None = None,
+    scores: Sequence[float] | None = None,
+    order: Mapping[str, int] | None = None,
+) -> Packed:
     """The best chunks that fit in ``budget`` tokens under ``header``.
 
     Team knowledge is packed once: a knowledge chunk nearly the same as one taken from another
@@ -229,8 +255,9 @@ def pack(ranked: Sequence[Chunk], dates: Mapping[str, str], budget: int, counter
         section = sections.get(chunk.path)
         overlapping = section is not None and section.overlapping(chunk)
         shingled = shingles(chunk.text) if chunk.kind == "knowledge" else frozenset()
-        if shingled and any(path != chunk.path and jaccard(shingled, other) >= NEAR_DUPLICATE
-                            for path, other in known):
+        if shingled and any(
+            path != chunk.path and jaccard(shingled, other) >= NEAR_DUPLICATE for path, other in known
+        ):
             continue  # the same words, copied into another document: packed once
         if taken and not overlapping and size_of(chunk) + JOIN_SLACK > budget - used:
             continue  # cannot fit even before its frame is counted
@@ -273,15 +300,23 @@ def pack(ranked: Sequence[Chunk], dates: Mapping[str, str], budget: int, counter
     return Packed(tuple(b for s in laid for b in s.blocks), text, tokens, tuple(c for c, _, _ in taken))
 
 
-def _truncated_first(chunk: Chunk, section: FileSection, header: str, budget: int,
-                     counter: TokenCounter, score: float) -> Packed | None:
+def _truncated_first(
+    chunk: Chunk, section: FileSection, header: str, budget: int, counter: TokenCounter, score: float
+) -> Packed | None:
     """The longest head of the best chunk that fits, alone in the slice, marked as truncated."""
     lines = split_lines(chunk.text)
     total = len(lines)
 
     def head(keep: int) -> tuple[str, Block]:
-        block = Block(chunk.path, chunk.start_line, chunk.start_line + keep - 1, chunk.kind,
-                      chunks=[chunk.id], score=score, truncated=total - keep)
+        block = Block(
+            chunk.path,
+            chunk.start_line,
+            chunk.start_line + keep - 1,
+            chunk.kind,
+            chunks=[chunk.id],
+            score=score,
+            truncated=total - keep,
+        )
         block.lines = {chunk.start_line + i: line for i, line in enumerate(lines[:keep])}
         if chunk.heading:
             block.crumbs[chunk.start_line] = chunk.heading

@@ -42,8 +42,13 @@ class Profile:
             return self.knowledge if self.knowledge >= 0 else self.docs
         if role in INCIDENTAL:
             return self.incidental
-        return {"test": self.tests, "doc": self.docs, "config": self.config,
-                "example": self.examples, "vendored": self.vendored}.get(role, self.code)
+        return {
+            "test": self.tests,
+            "doc": self.docs,
+            "config": self.config,
+            "example": self.examples,
+            "vendored": self.vendored,
+        }.get(role, self.code)
 
 
 _NUMBERS = {f.name for f in fields(Profile)} - {"name", "description", "view_kinds"}
@@ -58,13 +63,20 @@ def shipped_profiles_text() -> str:
     return source.read_text(encoding="utf-8")
 
 
-def _apply(base: dict[str, Profile], table: dict[str, Any], source: str,
-           errors: list[FieldError]) -> dict[str, Profile]:
+def _apply(
+    base: dict[str, Profile], table: dict[str, Any], source: str, errors: list[FieldError]
+) -> dict[str, Profile]:
     out = dict(base)
     for name, body in table.items():
         if not isinstance(body, dict):
-            errors.append(FieldError(source, f"profiles.{name}", "is not a table",
-                                     f"write [profiles.{name}] with budget, code, docs, ..."))
+            errors.append(
+                FieldError(
+                    source,
+                    f"profiles.{name}",
+                    "is not a table",
+                    f"write [profiles.{name}] with budget, code, docs, ...",
+                )
+            )
             continue
         current = out.get(name)
         values: dict[str, Any] = {}
@@ -76,25 +88,46 @@ def _apply(base: dict[str, Profile], table: dict[str, Any], source: str,
                 if isinstance(value, list) and all(v in VIEW_KINDS for v in value):
                     values[key] = tuple(k for k in VIEW_KINDS if k in value)
                 else:
-                    errors.append(FieldError(source, where, f"{value!r} is not a list of view kinds",
-                                             f"list some of: {', '.join(VIEW_KINDS)}"))
+                    errors.append(
+                        FieldError(
+                            source,
+                            where,
+                            f"{value!r} is not a list of view kinds",
+                            f"list some of: {', '.join(VIEW_KINDS)}",
+                        )
+                    )
             elif key == "budget" and isinstance(value, int) and not isinstance(value, bool) and value > 0:
                 values[key] = value
-            elif key in _NUMBERS - {"budget"} and isinstance(value, (int, float)) and \
-                    not isinstance(value, bool) and value >= 0:
+            elif (
+                key in _NUMBERS - {"budget"}
+                and isinstance(value, (int, float))
+                and not isinstance(value, bool)
+                and value >= 0
+            ):
                 values[key] = float(value)
             elif key not in _NUMBERS | {"description"}:
                 known = sorted(_NUMBERS | {"description", "view_kinds"})
                 errors.append(FieldError(source, where, "unknown field", f"use one of: {', '.join(known)}"))
             else:
-                errors.append(FieldError(source, where, f"{value!r} is not valid",
-                                         "budget is a positive whole number; weights are numbers ≥ 0"))
+                errors.append(
+                    FieldError(
+                        source,
+                        where,
+                        f"{value!r} is not valid",
+                        "budget is a positive whole number; weights are numbers ≥ 0",
+                    )
+                )
         if current is None:
             missing = sorted(_NUMBERS - _OPTIONAL - set(values))
             if missing:
-                errors.append(FieldError(source, f"profiles.{name}",
-                                         f"a new profile lacks {', '.join(missing)}",
-                                         "give every field, or override an existing profile"))
+                errors.append(
+                    FieldError(
+                        source,
+                        f"profiles.{name}",
+                        f"a new profile lacks {', '.join(missing)}",
+                        "give every field, or override an existing profile",
+                    )
+                )
                 continue
             out[name] = Profile(name=name, description=values.pop("description", ""), **values)
         else:

@@ -36,8 +36,10 @@ _IPY8_FRAME = re.compile(rf"File ((?:[\w.~-]+/)*[\w.-]+\.py):(\d+), in ({_NAME}(
 _SHELL = re.compile(r"^[ \t]*\$[ \t]+([A-Za-z][\w.-]*)[ \t]+([A-Za-z][\w-]*)", re.MULTILINE)
 # A line of code as a traceback or a reader quotes it: "--> 841 plotter._setup(self)", "x = f(y)"
 _CODE_MARKS = re.compile(r"^\s*(?:-+>|>>>|\.\.\.)?\s*(?:\d+\s+)?")
-_CODE_LINE = re.compile(r"^(?:(?:return|raise|yield|if|elif|while|for|with|assert|def|class)\b.*|"
-                        rf"{_NAME}(?:\.{_NAME})*(?:\[[^\]]*\])?\s*(?:[-+*/|&]?=[^=].*|\(.*\)\s*))$")
+_CODE_LINE = re.compile(
+    r"^(?:(?:return|raise|yield|if|elif|while|for|with|assert|def|class)\b.*|"
+    rf"{_NAME}(?:\.{_NAME})*(?:\[[^\]]*\])?\s*(?:[-+*/|&]?=[^=].*|\(.*\)\s*))$"
+)
 _FENCED = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", re.MULTILINE | re.DOTALL)
 _CALL = re.compile(rf"(?<![\w.])({_NAME}(?:\.{_NAME})*)\s*\(")
 _IDENTIFIER = re.compile(rf"(?<![\w.-])({_NAME})(?![\w-])")
@@ -46,10 +48,14 @@ _OPTION = re.compile(r"(?<![\w-])(--[A-Za-z][\w-]*[A-Za-z0-9])")
 _SETTING = re.compile(r"[a-z][a-z0-9]+(?:-[a-z][a-z0-9]+)+")
 _SETTING_LINE = re.compile(r"^[ \t]*([a-z][a-z0-9]+(?:-[a-z][a-z0-9]+)+)[ \t]*[=:]", re.MULTILINE)
 _QUOTED = re.compile(r"\"([^\"\n]{12,200})\"|'([^'\n]{12,200})'")
-_EXCEPTION = re.compile(r"^\s*(?:[\w.]+\.)?([A-Z]\w*(?:Error|Exception|Warning)):\s+(.{8,200})$",
-                        re.MULTILINE)
-_IMPORT = re.compile(rf"^\s*(?:from\s+({_NAME}(?:\.{_NAME})*)\s+import\s+([\w, ]+)"
-                     rf"|import\s+({_NAME}(?:\.{_NAME})*))", re.MULTILINE)
+_EXCEPTION = re.compile(
+    r"^\s*(?:[\w.]+\.)?([A-Z]\w*(?:Error|Exception|Warning)):\s+(.{8,200})$", re.MULTILINE
+)
+_IMPORT = re.compile(
+    rf"^\s*(?:from\s+({_NAME}(?:\.{_NAME})*)\s+import\s+([\w, ]+)"
+    rf"|import\s+({_NAME}(?:\.{_NAME})*))",
+    re.MULTILINE,
+)
 MAX_MENTIONS = 200
 # What of a task anything reads: a task is text a person wrote or pasted, and a run without
 # spaces longer than any name, path or token is data (a blob, a minified line), not words.
@@ -81,14 +87,17 @@ def _identifier_like(name: str) -> bool:
     bare = name.strip("_")
     if len(bare) < 3 or name in BUILTINS:
         return False
-    return "_" in bare or any(c.isupper() for c in bare[1:]) or (
-        any(c.isdigit() for c in bare) and bare[0].isalpha())
+    return (
+        "_" in bare
+        or any(c.isupper() for c in bare[1:])
+        or (any(c.isdigit() for c in bare) and bare[0].isalpha())
+    )
 
 
 def _clean_name(name: str) -> str:
     for prefix in ("self.", "cls."):
         if name.startswith(prefix):
-            return name[len(prefix):]
+            return name[len(prefix) :]
     return name
 
 
@@ -99,7 +108,7 @@ def bounded(task: str) -> str:
     return _LONG_RUN.sub(lambda m: m.group(0)[:MAX_RUN_CHARS], task[:MAX_TASK_CHARS])
 
 
-def read_query(text: str) -> list[Mention]:
+def read_query(text: str) -> list[Mention]:  # noqa: C901 - one reading per kind of mention
     """The mentions of ``text``, each distinct (kind, text) once, strongest kinds first and
     then in the order they appear."""
     found: dict[tuple[int, str, int], Mention] = {}
@@ -112,8 +121,12 @@ def read_query(text: str) -> list[Mention]:
         elif len(found) < MAX_MENTIONS:
             found[key] = mention
 
-    for regex, has_line in ((_PY_FRAME, True), (_PYTEST_FRAME, True), (_IPY8_FRAME, True),
-                            (_IPY_FRAME, False)):
+    for regex, has_line in (
+        (_PY_FRAME, True),
+        (_PYTEST_FRAME, True),
+        (_IPY8_FRAME, True),
+        (_IPY_FRAME, False),
+    ):
         for match in regex.finditer(text):
             if has_line:
                 path, line, name = match.group(1), int(match.group(2)), match.group(3) or ""
@@ -158,8 +171,15 @@ def read_query(text: str) -> list[Mention]:
         if len(message.split()) >= 3:
             add(Mention(message, MESSAGE, match.start()))
     for match in _SHELL.finditer(text):
-        add(Mention(f"{match.group(1)} {match.group(2)}", COMMAND, match.start(), path=match.group(1),
-                    name=match.group(2)))
+        add(
+            Mention(
+                f"{match.group(1)} {match.group(2)}",
+                COMMAND,
+                match.start(),
+                path=match.group(1),
+                name=match.group(2),
+            )
+        )
     for start, statement in _code_lines(text):
         add(Mention(statement, LINE, start))
     for start, block in fenced:
@@ -177,8 +197,12 @@ def _code_lines(text: str) -> list[tuple[int, str]]:
     offset = 0
     for raw in text.split("\n"):
         line = _CODE_MARKS.sub("", raw, count=1).strip()
-        if 12 <= len(line) <= 160 and len(line.split()) >= 2 and _CODE_LINE.match(line) \
-                and not line.startswith(("File ", "Traceback")):
+        if (
+            12 <= len(line) <= 160
+            and len(line.split()) >= 2
+            and _CODE_LINE.match(line)
+            and not line.startswith(("File ", "Traceback"))
+        ):
             out.append((offset, line))
             if len(out) >= MAX_LINES:
                 break
@@ -215,7 +239,8 @@ def _names(code: str, span: bool) -> list[str]:
             out.setdefault(name, None)
     for match in _IDENTIFIER.finditer(code):
         word = match.group(1)
-        if _identifier_like(word) or (span and len(code.split()) == 1 and word not in BUILTINS
-                                      and len(word) > 2):
+        if _identifier_like(word) or (
+            span and len(code.split()) == 1 and word not in BUILTINS and len(word) > 2
+        ):
             out.setdefault(word, None)
     return list(out)

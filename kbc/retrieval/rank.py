@@ -77,9 +77,13 @@ class FileGraph:
         self.transition = (scipy.sparse.diags(scale) @ matrix).T.tocsr()
 
     @classmethod
-    def from_facts(cls, graph: GraphFacts, module_paths: Mapping[str, str],
-                   symbol_paths: Mapping[str, str],
-                   cochange: Mapping[tuple[str, str], float] | None = None) -> FileGraph:
+    def from_facts(
+        cls,
+        graph: GraphFacts,
+        module_paths: Mapping[str, str],
+        symbol_paths: Mapping[str, str],
+        cochange: Mapping[tuple[str, str], float] | None = None,
+    ) -> FileGraph:
         import networkx as nx
 
         weights: dict[tuple[str, str], float] = defaultdict(float)
@@ -101,8 +105,13 @@ class FileGraph:
         files.add_weighted_edges_from((a, b, w) for (a, b), w in sorted(weights.items()))
         return cls(files)
 
-    def personalised(self, seeds: Mapping[str, float], alpha: float = 0.85,
-                     tolerance: float = 1e-6, max_iterations: int = 100) -> dict[str, float]:
+    def personalised(
+        self,
+        seeds: Mapping[str, float],
+        alpha: float = 0.85,
+        tolerance: float = 1e-6,
+        max_iterations: int = 100,
+    ) -> dict[str, float]:
         """PageRank personalised on ``seeds`` (path -> weight), scaled so the top is 1."""
         import numpy as np
 
@@ -142,8 +151,13 @@ def file_ranking(lexical: Sequence[tuple[str, float]], chunks: Mapping[str, Chun
     return {path: index for index, (path, _) in enumerate(ordered, start=1)}
 
 
-def fuse(lexical: Sequence[tuple[str, float]], vector: Sequence[str], matched: Sequence[str],
-         chunks: Mapping[str, Chunk], precedent: Mapping[str, float] | None = None) -> dict[str, float]:
+def fuse(
+    lexical: Sequence[tuple[str, float]],
+    vector: Sequence[str],
+    matched: Sequence[str],
+    chunks: Mapping[str, Chunk],
+    precedent: Mapping[str, float] | None = None,
+) -> dict[str, float]:
     """Reciprocal-rank fusion of the lexical hits, the vector hits, what the query named,
     the files' lexical evidence and the files past commits like the task changed (``precedent``:
     path -> credit; each unit of the hits ranked by its file in the last two)."""
@@ -173,15 +187,19 @@ def seeds(fused: Mapping[str, float], matched: Sequence[str], count: int = SEEDS
 _CITATION = re.compile(r"([\w./-]+\.\w+):(\d+)(?:-(\d+))?")
 
 
-def citations(text: str, limit: int = CITED_PER_VIEW,
-              terms: frozenset[str] = frozenset()) -> list[tuple[str, int, int]]:
+def citations(
+    text: str, limit: int = CITED_PER_VIEW, terms: frozenset[str] = frozenset()
+) -> list[tuple[str, int, int]]:
     """The first ``limit`` distinct ``path:start-end`` (or ``path:line``) a view's text cites,
     those on the lines sharing the most of ``terms`` (the query's search tokens) first, then
     in the order cited: a table of a component's symbols is followed at its rows the task is
     about, not at its first rows."""
     lines = text.splitlines()
-    order = sorted(range(len(lines)), key=lambda i: -len(terms.intersection(tokens(lines[i])))) \
-        if terms else range(len(lines))
+    order = (
+        sorted(range(len(lines)), key=lambda i: -len(terms.intersection(tokens(lines[i]))))
+        if terms
+        else range(len(lines))
+    )
     found: dict[tuple[str, int, int], None] = {}
     for i in order:
         for match in _CITATION.finditer(lines[i]):
@@ -192,10 +210,17 @@ def citations(text: str, limit: int = CITED_PER_VIEW,
     return list(found)
 
 
-def finish(fused: Mapping[str, float], near: Sequence[str], chunks: Mapping[str, Chunk], profile: Profile,
-           files: FileGraph | None, preludes: Mapping[str, str] | None = None,
-           cited: Sequence[str] = (), keys: dict[str, str] | None = None,
-           named: frozenset[str] = frozenset()) -> list[tuple[str, float]]:
+def finish(  # noqa: PLR0913 - the ranking's signals, each a list of its own
+    fused: Mapping[str, float],
+    near: Sequence[str],
+    chunks: Mapping[str, Chunk],
+    profile: Profile,
+    files: FileGraph | None,
+    preludes: Mapping[str, str] | None = None,
+    cited: Sequence[str] = (),
+    keys: dict[str, str] | None = None,
+    named: frozenset[str] = frozenset(),
+) -> list[tuple[str, float]]:
     """Final scores, best first (ties by id): the neighbours of the seeds (``near``, a ranked
     list of unit ids) fused in at the profile's graph weight and the code the best views cite
     (``cited``, ranked) at its view weight, every unit weighed by the role of its file (a file
@@ -209,8 +234,11 @@ def finish(fused: Mapping[str, float], near: Sequence[str], chunks: Mapping[str,
     for position, cid in enumerate(cited, start=1):
         if cid in chunks:
             combined[cid] = combined.get(cid, 0.0) + CITED_WEIGHT * profile.cited / (RRF_K + position)
-    weighed = {cid: (score, weight_of(chunks[cid], profile, named))
-               for cid, score in combined.items() if cid in chunks}
+    weighed = {
+        cid: (score, weight_of(chunks[cid], profile, named))
+        for cid, score in combined.items()
+        if cid in chunks
+    }
     scored = {cid: score * weight for cid, (score, weight) in weighed.items() if weight > 0}
     # Team knowledge, ranked as a corpus of its own, takes no part in the code's file lift.
     code = {cid: score for cid, score in scored.items() if chunks[cid].kind != "knowledge"}
@@ -224,8 +252,9 @@ def finish(fused: Mapping[str, float], near: Sequence[str], chunks: Mapping[str,
     return drop_duplicates(ordered, chunks, {} if keys is None else keys)
 
 
-def _lift(code: Mapping[str, float], chunks: Mapping[str, Chunk],
-          files: FileGraph | None) -> dict[str, float]:
+def _lift(
+    code: Mapping[str, float], chunks: Mapping[str, Chunk], files: FileGraph | None
+) -> dict[str, float]:
     """Personalised PageRank over the file graph, seeded by the files of the ``SEEDS`` best
     scored units (path -> lift, the top 1)."""
     if files is None or not code:
@@ -236,15 +265,24 @@ def _lift(code: Mapping[str, float], chunks: Mapping[str, Chunk],
     return files.personalised(weights)
 
 
-def lift_of(fused: Mapping[str, float], chunks: Mapping[str, Chunk], profile: Profile,
-            files: FileGraph | None, named: frozenset[str] = frozenset()) -> dict[str, float]:
+def lift_of(
+    fused: Mapping[str, float],
+    chunks: Mapping[str, Chunk],
+    profile: Profile,
+    files: FileGraph | None,
+    named: frozenset[str] = frozenset(),
+) -> dict[str, float]:
     """The graph's lift of each file around the best fused hits, each weighed by its role (the
     model's ``lift`` feature); none when the profile's graph weight is 0."""
     if profile.graph <= 0:
         return {}
-    code = {cid: score * weight for cid, score in fused.items()
-            if cid in chunks and chunks[cid].kind != "knowledge"
-            and (weight := weight_of(chunks[cid], profile, named)) > 0}
+    code = {
+        cid: score * weight
+        for cid, score in fused.items()
+        if cid in chunks
+        and chunks[cid].kind != "knowledge"
+        and (weight := weight_of(chunks[cid], profile, named)) > 0
+    }
     return _lift(code, chunks, files)
 
 
@@ -257,8 +295,9 @@ def weight_of(chunk: Chunk, profile: Profile, named: frozenset[str] = frozenset(
     return weight
 
 
-def _follow_preludes(scored: dict[str, float], chunks: Mapping[str, Chunk],
-                     preludes: Mapping[str, str]) -> None:
+def _follow_preludes(
+    scored: dict[str, float], chunks: Mapping[str, Chunk], preludes: Mapping[str, str]
+) -> None:
     """A module's imports and constants are what an edit anywhere in it must know: each file's
     prelude ranks at ``PRELUDE_SHARE`` of the file's best unit, if not above it already."""
     best: dict[str, float] = {}
@@ -272,8 +311,7 @@ def _follow_preludes(scored: dict[str, float], chunks: Mapping[str, Chunk],
             scored[prelude] = max(scored.get(prelude, 0.0), PRELUDE_SHARE * score)
 
 
-def files_in_order(ranked: Sequence[tuple[str, float]], chunks: Mapping[str, Chunk],
-                   limit: int) -> list[str]:
+def files_in_order(ranked: Sequence[tuple[str, float]], chunks: Mapping[str, Chunk], limit: int) -> list[str]:
     """The first ``limit`` repository files of a ranking, in the order their best unit ranks
     (view and knowledge documents are not files of the repository)."""
     files: list[str] = []
@@ -286,9 +324,13 @@ def files_in_order(ranked: Sequence[tuple[str, float]], chunks: Mapping[str, Chu
     return files
 
 
-def spread(ranked: Sequence[tuple[str, float]], chunks: Mapping[str, Chunk],
-           files: int | None = None, budget: int | None = None,
-           share: float | None = None) -> list[tuple[str, float]]:
+def spread(
+    ranked: Sequence[tuple[str, float]],
+    chunks: Mapping[str, Chunk],
+    files: int | None = None,
+    budget: int | None = None,
+    share: float | None = None,
+) -> list[tuple[str, float]]:
     """The ranking in packing order: the best unit of each of its first ``files`` repository
     files, in rank order, then the rest in rank order. A small budget then holds the head of
     each leading candidate, not only the first file's lesser units; the order of the files
@@ -314,10 +356,13 @@ def spread(ranked: Sequence[tuple[str, float]], chunks: Mapping[str, Chunk],
     return [item for item in ranked if item[0] in first] + [item for item in ranked if item[0] not in first]
 
 
-def expand(ranked: Sequence[tuple[str, float]], chunks: Mapping[str, Chunk],
-           units: Mapping[str, Sequence[tuple[str, int, int]]],
-           signals: Sequence[Mapping[str, float]] = (),
-           share: float | None = None) -> list[tuple[str, float]]:
+def expand(
+    ranked: Sequence[tuple[str, float]],
+    chunks: Mapping[str, Chunk],
+    units: Mapping[str, Sequence[tuple[str, int, int]]],
+    signals: Sequence[Mapping[str, float]] = (),
+    share: float | None = None,
+) -> list[tuple[str, float]]:
     """The ranking with the other units of its best files (``units``: path -> (id, start,
     end) of every unit of the file) joined in: a file the task is about is likely to need
     more of its code than the searches found (the line to change often sits in a unit that
@@ -356,15 +401,22 @@ def _distance(start: int, end: int, spans: Sequence[tuple[int, int]]) -> int:
     return min(max(0, s - end, start - e) for s, e in spans)
 
 
-def rank(lexical: Sequence[tuple[str, float]], vector: Sequence[str], matched: Sequence[str],
-         chunks: Mapping[str, Chunk], profile: Profile, files: FileGraph | None,
-         near: Sequence[str] = ()) -> list[tuple[str, float]]:
+def rank(
+    lexical: Sequence[tuple[str, float]],
+    vector: Sequence[str],
+    matched: Sequence[str],
+    chunks: Mapping[str, Chunk],
+    profile: Profile,
+    files: FileGraph | None,
+    near: Sequence[str] = (),
+) -> list[tuple[str, float]]:
     """Chunk ids with final scores, best first; deterministic (ties by id)."""
     return finish(fuse(lexical, vector, matched, chunks), near, chunks, profile, files)
 
 
-def drop_duplicates(ordered: list[tuple[str, float]], chunks: Mapping[str, Chunk],
-                     keys: dict[str, str]) -> list[tuple[str, float]]:
+def drop_duplicates(
+    ordered: list[tuple[str, float]], chunks: Mapping[str, Chunk], keys: dict[str, str]
+) -> list[tuple[str, float]]:
     """Keep the first of chunks whose text is the same but for white space."""
     seen: set[str] = set()
     kept = []

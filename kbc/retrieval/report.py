@@ -26,10 +26,14 @@ _EMPTY_FIELD = re.compile(r"^\s*_?(no response|none|n/a|na|-)_?\s*\.?\s*$", re.I
 _SETUP = re.compile(
     r"\b(versions?|environment|env info|system|platform|operating system|os|installed|dependencies"
     r"|python version|pip (list|freeze)|conda|show_versions|extra tools|existing issue|checklist"
-    r"|mvce confirmation|code of conduct)\b", re.IGNORECASE)
+    r"|mvce confirmation|code of conduct)\b",
+    re.IGNORECASE,
+)
 _VERSION = re.compile(r"(?:^|[\s(,=v-])v?\d+\.\d+(?:\.\d+)*|==")
-_INSTALL = re.compile(r"^\s*(?:\$\s*)?(?:python\d?(?:\.\d+)? -m )?(?:pip3?|conda|poetry|uv pip) "
-                      r"(?:install|list|freeze)\b")
+_INSTALL = re.compile(
+    r"^\s*(?:\$\s*)?(?:python\d?(?:\.\d+)? -m )?(?:pip3?|conda|poetry|uv pip) "
+    r"(?:install|list|freeze)\b"
+)
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
 _FIELD = re.compile(r"^\s*(?:[-*+]\s+|[\w .()/-]{1,30}:\s)")  # a list item, or "key: value"
 _WORD = re.compile(r"[^\W\d_]")
@@ -79,8 +83,13 @@ def clean_report(text: str) -> str:
             setup = len(title.split()) <= 5 and bool(_SETUP.search(title))
             out.append(" ".join(_CODE_SPAN.findall(title)))
             continue
-        if setup or _CHECKLIST.match(line) or _EMPTY_FIELD.match(line) or is_version_line(line) \
-                or _INSTALL.match(line):
+        if (
+            setup
+            or _CHECKLIST.match(line)
+            or _EMPTY_FIELD.match(line)
+            or is_version_line(line)
+            or _INSTALL.match(line)
+        ):
             out.append("")
             continue
         out.append(line)

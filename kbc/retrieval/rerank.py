@@ -82,8 +82,9 @@ class LLMReranker:
         return self._interpreter.model
 
     def order(self, task: str, candidates: Sequence[Candidate]) -> list[int]:
-        shown = "\n\n".join(f"[{n}] {c.path}:{c.start_line}-{c.end_line}\n{c.text}"
-                            for n, c in enumerate(candidates, 1))
+        shown = "\n\n".join(
+            f"[{n}] {c.path}:{c.start_line}-{c.end_line}\n{c.text}" for n, c in enumerate(candidates, 1)
+        )
         prompt = PROMPT.format(task=task[:TASK_CHARS], candidates=shown)
         answer = self._interpreter.complete([{"role": "user", "content": prompt}], json_output=True)
         return [n - 1 for n in parse_order(answer.text, len(candidates))]
@@ -100,8 +101,12 @@ def parse_order(text: str, count: int) -> list[int]:
         found = [int(n) for n in re.findall(r"\d+", text)]
     order: list[int] = []
     for value in found if isinstance(found, list) else []:
-        if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= count \
-                and value not in order:
+        if (
+            isinstance(value, int)
+            and not isinstance(value, bool)
+            and 1 <= value <= count
+            and value not in order
+        ):
             order.append(value)
     if not order:
         raise ValueError(f"the answer named no candidate: {text[:120]!r}")
@@ -121,8 +126,14 @@ def cache_key(model: str, task: str, candidates: Sequence[Candidate]) -> str:
     return digest.hexdigest()
 
 
-def rerank(task: str, ranked: list[tuple[str, float]], chunks: Mapping[str, Chunk], reranker: Reranker,
-           count: int, cache: RerankCache | None = None) -> Reranked:
+def rerank(
+    task: str,
+    ranked: list[tuple[str, float]],
+    chunks: Mapping[str, Chunk],
+    reranker: Reranker,
+    count: int,
+    cache: RerankCache | None = None,
+) -> Reranked:
     """``ranked`` with its first ``count`` candidates in the reranker's order. The scores stay
     where they were (the first place keeps the first score), so what follows sees a ranking
     ordered as before; the rest keep their places."""
@@ -135,7 +146,7 @@ def rerank(task: str, ranked: list[tuple[str, float]], chunks: Mapping[str, Chun
     if order is None:
         try:
             order = reranker.order(task, candidates)
-        except Exception as exc:  # noqa: BLE001 - a reranker's failure never costs the slice
+        except Exception as exc:
             reason = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
             return Reranked(ranked, f"not reranked ({reason}): fused order", False)
         order = [i for i in dict.fromkeys(order) if 0 <= i < len(head)]
@@ -178,16 +189,22 @@ def plugin(name: str) -> Reranker:
     found = [e for e in entry_points(group=ENTRY_POINT_GROUP) if e.name == name]
     if not found:
         known = sorted({e.name for e in entry_points(group=ENTRY_POINT_GROUP)})
-        raise KbcError(f"no reranker named {name!r} is installed",
-                       hint=f"install the package that provides it; installed: {', '.join(known) or 'none'}")
+        raise KbcError(
+            f"no reranker named {name!r} is installed",
+            hint=f"install the package that provides it; installed: {', '.join(known) or 'none'}",
+        )
     try:
         made = found[0].load()()
-    except Exception as exc:  # noqa: BLE001 - a plug-in's own failure, told to the user
-        raise KbcError(f"the reranker {name!r} failed to load: {exc}",
-                       hint=f"check the package that provides {found[0].value}") from exc
+    except Exception as exc:
+        raise KbcError(
+            f"the reranker {name!r} failed to load: {exc}",
+            hint=f"check the package that provides {found[0].value}",
+        ) from exc
     if not callable(getattr(made, "order", None)):
-        raise KbcError(f"the reranker {name!r} has no order(task, candidates) method",
-                       hint=f"check the package that provides {found[0].value}")
+        raise KbcError(
+            f"the reranker {name!r} has no order(task, candidates) method",
+            hint=f"check the package that provides {found[0].value}",
+        )
     return PluginReranker(f"{PLUGIN_PREFIX}{name}", made)
 
 

@@ -57,8 +57,7 @@ def _normal(text: str) -> str:
 class FactsLookup:
     """Paths, definitions and guard messages of one repository, indexed for matching."""
 
-    def __init__(self, facts: Sequence[FileFacts], paths: Iterable[str],
-                 scripts: Iterable[str] = ()) -> None:
+    def __init__(self, facts: Sequence[FileFacts], paths: Iterable[str], scripts: Iterable[str] = ()) -> None:
         self.facts = facts
         self.scripts = set(scripts)  # console scripts the packaging metadata declares
         self.commands: dict[str, list[Target]] = defaultdict(list)  # command name -> its code
@@ -84,8 +83,9 @@ class FactsLookup:
                 if entry.kind in COMMAND_KINDS and entry.target in self.symbols:
                     self.commands[entry.name].append(Target(self.symbols[entry.target][0], entry.target))
             for guard in file.guards:
-                fragments = tuple(f for f in (_normal(p) for p in _PLACEHOLDER.split(guard.message))
-                                  if len(f) >= 4)
+                fragments = tuple(
+                    f for f in (_normal(p) for p in _PLACEHOLDER.split(guard.message)) if len(f) >= 4
+                )
                 if sum(len(f) for f in fragments) >= 10:
                     self.messages.append((fragments, Target(file.path, guard.symbol, guard.line)))
         self._table: SymbolTable | None = None
@@ -190,9 +190,16 @@ class FactsLookup:
             return Match(mention, tuple(found), "command") if 0 < len(found) <= MAX_TARGETS else None
         if mention.kind == MESSAGE:
             text = _normal(mention.text)
-            targets = tuple(sorted({t for fragments, t in self.messages
-                                    if all(f in text for f in fragments) or text in " ".join(fragments)},
-                                   key=lambda t: (t.path, t.line)))
+            targets = tuple(
+                sorted(
+                    {
+                        t
+                        for fragments, t in self.messages
+                        if all(f in text for f in fragments) or text in " ".join(fragments)
+                    },
+                    key=lambda t: (t.path, t.line),
+                )
+            )
             return Match(mention, targets, "message") if 0 < len(targets) <= MAX_TARGETS else None
         return None
 
@@ -221,6 +228,9 @@ class FactsLookup:
 
 def describe(match: Match) -> dict[str, object]:
     """A match as the JSON output shows it: what was read, how it matched, and where."""
-    return {"mention": match.mention.text, "kind": match.mention.label, "how": match.how,
-            "targets": [t.qname or (f"{t.path}:{t.line}" if t.line else t.path) for t in match.targets]}
-
+    return {
+        "mention": match.mention.text,
+        "kind": match.mention.label,
+        "how": match.how,
+        "targets": [t.qname or (f"{t.path}:{t.line}" if t.line else t.path) for t in match.targets],
+    }

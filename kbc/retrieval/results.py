@@ -9,7 +9,7 @@ from typing import Any
 from kbc.domain.models import Chunk
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Evidence:
     """How strongly the indexes answered a query, for the knowledge-gap log."""
 
@@ -34,7 +34,7 @@ class Ranking:
     reranked: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SliceItem:
     id: str
     path: str
@@ -49,7 +49,7 @@ class SliceItem:
     behind: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Slice:
     use_case: str
     budget: int
@@ -68,9 +68,14 @@ class Slice:
 
     def to_json(self) -> str:
         data: dict[str, Any] = {
-            "use_case": self.use_case, "budget": self.budget, "tokens": self.tokens,
-            "fingerprint": self.fingerprint, "retrieval": self.retrieval, "note": self.note,
-            "confidence": round(self.confidence, 3), "low_confidence": self.low_confidence,
+            "use_case": self.use_case,
+            "budget": self.budget,
+            "tokens": self.tokens,
+            "fingerprint": self.fingerprint,
+            "retrieval": self.retrieval,
+            "note": self.note,
+            "confidence": round(self.confidence, 3),
+            "low_confidence": self.low_confidence,
             "matched": list(self.matched),
             **({"reranked": self.reranked, "rerank": self.rerank} if self.rerank else {}),
             "items": [item_data(i) for i in self.items],
@@ -81,9 +86,15 @@ class Slice:
 
 def item_data(item: SliceItem) -> dict[str, Any]:
     """An item as the JSON of a slice gives it."""
-    data: dict[str, Any] = {"id": item.id, "path": item.path, "start_line": item.start_line,
-                            "end_line": item.end_line, "kind": item.kind, "score": round(item.score, 8),
-                            "tokens": item.tokens}
+    data: dict[str, Any] = {
+        "id": item.id,
+        "path": item.path,
+        "start_line": item.start_line,
+        "end_line": item.end_line,
+        "kind": item.kind,
+        "score": round(item.score, 8),
+        "tokens": item.tokens,
+    }
     if item.date:
         data["date"] = item.date
     if item.behind:

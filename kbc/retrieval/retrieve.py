@@ -57,11 +57,20 @@ KEPT_KEYS = 50_000  # chunks' duplicate-comparison texts kept between searches
 
 
 class Retriever:
-    def __init__(self, index_dir: Path, graph: GraphFacts | None, module_paths: dict[str, str],
-                 symbol_paths: dict[str, str], counter: TokenCounter,
-                 embedder: Embedder | None = None, vectors: VectorStore | None = None,
-                 note: str = "", facts: Sequence[FileFacts] = (), scripts: Sequence[str] = (),
-                 cochange: Mapping[tuple[str, str], float] | None = None) -> None:
+    def __init__(  # noqa: PLR0913 - what a store holds for retrieval, opened once by open_retriever
+        self,
+        index_dir: Path,
+        graph: GraphFacts | None,
+        module_paths: dict[str, str],
+        symbol_paths: dict[str, str],
+        counter: TokenCounter,
+        embedder: Embedder | None = None,
+        vectors: VectorStore | None = None,
+        note: str = "",
+        facts: Sequence[FileFacts] = (),
+        scripts: Sequence[str] = (),
+        cochange: Mapping[tuple[str, str], float] | None = None,
+    ) -> None:
         self.index_dir = index_dir
         path = index_dir / LEXICAL
         if not path.is_file():
@@ -69,8 +78,10 @@ class Retriever:
         self.lexical = LexicalIndex(path)
         if self.lexical.stale:
             self.lexical.close()
-            raise KbcError(f"the index at {index_dir} was written by another kbc version",
-                           hint="run `kbc build` to bring it up to date")
+            raise KbcError(
+                f"the index at {index_dir} was written by another kbc version",
+                hint="run `kbc build` to bring it up to date",
+            )
         self.lexical.pin()
         self.dates = {p: r.date for p, r in self.lexical.files().items()}
         self.labels: Mapping[str, str] = self.dates  # how each file is dated in a slice's titles
@@ -87,12 +98,15 @@ class Retriever:
             if self.lexical.meta(PENDING) == self.embedder.model_id:
                 self.waiting = self.embedder.model_id
             else:
-                self.note = (f"the index holds no vectors for {self.embedder.model_id}; "
-                             "run `kbc build` to embed")
+                self.note = (
+                    f"the index holds no vectors for {self.embedder.model_id}; run `kbc build` to embed"
+                )
             self.embedder = self.vectors = None
         self.graph = FileGraph.from_facts(graph, module_paths, symbol_paths, cochange) if graph else None
         self.counter = counter
-        self.last_evidence = Evidence(0, -1.0, ())  # of the last retrieve, for the gap log
+        self.last_evidence = Evidence(
+            lexical_hits=0, best_similarity=-1.0, scores=()
+        )  # of the last retrieve, for the gap log
         self._exact: tuple[str, ExactVectors] | None = None  # (the digest the index named, vectors)
         self.facts = facts
         self.scripts = scripts  # the console scripts the packaging metadata declares
@@ -142,21 +156,28 @@ class Retriever:
         matcher = self.matcher()
         if self._neighbours is None:
             self._neighbours = SymbolNeighbours(self._graph_facts, self.facts, matcher.lookup.table)
-        names = [chunks[cid].symbols[0] for cid in seeded
-                 if cid in chunks and chunks[cid].symbols and chunks[cid].unit != "window"]
+        names = [
+            chunks[cid].symbols[0]
+            for cid in seeded
+            if cid in chunks and chunks[cid].symbols and chunks[cid].unit != "window"
+        ]
         near = [cid for name in self._neighbours.around(names) if (cid := matcher.definition(name))]
         missing = [cid for cid in near if cid not in chunks]
         chunks.update(self.lexical.chunks(missing))
         return list(dict.fromkeys(near))
 
-    def _cited(self, fused: Mapping[str, float], chunks: dict[str, Chunk], profile: Profile,
-               text: str) -> list[str]:
+    def _cited(
+        self, fused: Mapping[str, float], chunks: dict[str, Chunk], profile: Profile, text: str
+    ) -> list[str]:
         """The code units the best view chunks cite (added to ``chunks``), best view first,
         each view's citations on the lines sharing most words with the task (``text``) first:
         where a view found for the task points."""
-        best = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[:rank.SEEDS]
-        views = [cid for cid, _ in best if chunks[cid].kind == "view"
-                 and profile.weight("view", chunks[cid].role, chunks[cid].path) > 0]
+        best = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[: rank.SEEDS]
+        views = [
+            cid
+            for cid, _ in best
+            if chunks[cid].kind == "view" and profile.weight("view", chunks[cid].role, chunks[cid].path) > 0
+        ]
         by_path = self.matcher().by_path
         terms = frozenset(tokens(text))
         found: list[str] = []
@@ -170,21 +191,29 @@ class Retriever:
     def _preludes(self, chunks: dict[str, Chunk]) -> dict[str, str]:
         """Path -> prelude unit id of the candidates' parsed modules (added to ``chunks``)."""
         matcher = self.matcher()
-        found = {path: cid for path in sorted({c.path for c in chunks.values()})
-                 if (cid := matcher.prelude(path))}
+        found = {
+            path: cid for path in sorted({c.path for c in chunks.values()}) if (cid := matcher.prelude(path))
+        }
         chunks.update(self.lexical.chunks([cid for cid in found.values() if cid not in chunks]))
         return found
 
-    def _expanded(self, ranked: list[tuple[str, float]], chunks: dict[str, Chunk],
-                  bm25: dict[str, float], embedding: list[float] | None) -> list[tuple[str, float]]:
+    def _expanded(
+        self,
+        ranked: list[tuple[str, float]],
+        chunks: dict[str, Chunk],
+        bm25: dict[str, float],
+        embedding: list[float] | None,
+    ) -> list[tuple[str, float]]:
         """The ranking with the other units of its best files joined in (their chunks added
         to ``chunks``), ordered by the query's BM25 (``bm25``: the lexical pool's scores) and
         vector similarity over them."""
         if rank.EXPAND_SHARE <= 0:
             return ranked
         by_path = self.matcher().by_path
-        units = {path: [(u.id, u.start, u.end) for u in by_path.get(path, [])]
-                 for path in files_in_order(ranked, chunks, rank.EXPAND_FILES)}
+        units = {
+            path: [(u.id, u.start, u.end) for u in by_path.get(path, [])]
+            for path in files_in_order(ranked, chunks, rank.EXPAND_FILES)
+        }
         ids = [cid for found in units.values() for cid, _, _ in found]
         chunks.update(self.lexical.chunks([cid for cid in ids if cid not in chunks]))
         signals = [{cid: bm25[cid] for cid in ids if cid in bm25}]
@@ -231,8 +260,14 @@ class Retriever:
     def mode(self) -> str:
         return "hybrid" if self.embedder is not None else "lexical"
 
-    def fingerprint(self, profile: Profile, budget: int, query: str,
-                    exclude: frozenset[str] = frozenset(), min_confidence: float = 0.0) -> str:
+    def fingerprint(
+        self,
+        profile: Profile,
+        budget: int,
+        query: str,
+        exclude: frozenset[str] = frozenset(),
+        min_confidence: float = 0.0,
+    ) -> str:
         chosen: list[object] = [] if profile.view_kinds == VIEW_KINDS else [list(profile.view_kinds)]
         chosen += [profile.cited] if profile.cited else []
         if self.has_knowledge:
@@ -241,15 +276,31 @@ class Retriever:
         chosen += [shipped_models().digest]  # its confidence is in every slice
         chosen += [min_confidence, self.confidence_floor] if min_confidence or self.confidence_floor else []
         chosen += [self.reranking.reranker.name] if self.reranking is not None else []
-        key = json.dumps([self.state, self.mode, profile.name, budget, query, profile.graph,
-                          profile.code, profile.tests, profile.docs, profile.views, *chosen])
+        key = json.dumps(
+            [
+                self.state,
+                self.mode,
+                profile.name,
+                budget,
+                query,
+                profile.graph,
+                profile.code,
+                profile.tests,
+                profile.docs,
+                profile.views,
+                *chosen,
+            ]
+        )
         return hashlib.sha256(key.encode()).hexdigest()[:16]
 
     def _knowledge_ids(self) -> frozenset[str]:
         """The chunks of knowledge documents: searched beside the code, never in its pools."""
         if self._knowledge is None:
-            self._knowledge = frozenset(self.lexical.chunk_ids_under(KNOWLEDGE_PREFIX)) \
-                if self.has_knowledge else frozenset()
+            self._knowledge = (
+                frozenset(self.lexical.chunk_ids_under(KNOWLEDGE_PREFIX))
+                if self.has_knowledge
+                else frozenset()
+            )
         return self._knowledge
 
     def signals(self, query: str, profile: Profile) -> Signals:
@@ -299,25 +350,63 @@ class Retriever:
         near = self._near(seeds(fused, matched.ids), chunks) if profile.graph > 0 else []
         cited = self._cited(fused, chunks, profile, text) if rank.CITED_WEIGHT * profile.cited > 0 else []
         lift = rank.lift_of(fused, chunks, profile, self.graph, matched.paths)
-        code = Signals(text, scored, dict(pool), vector, similarity, matched.ids, matched.kinds,
-                       near, cited, lift, chunks, matched.paths, tuple(matched.described), precedent)
-        team = Signals(text, known, dict(known), known_vector, known_similarity, [], {}, [], [], {},
-                       chunks) if extra_ids else None
+        code = Signals(
+            query=text,
+            lexical=scored,
+            pool=dict(pool),
+            vector=vector,
+            similarity=similarity,
+            matched=matched.ids,
+            matched_kinds=matched.kinds,
+            near=near,
+            cited=cited,
+            lift=lift,
+            chunks=chunks,
+            named=matched.paths,
+            described=tuple(matched.described),
+            precedent=precedent,
+        )
+        team = (
+            Signals(
+                query=text,
+                lexical=known,
+                pool=dict(known),
+                vector=known_vector,
+                similarity=known_similarity,
+                matched=[],
+                matched_kinds={},
+                near=[],
+                cited=[],
+                lift={},
+                chunks=chunks,
+            )
+            if extra_ids
+            else None
+        )
         return code, team, embedding
 
     def repository(self) -> Repository:
         """What the ranking model reads of the repository (built on first use)."""
         if self._repository is None:
-            self._repository = repository_of(self.matcher().by_path, self._graph_facts,
-                                             self.module_paths, self.dates)
+            self._repository = repository_of(
+                self.matcher().by_path, self._graph_facts, self.module_paths, self.dates
+            )
         return self._repository
 
     def candidate_paths(self, signals: Signals) -> list[str]:
         """The files (and view or knowledge documents) the model ranks: every one holding a
         chunk some signal found."""
-        paths = {signals.chunks[cid].path for cid in
-                 [*(c for c, _ in signals.lexical), *signals.vector, *signals.matched, *signals.near,
-                  *signals.cited] if cid in signals.chunks}
+        paths = {
+            signals.chunks[cid].path
+            for cid in [
+                *(c for c, _ in signals.lexical),
+                *signals.vector,
+                *signals.matched,
+                *signals.near,
+                *signals.cited,
+            ]
+            if cid in signals.chunks
+        }
         return sorted(paths)
 
     def query_row(self, signals: Signals) -> list[float]:
@@ -325,8 +414,9 @@ class Retriever:
         frequencies, total = self.lexical.frequencies(signals.query)
         return query_features(signals, frequencies, total)
 
-    def unit_rows(self, signals: Signals, path: str,
-                  embedding: list[float] | None = None) -> tuple[list[str], list[list[float]]]:
+    def unit_rows(
+        self, signals: Signals, path: str, embedding: list[float] | None = None
+    ) -> tuple[list[str], list[list[float]]]:
         """The ids of every unit of ``path`` (their chunks added to the signals') and their rows
         of unit features."""
         units = list(self.repository().units.get(path, ()))
@@ -374,8 +464,17 @@ class Retriever:
             fused = fuse(code.lexical, code.vector, code.matched, chunks, code.precedent)
             if team is not None:
                 fused = {**fused, **fuse(team.lexical, team.vector, [], chunks)}
-            ranked = finish(fused, code.near, chunks, profile, self.graph, self._preludes(chunks),
-                            code.cited, self._keys, code.named)
+            ranked = finish(
+                fused,
+                code.near,
+                chunks,
+                profile,
+                self.graph,
+                self._preludes(chunks),
+                code.cited,
+                self._keys,
+                code.named,
+            )
             ranked = self._expanded(ranked, chunks, code.pool, embedding)
         if ranker.confidence is not None:
             if files is None:
@@ -384,20 +483,37 @@ class Retriever:
             confidence = ranker.confidence.probabilities([row])[0]
             floor = ranker.floor if self.confidence_floor is None else self.confidence_floor
         top = [score for _, score in ranked[:10]]
-        evidence = Evidence(len(code.lexical), max(code.similarity.values(), default=-1.0), tuple(top),
-                            confidence, 0 <= confidence < floor, *knowledge_evidence(team, chunks))
+        similarity, coverage = knowledge_evidence(team, chunks)
+        evidence = Evidence(
+            lexical_hits=len(code.lexical),
+            best_similarity=max(code.similarity.values(), default=-1.0),
+            scores=tuple(top),
+            confidence=confidence,
+            low_confidence=0 <= confidence < floor,
+            knowledge_similarity=similarity,
+            knowledge_coverage=coverage,
+        )
         found = Ranking(ranked, chunks, evidence, code.described)
         return found if self.reranking is None else self.reranking.apply(bounded(query), found)
 
     def _file_probabilities(self, signals: Signals, ranker: Ranker) -> list[float]:
         """The file model's probability for each candidate repository file (views and team
         knowledge left out): what the confidence reads of the ranking."""
-        paths = [path for path in self.candidate_paths(signals)
-                 if not path.startswith((VIEW_PREFIX, KNOWLEDGE_PREFIX))]
+        paths = [
+            path
+            for path in self.candidate_paths(signals)
+            if not path.startswith((VIEW_PREFIX, KNOWLEDGE_PREFIX))
+        ]
         return ranker.files.probabilities(file_features(signals, paths, self.repository())) if paths else []
 
-    def _modelled(self, signals: Signals, profile: Profile, ranker: Ranker, embedding: list[float] | None,
-                  unit_files: int) -> tuple[dict[str, float], list[float]]:
+    def _modelled(
+        self,
+        signals: Signals,
+        profile: Profile,
+        ranker: Ranker,
+        embedding: list[float] | None,
+        unit_files: int,
+    ) -> tuple[dict[str, float], list[float]]:
         """Chunk id -> score: the file model's probability that its file is one to change,
         weighed by the profile's weight of the file's role, times its unit's probability relative
         to the best of its file's (every unit of the ``unit_files`` best files is scored; of the
@@ -430,20 +546,34 @@ class Retriever:
                 spans = {c: (chunks[c].start_line, chunks[c].end_line) for c in found.get(path, [])}
                 units = sorted(((c, s, e) for c, (s, e) in spans.items()), key=lambda u: (u[1], u[0]))
                 ids = [u[0] for u in units]
-                rows = unit_features(signals, path, units, chunks, {c: signals.similarity[c] for c in ids
-                                                                    if c in signals.similarity})
+                rows = unit_features(
+                    signals,
+                    path,
+                    units,
+                    chunks,
+                    {c: signals.similarity[c] for c in ids if c in signals.similarity},
+                )
             if not ids:
                 continue
             relative = ranker.units.probabilities(rows)
             top = max(relative) or 1.0
             for cid, p in zip(ids, relative, strict=True):
                 scored[cid] = file_score[path] * p / top
-        files = [p for path, p in zip(paths, probability, strict=True)
-                 if not path.startswith((VIEW_PREFIX, KNOWLEDGE_PREFIX))]
+        files = [
+            p
+            for path, p in zip(paths, probability, strict=True)
+            if not path.startswith((VIEW_PREFIX, KNOWLEDGE_PREFIX))
+        ]
         return scored, files
 
-    def retrieve(self, query: str, profile: Profile, budget: int | None = None,
-                 exclude: frozenset[str] = frozenset(), min_confidence: float = 0.0) -> Slice:
+    def retrieve(
+        self,
+        query: str,
+        profile: Profile,
+        budget: int | None = None,
+        exclude: frozenset[str] = frozenset(),
+        min_confidence: float = 0.0,
+    ) -> Slice:
         """The slice; ``exclude`` names documents (knowledge outside the scopes asked for) that
         may not be in it; a confidence below ``min_confidence`` gives a slice with nothing
         packed."""
@@ -454,8 +584,15 @@ class Retriever:
         self.last_evidence = found.evidence
         return self.slice_of(found, query, profile, budget, exclude, min_confidence)
 
-    def slice_of(self, found: Ranking, query: str, profile: Profile, budget: int,
-                 exclude: frozenset[str] = frozenset(), min_confidence: float = 0.0) -> Slice:
+    def slice_of(
+        self,
+        found: Ranking,
+        query: str,
+        profile: Profile,
+        budget: int,
+        exclude: frozenset[str] = frozenset(),
+        min_confidence: float = 0.0,
+    ) -> Slice:
         """``found`` packed into ``budget`` tokens (one search serves several budgets)."""
         ranked, chunks = found.ranked, found.chunks
         mode = self.mode
@@ -466,30 +603,70 @@ class Retriever:
         if confidence >= 0:
             said = f" · confidence {confidence:.2f}" + (" (low)" if found.evidence.low_confidence else "")
         said += f" · {found.rerank}" if found.rerank else ""
-        header = (f"# kbc slice · {profile.name} · budget {budget} tokens · retrieval: {mode}"
-                  f"{note}{said}\n")
+        header = f"# kbc slice · {profile.name} · budget {budget} tokens · retrieval: {mode}{note}{said}\n"
         if 0 <= confidence < min_confidence:
             ranked = []
-            header += (f"Nothing packed: the confidence {confidence:.2f} is below the minimum asked, "
-                       f"{min_confidence:.2f}; little in this repository matches the task.\n")
+            header += (
+                f"Nothing packed: the confidence {confidence:.2f} is below the minimum asked, "
+                f"{min_confidence:.2f}; little in this repository matches the task.\n"
+            )
         smallest = self.counter.count(header)
         if smallest > budget:
             # not even the header fits: a cut header would pass for a slice with nothing in it
-            raise KbcError(f"budget {budget} is smaller than a slice's header ({smallest} tokens)",
-                           hint=f"give a budget of at least {smallest} tokens (a useful slice needs "
-                                "a few hundred or more)")
+            raise KbcError(
+                f"budget {budget} is smaller than a slice's header ({smallest} tokens)",
+                hint=f"give a budget of at least {smallest} tokens (a useful slice needs "
+                "a few hundred or more)",
+            )
         if not rank.MODEL:  # the model's order already weighs a file's next unit against the next file
             ranked = rank.spread(ranked, chunks, budget=budget)
         # Chunks carry the token counts taken when they were indexed.
-        packed = pack([chunks[cid] for cid, _ in ranked], self.labels, budget, self.counter, header,
-                      lambda chunk: chunk.tokens, [score for _, score in ranked], self.knowledge_order)
-        items = tuple(SliceItem(b.chunks[0], b.path, b.start, b.end, b.kind, b.score, b.tokens,
-                                *self._document_marks(b.path, b.kind)) for b in packed.blocks)
+        packed = pack(
+            [chunks[cid] for cid, _ in ranked],
+            self.labels,
+            budget,
+            self.counter,
+            header,
+            lambda chunk: chunk.tokens,
+            [score for _, score in ranked],
+            self.knowledge_order,
+        )
+        items = []
+        for b in packed.blocks:
+            date, behind = self._document_marks(b.path, b.kind)
+            items.append(
+                SliceItem(
+                    id=b.chunks[0],
+                    path=b.path,
+                    start_line=b.start,
+                    end_line=b.end,
+                    kind=b.kind,
+                    score=b.score,
+                    tokens=b.tokens,
+                    date=date,
+                    behind=behind,
+                )
+            )
         fingerprint = self.fingerprint(profile, budget, query, exclude, min_confidence)
         packed_ids = {c.id for c in packed.chunks}
-        left_out = sum(1 for cid, _ in ranked[:LEFT_OUT_RANKS]
-                       if chunks[cid].kind == "knowledge" and cid not in packed_ids)
-        return Slice(profile.name, budget, packed.tokens, fingerprint, mode, items, packed.text, said_note,
-                     found.matched, confidence, found.evidence.low_confidence, left_out, found.rerank,
-                     found.reranked)
-
+        left_out = sum(
+            1
+            for cid, _ in ranked[:LEFT_OUT_RANKS]
+            if chunks[cid].kind == "knowledge" and cid not in packed_ids
+        )
+        return Slice(
+            use_case=profile.name,
+            budget=budget,
+            tokens=packed.tokens,
+            fingerprint=fingerprint,
+            retrieval=mode,
+            items=tuple(items),
+            text=packed.text,
+            note=said_note,
+            matched=found.matched,
+            confidence=confidence,
+            low_confidence=found.evidence.low_confidence,
+            knowledge_left_out=left_out,
+            rerank=found.rerank,
+            reranked=found.reranked,
+        )

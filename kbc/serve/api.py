@@ -48,8 +48,10 @@ MAX_BODY = 1_000_000  # bytes of a request body: a task is text, not a file uplo
 BODY_SECONDS = 30.0  # to send it, once the request's head is in
 
 
-REPOSITORY = ("The repository to read (GET /api/v1/repositories); default: the only one, or, for "
-              "retrieve, search and symbols, every one (each result names its repository).")
+REPOSITORY = (
+    "The repository to read (GET /api/v1/repositories); default: the only one, or, for "
+    "retrieve, search and symbols, every one (each result names its repository)."
+)
 
 
 class RetrieveRequest(BaseModel):
@@ -57,10 +59,16 @@ class RetrieveRequest(BaseModel):
     task: str = Field(min_length=1, description="What the agent is about to do, in plain words.")
     use_case: str = Field("implementation", description="Retrieval profile (GET /api/v1/use-cases).")
     budget: int | None = Field(None, gt=0, description="Token budget; default: the use case's.")
-    scopes: list[str] | None = Field(None, description="Knowledge scopes the slice may hold "
-                                                       "(GET /api/v1/scopes); default: all but projects/...")
-    min_confidence: float = Field(0.0, ge=0, le=1, description="Pack nothing when the slice's confidence "
-                                                               "is below this (0: always pack).")
+    scopes: list[str] | None = Field(
+        None,
+        description="Knowledge scopes the slice may hold (GET /api/v1/scopes); default: all but projects/...",
+    )
+    min_confidence: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description="Pack nothing when the slice's confidence is below this (0: always pack).",
+    )
     repository: str | None = Field(None, description=REPOSITORY)
 
 
@@ -75,8 +83,11 @@ class AskRequest(BaseModel):
 
 class ProposalRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    path: str = Field(min_length=1, description="The knowledge document, relative to its root (prefixed by "
-                                                "the root's name when several), or @knowledge/<root>/<path>.")
+    path: str = Field(
+        min_length=1,
+        description="The knowledge document, relative to its root (prefixed by "
+        "the root's name when several), or @knowledge/<root>/<path>.",
+    )
     rationale: str = Field(min_length=1, description="Why it should change.")
     author: str = Field(min_length=1, description="Who proposes it.")
     content: str | None = Field(None, description="The whole new document.")
@@ -142,9 +153,14 @@ def _search(kb: KnowledgeBase, args: dict[str, Any]) -> list[dict[str, Any]]:
     query = str(args.get("q") or "")
     if not query:
         raise KbcError("q is required", hint="give the words to look up: ?q=token budget")
-    return hits_data(kb.search(query, _int(args.get("k"), "k") or 10,
-                               str(args.get("use_case") or "implementation"),
-                               budget=_int(args.get("budget"), "budget")))
+    return hits_data(
+        kb.search(
+            query,
+            _int(args.get("k"), "k") or 10,
+            str(args.get("use_case") or "implementation"),
+            budget=_int(args.get("budget"), "budget"),
+        )
+    )
 
 
 def _view(kb: KnowledgeBase, args: dict[str, Any]) -> dict[str, Any]:
@@ -166,9 +182,15 @@ def _search_across(workspace: Workspace, args: dict[str, Any]) -> list[dict[str,
     query = str(args.get("q") or "")
     if not query:
         raise KbcError("q is required", hint="give the words to look up: ?q=token budget")
-    return hits_data(search_across(workspace, query, _int(args.get("k"), "k") or 10,
-                                   str(args.get("use_case") or "implementation"),
-                                   budget=_int(args.get("budget"), "budget")))
+    return hits_data(
+        search_across(
+            workspace,
+            query,
+            _int(args.get("k"), "k") or 10,
+            str(args.get("use_case") or "implementation"),
+            budget=_int(args.get("budget"), "budget"),
+        )
+    )
 
 
 def _symbols_across(workspace: Workspace, args: dict[str, Any]) -> list[dict[str, Any]]:
@@ -177,108 +199,262 @@ def _symbols_across(workspace: Workspace, args: dict[str, Any]) -> list[dict[str
         raise KbcError("name is required", hint="give a qualified name or its tail: ?name=pkg.mod.func")
     found = symbols_across(workspace, name)
     if not found:
-        raise NotFound(f"no symbol named {name!r} in any repository",
-                       hint="try a shorter or a qualified name")
+        raise NotFound(
+            f"no symbol named {name!r} in any repository", hint="try a shorter or a qualified name"
+        )
     return found
 
 
-ITEM = {"type": "object", "required": ["id", "path", "start_line", "end_line", "kind", "score", "tokens"],
-        "properties": {"id": {"type": "string"}, "path": {"type": "string"},
-                       "start_line": {"type": "integer"}, "end_line": {"type": "integer"},
-                       "kind": {"type": "string"}, "score": {"type": "number"},
-                       "tokens": {"type": "integer"},
-                       "date": {"type": "string", "description": "A document's: last commit or modified, "
-                                                                 "and the day"},
-                       "behind": {"type": "string", "description": "A document behind the code: why"},
-                       "repository": {"type": "string", "description": "A server of several: whose"}}}
-SLICE = {"type": "object",
-         "required": ["use_case", "budget", "tokens", "fingerprint", "retrieval", "note", "confidence",
-                      "low_confidence", "matched", "items", "text", "query_id"],
-         "properties": {"use_case": {"type": "string"}, "budget": {"type": "integer"},
-                        "tokens": {"type": "integer"}, "fingerprint": {"type": "string"},
-                        "retrieval": {"type": "string", "enum": ["hybrid", "lexical"]},
-                        "note": {"type": "string"},
-                        "confidence": {"type": "number"}, "low_confidence": {"type": "boolean"},
-                        "matched": {"type": "array", "items": {"type": "object"}},
-                        "items": {"type": "array", "items": ITEM}, "text": {"type": "string"},
-                        "query_id": {"type": "string"},
-                        "reranked": {"type": "boolean", "description": "With a reranker configured: "
-                                     "whether the first candidates were re-ordered by it"},
-                        "rerank": {"type": "string", "description": "With a reranker configured: by "
-                                   "which model, or why the fused order was kept"}}}
+ITEM = {
+    "type": "object",
+    "required": ["id", "path", "start_line", "end_line", "kind", "score", "tokens"],
+    "properties": {
+        "id": {"type": "string"},
+        "path": {"type": "string"},
+        "start_line": {"type": "integer"},
+        "end_line": {"type": "integer"},
+        "kind": {"type": "string"},
+        "score": {"type": "number"},
+        "tokens": {"type": "integer"},
+        "date": {"type": "string", "description": "A document's: last commit or modified, and the day"},
+        "behind": {"type": "string", "description": "A document behind the code: why"},
+        "repository": {"type": "string", "description": "A server of several: whose"},
+    },
+}
+SLICE = {
+    "type": "object",
+    "required": [
+        "use_case",
+        "budget",
+        "tokens",
+        "fingerprint",
+        "retrieval",
+        "note",
+        "confidence",
+        "low_confidence",
+        "matched",
+        "items",
+        "text",
+        "query_id",
+    ],
+    "properties": {
+        "use_case": {"type": "string"},
+        "budget": {"type": "integer"},
+        "tokens": {"type": "integer"},
+        "fingerprint": {"type": "string"},
+        "retrieval": {"type": "string", "enum": ["hybrid", "lexical"]},
+        "note": {"type": "string"},
+        "confidence": {"type": "number"},
+        "low_confidence": {"type": "boolean"},
+        "matched": {"type": "array", "items": {"type": "object"}},
+        "items": {"type": "array", "items": ITEM},
+        "text": {"type": "string"},
+        "query_id": {"type": "string"},
+        "reranked": {
+            "type": "boolean",
+            "description": "With a reranker configured: whether the first candidates were re-ordered by it",
+        },
+        "rerank": {
+            "type": "string",
+            "description": "With a reranker configured: by which model, or why the fused order was kept",
+        },
+    },
+}
 LIST = {"type": "array", "items": {"type": "object"}}
 
 ENDPOINTS: tuple[Endpoint, ...] = (
-    Endpoint("GET", "/health", "health", "Whether the server is up and a build is there.", _unused,
-             whole=_health,
-             returns={"type": "object", "required": ["ok", "version", "built", "repositories"],
-                      "properties": {"ok": {"type": "boolean"}, "version": {"type": "string"},
-                                     "built": {"type": "boolean"}, "repositories": {"type": "integer"}}}),
-    Endpoint("GET", "/repositories", "repositories", "The repositories this server answers for: name, path "
-             "or url, branch, commit served, built_at, status, behind (MCP list_repositories).", _unused,
-             whole=lambda workspace, _: workspace.listing(), returns=LIST),
-    Endpoint("GET", "/status", "status", "What the store holds and what retrieval uses (kbc status).",
-             lambda kb, _: status_data(kb.status())),
-    Endpoint("POST", "/retrieve", "retrieve", "A precision slice under a token budget (MCP "
-             "retrieve_slice; kbc retrieve --format json, with the query_id for /usage).",
-             lambda kb, a: slice_data(*kb.retrieve_logged(a["task"], a["use_case"], a["budget"],
-                                                          scopes=a["scopes"],
-                                                          min_confidence=a["min_confidence"])),
-             body=RetrieveRequest, returns=SLICE,
-             across=lambda w, a: retrieve_across(w, a["task"], a["use_case"], a["budget"], scopes=a["scopes"],
-                                                 min_confidence=a["min_confidence"])),
-    Endpoint("POST", "/ask", "ask", "An answer with validated citations (kbc ask --format json).",
-             lambda kb, a: answer_data(*kb.ask(a["question"], no_llm=a["no_llm"], budget=a["budget"],
-                                               scopes=a["scopes"])),
-             body=AskRequest),
-    Endpoint("POST", "/usage", "usage", "Report which items of a retrieve or ask helped (MCP "
-             "report_usage); an empty list marks a gap.",
-             _unused, body=UsageRequest,
-             whole=lambda w, a: {"recorded": w.report_usage(a["query_id"], a["helpful_ids"],
-                                                            a["repository"])}),
-    Endpoint("GET", "/search", "search", "Ranked lookup over the index, without a budget (MCP search).",
-             _search, across=_search_across,
-             params=(Param("q", "Words, identifiers or a phrase.", required=True),
-                              Param("k", "How many hits (default 10).", "integer"),
-                              Param("use_case", "Profile whose weights rank the hits."),
-                              Param("budget", "Tokens the hits' texts may take (default: no limit).",
-                                    "integer"))),
-    Endpoint("GET", "/views", "views", "The views, whole (kbc views --format json).",
-             lambda kb, a: views_data(kb.views(a.get("kind") or None)),
-             params=(Param("kind", "Only views of this kind."),), returns=LIST),
-    Endpoint("GET", "/views/{view_id}", "view", "One view (MCP get_view).", _view,
-             params=(Param("view_id", "e.g. architecture, module:pkg.sub", required=True, where="path"),
-                     Param("budget", "Tokens the view may take (its longest parts cut; truncated names "
-                                     "them).", "integer")),
-             route="/views/{view_id:path}"),
-    Endpoint("GET", "/symbols", "symbols", "Where a name is defined, its callers and callees "
-             "(kbc symbols --format json).", _symbols, across=_symbols_across,
-             params=(Param("name", "A qualified name or its tail.", required=True),), returns=LIST),
-    Endpoint("GET", "/files/{path}", "files", "Lines of a tracked file, confined and redacted as MCP "
-             "get_file.", lambda kb, a: file_data(kb.file(a["path"], _int(a.get("start"), "start"),
-                                                           _int(a.get("end"), "end"),
-                                                           _int(a.get("budget"), "budget"))),
-             params=(Param("path", "Relative to the repository root.", required=True, where="path"),
-                     Param("start", "First line, 1-based.", "integer"),
-                     Param("end", "Last line, inclusive.", "integer"),
-                     Param("budget", "Tokens the lines may take (truncated says if some were left out).",
-                           "integer")),
-             route="/files/{path:path}"),
-    Endpoint("GET", "/use-cases", "use_cases", "The retrieval profiles and their budgets.",
-             lambda kb, _: use_cases_data(kb.use_cases().values()), returns=LIST),
-    Endpoint("GET", "/scopes", "scopes", "The knowledge scopes and their documents (kbc scopes "
-             "--format json, MCP list_scopes).", lambda kb, _: scopes_data(kb.scopes()), returns=LIST),
-    Endpoint("GET", "/proposals", "proposals", "Proposals to the knowledge roots (kbc proposals --format "
-             "json, MCP list_proposals).", lambda kb, _: [asdict(p) for p in kb.proposals()], returns=LIST),
-    Endpoint("POST", "/proposals", "propose", "Propose a change to a knowledge document: one commit on a new "
-             "branch for a person to merge (MCP propose_update).",
-             lambda kb, a: asdict(kb.propose(a["path"], content=a["content"], diff=a["diff"],
-                                             rationale=a["rationale"], author=a["author"])),
-             body=ProposalRequest),
-    Endpoint("GET", "/gaps", "gaps", "What the knowledge base could not answer (kbc gaps --format json).",
-             lambda kb, _: gaps_data(kb.gaps()), returns=LIST),
-    Endpoint("GET", "/drift", "drift", "Documents behind the code (kbc drift --format json).",
-             lambda kb, _: drift_data(kb.drift()), returns=LIST),
+    Endpoint(
+        "GET",
+        "/health",
+        "health",
+        "Whether the server is up and a build is there.",
+        _unused,
+        whole=_health,
+        returns={
+            "type": "object",
+            "required": ["ok", "version", "built", "repositories"],
+            "properties": {
+                "ok": {"type": "boolean"},
+                "version": {"type": "string"},
+                "built": {"type": "boolean"},
+                "repositories": {"type": "integer"},
+            },
+        },
+    ),
+    Endpoint(
+        "GET",
+        "/repositories",
+        "repositories",
+        "The repositories this server answers for: name, path "
+        "or url, branch, commit served, built_at, status, behind (MCP list_repositories).",
+        _unused,
+        whole=lambda workspace, _: workspace.listing(),
+        returns=LIST,
+    ),
+    Endpoint(
+        "GET",
+        "/status",
+        "status",
+        "What the store holds and what retrieval uses (kbc status).",
+        lambda kb, _: status_data(kb.status()),
+    ),
+    Endpoint(
+        "POST",
+        "/retrieve",
+        "retrieve",
+        "A precision slice under a token budget (MCP "
+        "retrieve_slice; kbc retrieve --format json, with the query_id for /usage).",
+        lambda kb, a: slice_data(
+            *kb.retrieve_logged(
+                a["task"], a["use_case"], a["budget"], scopes=a["scopes"], min_confidence=a["min_confidence"]
+            )
+        ),
+        body=RetrieveRequest,
+        returns=SLICE,
+        across=lambda w, a: retrieve_across(
+            w, a["task"], a["use_case"], a["budget"], scopes=a["scopes"], min_confidence=a["min_confidence"]
+        ),
+    ),
+    Endpoint(
+        "POST",
+        "/ask",
+        "ask",
+        "An answer with validated citations (kbc ask --format json).",
+        lambda kb, a: answer_data(
+            *kb.ask(a["question"], no_llm=a["no_llm"], budget=a["budget"], scopes=a["scopes"])
+        ),
+        body=AskRequest,
+    ),
+    Endpoint(
+        "POST",
+        "/usage",
+        "usage",
+        "Report which items of a retrieve or ask helped (MCP report_usage); an empty list marks a gap.",
+        _unused,
+        body=UsageRequest,
+        whole=lambda w, a: {"recorded": w.report_usage(a["query_id"], a["helpful_ids"], a["repository"])},
+    ),
+    Endpoint(
+        "GET",
+        "/search",
+        "search",
+        "Ranked lookup over the index, without a budget (MCP search).",
+        _search,
+        across=_search_across,
+        params=(
+            Param("q", "Words, identifiers or a phrase.", required=True),
+            Param("k", "How many hits (default 10).", "integer"),
+            Param("use_case", "Profile whose weights rank the hits."),
+            Param("budget", "Tokens the hits' texts may take (default: no limit).", "integer"),
+        ),
+    ),
+    Endpoint(
+        "GET",
+        "/views",
+        "views",
+        "The views, whole (kbc views --format json).",
+        lambda kb, a: views_data(kb.views(a.get("kind") or None)),
+        params=(Param("kind", "Only views of this kind."),),
+        returns=LIST,
+    ),
+    Endpoint(
+        "GET",
+        "/views/{view_id}",
+        "view",
+        "One view (MCP get_view).",
+        _view,
+        params=(
+            Param("view_id", "e.g. architecture, module:pkg.sub", required=True, where="path"),
+            Param(
+                "budget", "Tokens the view may take (its longest parts cut; truncated names them).", "integer"
+            ),
+        ),
+        route="/views/{view_id:path}",
+    ),
+    Endpoint(
+        "GET",
+        "/symbols",
+        "symbols",
+        "Where a name is defined, its callers and callees (kbc symbols --format json).",
+        _symbols,
+        across=_symbols_across,
+        params=(Param("name", "A qualified name or its tail.", required=True),),
+        returns=LIST,
+    ),
+    Endpoint(
+        "GET",
+        "/files/{path}",
+        "files",
+        "Lines of a tracked file, confined and redacted as MCP get_file.",
+        lambda kb, a: file_data(
+            kb.file(
+                a["path"],
+                _int(a.get("start"), "start"),
+                _int(a.get("end"), "end"),
+                _int(a.get("budget"), "budget"),
+            )
+        ),
+        params=(
+            Param("path", "Relative to the repository root.", required=True, where="path"),
+            Param("start", "First line, 1-based.", "integer"),
+            Param("end", "Last line, inclusive.", "integer"),
+            Param("budget", "Tokens the lines may take (truncated says if some were left out).", "integer"),
+        ),
+        route="/files/{path:path}",
+    ),
+    Endpoint(
+        "GET",
+        "/use-cases",
+        "use_cases",
+        "The retrieval profiles and their budgets.",
+        lambda kb, _: use_cases_data(kb.use_cases().values()),
+        returns=LIST,
+    ),
+    Endpoint(
+        "GET",
+        "/scopes",
+        "scopes",
+        "The knowledge scopes and their documents (kbc scopes --format json, MCP list_scopes).",
+        lambda kb, _: scopes_data(kb.scopes()),
+        returns=LIST,
+    ),
+    Endpoint(
+        "GET",
+        "/proposals",
+        "proposals",
+        "Proposals to the knowledge roots (kbc proposals --format json, MCP list_proposals).",
+        lambda kb, _: [asdict(p) for p in kb.proposals()],
+        returns=LIST,
+    ),
+    Endpoint(
+        "POST",
+        "/proposals",
+        "propose",
+        "Propose a change to a knowledge document: one commit on a new "
+        "branch for a person to merge (MCP propose_update).",
+        lambda kb, a: asdict(
+            kb.propose(
+                a["path"], content=a["content"], diff=a["diff"], rationale=a["rationale"], author=a["author"]
+            )
+        ),
+        body=ProposalRequest,
+    ),
+    Endpoint(
+        "GET",
+        "/gaps",
+        "gaps",
+        "What the knowledge base could not answer (kbc gaps --format json).",
+        lambda kb, _: gaps_data(kb.gaps()),
+        returns=LIST,
+    ),
+    Endpoint(
+        "GET",
+        "/drift",
+        "drift",
+        "Documents behind the code (kbc drift --format json).",
+        lambda kb, _: drift_data(kb.drift()),
+        returns=LIST,
+    ),
 )
 
 
@@ -316,10 +492,12 @@ async def _arguments(endpoint: Endpoint, request: Request) -> dict[str, Any]:
     try:
         model = endpoint.body.model_validate_json(raw)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'body'}: {e['msg']}"
-                             for e in exc.errors())
-        raise KbcError(f"bad request body: {problems}",
-                       hint=f"see {PREFIX}/openapi.json for the fields") from None
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'body'}: {e['msg']}" for e in exc.errors()
+        )
+        raise KbcError(
+            f"bad request body: {problems}", hint=f"see {PREFIX}/openapi.json for the fields"
+        ) from None
     return {**args, **model.model_dump()}
 
 
@@ -334,8 +512,10 @@ async def read_body(request: Request) -> bytes:
         if not declared.strip().isdigit():
             raise KbcError(f"Content-Length {declared[:40]!r} is not a number of bytes")
         if int(declared) > MAX_BODY:
-            raise BodyTooLarge(f"the body has {int(declared)} bytes; at most {MAX_BODY} are read",
-                               hint="send the task as text, not a file")
+            raise BodyTooLarge(
+                f"the body has {int(declared)} bytes; at most {MAX_BODY} are read",
+                hint="send the task as text, not a file",
+            )
     parts: list[bytes] = []
     size = 0
     try:
@@ -343,12 +523,15 @@ async def read_body(request: Request) -> bytes:
             async for part in request.stream():
                 size += len(part)
                 if size > MAX_BODY:
-                    raise BodyTooLarge(f"the body has more than {MAX_BODY} bytes; at most {MAX_BODY} "
-                                       "are read", hint="send the task as text, not a file")
+                    raise BodyTooLarge(
+                        f"the body has more than {MAX_BODY} bytes; at most {MAX_BODY} are read",
+                        hint="send the task as text, not a file",
+                    )
                 parts.append(part)
     except TimeoutError:
-        raise KbcError(f"the body did not arrive within {BODY_SECONDS:g} s",
-                       hint="send the whole request at once") from None
+        raise KbcError(
+            f"the body did not arrive within {BODY_SECONDS:g} s", hint="send the whole request at once"
+        ) from None
     return b"".join(parts)
 
 
@@ -378,20 +561,25 @@ def _handler(endpoint: Endpoint, worker: Worker) -> Callable[[Request], Awaitabl
             data = await _answer(endpoint, worker, args)
         except KbcError as error:
             return error_response(status_of(error), error.message, error.hint)
-        except Exception as exc:  # noqa: BLE001 - an API client gets JSON whatever broke
+        except Exception as exc:
             import traceback
 
             traceback.print_exc(file=sys.stderr)
-            return error_response(500, f"unexpected {type(exc).__name__} answering {endpoint.name}",
-                                  "the server's standard error has the traceback; please report it")
+            return error_response(
+                500,
+                f"unexpected {type(exc).__name__} answering {endpoint.name}",
+                "the server's standard error has the traceback; please report it",
+            )
         return _json(data)
 
     return handle
 
 
 def routes(worker: Worker) -> list[Route]:
-    found = [Route(PREFIX + (e.route or e.path), _handler(e, worker), methods=[e.method], name=e.name)
-             for e in ENDPOINTS]
+    found = [
+        Route(PREFIX + (e.route or e.path), _handler(e, worker), methods=[e.method], name=e.name)
+        for e in ENDPOINTS
+    ]
 
     async def openapi(request: Request) -> Response:
         return _json(openapi_document())
@@ -402,8 +590,11 @@ def routes(worker: Worker) -> list[Route]:
 
 
 ERROR_REF = {"$ref": "#/components/schemas/Error"}
-ERROR = {"type": "object", "required": ["error", "hint"],
-         "properties": {"error": {"type": "string"}, "hint": {"type": "string"}}}
+ERROR = {
+    "type": "object",
+    "required": ["error", "hint"],
+    "properties": {"error": {"type": "string"}, "hint": {"type": "string"}},
+}
 
 
 def openapi_document() -> dict[str, Any]:
@@ -412,43 +603,72 @@ def openapi_document() -> dict[str, Any]:
     schemas: dict[str, Any] = {"Error": ERROR}
     for e in ENDPOINTS:
         operation: dict[str, Any] = {
-            "operationId": e.name, "summary": e.summary,
-            "parameters": [{"name": p.name, "in": p.where, "required": p.required or p.where == "path",
-                            "description": p.description, "schema": {"type": p.kind}}
-                           for p in (*e.params, *((REPOSITORY_PARAM,) if e.body is None and e.whole is None
-                                                  else ()))],
+            "operationId": e.name,
+            "summary": e.summary,
+            "parameters": [
+                {
+                    "name": p.name,
+                    "in": p.where,
+                    "required": p.required or p.where == "path",
+                    "description": p.description,
+                    "schema": {"type": p.kind},
+                }
+                for p in (*e.params, *((REPOSITORY_PARAM,) if e.body is None and e.whole is None else ()))
+            ],
             "responses": {
                 "200": {"description": "The answer.", "content": {"application/json": {"schema": e.returns}}},
-                "default": {"description": "An error, with what to do about it.",
-                            "content": {"application/json": {"schema": ERROR_REF}}},
+                "default": {
+                    "description": "An error, with what to do about it.",
+                    "content": {"application/json": {"schema": ERROR_REF}},
+                },
             },
         }
         if e.body is not None:
             schemas[e.body.__name__] = e.body.model_json_schema(ref_template="#/components/schemas/{model}")
-            operation["requestBody"] = {"required": True, "content": {"application/json": {
-                "schema": {"$ref": f"#/components/schemas/{e.body.__name__}"}}}}
+            operation["requestBody"] = {
+                "required": True,
+                "content": {
+                    "application/json": {"schema": {"$ref": f"#/components/schemas/{e.body.__name__}"}}
+                },
+            }
         paths.setdefault(PREFIX + e.path, {})[e.method.lower()] = operation
-    paths[PREFIX + HOOK_PATH] = {"post": {
-        "operationId": "push_hook",
-        "summary": "A GitHub or GitLab push event: queues a refresh of the served URL repository it "
-                   "names. Signed with serve.webhook_secret (X-Hub-Signature-256, or X-Gitlab-Token) "
-                   "instead of the bearer token.",
-        "responses": {
-            "202": {"description": "Refreshes queued: {queued: [names]}."},
-            "200": {"description": "Nothing to refresh (a ping, another event, another repository)."},
-            "default": {"description": "An error.", "content": {"application/json": {"schema": ERROR_REF}}},
-        },
-        "security": [{}]}}
-    paths[PREFIX + "/openapi.json"] = {"get": {"operationId": "openapi", "summary": "This document.",
-                                               "responses": {"200": {"description": "OpenAPI 3.1."}}}}
+    paths[PREFIX + HOOK_PATH] = {
+        "post": {
+            "operationId": "push_hook",
+            "summary": "A GitHub or GitLab push event: queues a refresh of the served URL repository it "
+            "names. Signed with serve.webhook_secret (X-Hub-Signature-256, or X-Gitlab-Token) "
+            "instead of the bearer token.",
+            "responses": {
+                "202": {"description": "Refreshes queued: {queued: [names]}."},
+                "200": {"description": "Nothing to refresh (a ping, another event, another repository)."},
+                "default": {
+                    "description": "An error.",
+                    "content": {"application/json": {"schema": ERROR_REF}},
+                },
+            },
+            "security": [{}],
+        }
+    }
+    paths[PREFIX + "/openapi.json"] = {
+        "get": {
+            "operationId": "openapi",
+            "summary": "This document.",
+            "responses": {"200": {"description": "OpenAPI 3.1."}},
+        }
+    }
     return {
         "openapi": "3.1.0",
-        "info": {"title": "kbc knowledge base", "version": __version__,
-                 "description": "The compiled knowledge bases of the repositories this server answers for "
-                                "(GET /api/v1/repositories). With a token configured, send "
-                                "'Authorization: Bearer <token>'."},
+        "info": {
+            "title": "kbc knowledge base",
+            "version": __version__,
+            "description": "The compiled knowledge bases of the repositories this server answers for "
+            "(GET /api/v1/repositories). With a token configured, send "
+            "'Authorization: Bearer <token>'.",
+        },
         "paths": paths,
-        "components": {"schemas": schemas,
-                       "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
+        "components": {
+            "schemas": schemas,
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        },
         "security": [{}, {"bearer": []}],
     }

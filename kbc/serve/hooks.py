@@ -22,8 +22,17 @@ from kbc.domain.errors import KbcError
 from kbc.serve.worker import Worker
 
 HOOK_PATH = "/hooks/push"
-URL_KEYS = ("clone_url", "git_url", "ssh_url", "html_url", "url", "git_http_url", "git_ssh_url",
-            "web_url", "http_url")
+URL_KEYS = (
+    "clone_url",
+    "git_url",
+    "ssh_url",
+    "html_url",
+    "url",
+    "git_http_url",
+    "git_ssh_url",
+    "web_url",
+    "http_url",
+)
 
 
 def _error(status: int, message: str, hint: str = "") -> JSONResponse:
@@ -55,36 +64,50 @@ def push_of(payload: Any) -> tuple[list[str], str, str]:
     branch = ref.removeprefix("refs/heads/") if isinstance(ref, str) and ref.startswith("refs/heads/") else ""
     after = payload.get("after") if isinstance(payload.get("after"), str) else ""
     if not urls:
-        raise KbcError("the payload names no repository URL",
-                       hint="send a GitHub or GitLab push event (repository.clone_url, "
-                            "project.git_http_url)")
+        raise KbcError(
+            "the payload names no repository URL",
+            hint="send a GitHub or GitLab push event (repository.clone_url, project.git_http_url)",
+        )
     return urls, branch, str(after)
 
 
-def push_hook(worker: Worker,
-              read: Callable[[Request], Awaitable[bytes]]) -> Callable[[Request], Awaitable[Response]]:
+def push_hook(
+    worker: Worker, read: Callable[[Request], Awaitable[bytes]]
+) -> Callable[[Request], Awaitable[Response]]:
     """The handler of push webhooks; ``read`` reads a request's body within the API's limits."""
 
     async def handle(request: Request) -> Response:
         secret = worker.workspace.settings.webhook_secret
         if not secret:
-            return _error(403, "push webhooks are off: no webhook secret is configured",
-                          "set serve.webhook_secret in your configuration (or KBC_WEBHOOK_SECRET) and "
-                          "give the forge the same secret")
+            return _error(
+                403,
+                "push webhooks are off: no webhook secret is configured",
+                "set serve.webhook_secret in your configuration (or KBC_WEBHOOK_SECRET) and "
+                "give the forge the same secret",
+            )
         try:
             body = await read(request)
         except KbcError as error:
             return _error(413 if "bytes" in error.message else 400, error.message, error.hint)
         forge = verified(request.headers, body, secret)
         if not forge:
-            return _error(401, "the webhook's signature or token does not match the configured secret",
-                          "give the forge the secret of serve.webhook_secret")
+            return _error(
+                401,
+                "the webhook's signature or token does not match the configured secret",
+                "give the forge the secret of serve.webhook_secret",
+            )
         event = request.headers.get("x-github-event") or request.headers.get("x-gitlab-event") or ""
         if event == "ping":
             return JSONResponse({"ok": True, "forge": forge, "queued": []})
         if event not in ("push", "Push Hook"):
-            return JSONResponse({"ok": True, "forge": forge, "queued": [],
-                                 "note": f"event {event[:40]!r} ignored: only pushes refresh"})
+            return JSONResponse(
+                {
+                    "ok": True,
+                    "forge": forge,
+                    "queued": [],
+                    "note": f"event {event[:40]!r} ignored: only pushes refresh",
+                }
+            )
         try:
             urls, branch, after = push_of(json.loads(body))
         except ValueError:
@@ -93,9 +116,14 @@ def push_hook(worker: Worker,
             return _error(400, error.message, error.hint)
         queued = worker.workspace.pushed_to(urls, branch, after)
         if not queued:
-            return JSONResponse({"ok": True, "forge": forge, "queued": [],
-                                 "note": f"no served URL repository follows {urls[0]} on "
-                                         f"{branch or 'that ref'}"})
+            return JSONResponse(
+                {
+                    "ok": True,
+                    "forge": forge,
+                    "queued": [],
+                    "note": f"no served URL repository follows {urls[0]} on {branch or 'that ref'}",
+                }
+            )
         return JSONResponse({"ok": True, "forge": forge, "queued": queued}, status_code=202)
 
     return handle

@@ -54,10 +54,25 @@ class App:
 def _endpoint_label(path: str) -> str:
     """A bounded label for the metrics: the route's first segments, never the raw path."""
     if path.startswith(PREFIX + "/"):
-        return PREFIX + "/" + path[len(PREFIX) + 1:].split("/")[0]
+        return PREFIX + "/" + path[len(PREFIX) + 1 :].split("/")[0]
     head = "/" + path.lstrip("/").split("/")[0]
-    known = {"/", "/mcp", "/metrics", "/static", "/login", "/views", "/view", "/graph", "/symbol",
-             "/source", "/search", "/slice", "/ask", "/gaps", "/drift"}
+    known = {
+        "/",
+        "/mcp",
+        "/metrics",
+        "/static",
+        "/login",
+        "/views",
+        "/view",
+        "/graph",
+        "/symbol",
+        "/source",
+        "/search",
+        "/slice",
+        "/ask",
+        "/gaps",
+        "/drift",
+    }
     return head if head in known else "other"
 
 
@@ -84,8 +99,12 @@ class _Measured:
         try:
             await self.app(scope, receive, sending)
         finally:
-            self.metrics.request(_endpoint_label(str(scope.get("path", ""))), str(scope.get("method", "")),
-                                 status, time.perf_counter() - started)
+            self.metrics.request(
+                _endpoint_label(str(scope.get("path", ""))),
+                str(scope.get("method", "")),
+                status,
+                time.perf_counter() - started,
+            )
 
 
 def _transport_security(host: str) -> Any:
@@ -97,13 +116,16 @@ def _transport_security(host: str) -> Any:
     bare = host.strip("[]")
     named = f"[{bare}]" if ":" in bare else bare
     hosts = sorted({"127.0.0.1", "localhost", "[::1]", named})
-    return TransportSecuritySettings(enable_dns_rebinding_protection=True,
-                                     allowed_hosts=[f"{h}:*" for h in hosts],
-                                     allowed_origins=[f"http://{h}:*" for h in hosts])
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"{h}:*" for h in hosts],
+        allowed_origins=[f"http://{h}:*" for h in hosts],
+    )
 
 
-def create_app(served: KnowledgeBase | Workspace, *, host: str = "127.0.0.1",
-               token: str | None = None) -> App:
+def create_app(
+    served: KnowledgeBase | Workspace, *, host: str = "127.0.0.1", token: str | None = None
+) -> App:
     """The whole HTTP surface over one knowledge base or a workspace of several, as an ASGI
     app; ``host`` is where it will be bound (a loopback bind checks Host and Origin),
     ``token`` the bearer token, if any."""
@@ -116,8 +138,12 @@ def create_app(served: KnowledgeBase | Workspace, *, host: str = "127.0.0.1",
     worker = Worker(workspace, metrics)
     settings = workspace.settings
     mcp_app = build_server(worker).streamable_http_app(
-        streamable_http_path=HTTP_PATH, host=host, transport_security=_transport_security(host),
-        session_idle_timeout=settings.session_idle_seconds, max_sessions=settings.max_sessions)
+        streamable_http_path=HTTP_PATH,
+        host=host,
+        transport_security=_transport_security(host),
+        session_idle_timeout=settings.session_idle_seconds,
+        max_sessions=settings.max_sessions,
+    )
 
     async def metrics_endpoint(request: Request) -> Response:
         body = await worker.across(lambda _workspace: metrics.exposition())
@@ -147,20 +173,28 @@ def create_app(served: KnowledgeBase | Workspace, *, host: str = "127.0.0.1",
     async def not_found(request: Request, exc: Exception) -> Response:
         path = request.url.path
         if path.startswith(PREFIX + "/") or path == PREFIX:
-            return error_response(404, f"no endpoint {request.method} {path}",
-                                  f"{PREFIX}/openapi.json lists the endpoints")
+            return error_response(
+                404, f"no endpoint {request.method} {path}", f"{PREFIX}/openapi.json lists the endpoints"
+            )
         return await site.not_found(request)
 
-    app = Starlette(exception_handlers={404: not_found}, lifespan=lifespan,
-                    routes=[Route(HTTP_PATH, mcp_app, methods=["GET", "POST", "DELETE"]),
-                            Route("/metrics", metrics_endpoint, methods=["GET"]),
-                            *routes(worker), *site.routes()])
+    app = Starlette(
+        exception_handlers={404: not_found},
+        lifespan=lifespan,
+        routes=[
+            Route(HTTP_PATH, mcp_app, methods=["GET", "POST", "DELETE"]),
+            Route("/metrics", metrics_endpoint, methods=["GET"]),
+            *routes(worker),
+            *site.routes(),
+        ],
+    )
     guarded = Guard(app, token=token or None, loopback=is_loopback(host))
     return App(_Measured(guarded, metrics), worker, metrics)
 
 
-def serve_http(workspace: Workspace, host: str = "127.0.0.1", port: int = 8765,
-               token: str | None = None) -> None:
+def serve_http(
+    workspace: Workspace, host: str = "127.0.0.1", port: int = 8765, token: str | None = None
+) -> None:
     """Serve everything over HTTP at ``http://host:port/`` until SIGINT or SIGTERM (a graceful
     shutdown), every store closed then; a ``token`` makes every request carry it (binding
     anything but a loopback address requires one)."""
@@ -187,8 +221,12 @@ def _run(app: App, host: str, port: int, token: str | None) -> None:
 
     config = server_config(app, host, port, timeout_graceful_shutdown=3)
     shown = f"[{host}]" if ":" in host else host
-    print(f"kbc on http://{shown}:{port}/ (UI), {PREFIX} (REST), {HTTP_PATH} (MCP), /metrics"
-          + (" (bearer token required)" if token else ""), file=sys.stderr, flush=True)
+    print(
+        f"kbc on http://{shown}:{port}/ (UI), {PREFIX} (REST), {HTTP_PATH} (MCP), /metrics"
+        + (" (bearer token required)" if token else ""),
+        file=sys.stderr,
+        flush=True,
+    )
     # uvicorn handles the signals while it runs, then raises the one it caught again; ending
     # with _Stopped instead of dying of it lets the caller close the knowledge base.
     in_main = threading.current_thread() is threading.main_thread()
@@ -198,8 +236,10 @@ def _run(app: App, host: str, port: int, token: str | None) -> None:
     except _Stopped:
         pass
     except SystemExit as exit_:  # uvicorn's way to report that it could not start
-        raise KbcError(f"could not serve on {shown}:{port} (uvicorn's error is above)",
-                       hint="is the port taken? choose another with --port") from exit_
+        raise KbcError(
+            f"could not serve on {shown}:{port} (uvicorn's error is above)",
+            hint="is the port taken? choose another with --port",
+        ) from exit_
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

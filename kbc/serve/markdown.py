@@ -54,15 +54,17 @@ def _parser() -> Any:
     rules: dict[str, Callable[..., str]] = {
         "fence": lambda tokens, i, options, env: _fence(tokens[i].info, tokens[i].content, env["served"]),
         "code_inline": lambda tokens, i, options, env: (
-            "<code>" + linkify(html.escape(tokens[i].content), env["served"]) + "</code>"),
+            "<code>" + linkify(html.escape(tokens[i].content), env["served"]) + "</code>"
+        ),
         "text": lambda tokens, i, options, env: linkify(html.escape(tokens[i].content), env["served"]),
     }
     md.renderer.rules.update(rules)  # type: ignore[attr-defined]
     return md
 
 
-def to_html(markdown: str, served: Collection[str], views: Mapping[str, str] | None = None,
-            here: str = "") -> str:
+def to_html(
+    markdown: str, served: Collection[str], views: Mapping[str, str] | None = None, here: str = ""
+) -> str:
     """HTML of ``markdown``. ``views`` maps a rendered view's file (``module/pkg.md``) to its id,
     and ``here`` is the file of the view being shown, against which relative links resolve."""
     md = _parser()

@@ -65,12 +65,18 @@ integrations) and a budgeted retrieval index.
   takes `repository`; retrieve_slice, search and get_symbol without one read them all.
 """
 
-Repository = Annotated[str | None, Field(description="The repository to read (see list_repositories); "
-                                                   "default: the only one, or, where a tool reads "
-                                                   "several, every one.")]
+Repository = Annotated[
+    str | None,
+    Field(
+        description="The repository to read (see list_repositories); "
+        "default: the only one, or, where a tool reads "
+        "several, every one."
+    ),
+]
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
-RECORDS = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
-                          open_world_hint=False)
+RECORDS = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+)
 
 # The return annotations publish the output schemas; the tools build the CallToolResult.
 ObjectResult = Annotated[CallToolResult, dict[str, Any]]
@@ -92,26 +98,47 @@ def serve_stdio(served: KnowledgeBase | Workspace) -> None:
         worker.close()
 
 
-def build_server(worker: Worker) -> MCPServer:
+def build_server(worker: Worker) -> MCPServer:  # noqa: C901 - one nested function per tool
     """The MCP server whose tools run on ``worker``."""
-    server: MCPServer = MCPServer("kbc", title="kbc knowledge base", version=__version__,
-                                  instructions=INSTRUCTIONS, log_level="WARNING")
+    server: MCPServer = MCPServer(
+        "kbc", title="kbc knowledge base", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
+    )
 
     @server.tool(annotations=READ_ONLY)
     async def retrieve_slice(
-        task: Annotated[str, Field(description="What you are about to do, in plain words "
-                                               "(e.g. 'add a refund endpoint with validation').")],
-        use_case: Annotated[str, Field(description="Retrieval profile: implementation, review, qa, "
-                                                   "architecture, ... (see list_use_cases).")]
-        = "implementation",
-        budget: Annotated[int | None, Field(description="Token budget of the slice; default: the "
-                                                        "use case's budget.")] = None,
-        scopes: Annotated[list[str] | None, Field(description="Knowledge scopes the slice may hold "
-                                                              "(see list_scopes); default: every scope "
-                                                              "but the projects/... ones.")] = None,
-        min_confidence: Annotated[float, Field(ge=0, le=1, description="Pack nothing when the slice's "
-                                                                      "confidence is below this (0: "
-                                                                      "always pack).")] = 0.0,
+        task: Annotated[
+            str,
+            Field(
+                description="What you are about to do, in plain words "
+                "(e.g. 'add a refund endpoint with validation')."
+            ),
+        ],
+        use_case: Annotated[
+            str,
+            Field(
+                description="Retrieval profile: implementation, review, qa, "
+                "architecture, ... (see list_use_cases)."
+            ),
+        ] = "implementation",
+        budget: Annotated[
+            int | None, Field(description="Token budget of the slice; default: the use case's budget.")
+        ] = None,
+        scopes: Annotated[
+            list[str] | None,
+            Field(
+                description="Knowledge scopes the slice may hold "
+                "(see list_scopes); default: every scope "
+                "but the projects/... ones."
+            ),
+        ] = None,
+        min_confidence: Annotated[
+            float,
+            Field(
+                ge=0,
+                le=1,
+                description="Pack nothing when the slice's confidence is below this (0: always pack).",
+            ),
+        ] = 0.0,
         repository: Repository = None,
     ) -> ObjectResult:
         """Prime work on a task with a precision slice of the repository: the most relevant code,
@@ -127,12 +154,14 @@ def build_server(worker: Worker) -> MCPServer:
         same build always gives the same slice."""
 
         def work(kb: KnowledgeBase) -> dict[str, Any]:
-            return slice_data(*kb.retrieve_logged(task, use_case, budget, scopes=scopes,
-                                                  min_confidence=min_confidence))
+            return slice_data(
+                *kb.retrieve_logged(task, use_case, budget, scopes=scopes, min_confidence=min_confidence)
+            )
 
         def across(workspace: Workspace) -> dict[str, Any]:
-            return retrieve_across(workspace, task, use_case, budget, scopes=scopes,
-                                   min_confidence=min_confidence)
+            return retrieve_across(
+                workspace, task, use_case, budget, scopes=scopes, min_confidence=min_confidence
+            )
 
         def one(kb: KnowledgeBase) -> dict[str, Any]:
             return named(work(kb), worker.workspace.chosen(repository), worker.workspace)
@@ -141,13 +170,17 @@ def build_server(worker: Worker) -> MCPServer:
 
     @server.tool(annotations=READ_ONLY)
     async def ask(
-        question: Annotated[str, Field(description="A question about the repository "
-                                                   "(e.g. 'how are refunds validated?').")],
-        scopes: Annotated[list[str] | None, Field(description="Knowledge scopes to answer from; "
-                                                              "default: every scope but projects/...")]
-        = None,
-        budget: Annotated[int | None, Field(gt=0, description="Tokens of sources to answer from; default: "
-                                                              "the qa use case's budget.")] = None,
+        question: Annotated[
+            str, Field(description="A question about the repository (e.g. 'how are refunds validated?').")
+        ],
+        scopes: Annotated[
+            list[str] | None,
+            Field(description="Knowledge scopes to answer from; default: every scope but projects/..."),
+        ] = None,
+        budget: Annotated[
+            int | None,
+            Field(gt=0, description="Tokens of sources to answer from; default: the qa use case's budget."),
+        ] = None,
         repository: Repository = None,
     ) -> ObjectResult:
         """Answer a question about the repository from retrieved sources, citing [path:start-end]
@@ -166,32 +199,52 @@ def build_server(worker: Worker) -> MCPServer:
     async def search(
         query: Annotated[str, Field(description="Words, identifiers or a phrase to look up.")],
         k: Annotated[int, Field(description="How many hits to return.")] = 10,
-        budget: Annotated[int | None, Field(gt=0, description="Tokens the hits' texts may take: fewer "
-                                                              "hits when they do not fit (default: no "
-                                                              "limit).")] = None,
+        budget: Annotated[
+            int | None,
+            Field(
+                gt=0,
+                description="Tokens the hits' texts may take: fewer "
+                "hits when they do not fit (default: no "
+                "limit).",
+            ),
+        ] = None,
         repository: Repository = None,
     ) -> ListResult:
         """Ranked lookup over the index (code, tests, docs, views), without a budget: the top k
         chunks, each with id, path, start_line, end_line, kind, score, heading, symbols and text.
         To prime work on a task prefer retrieve_slice; use search to locate something specific."""
-        return await worker.reply("search", lambda kb: hits_data(kb.search(query, k, budget=budget)),
-                                  listing=True,
-                                  repository=repository,
-                                  across=lambda workspace: hits_data(search_across(workspace, query, k,
-                                                                                   budget=budget)))
+        return await worker.reply(
+            "search",
+            lambda kb: hits_data(kb.search(query, k, budget=budget)),
+            listing=True,
+            repository=repository,
+            across=lambda workspace: hits_data(search_across(workspace, query, k, budget=budget)),
+        )
 
     @server.tool(annotations=READ_ONLY)
     async def get_view(
-        id: Annotated[str, Field(description="A view id from list_views, e.g. 'architecture', "
-                                             "'module:pkg.sub', 'entry_points'.")],
-        budget: Annotated[int | None, Field(gt=0, description="Tokens the view may take: its longest lists, "
-                                                              "then texts, are cut until it fits, and "
-                                                              "`truncated` names them.")] = None,
+        id: Annotated[
+            str,
+            Field(
+                description="A view id from list_views, e.g. 'architecture', "
+                "'module:pkg.sub', 'entry_points'."
+            ),
+        ],
+        budget: Annotated[
+            int | None,
+            Field(
+                gt=0,
+                description="Tokens the view may take: its longest lists, "
+                "then texts, are cut until it fits, and "
+                "`truncated` names them.",
+            ),
+        ] = None,
         repository: Repository = None,
     ) -> ObjectResult:
         """One typed view of the repository: `facts` extracted statically from the code (modules,
         layers, dependencies, rules, entry points, ...), `interpretation` (prose from an LLM or
         docstrings, grounded in the facts), `title`, `kind`, `provenance` and `grounding`."""
+
         def view(kb: KnowledgeBase) -> dict[str, Any]:
             data: dict[str, Any] = to_data(kb.view(id))
             return data if budget is None else fitted(data, budget, kb.components.token_counter().count)
@@ -200,68 +253,95 @@ def build_server(worker: Worker) -> MCPServer:
 
     @server.tool(annotations=READ_ONLY)
     async def list_views(
-        kind: Annotated[str | None, Field(description="Only views of this kind: architecture, module, "
-                                                      "feature, workflow, entry_points, domain_concepts, "
-                                                      "business_rules or integrations.")] = None,
+        kind: Annotated[
+            str | None,
+            Field(
+                description="Only views of this kind: architecture, module, "
+                "feature, workflow, entry_points, domain_concepts, "
+                "business_rules or integrations."
+            ),
+        ] = None,
         repository: Repository = None,
     ) -> ListResult:
         """The views of the repository: id, kind, title and source of their prose ("llm",
         "docstring" or "none"). Read one with get_view."""
-        return await worker.reply("list_views", lambda kb: view_list_data(kb.views(kind)), listing=True,
-                                  repository=repository)
+        return await worker.reply(
+            "list_views", lambda kb: view_list_data(kb.views(kind)), listing=True, repository=repository
+        )
 
     @server.tool(annotations=READ_ONLY)
     async def get_symbol(
-        name: Annotated[str, Field(description="A qualified name (pkg.mod.func, pkg.mod.Class.method) "
-                                               "or its tail (func, Class.method).")],
+        name: Annotated[
+            str,
+            Field(
+                description="A qualified name (pkg.mod.func, pkg.mod.Class.method) "
+                "or its tail (func, Class.method)."
+            ),
+        ],
         repository: Repository = None,
     ) -> ListResult:
         """Where a function, class or method is defined, with its signature facts, callers and
         callees; each match carries `location` as "path:start-end" (read it with get_file)."""
-        return await worker.reply("get_symbol", lambda kb: symbols_data(kb.symbol(name)), listing=True,
-                                  repository=repository,
-                                  across=lambda workspace: symbols_across(workspace, name))
+        return await worker.reply(
+            "get_symbol",
+            lambda kb: symbols_data(kb.symbol(name)),
+            listing=True,
+            repository=repository,
+            across=lambda workspace: symbols_across(workspace, name),
+        )
 
     @server.tool(annotations=READ_ONLY)
     async def get_file(
-        path: Annotated[str, Field(description="Path relative to the repository root, "
-                                               "e.g. 'pkg/mod.py'.")],
+        path: Annotated[str, Field(description="Path relative to the repository root, e.g. 'pkg/mod.py'.")],
         start: Annotated[int | None, Field(description="First line, 1-based (default 1).")] = None,
         end: Annotated[int | None, Field(description="Last line, inclusive (default: the end).")] = None,
-        budget: Annotated[int | None, Field(gt=0, description="Tokens the lines may take: the lines from "
-                                                              "start that fit, `truncated` true when some "
-                                                              "were left out.")] = None,
+        budget: Annotated[
+            int | None,
+            Field(
+                gt=0,
+                description="Tokens the lines may take: the lines from "
+                "start that fit, `truncated` true when some "
+                "were left out.",
+            ),
+        ] = None,
         repository: Repository = None,
     ) -> ObjectResult:
         """Exact lines of a tracked file of the repository (at most 2000 per call): `path`,
         `start_line`, `end_line`, `lines` (the file's length) and `text`. Absolute paths, '..',
         untracked or ignored files and files where credentials were detected are refused."""
-        return await worker.reply("get_file", lambda kb: file_data(kb.file(path, start, end, budget)),
-                                  repository=repository)
+        return await worker.reply(
+            "get_file", lambda kb: file_data(kb.file(path, start, end, budget)), repository=repository
+        )
 
     @server.tool(annotations=READ_ONLY)
-    async def list_use_cases(
-        repository: Repository = None,
-    ) -> ListResult:
+    async def list_use_cases(repository: Repository = None) -> ListResult:
         """The retrieval use cases (profiles) for retrieve_slice: name, description and default
         token budget."""
-        return await worker.reply("list_use_cases", lambda kb: use_cases_data(kb.use_cases().values()),
-                                  listing=True, repository=repository)
+        return await worker.reply(
+            "list_use_cases",
+            lambda kb: use_cases_data(kb.use_cases().values()),
+            listing=True,
+            repository=repository,
+        )
 
     @server.tool(annotations=READ_ONLY)
-    async def list_scopes(
-        repository: Repository = None,
-    ) -> ListResult:
+    async def list_scopes(repository: Repository = None) -> ListResult:
         """The knowledge scopes (team Markdown beside the code: domain, conventions, projects/...):
         scope, documents, roots, and default (read when a call names no scopes)."""
-        return await worker.reply("list_scopes", lambda kb: scopes_data(kb.scopes()), listing=True,
-                                  repository=repository)
+        return await worker.reply(
+            "list_scopes", lambda kb: scopes_data(kb.scopes()), listing=True, repository=repository
+        )
 
     @server.tool(annotations=RECORDS)
     async def propose_update(
-        path: Annotated[str, Field(description="The knowledge document, relative to its root (prefixed by "
-                                               "the root's name when several are configured), or as "
-                                               "retrieval shows it: @knowledge/<root>/<path>.")],
+        path: Annotated[
+            str,
+            Field(
+                description="The knowledge document, relative to its root (prefixed by "
+                "the root's name when several are configured), or as "
+                "retrieval shows it: @knowledge/<root>/<path>."
+            ),
+        ],
         rationale: Annotated[str, Field(description="Why it should change: what is wrong or missing.")],
         author: Annotated[str, Field(description="Who proposes it (your agent's name).")],
         content: Annotated[str | None, Field(description="The whole new document.")] = None,
@@ -274,29 +354,39 @@ def build_server(worker: Worker) -> MCPServer:
         Only Markdown under a knowledge root; credentials are redacted. Returns the proposal (id,
         branch, commit, status "open"; with a forge configured, request: the pull request opened
         for it, or request_error: why none was)."""
-        return await worker.reply("propose_update", lambda kb: asdict(kb.propose(
-            path, content=content, diff=diff, rationale=rationale, author=author)), repository=repository)
+        return await worker.reply(
+            "propose_update",
+            lambda kb: asdict(
+                kb.propose(path, content=content, diff=diff, rationale=rationale, author=author)
+            ),
+            repository=repository,
+        )
 
     @server.tool(annotations=READ_ONLY)
-    async def list_proposals(
-        repository: Repository = None,
-    ) -> ListResult:
+    async def list_proposals(repository: Repository = None) -> ListResult:
         """The proposals to the knowledge roots, newest first: id, root, path, branch, status (open,
         merged once a person merged it, closed), author, rationale, date; with a forge configured,
         an open one's request and review ("#12 open, approved")."""
-        return await worker.reply("list_proposals", lambda kb: [asdict(p) for p in kb.proposals()],
-                                  listing=True, repository=repository)
+        return await worker.reply(
+            "list_proposals",
+            lambda kb: [asdict(p) for p in kb.proposals()],
+            listing=True,
+            repository=repository,
+        )
 
     @server.tool(annotations=RECORDS)
     async def report_usage(
         query_id: Annotated[str, Field(description="The query_id returned by retrieve_slice or ask.")],
-        helpful_ids: Annotated[list[str], Field(description="Ids of the items or sources that helped; "
-                                                            "an empty list if none did.")],
+        helpful_ids: Annotated[
+            list[str],
+            Field(description="Ids of the items or sources that helped; an empty list if none did."),
+        ],
         repository: Repository = None,
     ) -> ObjectResult:
         """Report which results of a retrieve_slice or ask call helped. An empty list marks the
         query as a knowledge gap (`kbc gaps` lists them). Returns {"recorded": true}, or false
         when the query id is unknown or expired."""
+
         def usage(workspace: Workspace) -> dict[str, Any]:
             return {"recorded": workspace.report_usage(query_id, helpful_ids, repository)}
 
@@ -304,8 +394,13 @@ def build_server(worker: Worker) -> MCPServer:
 
     @server.tool(annotations=RECORDS)
     async def refresh(
-        wait: Annotated[bool, Field(description="Wait until the refresh has ended (at most 10 minutes) "
-                                                "and return the repository as it is then.")] = False,
+        wait: Annotated[
+            bool,
+            Field(
+                description="Wait until the refresh has ended (at most 10 minutes) "
+                "and return the repository as it is then."
+            ),
+        ] = False,
         repository: Repository = None,
     ) -> ObjectResult:
         """Bring the repository's store up to its work tree or remote (a build where there is
@@ -329,7 +424,11 @@ def build_server(worker: Worker) -> MCPServer:
         store is behind its repository: a refresh is queued or needed), open and problem.
         Every other tool takes `repository`; retrieve_slice, search and get_symbol without one
         read every repository and name each result's."""
-        return await worker.reply("list_repositories", lambda kb: worker.workspace.listing(), listing=True,
-                                  across=lambda workspace: workspace.listing())
+        return await worker.reply(
+            "list_repositories",
+            lambda kb: worker.workspace.listing(),
+            listing=True,
+            across=lambda workspace: workspace.listing(),
+        )
 
     return server

@@ -37,29 +37,69 @@ class Metrics:
 
         self.registry: CollectorRegistry = CollectorRegistry(auto_describe=True)
         registry = self.registry
-        self.requests = Counter("kbc_http_requests", "HTTP requests answered, by endpoint and status.",
-                                ["endpoint", "method", "status"], registry=registry)
-        self.request_seconds = Histogram("kbc_http_request_seconds", "Time to answer an HTTP request.",
-                                         ["endpoint"], buckets=LATENCY_BUCKETS, registry=registry)
-        self.tool_calls = Counter("kbc_mcp_tool_calls", "MCP tool calls, by tool and outcome.",
-                                  ["tool", "outcome"], registry=registry)
-        self.tool_seconds = Histogram("kbc_mcp_tool_seconds", "Time to answer an MCP tool call.",
-                                      ["tool"], buckets=LATENCY_BUCKETS, registry=registry)
-        self.retrievals = Counter("kbc_retrievals", "Slices retrieved (retrieve and ask), by use case "
-                                  "and retrieval mode.", ["use_case", "retrieval"], registry=registry)
-        self.slice_tokens = Counter("kbc_slice_tokens", "Tokens of the slices handed out.",
-                                    ["use_case"], registry=registry)
-        self.slice_budget = Counter("kbc_slice_budget_tokens", "Token budgets of the slices handed out.",
-                                    ["use_case"], registry=registry)
-        self.budget_used = Histogram("kbc_slice_budget_used_ratio", "A slice's tokens over its budget.",
-                                     ["use_case"], buckets=USE_BUCKETS, registry=registry)
-        self.gaps = Counter("kbc_gaps_logged", "Queries logged as knowledge gaps, by kind (retrieve, "
-                            "ask, search; usage: reported unhelpful).", ["kind"], registry=registry)
-        self.queries = Counter("kbc_queries_logged", "Queries written to the gap log, by kind.",
-                               ["kind"], registry=registry)
-        self.left_out = Counter("kbc_knowledge_sections_left_out", "Team-knowledge sections ranked among "
-                                "a slice's first but left out by its budget.", ["use_case"],
-                                registry=registry)
+        self.requests = Counter(
+            "kbc_http_requests",
+            "HTTP requests answered, by endpoint and status.",
+            ["endpoint", "method", "status"],
+            registry=registry,
+        )
+        self.request_seconds = Histogram(
+            "kbc_http_request_seconds",
+            "Time to answer an HTTP request.",
+            ["endpoint"],
+            buckets=LATENCY_BUCKETS,
+            registry=registry,
+        )
+        self.tool_calls = Counter(
+            "kbc_mcp_tool_calls",
+            "MCP tool calls, by tool and outcome.",
+            ["tool", "outcome"],
+            registry=registry,
+        )
+        self.tool_seconds = Histogram(
+            "kbc_mcp_tool_seconds",
+            "Time to answer an MCP tool call.",
+            ["tool"],
+            buckets=LATENCY_BUCKETS,
+            registry=registry,
+        )
+        self.retrievals = Counter(
+            "kbc_retrievals",
+            "Slices retrieved (retrieve and ask), by use case and retrieval mode.",
+            ["use_case", "retrieval"],
+            registry=registry,
+        )
+        self.slice_tokens = Counter(
+            "kbc_slice_tokens", "Tokens of the slices handed out.", ["use_case"], registry=registry
+        )
+        self.slice_budget = Counter(
+            "kbc_slice_budget_tokens",
+            "Token budgets of the slices handed out.",
+            ["use_case"],
+            registry=registry,
+        )
+        self.budget_used = Histogram(
+            "kbc_slice_budget_used_ratio",
+            "A slice's tokens over its budget.",
+            ["use_case"],
+            buckets=USE_BUCKETS,
+            registry=registry,
+        )
+        self.gaps = Counter(
+            "kbc_gaps_logged",
+            "Queries logged as knowledge gaps, by kind (retrieve, ask, search; usage: reported unhelpful).",
+            ["kind"],
+            registry=registry,
+        )
+        self.queries = Counter(
+            "kbc_queries_logged", "Queries written to the gap log, by kind.", ["kind"], registry=registry
+        )
+        self.left_out = Counter(
+            "kbc_knowledge_sections_left_out",
+            "Team-knowledge sections ranked among a slice's first but left out by its budget.",
+            ["use_case"],
+            registry=registry,
+        )
         if kb is not None:
             registry.register(_StoreCollector(kb))
 
@@ -68,10 +108,12 @@ class Metrics:
         from prometheus_client import Gauge
 
         Gauge("kbc_repositories", "Repositories this server answers for.", registry=self.registry).set(served)
-        Gauge("kbc_repositories_open", "Repositories whose stores are open now.",
-              registry=self.registry).set_function(lambda: float(opened()))
-        Gauge("kbc_refreshes_queued", "Refreshes waiting (queued or running).",
-              registry=self.registry).set_function(lambda: float(queued()))
+        Gauge(
+            "kbc_repositories_open", "Repositories whose stores are open now.", registry=self.registry
+        ).set_function(lambda: float(opened()))
+        Gauge(
+            "kbc_refreshes_queued", "Refreshes waiting (queued or running).", registry=self.registry
+        ).set_function(lambda: float(queued()))
 
     def heard(self, logged: Logged) -> None:
         self.queries.labels(logged.kind).inc()
@@ -139,46 +181,69 @@ class _StoreCollector:
         with self._lock:
             self._read()
             index, retrieval, built, behind = self._index, self._retrieval, self._built, self._behind
-        yield GaugeMetricFamily("kbc_documents_behind", "Documents (the repository's and team "
-                                "knowledge's) behind the code, as `kbc drift` lists them.", value=behind)
-        yield CounterMetricFamily("kbc_slice_cache_hits", "Slices answered from the cache of the newest "
-                                  "build (the same request on the same build gives the same bytes).",
-                                  value=self.kb.cache_hits)
+        yield GaugeMetricFamily(
+            "kbc_documents_behind",
+            "Documents (the repository's and team knowledge's) behind the code, as `kbc drift` lists them.",
+            value=behind,
+        )
+        yield CounterMetricFamily(
+            "kbc_slice_cache_hits",
+            "Slices answered from the cache of the newest "
+            "build (the same request on the same build gives the same bytes).",
+            value=self.kb.cache_hits,
+        )
         by_status: dict[str, int] = {"open": 0, "merged": 0, "closed": 0}
         try:
             for proposal in self.kb.proposals():
                 by_status[proposal.status] = by_status.get(proposal.status, 0) + 1
         except (KbcError, OSError):
             pass
-        proposals = GaugeMetricFamily("kbc_proposals", "Proposals to the knowledge roots, by status.",
-                                      labels=["status"])
+        proposals = GaugeMetricFamily(
+            "kbc_proposals", "Proposals to the knowledge roots, by status.", labels=["status"]
+        )
         for status, count in sorted(by_status.items()):
             proposals.add_metric([status], count)
         yield proposals
-        sizes = GaugeMetricFamily("kbc_index_size", "What the index holds: files, chunks, embedding "
-                                  "units and units embedded.", labels=["part"])
+        sizes = GaugeMetricFamily(
+            "kbc_index_size",
+            "What the index holds: files, chunks, embedding units and units embedded.",
+            labels=["part"],
+        )
         for part in ("files", "chunks", "units", "embedded"):
             value = index.get(part)
             if isinstance(value, int):
                 sizes.add_metric([part], value)
         yield sizes
-        mode = GaugeMetricFamily("kbc_retrieval_mode", "1 for the retrieval mode the index allows now.",
-                                 labels=["retrieval"])
+        mode = GaugeMetricFamily(
+            "kbc_retrieval_mode", "1 for the retrieval mode the index allows now.", labels=["retrieval"]
+        )
         for name in ("hybrid", "lexical", "none"):
             mode.add_metric([name], 1.0 if name == retrieval else 0.0)
         yield mode
         now = time.time()
         if built:
-            yield GaugeMetricFamily("kbc_last_build_timestamp_seconds",
-                                    "When the last completed build finished (Unix time).", value=built)
+            yield GaugeMetricFamily(
+                "kbc_last_build_timestamp_seconds",
+                "When the last completed build finished (Unix time).",
+                value=built,
+            )
         record = read_refresh_record(self.kb.store)
         at = record.get("at")
         if isinstance(at, (int, float)):
-            yield GaugeMetricFamily("kbc_last_refresh_timestamp_seconds",
-                                    "When the last refresh ended (Unix time).", value=float(at))
-            yield GaugeMetricFamily("kbc_seconds_since_last_refresh", "Seconds since the last refresh "
-                                    "ended.", value=max(0.0, now - float(at)))
-            outcome = GaugeMetricFamily("kbc_last_refresh_success", "1 if the last refresh succeeded, "
-                                        "0 if it failed; labelled with what it did.", labels=["mode"])
+            yield GaugeMetricFamily(
+                "kbc_last_refresh_timestamp_seconds",
+                "When the last refresh ended (Unix time).",
+                value=float(at),
+            )
+            yield GaugeMetricFamily(
+                "kbc_seconds_since_last_refresh",
+                "Seconds since the last refresh ended.",
+                value=max(0.0, now - float(at)),
+            )
+            outcome = GaugeMetricFamily(
+                "kbc_last_refresh_success",
+                "1 if the last refresh succeeded, 0 if it failed; labelled with what it did.",
+                labels=["mode"],
+            )
             outcome.add_metric([str(record.get("mode") or "failed")], 1.0 if record.get("ok") else 0.0)
             yield outcome

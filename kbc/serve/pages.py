@@ -40,9 +40,17 @@ from kbc.views.render import mermaid_label, render_view, view_file
 
 mimetypes.add_type("text/javascript", ".mjs")  # a module script is refused with another type
 
-NAV = (("/", "Overview"), ("/views", "Views"), ("/graph", "Module graph"), ("/symbol", "Symbols"),
-       ("/search", "Search"), ("/slice", "Slice builder"), ("/ask", "Ask"), ("/gaps", "Gaps"),
-       ("/drift", "Drift"))
+NAV = (
+    ("/", "Overview"),
+    ("/views", "Views"),
+    ("/graph", "Module graph"),
+    ("/symbol", "Symbols"),
+    ("/search", "Search"),
+    ("/slice", "Slice builder"),
+    ("/ask", "Ask"),
+    ("/gaps", "Gaps"),
+    ("/drift", "Drift"),
+)
 HOME_LIMIT = 12  # views of a kind listed on the overview
 SOURCE_LINES = 2000  # lines of a file one page shows
 CONTEXT_LINES = 200  # lines shown around a highlighted range of a long file
@@ -54,8 +62,12 @@ GRAPH_NODES = 120  # modules drawn in the module graph
 def _templates() -> Any:
     import jinja2
 
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(Path(__file__).with_name("templates"))),
-                             autoescape=True, trim_blocks=True, lstrip_blocks=True)
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(Path(__file__).with_name("templates"))),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     env.globals.update(source_href=source_href, view_href=view_href)
     return env
 
@@ -118,19 +130,30 @@ class Site:
             served = kb.tracked_paths()
         except KbcError:
             served = frozenset()
-        found = Snapshot(views, served, repository, str(last.get("commit", "")),
-                         str(last.get("finished", "")), state)
+        found = Snapshot(
+            views, served, repository, str(last.get("commit", "")), str(last.get("finished", "")), state
+        )
         with self._lock:
             self._snapshots[kb.root] = (marker, found)
         return found
 
-    def page(self, template: str, snap: Snapshot, request: Request, status: int = 200,
-             **values: Any) -> HTMLResponse:
+    def page(
+        self, template: str, snap: Snapshot, request: Request, status: int = 200, **values: Any
+    ) -> HTMLResponse:
         names = self.worker.workspace.names() if snap is not ANONYMOUS else []
-        context = {"repository": snap.repository, "commit": snap.commit, "finished": snap.finished,
-                   "repositories": names if len(names) > 1 else [], "current": self.chosen(request),
-                   "version": __version__, "nav": NAV, "active": values.pop("active", request.url.path),
-                   "mermaid": False, "query": "", **values}
+        context = {
+            "repository": snap.repository,
+            "commit": snap.commit,
+            "finished": snap.finished,
+            "repositories": names if len(names) > 1 else [],
+            "current": self.chosen(request),
+            "version": __version__,
+            "nav": NAV,
+            "active": values.pop("active", request.url.path),
+            "mermaid": False,
+            "query": "",
+            **values,
+        }
         text = _templates().get_template(template).render(**context)
         return HTMLResponse(text, status_code=status)
 
@@ -138,9 +161,17 @@ class Site:
 
     def home(self, kb: KnowledgeBase, request: Request) -> HTMLResponse:
         snap = self.snapshot(kb)
-        return self.page("home.html", snap, request, title="Overview", state=snap.state or kb.status(),
-                         by_kind=_by_kind(snap.views), limit=HOME_LIMIT, gaps=len(kb.gaps()),
-                         drift=len(kb.drift()))
+        return self.page(
+            "home.html",
+            snap,
+            request,
+            title="Overview",
+            state=snap.state or kb.status(),
+            by_kind=_by_kind(snap.views),
+            limit=HOME_LIMIT,
+            gaps=len(kb.gaps()),
+            drift=len(kb.drift()),
+        )
 
     def views(self, kb: KnowledgeBase, request: Request) -> HTMLResponse:
         snap = self.snapshot(kb)
@@ -156,8 +187,15 @@ class Site:
             raise NotFound(f"no view {wanted!r}", hint="the Views page lists them")
         markdown = render_view(found, {v.id for v in snap.views})
         body = to_html(markdown, snap.served, snap.files, view_file(found.id))
-        return self.page("page.html", snap, request, title=found.title, body=body,
-                         mermaid="mermaid" in body, active="/views")
+        return self.page(
+            "page.html",
+            snap,
+            request,
+            title=found.title,
+            body=body,
+            mermaid="mermaid" in body,
+            active="/views",
+        )
 
     def graph(self, kb: KnowledgeBase, request: Request) -> HTMLResponse:
         snap = self.snapshot(kb)
@@ -177,8 +215,15 @@ class Site:
             if report.path in snap.served:
                 lines = kb.file(report.path, report.symbol.start_line, report.symbol.end_line)
                 sources[report.location] = _rows(lines)
-        return self.page("symbols.html", snap, request, title=name or "Symbols", name=name,
-                         reports=reports, sources=sources)
+        return self.page(
+            "symbols.html",
+            snap,
+            request,
+            title=name or "Symbols",
+            name=name,
+            reports=reports,
+            sources=sources,
+        )
 
     def source(self, kb: KnowledgeBase, request: Request) -> HTMLResponse:
         snap = self.snapshot(kb)
@@ -192,9 +237,19 @@ class Site:
             first = max(1, start - CONTEXT_LINES)
             last = min(lines, max(end or start, start) + CONTEXT_LINES, first + SOURCE_LINES - 1)
         shown = kb.file(path, first, max(first, last)) if lines else None
-        return self.page("source.html", snap, request, title=path, path=whole.path, lines=lines,
-                         start=start, end=max(end or 0, start or 0), rows=_rows(shown),
-                         truncated=first > 1 or last < lines, active="/search")
+        return self.page(
+            "source.html",
+            snap,
+            request,
+            title=path,
+            path=whole.path,
+            lines=lines,
+            start=start,
+            end=max(end or 0, start or 0),
+            rows=_rows(shown),
+            truncated=first > 1 or last < lines,
+            active="/search",
+        )
 
     def search(self, kb: KnowledgeBase, request: Request) -> HTMLResponse:
         snap = self.snapshot(kb)
@@ -216,9 +271,19 @@ class Site:
         asked = [s.strip() for s in chosen.split(",") if s.strip()] or None
         found = kb.retrieve_logged(task, use_case, budget, scopes=asked)[0] if task else None
         scopes = [s.scope for s in kb.scopes() if s.default]
-        return self.page("slice.html", snap, request, title="Slice builder", task=task, use_case=use_case,
-                         budget=budget, found=found, profiles=list(kb.use_cases().values()), scopes=scopes,
-                         chosen=chosen)
+        return self.page(
+            "slice.html",
+            snap,
+            request,
+            title="Slice builder",
+            task=task,
+            use_case=use_case,
+            budget=budget,
+            found=found,
+            profiles=list(kb.use_cases().values()),
+            scopes=scopes,
+            chosen=chosen,
+        )
 
     def ask(self, kb: KnowledgeBase, request: Request) -> HTMLResponse:
         snap = self.snapshot(kb)
@@ -226,22 +291,29 @@ class Site:
         no_llm = request.query_params.get("no_llm", "") not in ("", "0")
         answer = kb.ask(question, no_llm=no_llm)[0] if question else None
         body = to_html(answer.text, snap.served) if answer is not None else ""
-        return self.page("ask.html", snap, request, title="Ask", question=question, no_llm=no_llm,
-                         answer=answer, body=body)
+        return self.page(
+            "ask.html", snap, request, title="Ask", question=question, no_llm=no_llm, answer=answer, body=body
+        )
 
     def gaps(self, kb: KnowledgeBase, request: Request) -> HTMLResponse:
         return self.page("gaps.html", self.snapshot(kb), request, title="Gaps", gaps=kb.gaps())
 
     def drift(self, kb: KnowledgeBase, request: Request) -> HTMLResponse:
         snap = self.snapshot(kb)
-        reports = [{"path": r.path, "html": "<pre>" + linkify(html.escape(render_drift([r])), snap.served)
-                    + "</pre>"} for r in kb.drift()]
+        reports = [
+            {
+                "path": r.path,
+                "html": "<pre>" + linkify(html.escape(render_drift([r])), snap.served) + "</pre>",
+            }
+            for r in kb.drift()
+        ]
         return self.page("drift.html", snap, request, title="Drift", reports=reports)
 
     # -- wiring --------------------------------------------------------------------
 
-    def _handler(self, method: Callable[[KnowledgeBase, Request], HTMLResponse]
-                 ) -> Callable[[Request], Awaitable[Response]]:
+    def _handler(
+        self, method: Callable[[KnowledgeBase, Request], HTMLResponse]
+    ) -> Callable[[Request], Awaitable[Response]]:
         async def handle(request: Request) -> Response:
             name = self.chosen(request)
             try:
@@ -252,8 +324,15 @@ class Site:
                     snap = await self.worker.run(self.snapshot, name)
                 except KbcError:  # the repository has no build yet: the page says why
                     snap = Snapshot((), frozenset(), name, "", "")
-                return self.page("error.html", snap, request, status=status_of(error), title=title,
-                                 message=error.message, hint=error.hint)
+                return self.page(
+                    "error.html",
+                    snap,
+                    request,
+                    status=status_of(error),
+                    title=title,
+                    message=error.message,
+                    hint=error.hint,
+                )
 
         return handle
 
@@ -262,9 +341,15 @@ class Site:
             snap = await self.worker.run(self.snapshot, self.chosen(request))
         except KbcError:
             snap = Snapshot((), frozenset(), self.chosen(request), "", "")
-        return self.page("error.html", snap, request, status=404, title="Not found",
-                         message=f"There is no page at {request.url.path}.",
-                         hint="The menu above has them all.")
+        return self.page(
+            "error.html",
+            snap,
+            request,
+            status=404,
+            title="Not found",
+            message=f"There is no page at {request.url.path}.",
+            hint="The menu above has them all.",
+        )
 
     async def login(self, request: Request) -> Response:
         # Shown to anyone who reaches the server: nothing of the repository (its name, commit,
@@ -277,11 +362,19 @@ class Site:
             given = str(form.get("token") or "")
             if self.token and token_matches(given, self.token):
                 response = RedirectResponse(_local_path(target), status_code=303)
-                response.set_cookie(COOKIE, given, httponly=True, samesite="strict",
-                                    secure=request.url.scheme == "https")
+                response.set_cookie(
+                    COOKIE, given, httponly=True, samesite="strict", secure=request.url.scheme == "https"
+                )
                 return response
-            return self.page("login.html", snap, request, status=401, title="Sign in", next=target,
-                             error="That is not the token.")
+            return self.page(
+                "login.html",
+                snap,
+                request,
+                status=401,
+                title="Sign in",
+                next=target,
+                error="That is not the token.",
+            )
         return self.page("login.html", snap, request, title="Sign in", next=target, error="")
 
     async def switch(self, request: Request) -> Response:
@@ -291,21 +384,33 @@ class Site:
         if name not in self.worker.workspace.names():
             return await self.not_found(request)
         response = RedirectResponse("/", status_code=303)
-        response.set_cookie(REPOSITORY_COOKIE, name, httponly=True, samesite="strict",
-                            secure=request.url.scheme == "https")
+        response.set_cookie(
+            REPOSITORY_COOKIE, name, httponly=True, samesite="strict", secure=request.url.scheme == "https"
+        )
         return response
 
     def routes(self) -> list[Route | Mount]:
-        pages = [("/", self.home), ("/views", self.views), ("/view/{view_id:path}", self.view),
-                 ("/graph", self.graph), ("/symbol", self.symbol), ("/source/{path:path}", self.source),
-                 ("/search", self.search), ("/slice", self.slice), ("/ask", self.ask),
-                 ("/gaps", self.gaps), ("/drift", self.drift)]
-        found: list[Route | Mount] = [Route(path, self._handler(method), methods=["GET"])
-                                      for path, method in pages]
+        pages = [
+            ("/", self.home),
+            ("/views", self.views),
+            ("/view/{view_id:path}", self.view),
+            ("/graph", self.graph),
+            ("/symbol", self.symbol),
+            ("/source/{path:path}", self.source),
+            ("/search", self.search),
+            ("/slice", self.slice),
+            ("/ask", self.ask),
+            ("/gaps", self.gaps),
+            ("/drift", self.drift),
+        ]
+        found: list[Route | Mount] = [
+            Route(path, self._handler(method), methods=["GET"]) for path, method in pages
+        ]
         found.append(Route("/login", self.login, methods=["GET", "POST"]))
         found.append(Route("/repository", self.switch, methods=["POST"]))
-        found.append(Mount("/static", StaticFiles(directory=str(Path(__file__).with_name("static"))),
-                           name="static"))
+        found.append(
+            Mount("/static", StaticFiles(directory=str(Path(__file__).with_name("static"))), name="static")
+        )
         return found
 
 
@@ -356,19 +461,26 @@ def _module_graph(architecture: View, ids: set[str], every: bool) -> str:
             lines.append(f"  {node[dependency['source']]} --> {node[dependency['target']]}")
     links = "".join(
         f'<li><a href="{html.escape(view_href("module:" + m))}">{html.escape(m)}</a></li>'
-        if "module:" + m in ids else f"<li>{html.escape(m)}</li>" for m in names)
+        if "module:" + m in ids
+        else f"<li>{html.escape(m)}</li>"
+        for m in names
+    )
     more = len(shown) - len(names)
     hidden = len(facts["modules"]) - len(shown)
-    note = f"<p class=\"meta\">{more} less central modules are not drawn.</p>" if more > 0 else ""
+    note = f'<p class="meta">{more} less central modules are not drawn.</p>' if more > 0 else ""
     if hidden:
-        note += (f"<p class=\"meta\">{hidden} test module{'s' if hidden != 1 else ''} left out: "
-                 "<a href=\"/graph?all=1\">show every module</a>.</p>")
-    return (f"<h1>Module graph</h1><p class=\"meta\">{len(names)} modules, "
-            f"{sum(1 for d in facts['dependencies'] if d['source'] in node and d['target'] in node)} "
-            f"imports between them; a module opens its page.</p>{note}"
-            f'<pre class="mermaid" data-links="module">{html.escape(chr(10).join(lines))}</pre>'
-            f'<h2>Modules</h2><ul class="views columns">{links}</ul>'
-            f"<script type=\"application/json\" id=\"module-links\">{_json_links(names, ids)}</script>")
+        note += (
+            f'<p class="meta">{hidden} test module{"s" if hidden != 1 else ""} left out: '
+            '<a href="/graph?all=1">show every module</a>.</p>'
+        )
+    return (
+        f'<h1>Module graph</h1><p class="meta">{len(names)} modules, '
+        f"{sum(1 for d in facts['dependencies'] if d['source'] in node and d['target'] in node)} "
+        f"imports between them; a module opens its page.</p>{note}"
+        f'<pre class="mermaid" data-links="module">{html.escape(chr(10).join(lines))}</pre>'
+        f'<h2>Modules</h2><ul class="views columns">{links}</ul>'
+        f'<script type="application/json" id="module-links">{_json_links(names, ids)}</script>'
+    )
 
 
 def _json_links(names: list[str], ids: set[str]) -> str:

@@ -82,5 +82,13 @@ def server_config(app: Any, host: str, port: int, **options: Any) -> Any:
     """The uvicorn configuration `kbc serve` runs ``app`` with."""
     import uvicorn
 
-    return uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False,
-                          lifespan="on", http=guarded_protocol(), **options)
+    return uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        http=guarded_protocol(),
+        **options,
+    )

@@ -13,8 +13,13 @@ if TYPE_CHECKING:
 TRANSPORTS = ("stdio", "http")
 
 
-def serve(served: KnowledgeBase | Workspace, transport: str = "stdio", host: str = "127.0.0.1",
-          port: int = 8765, token: str | None = None) -> None:
+def serve(
+    served: KnowledgeBase | Workspace,
+    transport: str = "stdio",
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    token: str | None = None,
+) -> None:
     """Serve ``served`` until stopped: MCP on stdin/stdout (``"stdio"``, without loading the
     HTTP stack), or everything over HTTP at ``http://host:port/`` (``"http"``; see
     :func:`kbc.serve.http.serve_http`). Returns when stdin closes (stdio) or on SIGINT/SIGTERM

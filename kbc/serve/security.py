@@ -24,8 +24,10 @@ from kbc.domain.errors import ConfigError, FieldError
 
 COOKIE = "kbc_token"
 MIN_TOKEN_CHARS = 16  # of a bearer token that guards a bind beyond loopback
-_SECRET = ("a long random secret without spaces, e.g. the output of "
-           "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`")
+_SECRET = (
+    "a long random secret without spaces, e.g. the output of "
+    "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`"
+)
 # Paths a client with no token may open: the login page and what it is drawn with.
 OPEN_PATHS = ("/login", "/static/", "/api/v1/hooks/")  # webhooks prove themselves by signature
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
@@ -46,23 +48,50 @@ def is_loopback(host: str) -> bool:
 def check_bind(host: str, port: int, token: str | None) -> None:
     """Refuse to start where the knowledge base would be exposed without a good token."""
     if not 0 < port < 65536:
-        raise ConfigError([FieldError("--port", "serve.port", f"{port} is not a TCP port",
-                                      "give a port between 1 and 65535")])
+        raise ConfigError(
+            [
+                FieldError(
+                    "--port", "serve.port", f"{port} is not a TCP port", "give a port between 1 and 65535"
+                )
+            ]
+        )
     if token and token != token.strip():
-        raise ConfigError([FieldError(
-            "KBC_TOKEN", "serve.token", "the token is blank or has white space around it, which no "
-            "client can send back in an Authorization header", f"set KBC_TOKEN to {_SECRET}")])
+        raise ConfigError(
+            [
+                FieldError(
+                    "KBC_TOKEN",
+                    "serve.token",
+                    "the token is blank or has white space around it, which no "
+                    "client can send back in an Authorization header",
+                    f"set KBC_TOKEN to {_SECRET}",
+                )
+            ]
+        )
     if token and not is_loopback(host) and len(token) < MIN_TOKEN_CHARS:
-        raise ConfigError([FieldError(
-            "KBC_TOKEN", "serve.token", f"a {len(token)}-character token guards a bind beyond this "
-            f"machine ({host}); it must have at least {MIN_TOKEN_CHARS} characters",
-            f"set KBC_TOKEN to {_SECRET}")])
+        raise ConfigError(
+            [
+                FieldError(
+                    "KBC_TOKEN",
+                    "serve.token",
+                    f"a {len(token)}-character token guards a bind beyond this "
+                    f"machine ({host}); it must have at least {MIN_TOKEN_CHARS} characters",
+                    f"set KBC_TOKEN to {_SECRET}",
+                )
+            ]
+        )
     if not token and not is_loopback(host):
-        raise ConfigError([FieldError(
-            "--host", "serve.host",
-            f"binding {host} exposes the knowledge base beyond this machine, so a bearer token is required",
-            "set KBC_TOKEN to a long random secret (clients send 'Authorization: Bearer <token>'), "
-            "or bind 127.0.0.1")])
+        raise ConfigError(
+            [
+                FieldError(
+                    "--host",
+                    "serve.host",
+                    f"binding {host} exposes the knowledge base beyond this machine, "
+                    "so a bearer token is required",
+                    "set KBC_TOKEN to a long random secret (clients send 'Authorization: Bearer <token>'), "
+                    "or bind 127.0.0.1",
+                )
+            ]
+        )
 
 
 def _header(scope: Scope, name: bytes) -> bytes:
@@ -104,16 +133,30 @@ class Guard:
             await self.app(scope, receive, send)
             return
         if self.loopback and not self._local(scope):
-            await _send_json(send, 421, {"error": "this server answers only requests addressed to "
-                                         "this machine (Host or Origin is not a loopback name)",
-                                         "hint": "open it as http://127.0.0.1:<port>/"})
+            await _send_json(
+                send,
+                421,
+                {
+                    "error": "this server answers only requests addressed to "
+                    "this machine (Host or Origin is not a loopback name)",
+                    "hint": "open it as http://127.0.0.1:<port>/",
+                },
+            )
             return
         path = str(scope.get("path", ""))
-        if path in QUERYING and scope.get("query_string") \
-                and _header(scope, b"sec-fetch-site") in (b"cross-site", b"same-site"):
-            await _send_json(send, 403, {"error": "another site's page may not run a query here",
-                                         "hint": "ask from kbc's own pages, or from a client that "
-                                                 "is not a browser"})
+        if (
+            path in QUERYING
+            and scope.get("query_string")
+            and _header(scope, b"sec-fetch-site") in (b"cross-site", b"same-site")
+        ):
+            await _send_json(
+                send,
+                403,
+                {
+                    "error": "another site's page may not run a query here",
+                    "hint": "ask from kbc's own pages, or from a client that is not a browser",
+                },
+            )
             return
         if self.token and not path.startswith(OPEN_PATHS) and not self._authorized(scope):
             if scope["type"] == "websocket":
@@ -121,13 +164,30 @@ class Guard:
             elif _wants_page(scope, path):
                 await _redirect(send, "/login?next=" + quote(path, safe="/"))
             elif path.startswith("/mcp"):
-                await _send_json(send, 401, {"jsonrpc": "2.0", "id": None, "error": {
-                    "code": -32001, "message": "unauthorized: missing or wrong bearer token "
-                    "(send the header 'Authorization: Bearer <KBC_TOKEN>')"}}, challenge=True)
+                await _send_json(
+                    send,
+                    401,
+                    {
+                        "jsonrpc": "2.0",
+                        "id": None,
+                        "error": {
+                            "code": -32001,
+                            "message": "unauthorized: missing or wrong bearer token "
+                            "(send the header 'Authorization: Bearer <KBC_TOKEN>')",
+                        },
+                    },
+                    challenge=True,
+                )
             else:
-                await _send_json(send, 401, {"error": "unauthorized: missing or wrong bearer token",
-                                             "hint": "send the header 'Authorization: Bearer <KBC_TOKEN>'"},
-                                 challenge=True)
+                await _send_json(
+                    send,
+                    401,
+                    {
+                        "error": "unauthorized: missing or wrong bearer token",
+                        "hint": "send the header 'Authorization: Bearer <KBC_TOKEN>'",
+                    },
+                    challenge=True,
+                )
             return
         await self.app(scope, receive, send)
 
@@ -166,6 +226,11 @@ async def _send_json(send: Send, status: int, data: object, *, challenge: bool =
 
 
 async def _redirect(send: Send, location: str) -> None:
-    await send({"type": "http.response.start", "status": 303,
-                "headers": [(b"location", location.encode()), (b"content-length", b"0")]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 303,
+            "headers": [(b"location", location.encode()), (b"content-length", b"0")],
+        }
+    )
     await send({"type": "http.response.body", "body": b""})

@@ -36,6 +36,7 @@ class Worker:
 
     async def run(self, work: Callable[[KnowledgeBase], T], repository: str | None = None) -> T:
         """``work`` on the knowledge base of ``repository`` (default: the only one)."""
+
         def call() -> T:
             with self.workspace.using(self.workspace.chosen(repository)) as kb:
                 return work(kb)
@@ -46,9 +47,15 @@ class Worker:
         """``work`` on the whole workspace (what reads several repositories at once)."""
         return await asyncio.wrap_future(self._executor.submit(work, self.workspace))
 
-    async def reply(self, tool: str, work: Callable[[KnowledgeBase], Any], *,
-                    listing: bool = False, repository: str | None = None,
-                    across: Callable[[Workspace], Any] | None = None) -> CallToolResult:
+    async def reply(
+        self,
+        tool: str,
+        work: Callable[[KnowledgeBase], Any],
+        *,
+        listing: bool = False,
+        repository: str | None = None,
+        across: Callable[[Workspace], Any] | None = None,
+    ) -> CallToolResult:
         """The tool's result: ``work`` in the repository named (or the only one), or, when
         ``across`` is given and several repositories are served with none named, ``across``."""
         started = time.perf_counter()
@@ -64,8 +71,10 @@ class Worker:
         if self.metrics is not None:
             self.metrics.tool(tool, True, time.perf_counter() - started)
         text = json.dumps(data, indent=1, ensure_ascii=False)
-        return CallToolResult(content=[TextContent(type="text", text=text)],
-                              structured_content={"result": data} if listing else data)
+        return CallToolResult(
+            content=[TextContent(type="text", text=text)],
+            structured_content={"result": data} if listing else data,
+        )
 
     def close(self) -> None:
         """Close every store, then stop the threads."""

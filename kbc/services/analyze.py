@@ -101,8 +101,9 @@ def analyze_with_sweep(
     root = root.resolve()
     store_root = store_path(root, settings, store_dir)
     with in_pass("discover"), clock.measure("discover"):
-        inventory = discover(root, max_file_bytes=settings.max_file_bytes,
-                             exclude=settings.exclude, store_dir=store_root)
+        inventory = discover(
+            root, max_file_bytes=settings.max_file_bytes, exclude=settings.exclude, store_dir=store_root
+        )
     cache_file = analysis_cache(store_root)
     with in_pass("secrets"), clock.measure("secrets"), AnalysisCache(cache_file) as counts:
         known = counts.secret_counts(sweep_key(f) for f in inventory.files)
@@ -114,19 +115,43 @@ def analyze_with_sweep(
     seen_modules: dict[str, str] = {}
     for source in inventory.files:
         if source.language in CODE_LANGUAGES and source.role in ANALYZED_ROLES:
-            tasks.append((AnalysisTask(source.path, str(root / source.path), code_module(source.path), False,
-                                       swept.also(source.path), source.path in swept.clean,
-                                       language=source.language), source.blob))
+            tasks.append(
+                (
+                    AnalysisTask(
+                        source.path,
+                        str(root / source.path),
+                        code_module(source.path),
+                        False,
+                        swept.also(source.path),
+                        source.path in swept.clean,
+                        language=source.language,
+                    ),
+                    source.blob,
+                )
+            )
             continue
         if source.language != "python":
             continue
         name, is_package = module_name(source.path, roots)
         if name in seen_modules:
-            warnings.append(f"{source.path}: module {name} is also {seen_modules[name]}; "
-                            "set analyze.source_roots to tell them apart")
+            warnings.append(
+                f"{source.path}: module {name} is also {seen_modules[name]}; "
+                "set analyze.source_roots to tell them apart"
+            )
         seen_modules.setdefault(name, source.path)
-        tasks.append((AnalysisTask(source.path, str(root / source.path), name, is_package,
-                                   swept.also(source.path), source.path in swept.clean), source.blob))
+        tasks.append(
+            (
+                AnalysisTask(
+                    source.path,
+                    str(root / source.path),
+                    name,
+                    is_package,
+                    swept.also(source.path),
+                    source.path in swept.clean,
+                ),
+                source.blob,
+            )
+        )
 
     version_key, code_version = analyzer_version(), code_analyzer_version()
 
@@ -139,8 +164,10 @@ def analyze_with_sweep(
         misses = [task for (task, _), key in zip(tasks, keys, strict=True) if key not in cached]
         report = progress(len(misses)) if progress is not None and misses else None
         parsed_now = run_analysis(misses, settings.worker_count(), report)
-        fresh_keys = [cache_key(task, _blob_of(result), version_of(task))
-                      for task, result in zip(misses, parsed_now, strict=True)]
+        fresh_keys = [
+            cache_key(task, _blob_of(result), version_of(task))
+            for task, result in zip(misses, parsed_now, strict=True)
+        ]
         cache.put_many(zip(fresh_keys, parsed_now, strict=True))
         cache.retain([*fresh_keys, *(k for k in keys if k in cached)])
     by_path = {r.path: r for r in (*cached.values(), *parsed_now)}
@@ -154,19 +181,29 @@ def analyze_with_sweep(
     with in_pass("graph"), clock.measure("graph"):
         linked = link(facts)
         declared, problems = metadata_entry_points(
-            root, (f.path for f in inventory.files if f.language in ("toml", "ini")
-                   or f.language == "json" and f.role not in ("vendored", "test", "example")))
+            root,
+            (
+                f.path
+                for f in inventory.files
+                if f.language in ("toml", "ini")
+                or f.language == "json"
+                and f.role not in ("vendored", "test", "example")
+            ),
+        )
         graph = build_graph(linked, settings.module_split_files, settings.max_modules)
     with clock.measure("store facts"):
-        generation = FactsStore(store_root).write(Snapshot(
-            inventory=inventory,
-            facts=tuple(linked),
-            failures=failures,
-            entry_points=tuple(declared),
-            problems=tuple(problems),
-            graph=graph,
-            versions={"kbc": __version__, "analyzer": version_key, "code analyzer": code_version},
-        ), publish=publish)
+        generation = FactsStore(store_root).write(
+            Snapshot(
+                inventory=inventory,
+                facts=tuple(linked),
+                failures=failures,
+                entry_points=tuple(declared),
+                problems=tuple(problems),
+                graph=graph,
+                versions={"kbc": __version__, "analyzer": version_key, "code analyzer": code_version},
+            ),
+            publish=publish,
+        )
     reasons = Counter(s.reason for s in inventory.skipped)
     reasons.update(s.reason for s in skipped_files)
     return AnalyzeSummary(

@@ -56,14 +56,22 @@ class BuildSummary:
     filling: int = 0  # pid of the process started to embed the units left (0: none left; -1: failed)
 
 
-def build_repository(root: Path, settings: Settings, store_dir: Path | None = None,
-                     progress: AnalyzeProgress | None = None,
-                     embed_progress: EmbedProgress | None = None, *, no_llm: bool = False,
-                     interpreter: Interpreter | None = None,
-                     views_progress: ViewsProgress | None = None, fresh: bool = False,
-                     on_wait: Callable[[str], None] | None = None,
-                     components: Components = CONFIGURED, wait: bool | None = None,
-                     reparse: bool | None = None) -> BuildSummary:
+def build_repository(  # noqa: PLR0913 - the build's inputs, passed by name
+    root: Path,
+    settings: Settings,
+    store_dir: Path | None = None,
+    progress: AnalyzeProgress | None = None,
+    embed_progress: EmbedProgress | None = None,
+    *,
+    no_llm: bool = False,
+    interpreter: Interpreter | None = None,
+    views_progress: ViewsProgress | None = None,
+    fresh: bool = False,
+    on_wait: Callable[[str], None] | None = None,
+    components: Components = CONFIGURED,
+    wait: bool | None = None,
+    reparse: bool | None = None,
+) -> BuildSummary:
     """Every pass, holding the store's writer lock; ``fresh`` re-does the work its caches
     would skip (parsing, chunking), ``reparse`` (default: ``fresh``) the parsing alone: False
     takes each file's facts from the analysis cache, keyed by its content and the analyzer,
@@ -79,17 +87,38 @@ def build_repository(root: Path, settings: Settings, store_dir: Path | None = No
             discard_staged(index_dir(store_root))
         begin_build(store_root, "fresh" if fresh else "incremental")
         wait_units = None if wait else 0 if wait is False else settings.wait_units
-        summary = _build(root, settings, store_dir, progress, embed_progress, no_llm,
-                         interpreter or components.llm(settings, no_llm), views_progress, fresh,
-                         components, wait_units, fresh if reparse is None else reparse)
+        summary = _build(
+            root,
+            settings,
+            store_dir,
+            progress,
+            embed_progress,
+            no_llm,
+            interpreter or components.llm(settings, no_llm),
+            views_progress,
+            fresh,
+            components,
+            wait_units,
+            fresh if reparse is None else reparse,
+        )
     filling = start_filling(root, settings, store_dir) if summary.index.pending else 0
     return dataclasses.replace(summary, waited=waited, filling=filling)
 
 
-def _build(root: Path, settings: Settings, store_dir: Path | None, progress: AnalyzeProgress | None,
-           embed_progress: EmbedProgress | None, no_llm: bool, interpreter: Interpreter | None,
-           views_progress: ViewsProgress | None, fresh: bool, components: Components,
-           wait_units: int | None, reparse: bool) -> BuildSummary:
+def _build(  # noqa: PLR0913 - the build's inputs, passed by name
+    root: Path,
+    settings: Settings,
+    store_dir: Path | None,
+    progress: AnalyzeProgress | None,
+    embed_progress: EmbedProgress | None,
+    no_llm: bool,
+    interpreter: Interpreter | None,
+    views_progress: ViewsProgress | None,
+    fresh: bool,
+    components: Components,
+    wait_units: int | None,
+    reparse: bool,
+) -> BuildSummary:
     # Read before the files are: a change made while they are read is seen by the next refresh.
     dirty = uncommitted(root, store_path(root, settings, store_dir))
     analyzed, swept = analyze_with_sweep(root, settings, store_dir, progress, fresh=reparse, publish=False)
@@ -97,9 +126,15 @@ def _build(root: Path, settings: Settings, store_dir: Path | None, progress: Ana
     generation = analyzed.generation
     clock = Stopwatch()
     with in_pass("views"), clock.measure("views"):
-        views, viewed = build_views_pass(store_root, root, settings, no_llm=no_llm,
-                                         interpreter=interpreter, progress=views_progress,
-                                         generation=generation)
+        views, viewed = build_views_pass(
+            store_root,
+            root,
+            settings,
+            no_llm=no_llm,
+            interpreter=interpreter,
+            progress=views_progress,
+            generation=generation,
+        )
     store = FactsStore(store_root, generation)
     facts = {f.path: f for f in store.facts()}
     inventory = store.inventory()
@@ -112,12 +147,24 @@ def _build(root: Path, settings: Settings, store_dir: Path | None, progress: Ana
         embedder, vectors, note = components.open_embedding(store_root, root, settings, recover=True)
     with in_pass("index"):
         indexed = build_index(
-            root.resolve(), inventory.files, facts, index_dir(store_root),
-            chunk_lines=settings.chunk_lines, overlap=settings.chunk_overlap,
-            workers=settings.worker_count(), embedder=embedder, vectors=vectors, note=note,
-            progress=embed_progress, documents=view_documents(views), fresh=fresh,
-            embed_tests=settings.embed_tests, repeated=swept.repeated, clean=swept.clean,
-            knowledge=collected.texts(), knowledge_dates=collected.dates(),
+            root.resolve(),
+            inventory.files,
+            facts,
+            index_dir(store_root),
+            chunk_lines=settings.chunk_lines,
+            overlap=settings.chunk_overlap,
+            workers=settings.worker_count(),
+            embedder=embedder,
+            vectors=vectors,
+            note=note,
+            progress=embed_progress,
+            documents=view_documents(views),
+            fresh=fresh,
+            embed_tests=settings.embed_tests,
+            repeated=swept.repeated,
+            clean=swept.clean,
+            knowledge=collected.texts(),
+            knowledge_dates=collected.dates(),
             wait_units=wait_units,
         )
     published = Stopwatch()
@@ -126,12 +173,22 @@ def _build(root: Path, settings: Settings, store_dir: Path | None, progress: Ana
         publish_index(index_dir(store_root))
         store.publish(generation)
         write_manifest(store_root, collected.manifest)  # even without a root: a root removed is forgotten
-        write_state(store_root, BuildState(inventory.commit, len(inventory.files), settings.shape(),
-                                           __version__, generation, dirty))
+        write_state(
+            store_root,
+            BuildState(
+                inventory.commit, len(inventory.files), settings.shape(), __version__, generation, dirty
+            ),
+        )
         end_build(store_root)
         sweep_index(index_dir(store_root), indexed, vectors if embedder is not None else None)
     manifest = collected.manifest
-    known = KnowledgeSummary(len(manifest.roots), len(manifest.documents), len(manifest.scopes()),
-                             manifest.problems)
-    return BuildSummary(analyzed, viewed, indexed, knowledge=known,
-                        passes=(*analyzed.passes, *clock.passes, *indexed.passes, *published.passes))
+    known = KnowledgeSummary(
+        len(manifest.roots), len(manifest.documents), len(manifest.scopes()), manifest.problems
+    )
+    return BuildSummary(
+        analyzed,
+        viewed,
+        indexed,
+        knowledge=known,
+        passes=(*analyzed.passes, *clock.passes, *indexed.passes, *published.passes),
+    )

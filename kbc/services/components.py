@@ -62,8 +62,13 @@ class Components:
             return None
         if self.interpreter is not None:
             return self.interpreter
-        return interpreter_from(settings.llm_model, settings.llm_api_base, settings.llm_timeout,
-                                settings.llm_retries, settings.llm_api_key)
+        return interpreter_from(
+            settings.llm_model,
+            settings.llm_api_base,
+            settings.llm_timeout,
+            settings.llm_retries,
+            settings.llm_api_key,
+        )
 
     def rerank(self, settings: Settings) -> Reranker | None:
         """The reranker: the given one, else the one ``retrieval.rerank_model`` names (a chat
@@ -75,13 +80,24 @@ class Components:
             return None
         if model.startswith(PLUGIN_PREFIX):
             return plugin(model.removeprefix(PLUGIN_PREFIX))
-        chat = LiteLLMInterpreter(model, api_base=settings.rerank_api_base or settings.llm_api_base,
-                                  api_key=settings.llm_api_key, timeout=settings.rerank_timeout, retries=0)
+        chat = LiteLLMInterpreter(
+            model,
+            api_base=settings.rerank_api_base or settings.llm_api_base,
+            api_key=settings.llm_api_key,
+            timeout=settings.rerank_timeout,
+            retries=0,
+        )
         return LLMReranker(chat)
 
-    def open_embedding(self, store_root: Path, repo_root: Path, settings: Settings, *,
-                       recover: bool = False, lazy: bool = False
-                       ) -> tuple[Embedder | None, VectorStore | None, str]:
+    def open_embedding(
+        self,
+        store_root: Path,
+        repo_root: Path,
+        settings: Settings,
+        *,
+        recover: bool = False,
+        lazy: bool = False,
+    ) -> tuple[Embedder | None, VectorStore | None, str]:
         """The embedder and vector store, or (None, None, why not): retrieval then is lexical.
 
         With ``recover`` (a build), a local Chroma store that cannot be opened is set aside
@@ -101,16 +117,25 @@ class Components:
             name = ""  # the store names its collection by the embedder's model id
         else:
             try:
-                embedder = open_embedder(name, settings.embed_tokens, settings.cache_dir, for_queries=lazy,
-                                         api_base=settings.embed_api_base, api_key=settings.llm_api_key)
+                embedder = open_embedder(
+                    name,
+                    settings.embed_tokens,
+                    settings.cache_dir,
+                    for_queries=lazy,
+                    api_base=settings.embed_api_base,
+                    api_key=settings.llm_api_key,
+                )
             except EmbedderUnavailable as exc:
                 return None, None, exc.message
         where = index_dir(store_root)
         if lazy:
             return embedder, LazyVectorStore(lambda: open_advised(where, repo_root, embedder, name, url)), ""
         if not url and not chroma_dir(where).exists():  # nothing to recover, nor to read: open when written
-            return embedder, LazyVectorStore(lambda: open_advised(where, repo_root, embedder, name, url),
-                                             empty=True), ""
+            return (
+                embedder,
+                LazyVectorStore(lambda: open_advised(where, repo_root, embedder, name, url), empty=True),
+                "",
+            )
         vectors, note = open_or_set_aside(where, repo_root, embedder, name, url, recover=recover)
         return (embedder, vectors, note) if vectors is not None else (None, None, note)
 

@@ -4,13 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kbc.analyzers.drift import (
-    Commit,
-    check_document,
-    commits_since,
-    last_commits,
-    parse_front_matter,
-)
+from kbc.analyzers.drift import Commit, check_document, commits_since, last_commits, parse_front_matter
 from kbc.domain.drift import DriftReport
 from kbc.graph.mentions import MentionChecker
 from kbc.graph.symbols import SymbolTable
@@ -63,8 +57,9 @@ def find_drift(root: Path, store_root: Path) -> list[DriftReport]:
 REPO_REF = "repo:"  # a knowledge document's ref naming the compiled repository's code
 
 
-def _knowledge_drift(root: Path, store_root: Path, tracked: list[str], code: MentionChecker,
-                     in_git: bool) -> list[DriftReport]:
+def _knowledge_drift(
+    root: Path, store_root: Path, tracked: list[str], code: MentionChecker, in_git: bool
+) -> list[DriftReport]:
     """The knowledge documents behind this repository's code: their refs (``repo:`` globs, or
     plain ones) are matched against this repository, and its commits made after the
     document's last commit in its own repository are the ones that count."""
@@ -115,8 +110,10 @@ def render_drift(reports: list[DriftReport]) -> str:
         lines = [head]
         for reason in report.reasons:
             if reason.kind == "code_changed":
-                lines.append(f"  code changed: {reason.commits_since} commit"
-                             f"{'' if reason.commits_since == 1 else 's'} since, latest {reason.last_change}")
+                lines.append(
+                    f"  code changed: {reason.commits_since} commit"
+                    f"{'' if reason.commits_since == 1 else 's'} since, latest {reason.last_change}"
+                )
                 lines.extend(f"    {f}" for f in reason.files[:MAX_FILES_SHOWN])
                 if len(reason.files) > MAX_FILES_SHOWN:
                     lines.append(f"    … and {len(reason.files) - MAX_FILES_SHOWN} more")

@@ -41,11 +41,17 @@ class FillSummary:
     seconds: float
 
 
-def fill_vectors(root: Path, settings: Settings, store_dir: Path | None = None, *,
-                 background: bool = False, lock: int | None = None,
-                 progress: Callable[[int, int], None] | None = None,
-                 on_wait: Callable[[str], None] | None = None,
-                 components: Components = CONFIGURED) -> FillSummary:
+def fill_vectors(
+    root: Path,
+    settings: Settings,
+    store_dir: Path | None = None,
+    *,
+    background: bool = False,
+    lock: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    on_wait: Callable[[str], None] | None = None,
+    components: Components = CONFIGURED,
+) -> FillSummary:
     """Embed the units the live index waits for, then publish it hybrid. ``background``:
     niced, the model on one thread; ``lock``: a descriptor of the fill lock it was started
     holding."""
@@ -75,20 +81,27 @@ def fill_vectors(root: Path, settings: Settings, store_dir: Path | None = None, 
                     if state is not None:  # a new build record: servers following the store reopen it
                         write_state(store_root, state)
                     return FillSummary(len(pending.units), embedded, "hybrid", time.perf_counter() - started)
-    raise KbcError(f"the index changed {ROUNDS} times while its vectors were embedded",
-                   hint="run `kbc embed` again once builds have stopped")
+    raise KbcError(
+        f"the index changed {ROUNDS} times while its vectors were embedded",
+        hint="run `kbc embed` again once builds have stopped",
+    )
 
 
-def _opened(components: Components, store_root: Path, root: Path, settings: Settings, model: str,
-            background: bool) -> tuple[Embedder, VectorStore]:
+def _opened(
+    components: Components, store_root: Path, root: Path, settings: Settings, model: str, background: bool
+) -> tuple[Embedder, VectorStore]:
     """The embedder (on one thread for ``background``) and vector store for ``model``."""
     embedder, vectors, why = components.open_embedding(store_root, root, settings, lazy=background)
     if embedder is None or vectors is None:
-        raise KbcError(f"the index waits for vectors of {model}, but no model loads: {why}",
-                       hint="fix the embedding settings and run `kbc embed`, or build again")
+        raise KbcError(
+            f"the index waits for vectors of {model}, but no model loads: {why}",
+            hint="fix the embedding settings and run `kbc embed`, or build again",
+        )
     if embedder.model_id != model:
-        raise KbcError(f"the index waits for vectors of {model}, but the model configured is "
-                       f"{embedder.model_id}", hint="run `kbc build` to index for the configured model")
+        raise KbcError(
+            f"the index waits for vectors of {model}, but the model configured is {embedder.model_id}",
+            hint="run `kbc build` to index for the configured model",
+        )
     return embedder, vectors
 
 
@@ -120,10 +133,16 @@ def _meta(where: Path, key: str) -> str:
 
 # The settings the embedding process must share with the build that starts it, passed as
 # the environment variables that set them (above the repository's own configuration).
-SHARED = {"embed_model": "KBC_EMBED_MODEL", "embed_tokens": "KBC_EMBED_TOKENS",
-          "embed_api_base": "KBC_EMBED_API_BASE", "llm_api_key": "KBC_LLM_API_KEY",
-          "embed_tests": "KBC_EMBED_TESTS", "cache_dir": "KBC_CACHE_DIR", "chroma_url": "KBC_CHROMA_URL",
-          "lock_timeout": "KBC_LOCK_TIMEOUT"}
+SHARED = {
+    "embed_model": "KBC_EMBED_MODEL",
+    "embed_tokens": "KBC_EMBED_TOKENS",
+    "embed_api_base": "KBC_EMBED_API_BASE",
+    "llm_api_key": "KBC_LLM_API_KEY",
+    "embed_tests": "KBC_EMBED_TESTS",
+    "cache_dir": "KBC_CACHE_DIR",
+    "chroma_url": "KBC_CHROMA_URL",
+    "lock_timeout": "KBC_LOCK_TIMEOUT",
+}
 
 
 def start_filling(root: Path, settings: Settings, store_dir: Path | None = None) -> int:
@@ -131,12 +150,25 @@ def start_filling(root: Path, settings: Settings, store_dir: Path | None = None)
     outlives this one); its output goes to the store's ``embedding.log``. Returns its pid, or
     -1 when none could be started (the index stays lexical, waiting for `kbc embed`)."""
     store_root = store_path(root, settings, store_dir)
-    shared = {variable: (("true" if value else "false") if isinstance(value, bool) else str(value))
-              for name, variable in SHARED.items() for value in [getattr(settings, name)]}
+    shared = {
+        variable: (("true" if value else "false") if isinstance(value, bool) else str(value))
+        for name, variable in SHARED.items()
+        for value in [getattr(settings, name)]
+    }
     env = environment_with(shared)
     # -P: the working folder is not put on the module path (a repository may hold a `kbc` of its own)
-    command = [sys.executable, "-P", "-m", "kbc", "embed", "--repo", str(root.resolve()),
-               "--store", str(store_root.resolve()), "--background"]
+    command = [
+        sys.executable,
+        "-P",
+        "-m",
+        "kbc",
+        "embed",
+        "--repo",
+        str(root.resolve()),
+        "--store",
+        str(store_root.resolve()),
+        "--background",
+    ]
     # The fill lock is taken here and handed down, so the store shows the process running from
     # the moment the build returns. While another process holds it, the one started waits for
     # it (and finds nothing to do if that one took the new index's units too).
@@ -149,8 +181,17 @@ def start_filling(root: Path, settings: Settings, store_dir: Path | None = None)
             # Started through a launcher that exits at once: the process is nobody's child to reap
             # (nor a subprocess this one must wait for), and outlives the command that started it.
             launcher = [sys.executable, "-P", "-c", LAUNCHER, *map(str, passed), "--", *command]
-            launched = subprocess.run(launcher, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log,
-                                      env=env, cwd=store_root, check=False, timeout=60, pass_fds=passed)
+            launched = subprocess.run(
+                launcher,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                env=env,
+                cwd=store_root,
+                check=False,
+                timeout=60,
+                pass_fds=passed,
+            )
         return int(launched.stdout.decode().strip())
     except (OSError, ValueError, subprocess.SubprocessError):
         return -1

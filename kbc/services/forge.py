@@ -55,26 +55,41 @@ class Forge:
         returned as it is."""
         if self.kind == "github":
             owner = self.repository.split("/", 1)[0]
-            status, data = self._call("POST", f"{self._project()}/pulls",
-                                      {"title": title, "head": branch, "base": base, "body": body})
+            status, data = self._call(
+                "POST",
+                f"{self._project()}/pulls",
+                {"title": title, "head": branch, "base": base, "body": body},
+            )
             if status == 422:  # GitHub's answer when a request for the branch exists
                 found = self.request_for(branch)
                 if found is not None:
                     return found
-                raise ForgeError(f"GitHub refused the pull request: {_message(data)}",
-                                 hint=f"check that {base} exists in {self.repository} and {owner} "
-                                      f"holds the pushed branch {branch}")
+                raise ForgeError(
+                    f"GitHub refused the pull request: {_message(data)}",
+                    hint=f"check that {base} exists in {self.repository} and {owner} "
+                    f"holds the pushed branch {branch}",
+                )
         else:
-            status, data = self._call("POST", f"{self._project()}/merge_requests",
-                                      {"source_branch": branch, "target_branch": base, "title": title,
-                                       "description": body, "remove_source_branch": True})
+            status, data = self._call(
+                "POST",
+                f"{self._project()}/merge_requests",
+                {
+                    "source_branch": branch,
+                    "target_branch": base,
+                    "title": title,
+                    "description": body,
+                    "remove_source_branch": True,
+                },
+            )
             if status == 409:  # GitLab's answer when a request for the branch exists
                 found = self.request_for(branch)
                 if found is not None:
                     return found
         if status not in (200, 201) or not isinstance(data, dict):
-            raise ForgeError(f"{self.kind} answered {status} to the new request: {_message(data)}",
-                             hint=_hint(status, self))
+            raise ForgeError(
+                f"{self.kind} answered {status} to the new request: {_message(data)}",
+                hint=_hint(status, self),
+            )
         made = self._request(data, review=False)
         return replace(made, review="awaiting review") if made.state == "open" else made
 
@@ -88,8 +103,10 @@ class Forge:
             query = urllib.parse.urlencode({"source_branch": branch, "state": "all"})
             status, data = self._call("GET", f"{self._project()}/merge_requests?{query}")
         if status != 200 or not isinstance(data, list):
-            raise ForgeError(f"{self.kind} answered {status} when asked for {branch}'s request: "
-                             f"{_message(data)}", hint=_hint(status, self))
+            raise ForgeError(
+                f"{self.kind} answered {status} when asked for {branch}'s request: {_message(data)}",
+                hint=_hint(status, self),
+            )
         found = [d for d in data if isinstance(d, dict)]
         if not found:
             return None
@@ -104,11 +121,14 @@ class Forge:
         if self.kind == "github":
             status, data = self._call("PATCH", f"{self._project()}/pulls/{found.number}", {"state": "closed"})
         else:
-            status, data = self._call("PUT", f"{self._project()}/merge_requests/{found.number}",
-                                      {"state_event": "close"})
+            status, data = self._call(
+                "PUT", f"{self._project()}/merge_requests/{found.number}", {"state_event": "close"}
+            )
         if status != 200 or not isinstance(data, dict):
-            raise ForgeError(f"{self.kind} answered {status} when closing #{found.number}: {_message(data)}",
-                             hint=_hint(status, self))
+            raise ForgeError(
+                f"{self.kind} answered {status} when closing #{found.number}: {_message(data)}",
+                hint=_hint(status, self),
+            )
         return self._request(data, review=False)
 
     # -- the two REST shapes --------------------------------------------------
@@ -141,8 +161,11 @@ class Forge:
             return "review state unknown"
         latest: dict[str, str] = {}  # each reviewer's last word counts
         for review in data:
-            if isinstance(review, dict) and review.get("state") in ("APPROVED", "CHANGES_REQUESTED",
-                                                                    "DISMISSED"):
+            if isinstance(review, dict) and review.get("state") in (
+                "APPROVED",
+                "CHANGES_REQUESTED",
+                "DISMISSED",
+            ):
                 who = str((review.get("user") or {}).get("login", ""))
                 latest[who] = str(review["state"])
         if "CHANGES_REQUESTED" in latest.values():
@@ -159,8 +182,13 @@ class Forge:
         """(status, parsed JSON or the text); a forge that cannot be reached raises."""
         headers = {"Accept": "application/json", "User-Agent": "kbc"}
         if self.kind == "github":
-            headers.update({"Authorization": f"Bearer {self.token}", "Accept": "application/vnd.github+json",
-                            "X-GitHub-Api-Version": "2022-11-28"})
+            headers.update(
+                {
+                    "Authorization": f"Bearer {self.token}",
+                    "Accept": "application/vnd.github+json",
+                    "X-GitHub-Api-Version": "2022-11-28",
+                }
+            )
         else:
             headers["PRIVATE-TOKEN"] = self.token
         data = None
@@ -176,8 +204,10 @@ class Forge:
             status, raw = exc.code, exc.read(MAX_RESPONSE)
         except (urllib.error.URLError, OSError, ValueError) as exc:
             reason = getattr(exc, "reason", exc)
-            raise ForgeError(f"the forge at {self.api_base} did not answer: {reason}",
-                             hint="check forge.api_base and the network") from None
+            raise ForgeError(
+                f"the forge at {self.api_base} did not answer: {reason}",
+                hint="check forge.api_base and the network",
+            ) from None
         try:
             return status, json.loads(raw.decode("utf-8", "replace"))
         except json.JSONDecodeError:
@@ -198,8 +228,9 @@ def _message(data: Any) -> str:
 
 def _hint(status: int, forge: Forge) -> str:
     if status in (401, 403):
-        return (f"check forge.token (KBC_FORGE_TOKEN): it must be allowed to open requests on "
-                f"{forge.repository}")
+        return (
+            f"check forge.token (KBC_FORGE_TOKEN): it must be allowed to open requests on {forge.repository}"
+        )
     if status == 404:
         return f"check forge.repository ({forge.repository}) and forge.api_base ({forge.api_base})"
     return "try again; the forge may be busy"
@@ -212,21 +243,31 @@ def forge_from(settings: Settings) -> Forge | None:
     if not kind:
         return None
     if kind not in KINDS:
-        raise KbcError(f"forge.kind {settings.forge_kind!r} is not one kbc knows",
-                       hint="set github or gitlab")
-    missing = [name for name, value in (("forge.repository", settings.forge_repository),
-                                        ("forge.token (or KBC_FORGE_TOKEN)", settings.forge_token))
-               if not value.strip()]
+        raise KbcError(
+            f"forge.kind {settings.forge_kind!r} is not one kbc knows", hint="set github or gitlab"
+        )
+    missing = [
+        name
+        for name, value in (
+            ("forge.repository", settings.forge_repository),
+            ("forge.token (or KBC_FORGE_TOKEN)", settings.forge_token),
+        )
+        if not value.strip()
+    ]
     if missing:
-        raise KbcError(f"forge.kind is {kind} but {' and '.join(missing)} is not set",
-                       hint="set them in your kbc configuration or the environment, or unset forge.kind")
+        raise KbcError(
+            f"forge.kind is {kind} but {' and '.join(missing)} is not set",
+            hint="set them in your kbc configuration or the environment, or unset forge.kind",
+        )
     base = (settings.forge_api_base.strip() or KINDS[kind]).rstrip("/")
     parsed = urllib.parse.urlsplit(base)
     if parsed.scheme not in ("https", "http") or not parsed.hostname:
         raise KbcError(f"forge.api_base {base!r} is not an http(s) URL", hint=f"e.g. {KINDS[kind]}")
     if parsed.scheme == "http" and not _loopback(parsed.hostname):
-        raise KbcError(f"forge.api_base {base!r} would send the token unencrypted",
-                       hint="use https (plain http is allowed on loopback only)")
+        raise KbcError(
+            f"forge.api_base {base!r} would send the token unencrypted",
+            hint="use https (plain http is allowed on loopback only)",
+        )
     return Forge(kind, base, settings.forge_repository.strip().strip("/"), settings.forge_token.strip())
 
 

@@ -58,8 +58,14 @@ def _merged(parts: Sequence[Part], weigh: Weigh, k: int = K) -> list[tuple[str, 
     return [(name, item) for _, name, _, item in scored]
 
 
-def _allotments(parts: Sequence[Part], limit: int, separator: dict[str, int],
-                counter: TokenCounter, weigh: Weigh, k: int = K) -> dict[str, int]:
+def _allotments(
+    parts: Sequence[Part],
+    limit: int,
+    separator: dict[str, int],
+    counter: TokenCounter,
+    weigh: Weigh,
+    k: int = K,
+) -> dict[str, int]:
     """Tokens each repository may pack: its share of the merged order that fits in ``limit``
     (an item's tokens count its file's title; a repository's first also its slice's header)."""
     frame = {p.name: counter.count(p.found.text.split("\n## ", 1)[0] + "\n") + HEADER_SLACK for p in parts}
@@ -74,10 +80,18 @@ def _allotments(parts: Sequence[Part], limit: int, separator: dict[str, int],
     return allotted
 
 
-def retrieve_across(workspace: Workspace, task: str, use_case: str = "implementation",
-                    budget: int | None = None, *, names: Sequence[str] | None = None,
-                    scopes: Sequence[str] | None = None, min_confidence: float = 0.0,
-                    weigh: Weigh = confidence_weight, k: int = K) -> dict[str, Any]:
+def retrieve_across(  # noqa: PLR0913 - a retrieval's request, as every interface passes it
+    workspace: Workspace,
+    task: str,
+    use_case: str = "implementation",
+    budget: int | None = None,
+    *,
+    names: Sequence[str] | None = None,
+    scopes: Sequence[str] | None = None,
+    min_confidence: float = 0.0,
+    weigh: Weigh = confidence_weight,
+    k: int = K,
+) -> dict[str, Any]:
     """The slice of ``task`` across ``names`` (default: every repository with a build), as the
     retrieve payload: each item names its ``repository``; ``repositories`` gives each one's
     tokens and confidence, ``behind`` those whose store is behind their repository.
@@ -91,8 +105,9 @@ def retrieve_across(workspace: Workspace, task: str, use_case: str = "implementa
         try:
             with workspace.using(name) as kb:
                 budget = kb.profile(use_case).budget if budget_asked is None else budget_asked
-                found, evidence = kb.slice_for(task, use_case, budget, scopes=scopes,
-                                               min_confidence=min_confidence)
+                found, evidence = kb.slice_for(
+                    task, use_case, budget, scopes=scopes, min_confidence=min_confidence
+                )
         except KbcError as error:
             if names:
                 raise
@@ -102,22 +117,27 @@ def retrieve_across(workspace: Workspace, task: str, use_case: str = "implementa
     if not parts or budget is None:
         raise KbcError("no repository of this server has a build yet", hint="; ".join(skipped))
     counter = workspace.components.token_counter()
-    header = (f"# kbc slice · {use_case} · across {len(parts)} repositories "
-              f"({', '.join(p.name for p in parts)}) · budget {budget} tokens\n")
+    header = (
+        f"# kbc slice · {use_case} · across {len(parts)} repositories "
+        f"({', '.join(p.name for p in parts)}) · budget {budget} tokens\n"
+    )
     separators = {p.name: f"\n## repository: {p.name}\n\n" for p in parts}
     sizes = {name: counter.count(text) for name, text in separators.items()}
     limit = budget - counter.count(header)
     if limit < 1:
-        raise KbcError(f"budget {budget} is smaller than a slice's header",
-                       hint="give a budget of a few hundred tokens or more")
+        raise KbcError(
+            f"budget {budget} is smaller than a slice's header",
+            hint="give a budget of a few hundred tokens or more",
+        )
     allotted = _allotments(parts, limit, sizes, counter, weigh, k)
     order = list(dict.fromkeys(name for name, _ in _merged(parts, weigh, k) if name in allotted))
     sections: list[tuple[str, Slice]] = []
     for name in order:
         try:
             with workspace.using(name) as kb:
-                packed, _ = kb.slice_for(task, use_case, allotted[name] - sizes[name], scopes=scopes,
-                                         min_confidence=min_confidence)
+                packed, _ = kb.slice_for(
+                    task, use_case, allotted[name] - sizes[name], scopes=scopes, min_confidence=min_confidence
+                )
         except KbcError:
             continue  # an allotment below its slice's header: the repository is left out
         sections.append((name, packed))
@@ -133,39 +153,80 @@ def retrieve_across(workspace: Workspace, task: str, use_case: str = "implementa
         logged.append((part.name, own_id, frozenset(i.id for i in part.found.items)))
     query_id = "ws-" + hashlib.sha256("\0".join(q for _, q, _ in logged).encode()).hexdigest()[:16]
     workspace.remember(query_id, tuple(logged))
-    return _payload(parts, sections, text, counter.count(text), use_case, budget, skipped,
-                    workspace.behind([p.name for p in parts]), query_id, task)
+    return _payload(
+        parts,
+        sections,
+        text,
+        counter.count(text),
+        use_case,
+        budget,
+        skipped,
+        workspace.behind([p.name for p in parts]),
+        query_id,
+        task,
+    )
 
 
-def _payload(parts: Sequence[Part], sections: Sequence[tuple[str, Slice]], text: str, tokens: int,
-             use_case: str, budget: int, skipped: Sequence[str], behind: Sequence[str],
-             query_id: str, task: str) -> dict[str, Any]:
+def _payload(  # noqa: PLR0913 - the parts of one answer, assembled once
+    parts: Sequence[Part],
+    sections: Sequence[tuple[str, Slice]],
+    text: str,
+    tokens: int,
+    use_case: str,
+    budget: int,
+    skipped: Sequence[str],
+    behind: Sequence[str],
+    query_id: str,
+    task: str,
+) -> dict[str, Any]:
     confidences = [p.found.confidence for p in parts if p.found.confidence >= 0]
     confidence = max(confidences) if confidences else -1.0
     modes = {p.found.retrieval for p in parts}
     notes = [f"{p.name}: {p.found.note}" for p in parts if p.found.note]
     notes += [f"left out {s}" for s in skipped]
-    notes += [f"{name}: its store is behind its repository (a refresh is queued or needed)"
-              for name in behind]
+    notes += [
+        f"{name}: its store is behind its repository (a refresh is queued or needed)" for name in behind
+    ]
     items = [dict(item_data(i), repository=name) for name, packed in sections for i in packed.items]
     matched = [dict(m, repository=name) for name, packed in sections for m in packed.matched]
-    fingerprint = hashlib.sha256(json.dumps(
-        [use_case, budget, task, [(n, s.fingerprint) for n, s in sections]]).encode()).hexdigest()[:16]
+    fingerprint = hashlib.sha256(
+        json.dumps([use_case, budget, task, [(n, s.fingerprint) for n, s in sections]]).encode()
+    ).hexdigest()[:16]
     return {
-        "use_case": use_case, "budget": budget, "tokens": tokens, "fingerprint": fingerprint,
-        "retrieval": "hybrid" if modes == {"hybrid"} else "lexical", "note": "; ".join(notes),
+        "use_case": use_case,
+        "budget": budget,
+        "tokens": tokens,
+        "fingerprint": fingerprint,
+        "retrieval": "hybrid" if modes == {"hybrid"} else "lexical",
+        "note": "; ".join(notes),
         "confidence": round(confidence, 3),
         "low_confidence": all(p.found.low_confidence for p in parts),
-        "matched": matched, "items": items, "text": text, "query_id": query_id,
-        "repositories": [{"name": p.name, "confidence": round(p.found.confidence, 3),
-                          "low_confidence": p.found.low_confidence, "retrieval": p.found.retrieval,
-                          "tokens": next((s.tokens for n, s in sections if n == p.name), 0),
-                          "behind": p.name in behind} for p in parts],
+        "matched": matched,
+        "items": items,
+        "text": text,
+        "query_id": query_id,
+        "repositories": [
+            {
+                "name": p.name,
+                "confidence": round(p.found.confidence, 3),
+                "low_confidence": p.found.low_confidence,
+                "retrieval": p.found.retrieval,
+                "tokens": next((s.tokens for n, s in sections if n == p.name), 0),
+                "behind": p.name in behind,
+            }
+            for p in parts
+        ],
     }
 
 
-def search_across(workspace: Workspace, query: str, k: int = 10, use_case: str = "implementation",
-                  names: Sequence[str] | None = None, budget: int | None = None) -> list[SearchHit]:
+def search_across(
+    workspace: Workspace,
+    query: str,
+    k: int = 10,
+    use_case: str = "implementation",
+    names: Sequence[str] | None = None,
+    budget: int | None = None,
+) -> list[SearchHit]:
     """The top ``k`` hits across repositories, merged by reciprocal rank; each names its
     ``repository``; with ``budget``, as many as their texts fit in that many tokens."""
     scored: list[tuple[float, str, int, SearchHit]] = []
@@ -177,8 +238,9 @@ def search_across(workspace: Workspace, query: str, k: int = 10, use_case: str =
             if names:
                 raise
             continue
-        scored.extend((1 / (K + rank + 1), name, rank, replace(hit, repository=name))
-                      for rank, hit in enumerate(hits))
+        scored.extend(
+            (1 / (K + rank + 1), name, rank, replace(hit, repository=name)) for rank, hit in enumerate(hits)
+        )
     scored.sort(key=lambda row: (-row[0], row[1], row[2]))
     hits = [hit for *_, hit in scored[: max(1, k)]]
     if budget is None:
@@ -199,13 +261,19 @@ def named(data: dict[str, Any], name: str, workspace: Workspace) -> dict[str, An
     workspace serves several, naming the repository, on every item too."""
     note = data.get("note", "")
     if workspace.behind([name]):
-        said = (f"{name}: its store is behind its repository (HEAD moved since the build, or a "
-                "push is not in yet): refresh it (MCP refresh, `kbc refresh`)")
+        said = (
+            f"{name}: its store is behind its repository (HEAD moved since the build, or a "
+            "push is not in yet): refresh it (MCP refresh, `kbc refresh`)"
+        )
         note = f"{note}; {said}" if note else said
     if workspace.single() is not None:
         return {**data, "note": note} if note != data.get("note", "") else data
-    return {**data, "note": note, "repository": name,
-            "items": [dict(item, repository=name) for item in data.get("items", [])]}
+    return {
+        **data,
+        "note": note,
+        "repository": name,
+        "items": [dict(item, repository=name) for item in data.get("items", [])],
+    }
 
 
 def symbols_across(workspace: Workspace, name: str) -> list[dict[str, Any]]:

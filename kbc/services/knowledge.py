@@ -74,10 +74,15 @@ class UntrustedSetting(UserWarning):
 class KnowledgeBase:
     """The knowledge base of the repository at ``path`` (built with :meth:`build`)."""
 
-    def __init__(self, path: str | Path = ".", *, store: str | Path | None = None,
-                 settings: Settings | None = None,
-                 notify: Say | None = None,
-                 components: Components = CONFIGURED) -> None:
+    def __init__(
+        self,
+        path: str | Path = ".",
+        *,
+        store: str | Path | None = None,
+        settings: Settings | None = None,
+        notify: Say | None = None,
+        components: Components = CONFIGURED,
+    ) -> None:
         """``settings`` default to the repository's resolved configuration; ``components``
         to the parts those settings name. ``notify`` hears what happens on the way to an
         answer (an automatic refresh, a wait for another writer of the store); by default
@@ -108,30 +113,59 @@ class KnowledgeBase:
             self._reset()
             return analyze_repository(self.root, self.settings, self.store, progress=progress)
 
-    def build(self, *, no_llm: bool = False, interpreter: Interpreter | None = None,
-              progress: BuildProgress | None = None, wait: bool | None = None) -> BuildSummary:
+    def build(
+        self,
+        *,
+        no_llm: bool = False,
+        interpreter: Interpreter | None = None,
+        progress: BuildProgress | None = None,
+        wait: bool | None = None,
+    ) -> BuildSummary:
         """Every pass; ``interpreter`` overrides the components' one for this build; ``wait``:
         see :func:`kbc.services.build.build_repository`."""
         shown = progress or BuildProgress()
         with self._lock:
             self._reset()
-            return build_repository(self.root, self.settings, self.store, progress=shown.files,
-                                    embed_progress=shown.embedding, no_llm=no_llm,
-                                    interpreter=interpreter, views_progress=shown.views,
-                                    on_wait=self._notify, components=self.components, wait=wait)
+            return build_repository(
+                self.root,
+                self.settings,
+                self.store,
+                progress=shown.files,
+                embed_progress=shown.embedding,
+                no_llm=no_llm,
+                interpreter=interpreter,
+                views_progress=shown.views,
+                on_wait=self._notify,
+                components=self.components,
+                wait=wait,
+            )
 
     def refresh(self, *, no_llm: bool = False, full: bool = False) -> RefreshSummary:
         with self._lock:
             self._reset()
-            return refresh(str(self.root), self.settings, self.store, no_llm=no_llm, force_full=full,
-                           on_wait=self._notify, components=self.components)
+            return refresh(
+                str(self.root),
+                self.settings,
+                self.store,
+                no_llm=no_llm,
+                force_full=full,
+                on_wait=self._notify,
+                components=self.components,
+            )
 
     def _refresh_if_moved(self) -> None:
         """KB_AUTO_REFRESH: bring the store up to the repository's HEAD before answering."""
         # Before each answer: the repository's own commits only (the knowledge roots, fetched
         # by URL, are read again by `kbc refresh`, not on every request).
-        done = refresh(str(self.root), self.settings, self.store, with_drift=False, on_wait=self._notify,
-                       components=self.components, with_knowledge=False)
+        done = refresh(
+            str(self.root),
+            self.settings,
+            self.store,
+            with_drift=False,
+            on_wait=self._notify,
+            components=self.components,
+            with_knowledge=False,
+        )
         if done.mode != "up-to-date":
             self._notify(f"kbc: refreshed the store first ({done.mode}: {done.reason})")
             self._reset()
@@ -171,8 +205,9 @@ class KnowledgeBase:
                     opened.confidence_floor = self.settings.confidence_floor
                 reranker = self.components.rerank(self.settings)
                 if reranker is not None:
-                    opened.reranking = Reranking(reranker, self.settings.rerank_candidates,
-                                                 RerankCache(rerank_cache(self.store)))
+                    opened.reranking = Reranking(
+                        reranker, self.settings.rerank_candidates, RerankCache(rerank_cache(self.store))
+                    )
                 self._build.retriever = opened
             return self._build.retriever
 
@@ -181,7 +216,7 @@ class KnowledgeBase:
         slice's titles say of them (nothing when drift cannot be read)."""
         try:
             reports = find_drift(self.root, self.store)
-        except Exception:  # noqa: BLE001 - a mark on a slice's titles; never a reason to refuse one
+        except Exception:
             return {}
         return {r.path: "; ".join(reason.detail for reason in r.reasons)[:BEHIND_CHARS] for r in reports}
 
@@ -220,22 +255,39 @@ class KnowledgeBase:
             raise KbcError(f"no use case named {name!r}", hint=f"use one of: {', '.join(sorted(profiles))}")
         return profiles[name]
 
-    def retrieve(self, task: str, use_case: str = "implementation", budget: int | None = None,
-                 scopes: Sequence[str] | None = None) -> Slice:
+    def retrieve(
+        self,
+        task: str,
+        use_case: str = "implementation",
+        budget: int | None = None,
+        scopes: Sequence[str] | None = None,
+    ) -> Slice:
         return self.retrieve_logged(task, use_case, budget, scopes=scopes)[0]
 
-    def retrieve_logged(self, task: str, use_case: str = "implementation",
-                        budget: int | None = None, kind: str = "retrieve",
-                        scopes: Sequence[str] | None = None,
-                        min_confidence: float = 0.0) -> tuple[Slice, str]:
+    def retrieve_logged(
+        self,
+        task: str,
+        use_case: str = "implementation",
+        budget: int | None = None,
+        kind: str = "retrieve",
+        scopes: Sequence[str] | None = None,
+        min_confidence: float = 0.0,
+    ) -> tuple[Slice, str]:
         """The slice and the id under which the query was logged (for :meth:`report_usage`).
         ``scopes``: the knowledge scopes it may hold (default: ``scopes.default``, else every
         scope but the projects/... ones); a confidence below ``min_confidence`` packs nothing."""
         found, evidence = self.slice_for(task, use_case, budget, scopes=scopes, min_confidence=min_confidence)
         return found, self.log_query(kind, task, use_case, evidence, found=found)
 
-    def slice_for(self, task: str, use_case: str = "implementation", budget: int | None = None, *,
-                  scopes: Sequence[str] | None = None, min_confidence: float = 0.0) -> tuple[Slice, Evidence]:
+    def slice_for(
+        self,
+        task: str,
+        use_case: str = "implementation",
+        budget: int | None = None,
+        *,
+        scopes: Sequence[str] | None = None,
+        min_confidence: float = 0.0,
+    ) -> tuple[Slice, Evidence]:
         """The slice and the evidence it was ranked on, without logging the query (what a
         retrieval across repositories packs from, then logs once it knows the answer)."""
         profile = self.profile(use_case)
@@ -256,22 +308,37 @@ class KnowledgeBase:
                 ranking = without(retriever.search(task, profile), exclude)
                 if ranking.reranked or not ranking.rerank:  # a reranker that failed is asked again
                     self._build.keep_ranking(ranked_key, ranking)
-            found = retriever.slice_of(ranking, task, profile, profile.budget if budget is None else budget,
-                                       exclude, min_confidence)
+            found = retriever.slice_of(
+                ranking, task, profile, profile.budget if budget is None else budget, exclude, min_confidence
+            )
             evidence = ranking.evidence
             if ranking.reranked or not ranking.rerank:
                 self._build.keep_slice(key, (found, evidence))
             return found, evidence
 
-    def log_query(self, kind: str, task: str, use_case: str, evidence: Evidence, *, gap: bool | None = None,
-                  found: Slice | None = None) -> str:
+    def log_query(
+        self,
+        kind: str,
+        task: str,
+        use_case: str,
+        evidence: Evidence,
+        *,
+        gap: bool | None = None,
+        found: Slice | None = None,
+    ) -> str:
         """Write a query to the gap log (``gap``: whether it is one; by default, whether its
         evidence is below the floor) and tell the listeners; returns its id."""
         return self._queries.record(kind, task, use_case, evidence, gap=gap, found=found)
 
-    def ask(self, question: str, *, no_llm: bool = False, budget: int | None = None,
-            interpreter: Interpreter | None = None,
-            scopes: Sequence[str] | None = None) -> tuple[Answer, str]:
+    def ask(
+        self,
+        question: str,
+        *,
+        no_llm: bool = False,
+        budget: int | None = None,
+        interpreter: Interpreter | None = None,
+        scopes: Sequence[str] | None = None,
+    ) -> tuple[Answer, str]:
         """An answer whose citations all point inside the retrieved sources, and its query id."""
         found, query_id = self.retrieve_logged(question, "qa", budget, kind="ask", scopes=scopes)
         chosen = None if no_llm else (interpreter or self.components.llm(self.settings))
@@ -280,8 +347,14 @@ class KnowledgeBase:
             return extractive(question, found, why), query_id
         return llm_answer(question, found, chosen), query_id
 
-    def search(self, query: str, k: int = 10, use_case: str = "implementation",
-               scopes: Sequence[str] | None = None, budget: int | None = None) -> list[SearchHit]:
+    def search(
+        self,
+        query: str,
+        k: int = 10,
+        use_case: str = "implementation",
+        scopes: Sequence[str] | None = None,
+        budget: int | None = None,
+    ) -> list[SearchHit]:
         """The top ``k`` hits, best first; with ``budget``, only as many as their texts fit in
         that many tokens."""
         profile = self.profile(use_case)
@@ -296,9 +369,19 @@ class KnowledgeBase:
                 spent += chunk.tokens or counter.count(chunk.text)
                 if spent > budget:
                     break
-            out.append(SearchHit(id=chunk.id, path=chunk.path, start_line=chunk.start_line,
-                                 end_line=chunk.end_line, kind=chunk.kind, score=score, heading=chunk.heading,
-                                 symbols=chunk.symbols, text=chunk.text))
+            out.append(
+                SearchHit(
+                    id=chunk.id,
+                    path=chunk.path,
+                    start_line=chunk.start_line,
+                    end_line=chunk.end_line,
+                    kind=chunk.kind,
+                    score=score,
+                    heading=chunk.heading,
+                    symbols=chunk.symbols,
+                    text=chunk.text,
+                )
+            )
         self._queries.record("search", query, use_case, ranking.evidence)
         return out
 
@@ -321,19 +404,35 @@ class KnowledgeBase:
         for record in manifest.documents.values():
             for scope in record.scopes:
                 roots.setdefault(scope, set()).add(record.root)
-        return [ScopeSummary(scope=scope, documents=count, roots=tuple(sorted(roots.get(scope, ()))),
-                             default=scope in default) for scope, count in manifest.scopes().items()]
+        return [
+            ScopeSummary(
+                scope=scope,
+                documents=count,
+                roots=tuple(sorted(roots.get(scope, ()))),
+                default=scope in default,
+            )
+            for scope, count in manifest.scopes().items()
+        ]
 
-    def propose(self, path: str, *, content: str | None = None, diff: str | None = None,
-                rationale: str, author: str) -> Proposal:
+    def propose(
+        self, path: str, *, content: str | None = None, diff: str | None = None, rationale: str, author: str
+    ) -> Proposal:
         """Propose a change to a knowledge document as a new branch of its root (never a write)."""
         from kbc.services.proposals import propose
 
-        return propose(self.manifest(), path, content=content, diff=diff, rationale=rationale, author=author,
-                       forge=forge_from(self.settings))
+        return propose(
+            self.manifest(),
+            path,
+            content=content,
+            diff=diff,
+            rationale=rationale,
+            author=author,
+            forge=forge_from(self.settings),
+        )
 
-    def propose_drift(self, *, no_llm: bool = False,
-                      interpreter: Interpreter | None = None) -> list[Proposal]:
+    def propose_drift(
+        self, *, no_llm: bool = False, interpreter: Interpreter | None = None
+    ) -> list[Proposal]:
         """A proposal for every document behind the code (``kbc drift --propose``): a skeleton, or
         with an LLM configured its grounded rewrite, marked as machine-written."""
         from kbc.graph.mentions import MentionChecker
@@ -343,6 +442,7 @@ class KnowledgeBase:
         chosen = None if no_llm else (interpreter or self.components.llm(self.settings))
         code = None
         if chosen is not None:
+
             def source(path: str) -> str:
                 try:
                     return (self.root / path).read_text(encoding="utf-8", errors="replace")
@@ -350,8 +450,9 @@ class KnowledgeBase:
                     return ""
 
             code = MentionChecker(SymbolTable(FactsStore(self.store).facts(), source))
-        return propose_drift(self.manifest(), self.root, self.drift(), chosen, code,
-                             forge_from(self.settings))
+        return propose_drift(
+            self.manifest(), self.root, self.drift(), chosen, code, forge_from(self.settings)
+        )
 
     def proposals(self) -> list[Proposal]:
         from kbc.services.proposals import proposals
@@ -374,8 +475,10 @@ class KnowledgeBase:
         manifest = self.manifest()
         if not manifest.documents:
             if scopes:
-                raise KbcError("no knowledge scope: no knowledge root was indexed",
-                               hint="configure [[knowledge]] or --knowledge, then `kbc build`")
+                raise KbcError(
+                    "no knowledge scope: no knowledge root was indexed",
+                    hint="configure [[knowledge]] or --knowledge, then `kbc build`",
+                )
             return frozenset()
         return excluded(manifest, chosen_scopes(manifest, scopes, self.settings.default_scopes))
 
@@ -407,8 +510,9 @@ class KnowledgeBase:
         """Every question of the golden file ``golden`` asked of this store."""
         return evaluate_golden(self.root, self.settings, golden, self.store, use_cases, self.components)
 
-    def file(self, path: str, start: int | None = None, end: int | None = None,
-             budget: int | None = None) -> FileLines:
+    def file(
+        self, path: str, start: int | None = None, end: int | None = None, budget: int | None = None
+    ) -> FileLines:
         """Lines of a tracked file or a knowledge document; anything else (traversal, absolute,
         untracked or ignored paths, files where credentials were found) is refused. With
         ``budget``, the lines from ``start`` that fit in that many tokens (``truncated`` says
@@ -419,8 +523,14 @@ class KnowledgeBase:
         else:
             clean, language = confine(path, self._tracked_files())
             # Redacted with the credentials the files that hold them hold now, as indexing does.
-            text = read_redacted(self.root, clean, language, max_bytes, also=self._repository_values(),
-                                 hint="run `kbc refresh` once the work tree is as it should be")
+            text = read_redacted(
+                self.root,
+                clean,
+                language,
+                max_bytes,
+                also=self._repository_values(),
+                hint="run `kbc refresh` once the work tree is as it should be",
+            )
             found = lines_of(clean, text, start, end)
         if budget is None:
             return found
@@ -439,8 +549,9 @@ class KnowledgeBase:
         with self._lock:
             self.follow()
             if self._build.values is None:
-                holders = [(path, language) for path, (found, language) in self._tracked_files().items()
-                           if found]
+                holders = [
+                    (path, language) for path, (found, language) in self._tracked_files().items() if found
+                ]
                 found = own_values(self.root, holders, workers=1)
                 self._build.values = {value for values in found.values() for value in values}
             return self._build.values

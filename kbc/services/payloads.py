@@ -79,8 +79,11 @@ def fitted(data: dict[str, Any], budget: int, count: Callable[[str], int]) -> di
     while size(trimmed) > budget:
         where = _largest(trimmed, "")
         if where is None:
-            raise KbcError(f"budget {budget} is too small for this answer: cut to its bones it takes "
-                           f"{size(trimmed)} tokens", hint=f"give a budget of {size(trimmed)} tokens or more")
+            raise KbcError(
+                f"budget {budget} is too small for this answer: cut to its bones it takes "
+                f"{size(trimmed)} tokens",
+                hint=f"give a budget of {size(trimmed)} tokens or more",
+            )
         path, parent, key, value = where
         if isinstance(value, list):
             parent[key] = value[: len(value) // 2]
@@ -98,8 +101,13 @@ def _largest(node: Any, path: str) -> tuple[str, Any, Any, Any] | None:
     stack: list[tuple[Any, str]] = [(node, path)]
     while stack:
         current, where = stack.pop()
-        items = current.items() if isinstance(current, dict) else enumerate(current) \
-            if isinstance(current, list) else ()
+        items = (
+            current.items()
+            if isinstance(current, dict)
+            else enumerate(current)
+            if isinstance(current, list)
+            else ()
+        )
         for key, value in items:
             if key == "truncated" or (not where and key in KEPT_WHOLE) or where == "provenance":
                 continue
@@ -118,9 +126,17 @@ def hits_data(hits: Iterable[SearchHit]) -> list[dict[str, Any]]:
     """A search's hits; each names its repository in a search across several."""
     out = []
     for hit in hits:
-        data: dict[str, Any] = {"id": hit.id, "path": hit.path, "start_line": hit.start_line,
-                                "end_line": hit.end_line, "kind": hit.kind, "score": round(hit.score, 8),
-                                "heading": hit.heading, "symbols": list(hit.symbols), "text": hit.text}
+        data: dict[str, Any] = {
+            "id": hit.id,
+            "path": hit.path,
+            "start_line": hit.start_line,
+            "end_line": hit.end_line,
+            "kind": hit.kind,
+            "score": round(hit.score, 8),
+            "heading": hit.heading,
+            "symbols": list(hit.symbols),
+            "text": hit.text,
+        }
         if hit.repository:
             data["repository"] = hit.repository
         out.append(data)
@@ -128,13 +144,19 @@ def hits_data(hits: Iterable[SearchHit]) -> list[dict[str, Any]]:
 
 
 def scopes_data(scopes: Iterable[ScopeSummary]) -> list[dict[str, Any]]:
-    return [{"scope": s.scope, "documents": s.documents, "roots": list(s.roots), "default": s.default}
-            for s in scopes]
+    return [
+        {"scope": s.scope, "documents": s.documents, "roots": list(s.roots), "default": s.default}
+        for s in scopes
+    ]
 
 
 def file_data(found: FileLines) -> dict[str, Any]:
     """A file's lines as get_file returns them (``truncated`` only when a budget was given)."""
-    data: dict[str, Any] = {"path": found.path, "start_line": found.start_line, "end_line": found.end_line,
-                            "lines": found.lines, "text": found.text}
+    data: dict[str, Any] = {
+        "path": found.path,
+        "start_line": found.start_line,
+        "end_line": found.end_line,
+        "lines": found.lines,
+        "text": found.text,
+    }
     return data if found.truncated is None else {**data, "truncated": found.truncated}
-

@@ -40,7 +40,7 @@ MAX_CONTENT = 1_000_000  # characters of a proposed document
 AUTHOR_EMAIL = "kbc@proposals.invalid"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Proposal:
     id: str
     root: str  # the knowledge root's name
@@ -86,14 +86,17 @@ def _root_and_path(manifest: Manifest, given: str) -> tuple[RootRecord, str]:
     root = manifest.root(name)
     if root is None:
         names = ", ".join(r.name for r in manifest.roots)
-        raise PathRefused(f"{given}: no knowledge root named {name!r}",
-                          hint=f"prefix the path with a root's name: {names}")
+        raise PathRefused(
+            f"{given}: no knowledge root named {name!r}", hint=f"prefix the path with a root's name: {names}"
+        )
     pure = PurePosixPath(rest.replace("\\", "/"))
     if not rest or pure.is_absolute() or rest.startswith("~"):
         raise PathRefused(f"{given!r}: give a path relative to the knowledge root")
     if _CONTROL.search(rest):
-        raise PathRefused(f"{given!r}: a path with control characters (a newline, an escape) is refused",
-                          hint="name the document with printable characters")
+        raise PathRefused(
+            f"{given!r}: a path with control characters (a newline, an escape) is refused",
+            hint="name the document with printable characters",
+        )
     if ".." in pure.parts or any(part.startswith(".") for part in pure.parts):
         raise PathRefused(f"{given}: paths that climb out ('..') or into hidden folders are refused")
     if pure.suffix.lower() not in MARKDOWN:
@@ -106,23 +109,36 @@ def _repository(root: RootRecord) -> tuple[Path, str]:
     folder = Path(root.folder)
     top = work_tree(folder)
     if top is None:
-        raise KbcError(f"knowledge root {root.name!r} is not a git repository, so nothing can be proposed",
-                       hint="keep the knowledge in git: proposals are branches")
+        raise KbcError(
+            f"knowledge root {root.name!r} is not a git repository, so nothing can be proposed",
+            hint="keep the knowledge in git: proposals are branches",
+        )
     inside = folder.resolve().relative_to(top.resolve()).as_posix()
     return top, "" if inside == "." else inside
 
 
 def _followed(top: Path, root: RootRecord) -> str:
     """The followed branch's ref: the root's branch (for a clone, its remote's), else HEAD's."""
-    branch = root.branch if root.branch and root.branch != "HEAD" else \
-        git(top, "symbolic-ref", "--short", "HEAD", check=False).strip()
+    branch = (
+        root.branch
+        if root.branch and root.branch != "HEAD"
+        else git(top, "symbolic-ref", "--short", "HEAD", check=False).strip()
+    )
     if not branch:
         raise KbcError(f"knowledge root {root.name!r} has no branch checked out", hint="check out a branch")
     return f"refs/heads/{branch}"
 
 
-def propose(manifest: Manifest, path: str, *, content: str | None = None, diff: str | None = None,
-            rationale: str, author: str, forge: Forge | None = None) -> Proposal:
+def propose(
+    manifest: Manifest,
+    path: str,
+    *,
+    content: str | None = None,
+    diff: str | None = None,
+    rationale: str,
+    author: str,
+    forge: Forge | None = None,
+) -> Proposal:
     """One commit proposing ``content`` (the whole new document) or ``diff`` (a unified diff of
     it) for ``path``, on a new branch; nothing else in the repository changes. With a
     ``forge``, the pushed branch is opened as a pull (merge) request there."""
@@ -150,8 +166,20 @@ def propose(manifest: Manifest, path: str, *, content: str | None = None, diff: 
         pushed = _push(top, branch)
     except GitFailed as exc:
         raise KbcError(f"git refused the proposal: {git_failure(exc.stderr)}") from None
-    made = Proposal(short, root.name, inner, branch, commit, base, "open", author.strip(), rationale.strip(),
-                    git(top, "show", "-s", "--format=%cI", commit).strip(), pushed, len(cleaned.findings))
+    made = Proposal(
+        id=short,
+        root=root.name,
+        path=inner,
+        branch=branch,
+        commit=commit,
+        base=base,
+        status="open",
+        author=author.strip(),
+        rationale=rationale.strip(),
+        date=git(top, "show", "-s", "--format=%cI", commit).strip(),
+        pushed=pushed,
+        redacted=len(cleaned.findings),
+    )
     return _opened(made, forge, followed.removeprefix("refs/heads/")) if forge is not None else made
 
 
@@ -159,16 +187,24 @@ def _opened(made: Proposal, forge: Forge, base: str) -> Proposal:
     """``made`` with the request the forge opened for its branch, or why none was opened (the
     proposal stands either way)."""
     if not made.pushed:
-        return replace(made, request_error="the knowledge root has no remote, so no request was opened; "
-                                           "add one and push the branch, then open it on the forge")
-    body = (f"{redact('rationale.md', made.rationale, 'markdown').text}\n\n---\nProposed by "
-            f"{' '.join(printable(made.author).split())[:100]} through kbc: `{made.root}/{made.path}`, "
-            f"commit {made.commit[:12]} on {made.base[:12]}.\n")
+        return replace(
+            made,
+            request_error="the knowledge root has no remote, so no request was opened; "
+            "add one and push the branch, then open it on the forge",
+        )
+    body = (
+        f"{redact('rationale.md', made.rationale, 'markdown').text}\n\n---\nProposed by "
+        f"{' '.join(printable(made.author).split())[:100]} through kbc: `{made.root}/{made.path}`, "
+        f"commit {made.commit[:12]} on {made.base[:12]}.\n"
+    )
     try:
         found = forge.open_request(made.branch, base, f"Proposed: {made.path}", body)
     except ForgeError as exc:
-        return replace(made, request_error=f"{exc.message} ({exc.hint}); the branch {made.branch} is pushed: "
-                                           "open the request on the forge by hand")
+        return replace(
+            made,
+            request_error=f"{exc.message} ({exc.hint}); the branch {made.branch} is pushed: "
+            "open the request on the forge by hand",
+        )
     return replace(made, request=found.url, review=found.said())
 
 
@@ -191,9 +227,10 @@ def _apply(top: Path, base: str, in_repo: str, current: str | None, diff: str) -
         try:
             git(copy, "apply", "--recount", "-", given=patch, env={"GIT_CEILING_DIRECTORIES": scratch})
         except GitFailed as exc:
-            raise KbcError(f"the diff does not apply to {in_repo} at the followed branch: "
-                           f"{git_failure(exc.stderr)}", hint="diff against the document as it is now, "
-                           "or propose the whole document as content") from None
+            raise KbcError(
+                f"the diff does not apply to {in_repo} at the followed branch: {git_failure(exc.stderr)}",
+                hint="diff against the document as it is now, or propose the whole document as content",
+            ) from None
         return document.read_text(encoding="utf-8", errors="replace")
 
 
@@ -205,15 +242,19 @@ def _retarget(diff: str, in_repo: str) -> str:
     if first_hunk is None:
         raise KbcError("the diff has no hunk (no line starting with @@)", hint="send a unified diff")
     body = lines[first_hunk:]
-    if any(line.startswith("diff --git") or (line.startswith("+++ ") and lines[i - 1].startswith("--- "))
-           for i, line in enumerate(body, first_hunk) if i > first_hunk):
+    if any(
+        line.startswith("diff --git") or (line.startswith("+++ ") and lines[i - 1].startswith("--- "))
+        for i, line in enumerate(body, first_hunk)
+        if i > first_hunk
+    ):
         raise KbcError("the diff changes more than one file; a proposal changes one document")
     text = "".join([f"--- a/{in_repo}\n", f"+++ b/{in_repo}\n", *body])
     return text if text.endswith("\n") else text + "\n"
 
 
-def _commit(top: Path, base: str, in_repo: str, text: str, rationale: str, author: str, root: str,
-            inner: str) -> str:
+def _commit(
+    top: Path, base: str, in_repo: str, text: str, rationale: str, author: str, root: str, inner: str
+) -> str:
     with tempfile.TemporaryDirectory(prefix="kbc-propose-") as scratch:
         env = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
         git(top, "read-tree", base, env=env)
@@ -221,10 +262,16 @@ def _commit(top: Path, base: str, in_repo: str, text: str, rationale: str, autho
         git(top, "update-index", "--add", "--cacheinfo", f"100644,{blob},{in_repo}", env=env)
         tree = git(top, "write-tree", env=env).strip()
     name = " ".join(printable(author).split())[:100]
-    who = {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": AUTHOR_EMAIL,
-           "GIT_COMMITTER_NAME": "kbc", "GIT_COMMITTER_EMAIL": AUTHOR_EMAIL}
-    message = (f"Proposed: {inner}\n\n{printable(rationale).strip()}\n\nKbc-Proposal: {root}/{inner}\n"
-               f"Proposed-By: {name}\n")
+    who = {
+        "GIT_AUTHOR_NAME": name,
+        "GIT_AUTHOR_EMAIL": AUTHOR_EMAIL,
+        "GIT_COMMITTER_NAME": "kbc",
+        "GIT_COMMITTER_EMAIL": AUTHOR_EMAIL,
+    }
+    message = (
+        f"Proposed: {inner}\n\n{printable(rationale).strip()}\n\nKbc-Proposal: {root}/{inner}\n"
+        f"Proposed-By: {name}\n"
+    )
     return git(top, "commit-tree", tree, "-p", base, "-F", "-", given=message, env=who).strip()
 
 
@@ -248,8 +295,14 @@ def proposals(manifest: Manifest, forge: Forge | None = None) -> list[Proposal]:
             followed = _followed(top, root)
         except KbcError:
             continue
-        records = git(top, "for-each-ref", "--format=%(refname)%00%(objectname)", BRANCHES + PREFIX + "*",
-                      CLOSED + PREFIX + "*", check=False)
+        records = git(
+            top,
+            "for-each-ref",
+            "--format=%(refname)%00%(objectname)",
+            BRANCHES + PREFIX + "*",
+            CLOSED + PREFIX + "*",
+            check=False,
+        )
         for line in records.splitlines():
             ref, _, commit = line.partition("\0")
             found.append(_read(top, folder, followed, root.name, ref, commit))
@@ -268,8 +321,13 @@ def _reviewed(found: list[Proposal], forge: Forge) -> list[Proposal]:
             out.append(proposal)
             continue
         if failed or asked >= LOOKED_UP:
-            out.append(replace(proposal, request_error=failed or f"not read: only the newest {LOOKED_UP} "
-                                                                "open proposals are looked up"))
+            out.append(
+                replace(
+                    proposal,
+                    request_error=failed
+                    or f"not read: only the newest {LOOKED_UP} open proposals are looked up",
+                )
+            )
             continue
         asked += 1
         try:
@@ -278,8 +336,11 @@ def _reviewed(found: list[Proposal], forge: Forge) -> list[Proposal]:
             failed = exc.message
             out.append(replace(proposal, request_error=failed))
             continue
-        out.append(replace(proposal, request=request.url, review=request.said()) if request is not None
-                   else replace(proposal, review="no request"))
+        out.append(
+            replace(proposal, request=request.url, review=request.said())
+            if request is not None
+            else replace(proposal, review="no request")
+        )
     return out
 
 
@@ -290,7 +351,7 @@ def _read(top: Path, folder: str, followed: str, root: str, ref: str, commit: st
     changed = git(top, "diff-tree", "--no-commit-id", "--name-only", "-r", "-z", commit, check=False)
     paths = [p for p in changed.split("\0") if p]
     in_repo = paths[0] if len(paths) == 1 else ""
-    inner = in_repo[len(folder) + 1:] if folder and in_repo.startswith(folder + "/") else in_repo
+    inner = in_repo[len(folder) + 1 :] if folder and in_repo.startswith(folder + "/") else in_repo
     body_text = message.split("\n\n", 1)[1] if "\n\n" in message else ""
     rationale = body_text.rsplit("\n\nKbc-Proposal:", 1)[0].strip()
     short = ref.rsplit(PREFIX, 1)[-1]
@@ -300,9 +361,18 @@ def _read(top: Path, folder: str, followed: str, root: str, ref: str, commit: st
         status = "merged"
     else:
         status = "open"
-    return Proposal(short, root, printable(inner), f"kbc/{PREFIX}{short}", commit,
-                    parents.split()[0] if parents else "", status, " ".join(printable(author).split()),
-                    printable(rationale), date.strip())
+    return Proposal(
+        id=short,
+        root=root,
+        path=printable(inner),
+        branch=f"kbc/{PREFIX}{short}",
+        commit=commit,
+        base=parents.split()[0] if parents else "",
+        status=status,
+        author=" ".join(printable(author).split()),
+        rationale=printable(rationale),
+        date=date.strip(),
+    )
 
 
 def _merged(top: Path, commit: str, followed: str, in_repo: str) -> bool:
@@ -320,8 +390,10 @@ def skeleton(text: str, report: DriftReport) -> str:
     """The document unchanged, with a comment block at its end listing why it is behind: the
     changed governed files, the commits since, the names it mentions that no longer exist.
     Never prose: what to write is for a person (or a marked machine suggestion) to decide."""
-    lines = [f"{SKELETON} this document is behind the code (kbc drift, {len(report.reasons)} "
-             f"reason{'s' if len(report.reasons) != 1 else ''}); review it, then remove this block."]
+    lines = [
+        f"{SKELETON} this document is behind the code (kbc drift, {len(report.reasons)} "
+        f"reason{'s' if len(report.reasons) != 1 else ''}); review it, then remove this block."
+    ]
     for reason in report.reasons:
         lines.append(f"- {reason.kind.replace('_', ' ')}: {reason.detail}")
         lines.extend(f"  - changed: {path}" for path in reason.files)
@@ -341,8 +413,9 @@ only functions, classes and modules that appear in the code shown."""
 SOURCE_CHARS = 12_000  # of the changed files' text given to the LLM
 
 
-def suggest_rewrite(text: str, report: DriftReport, repo: Path, interpreter: Interpreter,
-                    code: MentionJudge) -> tuple[str, str]:
+def suggest_rewrite(
+    text: str, report: DriftReport, repo: Path, interpreter: Interpreter, code: MentionJudge
+) -> tuple[str, str]:
     """An LLM's rewrite of a drifted document, and "" — or "" and why none is offered: the
     call failed, or the rewrite names code the facts do not hold (it would not be grounded)."""
     files = sorted({path for reason in report.reasons for path in reason.files})
@@ -357,11 +430,14 @@ def suggest_rewrite(text: str, report: DriftReport, repo: Path, interpreter: Int
         shown.append(f"### {path}\n```\n{source}\n```")
         if room <= 0:
             break
-    reasons = "\n".join(f"- {r.detail}" + "".join(f"\n  - {n}" for n in (*r.files, *r.names))
-                        for r in report.reasons)
+    reasons = "\n".join(
+        f"- {r.detail}" + "".join(f"\n  - {n}" for n in (*r.files, *r.names)) for r in report.reasons
+    )
     asked = f"Document:\n\n{text}\n\nWhy it is behind:\n{reasons}\n\nThe code now:\n\n" + "\n\n".join(shown)
-    prompt = [{"role": "system", "content": REWRITE_SYSTEM},
-              {"role": "user", "content": redact("prompt.md", asked, "markdown").text}]
+    prompt = [
+        {"role": "system", "content": REWRITE_SYSTEM},
+        {"role": "user", "content": redact("prompt.md", asked, "markdown").text},
+    ]
     try:
         reply = interpreter.complete(prompt, json_output=False).text.strip()
     except LLMError as exc:
@@ -374,9 +450,14 @@ def suggest_rewrite(text: str, report: DriftReport, repo: Path, interpreter: Int
     return body, ""
 
 
-def propose_drift(manifest: Manifest, repo: Path, reports: Sequence[DriftReport],
-                  interpreter: Interpreter | None = None, code: MentionJudge | None = None,
-                  forge: Forge | None = None) -> list[Proposal]:
+def propose_drift(
+    manifest: Manifest,
+    repo: Path,
+    reports: Sequence[DriftReport],
+    interpreter: Interpreter | None = None,
+    code: MentionJudge | None = None,
+    forge: Forge | None = None,
+) -> list[Proposal]:
     """One proposal per document behind the code: a knowledge document in its root, a document
     of the repository in the repository itself. The skeleton is the document unchanged with a
     comment block saying why; with an ``interpreter`` (and ``code`` to ground it), the
@@ -406,14 +487,25 @@ def propose_drift(manifest: Manifest, repo: Path, reports: Sequence[DriftReport]
             rewrite, why_not = suggest_rewrite(text, report, repo, interpreter, code)
             if rewrite:
                 content = skeleton(rewrite, report).replace(
-                    SKELETON, f"{SKELETON} machine-written: the text above is a suggested rewrite by "
-                    f"{interpreter.model}, grounded in the code's names; check every line.", 1)
+                    SKELETON,
+                    f"{SKELETON} machine-written: the text above is a suggested rewrite by "
+                    f"{interpreter.model}, grounded in the code's names; check every line.",
+                    1,
+                )
                 rationale += f"\n\nMachine-written suggestion by {interpreter.model}."
                 author = f"kbc drift ({interpreter.model})"
             else:
                 rationale += f"\n\nNo rewrite suggested: {why_not}."
-        made.append(propose(scope, where if indexed is not None else inner, content=content,
-                            rationale=rationale, author=author, forge=forge if indexed is not None else None))
+        made.append(
+            propose(
+                scope,
+                where if indexed is not None else inner,
+                content=content,
+                rationale=rationale,
+                author=author,
+                forge=forge if indexed is not None else None,
+            )
+        )
     return made
 
 
@@ -437,8 +529,18 @@ def close(manifest: Manifest, proposal_id: str, forge: Forge | None = None) -> P
     closed = f"{CLOSED}{PREFIX}{found.id}"
     git(top, "update-ref", closed, found.commit, "")
     git(top, "update-ref", "-d", f"refs/heads/{found.branch}", found.commit)
-    closed_one = Proposal(found.id, found.root, found.path, found.branch, found.commit, found.base, "closed",
-                          found.author, found.rationale, found.date)
+    closed_one = Proposal(
+        id=found.id,
+        root=found.root,
+        path=found.path,
+        branch=found.branch,
+        commit=found.commit,
+        base=found.base,
+        status="closed",
+        author=found.author,
+        rationale=found.rationale,
+        date=found.date,
+    )
     if forge is None:
         return closed_one
     try:

@@ -35,8 +35,9 @@ Listener = Callable[[Logged], None]
 def answered_by_knowledge(evidence: Evidence) -> bool:
     """Whether team knowledge answered a query: its best unit is past the relevance floor, or
     its best lexical hit holds most of the query's words."""
-    return (evidence.knowledge_similarity >= RELEVANCE_FLOOR
-            or evidence.knowledge_coverage >= KNOWLEDGE_COVERAGE)
+    return (
+        evidence.knowledge_similarity >= RELEVANCE_FLOOR or evidence.knowledge_coverage >= KNOWLEDGE_COVERAGE
+    )
 
 
 def below_floor(evidence: Evidence, found: Slice | None = None) -> bool:
@@ -77,14 +78,29 @@ class QueryLog:
             self._log = GapLog(self._path, self._retention_days)
         return self._log
 
-    def record(self, kind: str, question: str, use_case: str, evidence: Evidence, *,
-               gap: bool | None = None, found: Slice | None = None) -> str:
+    def record(
+        self,
+        kind: str,
+        question: str,
+        use_case: str,
+        evidence: Evidence,
+        *,
+        gap: bool | None = None,
+        found: Slice | None = None,
+    ) -> str:
         """Log a query (``gap``: whether it is one; by default, as :func:`below_floor` judges
         ``evidence`` and ``found``), tell the listeners, and return its id."""
         gap = below_floor(evidence, found) if gap is None else gap
         with self._lock:
-            query_id = self._opened().record(kind, question, use_case, evidence.scores,
-                                             evidence.best_similarity, gap, confidence=evidence.confidence)
+            query_id = self._opened().record(
+                kind,
+                question,
+                use_case,
+                evidence.scores,
+                evidence.best_similarity,
+                gap,
+                confidence=evidence.confidence,
+            )
         self._heard(Logged(kind, use_case, gap, found))
         return query_id
 

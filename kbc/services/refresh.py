@@ -44,7 +44,7 @@ from kbc.views.llm import Interpreter
 RefreshMode = Literal["up-to-date", "incremental", "full"]
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class RefreshSummary:
     root: str
     store: str
@@ -62,30 +62,46 @@ class RefreshSummary:
     def as_data(self) -> dict[str, Any]:
         build = self.build
         data: dict[str, Any] = {
-            "root": self.root, "store": self.store, "url": without_password(self.url), "branch": self.branch,
-            "before": self.before, "after": self.after, "path": self.mode, "reason": self.reason,
-            "changed": {"added": list(self.changes.added), "modified": list(self.changes.modified),
-                        "deleted": list(self.changes.deleted),
-                        "renamed": [list(pair) for pair in self.changes.renamed]},
+            "root": self.root,
+            "store": self.store,
+            "url": without_password(self.url),
+            "branch": self.branch,
+            "before": self.before,
+            "after": self.after,
+            "path": self.mode,
+            "reason": self.reason,
+            "changed": {
+                "added": list(self.changes.added),
+                "modified": list(self.changes.modified),
+                "deleted": list(self.changes.deleted),
+                "renamed": [list(pair) for pair in self.changes.renamed],
+            },
             "seconds": round(self.seconds, 3),
             "drift": [to_data(report) for report in self.drift],
         }
         if build is not None:
             data["build"] = {
-                "parsed": build.analyze.parsed, "from_cache": build.analyze.cached,
-                "failed": build.analyze.failed, "files": build.analyze.files,
-                "views": build.views.views, "llm_calls": build.views.llm_calls,
+                "parsed": build.analyze.parsed,
+                "from_cache": build.analyze.cached,
+                "failed": build.analyze.failed,
+                "files": build.analyze.files,
+                "views": build.views.views,
+                "llm_calls": build.views.llm_calls,
                 "views_failed": build.views.failed,
-                "chunks": build.index.chunks, "files_rechunked": build.index.changed_files,
-                "files_removed": build.index.removed_files, "embedded": build.index.embedded,
-                "vectors_removed": build.index.removed_units, "retrieval": build.index.retrieval,
+                "chunks": build.index.chunks,
+                "files_rechunked": build.index.changed_files,
+                "files_removed": build.index.removed_files,
+                "embedded": build.index.embedded,
+                "vectors_removed": build.index.removed_units,
+                "retrieval": build.index.retrieval,
                 "waited_for_lock": round(build.waited, 3),
             }
         return data
 
 
-def decide(changes: Changes | None, tracked: int, settings: Settings, shape_changed: bool,
-           have_state: bool) -> tuple[RefreshMode, str]:
+def decide(
+    changes: Changes | None, tracked: int, settings: Settings, shape_changed: bool, have_state: bool
+) -> tuple[RefreshMode, str]:
     """The path a refresh takes and why, from what changed and the drift threshold."""
     if not have_state:
         return "full", "no completed build in the store yet"
@@ -97,11 +113,14 @@ def decide(changes: Changes | None, tracked: int, settings: Settings, shape_chan
         return "up-to-date", "nothing changed since the last build"
     fraction = changes.count / max(tracked, 1)
     if changes.count >= settings.full_rebuild_files:
-        return "full", (f"{changes.count} files changed, at or past KB_FULL_REBUILD_FILES="
-                        f"{settings.full_rebuild_files}")
+        return "full", (
+            f"{changes.count} files changed, at or past KB_FULL_REBUILD_FILES={settings.full_rebuild_files}"
+        )
     if fraction >= settings.full_rebuild_fraction:
-        return "full", (f"{changes.count} of {tracked} files changed ({fraction:.0%}), at or past "
-                        f"KB_FULL_REBUILD_FRACTION={settings.full_rebuild_fraction:g}")
+        return "full", (
+            f"{changes.count} of {tracked} files changed ({fraction:.0%}), at or past "
+            f"KB_FULL_REBUILD_FRACTION={settings.full_rebuild_fraction:g}"
+        )
     return "incremental", f"{changes.count} of {tracked} files changed ({fraction:.1%})"
 
 
@@ -129,8 +148,10 @@ def resolve_target(target: str, branch: str = "", data: str = "") -> tuple[Path,
         return root, target, followed
     root = Path(target)
     if not root.is_dir():
-        raise TargetError(f"{target} is not a directory or a repository URL",
-                          hint="give the path of a work tree, or a URL to clone")
+        raise TargetError(
+            f"{target} is not a directory or a repository URL",
+            hint="give the path of a work tree, or a URL to clone",
+        )
     return root, "", ""
 
 
@@ -151,33 +172,76 @@ def _record(store_root: Path, record: dict[str, Any]) -> None:
             pass  # the record is for operators; a refresh is not failed for want of it
 
 
-def refresh(target: str, settings: Settings, store_dir: Path | None = None, *, branch: str = "",
-            no_llm: bool = False, interpreter: Interpreter | None = None, force_full: bool = False,
-            on_wait: Callable[[str], None] | None = None, with_drift: bool = True,
-            components: Components = CONFIGURED, with_knowledge: bool = True) -> RefreshSummary:
+def refresh(  # noqa: PLR0913 - the refresh's inputs, passed by name
+    target: str,
+    settings: Settings,
+    store_dir: Path | None = None,
+    *,
+    branch: str = "",
+    no_llm: bool = False,
+    interpreter: Interpreter | None = None,
+    force_full: bool = False,
+    on_wait: Callable[[str], None] | None = None,
+    with_drift: bool = True,
+    components: Components = CONFIGURED,
+    with_knowledge: bool = True,
+) -> RefreshSummary:
     """Bring the store up to date; how it ended (done, or the error) is recorded in the store.
     ``with_knowledge``: also read the knowledge roots again (fetching those followed by URL)."""
     started = time.perf_counter()
     root, url, followed = resolve_target(target, branch, settings.data_dir)
     store_root = store_path(root, settings, store_dir)
     try:
-        summary = _refresh(root, url, followed, store_root, settings, store_dir, no_llm=no_llm,
-                           interpreter=interpreter, force_full=force_full, on_wait=on_wait,
-                           with_drift=with_drift, components=components, with_knowledge=with_knowledge)
+        summary = _refresh(
+            root,
+            url,
+            followed,
+            store_root,
+            settings,
+            store_dir,
+            no_llm=no_llm,
+            interpreter=interpreter,
+            force_full=force_full,
+            on_wait=on_wait,
+            with_drift=with_drift,
+            components=components,
+            with_knowledge=with_knowledge,
+        )
     except KbcError as error:
-        _record(store_root, {"ok": False, "mode": "", "error": error.message,
-                             "seconds": round(time.perf_counter() - started, 3)})
+        _record(
+            store_root,
+            {
+                "ok": False,
+                "mode": "",
+                "error": error.message,
+                "seconds": round(time.perf_counter() - started, 3),
+            },
+        )
         raise
     summary.seconds = time.perf_counter() - started
-    _record(store_root, {"ok": True, "mode": summary.mode, "reason": summary.reason,
-                         "seconds": round(summary.seconds, 3)})
+    _record(
+        store_root,
+        {"ok": True, "mode": summary.mode, "reason": summary.reason, "seconds": round(summary.seconds, 3)},
+    )
     return summary
 
 
-def _refresh(root: Path, url: str, followed: str, store_root: Path, settings: Settings,
-             store_dir: Path | None, *, no_llm: bool, interpreter: Interpreter | None, force_full: bool,
-             on_wait: Callable[[str], None] | None, with_drift: bool,
-             components: Components, with_knowledge: bool = True) -> RefreshSummary:
+def _refresh(  # noqa: PLR0913 - the refresh's inputs, passed by name
+    root: Path,
+    url: str,
+    followed: str,
+    store_root: Path,
+    settings: Settings,
+    store_dir: Path | None,
+    *,
+    no_llm: bool,
+    interpreter: Interpreter | None,
+    force_full: bool,
+    on_wait: Callable[[str], None] | None,
+    with_drift: bool,
+    components: Components,
+    with_knowledge: bool = True,
+) -> RefreshSummary:
     state = read_state(store_root)
     after = head_commit(root)
     before = state.commit if state is not None else ""
@@ -186,8 +250,14 @@ def _refresh(root: Path, url: str, followed: str, store_root: Path, settings: Se
     shape_changed = state is not None and state.settings != settings.shape()
     mode, reason = decide(changes, tracked, settings, shape_changed, state is not None)
     dirty = uncommitted(root, store_root)
-    if (state is not None and changes is not None and not shape_changed and before == after
-            and dirty and dirty == state.uncommitted):
+    if (
+        state is not None
+        and changes is not None
+        and not shape_changed
+        and before == after
+        and dirty
+        and dirty == state.uncommitted
+    ):
         mode, reason = "up-to-date", "nothing changed since the last build (it read the same edits)"
     if state is not None and not before and not after and not shape_changed:
         # Not a git repository: no diff to read, so files are compared by content (the caches do).
@@ -201,19 +271,46 @@ def _refresh(root: Path, url: str, followed: str, store_root: Path, settings: Se
     if mode == "up-to-date" and with_knowledge and knowledge_moved(root, settings, store_root):
         mode, reason = "incremental", "no file of the repository changed, but its knowledge roots did"
     if mode == "up-to-date" and before == after:
-        summary = RefreshSummary(str(root.resolve()), str(store_root), before, after, mode, reason,
-                                 changes or Changes(), url=url, branch=followed,
-                                 drift=find_drift(root, store_root) if with_drift else [])
+        summary = RefreshSummary(
+            root=str(root.resolve()),
+            store=str(store_root),
+            before=before,
+            after=after,
+            mode=mode,
+            reason=reason,
+            changes=changes or Changes(),
+            url=url,
+            branch=followed,
+            drift=find_drift(root, store_root) if with_drift else [],
+        )
         return summary
     # A refresh (CI's, a server's before it answers) returns with every vector embedded.
     # Past the drift threshold the index is chunked whole again, each file's facts taken from
     # the analysis cache where its content is unchanged (a cold build parses every file);
     # `--full` parses them all again too.
-    build = build_repository(root, settings, store_dir, no_llm=no_llm, interpreter=interpreter,
-                             fresh=mode == "full", reparse=force_full, on_wait=on_wait,
-                             components=components, wait=True)
-    summary = RefreshSummary(str(root.resolve()), str(store_root), before, after,
-                             mode if mode != "up-to-date" else "incremental", reason, changes or Changes(),
-                             build, url, followed,
-                             drift=find_drift(root, store_root) if with_drift else [])
+    build = build_repository(
+        root,
+        settings,
+        store_dir,
+        no_llm=no_llm,
+        interpreter=interpreter,
+        fresh=mode == "full",
+        reparse=force_full,
+        on_wait=on_wait,
+        components=components,
+        wait=True,
+    )
+    summary = RefreshSummary(
+        root=str(root.resolve()),
+        store=str(store_root),
+        before=before,
+        after=after,
+        mode=mode if mode != "up-to-date" else "incremental",
+        reason=reason,
+        changes=changes or Changes(),
+        build=build,
+        url=url,
+        branch=followed,
+        drift=find_drift(root, store_root) if with_drift else [],
+    )
     return summary

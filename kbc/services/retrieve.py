@@ -15,12 +15,14 @@ from kbc.store.facts_store import FactsStore
 from kbc.store.layout import index_dir, lexical_path, store_path
 
 
-def open_retriever(root: Path, settings: Settings, store_dir: Path | None = None,
-                   components: Components = CONFIGURED) -> Retriever:
+def open_retriever(
+    root: Path, settings: Settings, store_dir: Path | None = None, components: Components = CONFIGURED
+) -> Retriever:
     store_root = store_path(root, settings, store_dir)
     if not lexical_path(store_root).is_file():
-        raise KbcError(f"no index for {root.resolve()} in {store_root}",
-                       hint="run `kbc build` on the repository first")
+        raise KbcError(
+            f"no index for {root.resolve()} in {store_root}", hint="run `kbc build` on the repository first"
+        )
     store = FactsStore(store_root)
     module_paths: dict[str, str] = {}
     symbol_paths: dict[str, str] = {}
@@ -32,13 +34,23 @@ def open_retriever(root: Path, settings: Settings, store_dir: Path | None = None
     embedder, vectors, note = components.open_embedding(store_root, root, settings, lazy=True)
     scripts = sorted({e.name for e in store.entry_points() if e.kind in ("console_script", "gui_script")})
     cochange = changed_together(root) if rank.COCHANGE_WEIGHT > 0 else None
-    return Retriever(index_dir(store_root), store.graph(), module_paths, symbol_paths,
-                     components.token_counter(), embedder, vectors, note, every, scripts, cochange)
+    return Retriever(
+        index_dir(store_root),
+        store.graph(),
+        module_paths,
+        symbol_paths,
+        components.token_counter(),
+        embedder,
+        vectors,
+        note,
+        every,
+        scripts,
+        cochange,
+    )
 
 
 def profile_named(root: Path, name: str) -> Profile:
     profiles = load_profiles(root)
     if name not in profiles:
-        raise KbcError(f"no use case named {name!r}",
-                       hint=f"use one of: {', '.join(sorted(profiles))}")
+        raise KbcError(f"no use case named {name!r}", hint=f"use one of: {', '.join(sorted(profiles))}")
     return profiles[name]

@@ -43,24 +43,37 @@ def confine(path: str, tracked: dict[str, tuple[int, str]]) -> tuple[str, str]:
         raise PathRefused("an empty path is not a file of the repository")
     pure = PurePosixPath(path.replace("\\", "/"))
     if pure.is_absolute() or path.startswith("~"):
-        raise PathRefused(f"{path}: absolute paths are refused",
-                          hint="give a path relative to the repository")
+        raise PathRefused(
+            f"{path}: absolute paths are refused", hint="give a path relative to the repository"
+        )
     if ".." in pure.parts:
-        raise PathRefused(f"{path}: paths that climb out with '..' are refused",
-                          hint="give a path inside the repository")
+        raise PathRefused(
+            f"{path}: paths that climb out with '..' are refused", hint="give a path inside the repository"
+        )
     clean = pure.as_posix().removeprefix("./")
     if clean not in tracked:
-        raise PathRefused(f"{clean}: not a tracked text file of the repository (untracked, ignored, "
-                          "binary or missing)", hint="search or list_views shows the paths it knows")
+        raise PathRefused(
+            f"{clean}: not a tracked text file of the repository (untracked, ignored, binary or missing)",
+            hint="search or list_views shows the paths it knows",
+        )
     secrets, language = tracked[clean]
     if secrets:
-        raise PathRefused(f"{clean}: credentials were found in this file, so it is not served",
-                          hint="read it in the repository itself")
+        raise PathRefused(
+            f"{clean}: credentials were found in this file, so it is not served",
+            hint="read it in the repository itself",
+        )
     return clean, language
 
 
-def read_redacted(folder: Path, relative: str, language: str, max_bytes: int, *, also: Iterable[str] = (),
-                  hint: str = "run `kbc refresh`") -> str:
+def read_redacted(
+    folder: Path,
+    relative: str,
+    language: str,
+    max_bytes: int,
+    *,
+    also: Iterable[str] = (),
+    hint: str = "run `kbc refresh`",
+) -> str:
     """``folder/relative`` as it is now (a regular file inside ``folder``), redacted."""
     from kbc.analyzers.discover import UnsafeRead, read_inside
     from kbc.analyzers.secrets import redact
@@ -78,11 +91,15 @@ def knowledge_text(manifest: Manifest, path: str, max_bytes: int) -> str:
     record = manifest.documents.get(path)
     root = manifest.root(record.root) if record is not None else None
     if record is None or root is None:
-        raise PathRefused(f"{path}: not a document of a knowledge root",
-                          hint="`kbc scopes` lists the roots; search finds their documents")
+        raise PathRefused(
+            f"{path}: not a document of a knowledge root",
+            hint="`kbc scopes` lists the roots; search finds their documents",
+        )
     if record.secrets:
-        raise PathRefused(f"{path}: credentials were found in this document, so it is not served",
-                          hint="read it in its knowledge root itself")
+        raise PathRefused(
+            f"{path}: credentials were found in this document, so it is not served",
+            hint="read it in its knowledge root itself",
+        )
     return read_redacted(Path(root.folder), record.path, "markdown", max_bytes)
 
 
@@ -95,8 +112,13 @@ def lines_of(path: str, text: str, start: int | None, end: int | None) -> FileLi
     last = min(len(lines), end or len(lines), first + MAX_FILE_LINES - 1)
     if first > max(len(lines), 1):
         raise KbcError(f"{path} has {len(lines)} lines; line {first} is past its end")
-    return FileLines(path=path, start_line=first, end_line=last, lines=len(lines),
-                     text="\n".join(lines[first - 1:last]) + ("\n" if last >= first else ""))
+    return FileLines(
+        path=path,
+        start_line=first,
+        end_line=last,
+        lines=len(lines),
+        text="\n".join(lines[first - 1 : last]) + ("\n" if last >= first else ""),
+    )
 
 
 def within_budget(found: FileLines, budget: int, count: Callable[[str], int]) -> FileLines:

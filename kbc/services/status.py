@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from kbc.services.components import Components
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Status:
     repo: str
     store: str
@@ -35,27 +35,41 @@ class Status:
     roles: dict[str, int] = field(default_factory=dict)  # tracked files by role (kbc.analyzers.roles)
 
 
-def repository_status(root: Path, settings: Settings, store_dir: Path | None = None,
-                      components: Components | None = None) -> Status:
+def repository_status(
+    root: Path, settings: Settings, store_dir: Path | None = None, components: Components | None = None
+) -> Status:
     from kbc.services.components import CONFIGURED
     from kbc.store.layout import store_path
 
     store_root = store_path(root, settings, store_dir)
     if not store_root.is_dir():
-        raise KbcError(f"no store for {root.resolve()} at {store_root}",
-                       hint="run `kbc build` on the repository first")
+        raise KbcError(
+            f"no store for {root.resolve()} at {store_root}", hint="run `kbc build` on the repository first"
+        )
     from kbc.store.state import unfinished_build
 
     notes: list[str] = []
     last = _last_build(store_root)
     if unfinished_build(store_root) is not None:
-        notes.append("a build is under way, or was stopped before it finished (what it left is not "
-                     "read; `kbc refresh` clears it and builds again)")
+        notes.append(
+            "a build is under way, or was stopped before it finished (what it left is not "
+            "read; `kbc refresh` clears it and builds again)"
+        )
     facts, roles = _facts(store_root, notes)
     views = _views(store_root)
     index, retrieval = _index(store_root, root, notes, settings, components or CONFIGURED)
-    return Status(str(root.resolve()), str(store_root), bool(last), last, facts, views, index,
-                  retrieval, "; ".join(notes), roles)
+    return Status(
+        repo=str(root.resolve()),
+        store=str(store_root),
+        built=bool(last),
+        last_build=last,
+        facts=facts,
+        views=views,
+        index=index,
+        retrieval=retrieval,
+        note="; ".join(notes),
+        roles=roles,
+    )
 
 
 def _last_build(store_root: Path) -> dict[str, str | int]:
@@ -65,8 +79,12 @@ def _last_build(store_root: Path) -> dict[str, str | int]:
     if state is None:
         return {}
     finished = os.stat(state_file(store_root)).st_mtime
-    return {"commit": state.commit, "tracked": state.tracked, "kbc": state.kbc,
-            "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(finished))}
+    return {
+        "commit": state.commit,
+        "tracked": state.tracked,
+        "kbc": state.kbc,
+        "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(finished)),
+    }
 
 
 def _facts(store_root: Path, notes: list[str]) -> tuple[dict[str, int], dict[str, int]]:
@@ -83,8 +101,12 @@ def _facts(store_root: Path, notes: list[str]) -> tuple[dict[str, int], dict[str
         return {}, {}
     counts = Counter(f.role for f in files)
     roles = {role: counts[role] for role in ROLES if counts[role]}
-    return {"files": len(files), "python_files": sum(1 for f in files if f.language == "python"),
-            "symbols": sum(len(f.symbols) for f in every), "failed": failed}, roles
+    return {
+        "files": len(files),
+        "python_files": sum(1 for f in files if f.language == "python"),
+        "symbols": sum(len(f.symbols) for f in every),
+        "failed": failed,
+    }, roles
 
 
 def _views(store_root: Path) -> dict[str, int]:
@@ -99,8 +121,9 @@ def _views(store_root: Path) -> dict[str, int]:
         return {}
 
 
-def _index(store_root: Path, root: Path, notes: list[str], settings: Settings,
-           components: Components) -> tuple[dict[str, int | str], str]:
+def _index(
+    store_root: Path, root: Path, notes: list[str], settings: Settings, components: Components
+) -> tuple[dict[str, int | str], str]:
     from kbc.domain.errors import IndexDamaged
     from kbc.index.exact import load_snapshot
     from kbc.index.lexical import PENDING, LexicalIndex
@@ -137,8 +160,13 @@ def _index(store_root: Path, root: Path, notes: list[str], settings: Settings,
     units = {u.id for u in units_of(chunks, model, tests=settings.embed_tests)} if model else set()
     snapshot = load_snapshot(where, digest) if digest else None
     embedded = len(units.intersection(snapshot.units)) if snapshot is not None else 0
-    summary: dict[str, int | str] = {"files": files, "chunks": len(chunks), "units": len(units),
-                                     "embedded": embedded, "model": model}
+    summary: dict[str, int | str] = {
+        "files": files,
+        "chunks": len(chunks),
+        "units": len(units),
+        "embedded": embedded,
+        "model": model,
+    }
     if embedder is None:
         notes.append(why)
         return summary, "lexical"
@@ -147,11 +175,15 @@ def _index(store_root: Path, root: Path, notes: list[str], settings: Settings,
         summary["embedded"] = found.embedded if found is not None else 0
         summary["filling"] = "running" if running else "stopped"
         if summary["filling"] == "running":
-            notes.append(f"vectors being embedded in the background ({summary['embedded']} of {len(units)} "
-                         "units): retrieval turns hybrid when all are in (`kbc embed` waits for it)")
+            notes.append(
+                f"vectors being embedded in the background ({summary['embedded']} of {len(units)} "
+                "units): retrieval turns hybrid when all are in (`kbc embed` waits for it)"
+            )
         else:
-            notes.append(f"the embedding after the build stopped at {summary['embedded']} of {len(units)} "
-                         "units: `kbc embed` goes on from there")
+            notes.append(
+                f"the embedding after the build stopped at {summary['embedded']} of {len(units)} "
+                "units: `kbc embed` goes on from there"
+            )
         return summary, "lexical"
     if indexed_model != embedder.model_id or snapshot is None:
         notes.append(f"the index holds no vectors for {embedder.model_id}: run `kbc build` to embed")

@@ -57,11 +57,9 @@ def find_symbols(store: FactsStore, name: str) -> list[SymbolReport]:
     callees: dict[str, list[Link]] = {q: [] for q in wanted}
     for edge in store.graph().call_edges:
         if edge.target in wanted:
-            callers[edge.target].append(
-                Link(edge.source, where.get(edge.source, ""), edge.path, edge.lines))
+            callers[edge.target].append(Link(edge.source, where.get(edge.source, ""), edge.path, edge.lines))
         if edge.source in wanted:
-            callees[edge.source].append(
-                Link(edge.target, where.get(edge.target, ""), edge.path, edge.lines))
+            callees[edge.source].append(Link(edge.target, where.get(edge.target, ""), edge.path, edge.lines))
     return [
         SymbolReport(symbol, path, tuple(callers[symbol.qname]), tuple(callees[symbol.qname]))
         for symbol, path in sorted(found, key=lambda s: (s[0].qname, s[1], s[0].start_line))

@@ -73,8 +73,11 @@ class Collected:
     def dates(self) -> dict[str, str]:
         """Indexed path -> how each document is dated in a slice: "last commit YYYY-MM-DD", or
         "modified YYYY-MM-DD" outside git."""
-        return {d.indexed_path: f"{'last commit' if d.commit else 'modified'} {d.date}"
-                for d in self.documents if d.date}
+        return {
+            d.indexed_path: f"{'last commit' if d.commit else 'modified'} {d.date}"
+            for d in self.documents
+            if d.date
+        }
 
 
 def roots_to_read(settings: Settings, store_root: Path) -> tuple[KnowledgeRoot, ...]:
@@ -82,12 +85,18 @@ def roots_to_read(settings: Settings, store_root: Path) -> tuple[KnowledgeRoot, 
     (a root given once with --knowledge stays), unless told to forget them (--knowledge none)."""
     if settings.knowledge or settings.forget_knowledge:
         return settings.knowledge
-    return tuple(KnowledgeRoot(r.name, "" if r.url else r.where, r.url, r.branch if r.url else "")
-                 for r in read_manifest(store_root).roots)
+    return tuple(
+        KnowledgeRoot(r.name, "" if r.url else r.where, r.url, r.branch if r.url else "")
+        for r in read_manifest(store_root).roots
+    )
 
 
-def collect(repo: Path, settings: Settings, roots: Sequence[KnowledgeRoot] | None = None,
-            also: frozenset[str] = frozenset()) -> Collected:
+def collect(
+    repo: Path,
+    settings: Settings,
+    roots: Sequence[KnowledgeRoot] | None = None,
+    also: frozenset[str] = frozenset(),
+) -> Collected:
     """Every root's documents (``roots``, default the configured ones), with ``also`` (the
     repository's credential values) redacted wherever they repeat one; a root that cannot be
     opened is a problem, not a stop."""
@@ -103,21 +112,29 @@ def collect(repo: Path, settings: Settings, roots: Sequence[KnowledgeRoot] | Non
         found, unread = read_documents(opened, settings.max_file_bytes, also)
         documents.extend(found)
         problems.extend(unread)
-        records.append(RootRecord(root.name, root.where, str(opened.folder), root.url, opened.branch,
-                                  opened.head))
-    by_path = {d.indexed_path: DocumentRecord(d.root, d.path, d.scopes, d.refs, d.commit, d.date,
-                                              d.redacted) for d in documents}
+        records.append(
+            RootRecord(root.name, root.where, str(opened.folder), root.url, opened.branch, opened.head)
+        )
+    by_path = {
+        d.indexed_path: DocumentRecord(d.root, d.path, d.scopes, d.refs, d.commit, d.date, d.redacted)
+        for d in documents
+    }
     # Of the documents as written: what the repository's values redact is not a change of theirs.
-    described = [[asdict(r) for r in records],
-                 sorted((d.indexed_path, d.source, d.scopes, d.refs, d.commit) for d in documents)]
+    described = [
+        [asdict(r) for r in records],
+        sorted((d.indexed_path, d.source, d.scopes, d.refs, d.commit) for d in documents),
+    ]
     digest = hashlib.sha256(json.dumps(described).encode()).hexdigest()[:16]
     return Collected(tuple(documents), Manifest(tuple(records), by_path, tuple(problems), digest))
 
 
 def write_manifest(store_root: Path, manifest: Manifest) -> None:
-    data = {"roots": [asdict(r) for r in manifest.roots],
-            "documents": {p: asdict(d) for p, d in sorted(manifest.documents.items())},
-            "problems": list(manifest.problems), "digest": manifest.digest}
+    data = {
+        "roots": [asdict(r) for r in manifest.roots],
+        "documents": {p: asdict(d) for p, d in sorted(manifest.documents.items())},
+        "problems": list(manifest.problems),
+        "digest": manifest.digest,
+    }
     write_atomic(knowledge_file(store_root), json.dumps(data, indent=1, sort_keys=True))
 
 
@@ -126,8 +143,10 @@ def read_manifest(store_root: Path) -> Manifest:
     try:
         data: dict[str, Any] = json.loads(knowledge_file(store_root).read_text(encoding="utf-8"))
         roots = tuple(RootRecord(**r) for r in data.get("roots", []))
-        documents = {p: DocumentRecord(**{**d, "scopes": tuple(d["scopes"]), "refs": tuple(d["refs"])})
-                     for p, d in data.get("documents", {}).items()}
+        documents = {
+            p: DocumentRecord(**{**d, "scopes": tuple(d["scopes"]), "refs": tuple(d["refs"])})
+            for p, d in data.get("documents", {}).items()
+        }
         return Manifest(roots, documents, tuple(data.get("problems", [])), str(data.get("digest", "")))
     except (OSError, ValueError, TypeError, KeyError):
         return Manifest()
@@ -148,8 +167,10 @@ def chosen_scopes(manifest: Manifest, asked: Sequence[str] | None, default: Sequ
     if asked:
         unknown = sorted(set(asked) - set(manifest.scopes()))
         if unknown and manifest.documents:
-            raise KbcError(f"no knowledge scope named {', '.join(map(repr, unknown))}",
-                           hint=f"scopes: {', '.join(manifest.scopes()) or 'none'} (`kbc scopes`)")
+            raise KbcError(
+                f"no knowledge scope named {', '.join(map(repr, unknown))}",
+                hint=f"scopes: {', '.join(manifest.scopes()) or 'none'} (`kbc scopes`)",
+            )
         return frozenset(asked)
     if default:
         return frozenset(default)
@@ -169,9 +190,12 @@ SCOPE_ORDER = ("domain", "conventions", "projects")
 
 def knowledge_order(manifest: Manifest) -> dict[str, int]:
     """Each knowledge document's place in a slice: its best scope's rank in SCOPE_ORDER."""
+
     def place(scope: str) -> int:
         head = scope.split("/", 1)[0]
         return SCOPE_ORDER.index(head) if head in SCOPE_ORDER else len(SCOPE_ORDER)
 
-    return {path: min((place(s) for s in record.scopes), default=len(SCOPE_ORDER))
-            for path, record in manifest.documents.items()}
+    return {
+        path: min((place(s) for s in record.scopes), default=len(SCOPE_ORDER))
+        for path, record in manifest.documents.items()
+    }

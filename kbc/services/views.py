@@ -20,24 +20,41 @@ from kbc.views.render import render_all, render_view, view_file
 
 def load_context(store_root: Path, repo_root: Path, settings: Settings, generation: str = "") -> Context:
     store = FactsStore(store_root, generation)
-    return build_context(store.inventory(str(repo_root.resolve())), store.facts(), store.graph(),
-                         store.entry_points(), workflow_depth=settings.workflow_depth,
-                         max_workflows=settings.max_workflows,
-                         max_api_workflows=settings.max_api_workflows)
+    return build_context(
+        store.inventory(str(repo_root.resolve())),
+        store.facts(),
+        store.graph(),
+        store.entry_points(),
+        workflow_depth=settings.workflow_depth,
+        max_workflows=settings.max_workflows,
+        max_api_workflows=settings.max_api_workflows,
+    )
 
 
-def build_views_pass(store_root: Path, repo_root: Path, settings: Settings, *, no_llm: bool = False,
-                     interpreter: Interpreter | None = None,
-                     progress: ViewsProgress | None = None, generation: str = "",
-                     ) -> tuple[list[View], ViewsSummary]:
+def build_views_pass(
+    store_root: Path,
+    repo_root: Path,
+    settings: Settings,
+    *,
+    no_llm: bool = False,
+    interpreter: Interpreter | None = None,
+    progress: ViewsProgress | None = None,
+    generation: str = "",
+) -> tuple[list[View], ViewsSummary]:
     """Write the views of the store's current facts (or of the unpublished ``generation``,
     then staged until :meth:`ViewsStore.publish`), their prose by ``interpreter`` (None, or
     ``no_llm``: from docstrings)."""
     context = load_context(store_root, repo_root, settings, generation)
     chosen = None if no_llm else interpreter
     with ProseCache(prose_cache(store_root)) as cache:
-        views, summary = build_views(context, chosen, cache, concurrency=settings.llm_concurrency,
-                                     progress=progress, cached_model=settings.llm_model)
+        views, summary = build_views(
+            context,
+            chosen,
+            cache,
+            concurrency=settings.llm_concurrency,
+            progress=progress,
+            cached_model=settings.llm_model,
+        )
     ViewsStore(store_root).write(views, staged=bool(generation))
     return views, summary
 
@@ -71,8 +88,10 @@ def render_folder(store_root: Path, repo_root: Path, out: Path) -> list[Path]:
             target.write_text(text, encoding="utf-8")
             written.append(target)
     except OSError as exc:
-        raise KbcError(f"cannot write the rendered views to {out}: {exc.strerror or exc}",
-                       hint="give --out a folder you can write to") from exc
+        raise KbcError(
+            f"cannot write the rendered views to {out}: {exc.strerror or exc}",
+            hint="give --out a folder you can write to",
+        ) from exc
     wanted = {p.resolve() for p in written}
     for stale in sorted(out.rglob("*.md")):
         if stale.resolve() not in wanted and _rendered_by_kbc(stale, out):

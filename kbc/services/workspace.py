@@ -81,38 +81,58 @@ def expand(entries: Sequence[RepositoryEntry]) -> list[RepositoryEntry]:
             found.append(entry)
             continue
         if entry.url:
-            raise KbcError(f"repository {entry.name!r}: projects are read from a folder, not a URL",
-                           hint="clone it and give its path, or drop projects")
+            raise KbcError(
+                f"repository {entry.name!r}: projects are read from a folder, not a URL",
+                hint="clone it and give its path, or drop projects",
+            )
         base = Path(entry.path).expanduser().resolve()
-        folders = sorted({p for pattern in entry.projects for p in base.glob(pattern)
-                          if p.is_dir() and p.resolve().is_relative_to(base) and p.name != ".git"})
+        folders = sorted(
+            {
+                p
+                for pattern in entry.projects
+                for p in base.glob(pattern)
+                if p.is_dir() and p.resolve().is_relative_to(base) and p.name != ".git"
+            }
+        )
         if not folders:
-            raise KbcError(f"repository {entry.name!r}: no folder matches {list(entry.projects)}",
-                           hint="projects are globs of folders relative to its path, e.g. services/*")
+            raise KbcError(
+                f"repository {entry.name!r}: no folder matches {list(entry.projects)}",
+                hint="projects are globs of folders relative to its path, e.g. services/*",
+            )
         for folder in folders:
             relative = folder.resolve().relative_to(base).as_posix()
             found.append(RepositoryEntry(f"{entry.name}/{relative}", str(folder), branch=entry.branch))
     names = [e.name for e in found]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
-        raise KbcError(f"two repositories are named {', '.join(twice)}",
-                       hint="give each its own name (name=path with --repo, or name = ... in "
-                            "[[repositories]])")
+        raise KbcError(
+            f"two repositories are named {', '.join(twice)}",
+            hint="give each its own name (name=path with --repo, or name = ... in [[repositories]])",
+        )
     return found
 
 
 class Workspace:
     """The repositories one server answers for, by name."""
 
-    def __init__(self, entries: Sequence[RepositoryEntry], settings: Settings, *,
-                 settings_for: SettingsFor | None = None, components: Components = CONFIGURED,
-                 notify: Say | None = None, opened: dict[str, KnowledgeBase] | None = None) -> None:
+    def __init__(
+        self,
+        entries: Sequence[RepositoryEntry],
+        settings: Settings,
+        *,
+        settings_for: SettingsFor | None = None,
+        components: Components = CONFIGURED,
+        notify: Say | None = None,
+        opened: dict[str, KnowledgeBase] | None = None,
+    ) -> None:
         """``settings`` are the workspace's own (the user's: its limits and schedule);
         ``settings_for(root)`` gives each repository's (by default ``settings``);
         ``opened`` maps names to knowledge bases already open (kept open until :meth:`close`)."""
         if not entries:
-            raise KbcError("a workspace needs at least one repository",
-                           hint="give --repo PATH-OR-URL, or [[repositories]] in your configuration")
+            raise KbcError(
+                "a workspace needs at least one repository",
+                hint="give --repo PATH-OR-URL, or [[repositories]] in your configuration",
+            )
         self.settings = settings
         self.components = components
         self._notify = notify or (lambda _message: None)
@@ -127,11 +147,15 @@ class Workspace:
         for entry in expand(entries):
             given = opened.get(entry.name)
             if given is not None:
-                self._members[entry.name] = Member(entry, given.root, given.settings, given.store,
-                                                   pinned=given, kb=given)
+                self._members[entry.name] = Member(
+                    entry, given.root, given.settings, given.store, pinned=given, kb=given
+                )
                 continue
-            root = (checkout_path(entry.url, settings.data_dir) if entry.url
-                    else Path(entry.path).expanduser().resolve())
+            root = (
+                checkout_path(entry.url, settings.data_dir)
+                if entry.url
+                else Path(entry.path).expanduser().resolve()
+            )
             own = self._settings_for(root)
             self._members[entry.name] = Member(entry, root, own, _store_of(entry, root, own))
 
@@ -140,8 +164,9 @@ class Workspace:
         """A workspace of one knowledge base already open (what ``kbc serve`` of one repository
         serves)."""
         name = name or _usable(kb.root.name)
-        return cls([RepositoryEntry(name, str(kb.root))], kb.settings, components=kb.components,
-                   opened={name: kb})
+        return cls(
+            [RepositoryEntry(name, str(kb.root))], kb.settings, components=kb.components, opened={name: kb}
+        )
 
     # -- naming ----------------------------------------------------------------
 
@@ -155,9 +180,11 @@ class Workspace:
     def member(self, name: str) -> Member:
         found = self._members.get(name)
         if found is None:
-            raise NotFound(f"no repository named {name!r}",
-                           hint=f"use one of: {', '.join(self._members)} (GET /api/v1/repositories, "
-                                "MCP list_repositories)")
+            raise NotFound(
+                f"no repository named {name!r}",
+                hint=f"use one of: {', '.join(self._members)} (GET /api/v1/repositories, "
+                "MCP list_repositories)",
+            )
         return found
 
     def chosen(self, repository: str | None) -> str:
@@ -167,8 +194,10 @@ class Workspace:
             return self.member(repository).name
         only = self.single()
         if only is None:
-            raise KbcError("this server serves several repositories: name one",
-                           hint=f"add repository (one of: {', '.join(self._members)})")
+            raise KbcError(
+                "this server serves several repositories: name one",
+                hint=f"add repository (one of: {', '.join(self._members)})",
+            )
         return only
 
     def listen(self, listener: Listener) -> None:
@@ -191,11 +220,17 @@ class Workspace:
                 if not member.built():
                     self.enqueue(name)
                     state = "is being built" if member.state in ("queued", "refreshing") else "has no build"
-                    raise StoreError(f"repository {name!r} {state} ({member.problem or 'first use'})",
-                                     hint="ask again once GET /api/v1/repositories (MCP "
-                                          "list_repositories) shows it ready")
-                member.kb = KnowledgeBase(member.root, store=member.store, settings=member.settings,
-                                          notify=self._notify, components=self.components)
+                    raise StoreError(
+                        f"repository {name!r} {state} ({member.problem or 'first use'})",
+                        hint="ask again once GET /api/v1/repositories (MCP list_repositories) shows it ready",
+                    )
+                member.kb = KnowledgeBase(
+                    member.root,
+                    store=member.store,
+                    settings=member.settings,
+                    notify=self._notify,
+                    components=self.components,
+                )
                 for listener in self._listeners:
                     member.kb.listen(listener)
                 self._evict(keep=name)
@@ -269,11 +304,19 @@ class Workspace:
             status = "failed"
         else:
             status = "ready" if state is not None else "not built"
-        return {"name": member.name, "path": "" if member.entry.url else str(member.root),
-                "url": member.entry.url, "branch": member.entry.branch, "commit": served,
-                "built_at": built_at, "status": status, "behind": behind,
-                "upstream": ahead if behind else "", "open": member.kb is not None,
-                "problem": member.problem}
+        return {
+            "name": member.name,
+            "path": "" if member.entry.url else str(member.root),
+            "url": member.entry.url,
+            "branch": member.entry.branch,
+            "commit": served,
+            "built_at": built_at,
+            "status": status,
+            "behind": behind,
+            "upstream": ahead if behind else "",
+            "open": member.kb is not None,
+            "problem": member.problem,
+        }
 
     def _upstream(self, member: Member) -> str:
         """The commit the repository is at now: its work tree's HEAD, or (a URL) the remote
@@ -282,12 +325,19 @@ class Workspace:
             return ""
         if not member.entry.url:
             return head_commit(member.root)
-        branch = member.entry.branch or git(member.root, "symbolic-ref", "--short", "HEAD",
-                                            check=False).strip()
+        branch = (
+            member.entry.branch or git(member.root, "symbolic-ref", "--short", "HEAD", check=False).strip()
+        )
         if not branch:
             return ""
-        return git(member.root, "rev-parse", "--verify", "-q", f"refs/remotes/origin/{branch}^{{commit}}",
-                   check=False).strip()
+        return git(
+            member.root,
+            "rev-parse",
+            "--verify",
+            "-q",
+            f"refs/remotes/origin/{branch}^{{commit}}",
+            check=False,
+        ).strip()
 
     def behind(self, names: Sequence[str]) -> list[str]:
         """Which of ``names`` serve a store behind their repository (looked up at most every
@@ -348,8 +398,11 @@ class Workspace:
         """What the schedule refreshes: URL repositories, and built ones with a knowledge root
         followed by URL (a folder's own commits are its owner's to build: the listing says
         when its store is behind)."""
-        return [m.name for m in self._members.values()
-                if m.entry.url or (m.built() and any(root.url for root in m.settings.knowledge))]
+        return [
+            m.name
+            for m in self._members.values()
+            if m.entry.url or (m.built() and any(root.url for root in m.settings.knowledge))
+        ]
 
     def refresh_now(self, name: str) -> None:
         """Bring ``name``'s store up to its repository (clone, fetch, build or refresh), through a
@@ -365,12 +418,18 @@ class Workspace:
                 follow(member.entry.url, member.entry.branch, self.settings.data_dir)
                 member.settings = self._settings_for(member.root)
                 member.store = _store_of(member.entry, member.root, member.settings)
-            summary = refresh(target, member.settings, member.store if member.entry.store else None,
-                              branch=member.entry.branch, on_wait=self._notify, components=self.components)
+            summary = refresh(
+                target,
+                member.settings,
+                member.store if member.entry.store else None,
+                branch=member.entry.branch,
+                on_wait=self._notify,
+                components=self.components,
+            )
         except KbcError as error:
             member.state, member.problem = "failed", error.message
             self._notify(f"kbc: {name}: refresh failed: {error.message}")
-        except Exception as exc:  # noqa: BLE001 - one repository's failure must not stop the others'
+        except Exception as exc:
             member.state, member.problem = "failed", f"unexpected {type(exc).__name__}: {exc}"
             self._notify(f"kbc: {name}: refresh failed: {member.problem}")
         else:

@@ -20,8 +20,9 @@ from kbc.store.files import connect
 
 
 def cache_key(task: AnalysisTask, blob: str, analyzer_version: str) -> str:
-    raw = "\0".join((task.path, task.module, str(task.is_package), blob, analyzer_version,
-                     values_digest(task.also)))
+    raw = "\0".join(
+        (task.path, task.module, str(task.is_package), blob, analyzer_version, values_digest(task.also))
+    )
     return hashlib.sha256(raw.encode()).hexdigest()
 
 
@@ -34,8 +35,7 @@ def values_digest(values: Iterable[str]) -> str:
 class AnalysisCache:
     def __init__(self, path: Path) -> None:
         self._db = connect(path)
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS analysis (key TEXT PRIMARY KEY, data BLOB)")
+        self._db.execute("CREATE TABLE IF NOT EXISTS analysis (key TEXT PRIMARY KEY, data BLOB)")
         # how many credentials a file's content holds (never the values): 0 spares a rescan
         self._db.execute("CREATE TABLE IF NOT EXISTS secrets (key TEXT PRIMARY KEY, found INTEGER)")
 
@@ -52,7 +52,7 @@ class AnalysisCache:
         """(key, column) of the rows of ``table`` whose key is among ``keys``, in batches."""
         wanted = list(keys)
         for start in range(0, len(wanted), 500):
-            batch = wanted[start:start + 500]
+            batch = wanted[start : start + 500]
             marks = ",".join("?" * len(batch))
             yield from self._db.execute(f"SELECT key, {column} FROM {table} WHERE key IN ({marks})", batch)
 
@@ -61,15 +61,18 @@ class AnalysisCache:
         for key, data in self._rows("analysis", "data", keys):
             try:
                 value = pickle.loads(data)
-            except Exception:  # noqa: BLE001 - an unreadable entry is a miss
+            except Exception:
                 continue
             if isinstance(value, (AnalysisOk, AnalysisFailed)):
                 found[key] = value
         return found
 
     def put_many(self, items: Iterable[tuple[str, AnalysisResult]]) -> None:
-        rows = [(key, pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
-                for key, result in items if isinstance(result, (AnalysisOk, AnalysisFailed))]
+        rows = [
+            (key, pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
+            for key, result in items
+            if isinstance(result, (AnalysisOk, AnalysisFailed))
+        ]
         with self._db:
             self._db.executemany("INSERT OR REPLACE INTO analysis VALUES (?, ?)", rows)
 

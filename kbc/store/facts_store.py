@@ -111,18 +111,33 @@ class FactsStore:
         # Files as lists of lines: a large repository's facts run to many megabytes, and
         # joining them into one string costs more than writing them.
         files: dict[str, list[str]] = {
-            "inventory.json": [dumps({
-                "vcs": inventory.vcs, "commit": inventory.commit, "ignored": inventory.ignored,
-                "files": inventory.files, "skipped": inventory.skipped,
-            }) + "\n"],
+            "inventory.json": [
+                dumps(
+                    {
+                        "vcs": inventory.vcs,
+                        "commit": inventory.commit,
+                        "ignored": inventory.ignored,
+                        "files": inventory.files,
+                        "skipped": inventory.skipped,
+                    }
+                )
+                + "\n"
+            ],
             "facts.jsonl": [dumps(f) + "\n" for f in facts],
             "graph.json": [dumps(snapshot.graph) + "\n"],
-            "problems.json": [dumps({
-                "failures": sorted(snapshot.failures, key=lambda f: f.path),
-                "metadata": list(snapshot.problems),
-            }, indent=1) + "\n"],
-            "entry_points.json": [dumps(sorted(
-                snapshot.entry_points, key=lambda e: (e.path, e.line, e.name)), indent=1) + "\n"],
+            "problems.json": [
+                dumps(
+                    {
+                        "failures": sorted(snapshot.failures, key=lambda f: f.path),
+                        "metadata": list(snapshot.problems),
+                    },
+                    indent=1,
+                )
+                + "\n"
+            ],
+            "entry_points.json": [
+                dumps(sorted(snapshot.entry_points, key=lambda e: (e.path, e.line, e.name)), indent=1) + "\n"
+            ],
         }
         digest = hashlib.sha256()
         for name in sorted(files):
@@ -188,12 +203,15 @@ class FactsStore:
         try:
             name = self.named or pointer.read_text(encoding="utf-8").strip()
         except FileNotFoundError:
-            raise StoreError(f"no kbc store at {self.root}",
-                             hint="run `kbc analyze` on the repository first") from None
+            raise StoreError(
+                f"no kbc store at {self.root}", hint="run `kbc analyze` on the repository first"
+            ) from None
         path = self.root / name
         if not path.is_dir():
-            raise StoreError(f"the store at {self.root} points at a missing generation {name}",
-                             hint="run `kbc analyze` again to rebuild it")
+            raise StoreError(
+                f"the store at {self.root} points at a missing generation {name}",
+                hint="run `kbc analyze` again to rebuild it",
+            )
         return path
 
     def _json(self, filename: str) -> Any:
@@ -203,21 +221,26 @@ class FactsStore:
         try:
             return json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
-            raise StoreError(f"cannot read {path}: {exc}",
-                             hint="run `kbc analyze` again to rebuild the store") from None
+            raise StoreError(
+                f"cannot read {path}: {exc}", hint="run `kbc analyze` again to rebuild the store"
+            ) from None
 
     def manifest(self) -> dict[str, Any]:
         manifest: dict[str, Any] = self._json("manifest.json")
         if manifest.get("format") != STORE_FORMAT:
-            raise StoreError(f"the store at {self.root} has format {manifest.get('format')}, "
-                             f"this kbc reads format {STORE_FORMAT}",
-                             hint="run `kbc analyze` to rebuild it")
+            raise StoreError(
+                f"the store at {self.root} has format {manifest.get('format')}, "
+                f"this kbc reads format {STORE_FORMAT}",
+                hint="run `kbc analyze` to rebuild it",
+            )
         return manifest
 
     def inventory(self, root: str = "") -> Inventory:
         data = self._json("inventory.json")
         return Inventory(
-            root=root, vcs=data["vcs"], commit=data["commit"],
+            root=root,
+            vcs=data["vcs"],
+            commit=data["commit"],
             files=tuple(load_as(SourceFile, f) for f in data["files"]),
             skipped=tuple(load_as(SkippedPath, s) for s in data["skipped"]),
             ignored=data["ignored"],
@@ -241,8 +264,9 @@ class FactsStore:
                     read.append(load_as(FileFacts, json.loads(line)))
                     yield read[-1]
         except (OSError, ValueError) as exc:
-            raise StoreError(f"cannot read {path}: {exc}",
-                             hint="run `kbc analyze` again to rebuild the store") from None
+            raise StoreError(
+                f"cannot read {path}: {exc}", hint="run `kbc analyze` again to rebuild the store"
+            ) from None
         _remember(path, tuple(read))
 
     def graph(self) -> GraphFacts:
@@ -257,6 +281,7 @@ class FactsStore:
 
 def _holds(folder: Path, files: dict[str, list[str]]) -> bool:
     """Whether ``folder`` holds exactly these files' texts (a generation written whole)."""
+
     def digest(lines: list[str]) -> bytes:
         hashed = hashlib.sha256()
         for line in lines:
@@ -264,7 +289,9 @@ def _holds(folder: Path, files: dict[str, list[str]]) -> bool:
         return hashed.digest()
 
     try:
-        return all(hashlib.sha256((folder / name).read_bytes()).digest() == digest(lines)
-                   for name, lines in files.items())
+        return all(
+            hashlib.sha256((folder / name).read_bytes()).digest() == digest(lines)
+            for name, lines in files.items()
+        )
     except OSError:
         return False

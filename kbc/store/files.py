@@ -8,8 +8,9 @@ import tempfile
 from pathlib import Path
 
 
-def connect(path: Path, *, shared: bool = False, timeout: float = 5.0,
-            wal: bool = True) -> sqlite3.Connection:
+def connect(
+    path: Path, *, shared: bool = False, timeout: float = 5.0, wal: bool = True
+) -> sqlite3.Connection:
     """The SQLite database at ``path`` (its folder made) in WAL mode, so readers never wait
     on a writer (``wal`` False: in the journal mode the file has, for a database that is
     written only under another name and then renamed into place, where a WAL file kept

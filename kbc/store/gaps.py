@@ -71,9 +71,17 @@ class GapLog:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def record(self, kind: str, question: str, use_case: str, scores: Sequence[float],
-               similarity: float, below_floor: bool, now: float | None = None,
-               confidence: float = -1.0) -> str:
+    def record(
+        self,
+        kind: str,
+        question: str,
+        use_case: str,
+        scores: Sequence[float],
+        similarity: float,
+        below_floor: bool,
+        now: float | None = None,
+        confidence: float = -1.0,
+    ) -> str:
         """Log one query (its first ``QUESTION_CHARS`` characters); returns its id (what
         ``report_usage`` names)."""
         at = time.time() if now is None else now
@@ -84,10 +92,24 @@ class GapLog:
         best = top[0] if top else 0.0
         median = sorted(top)[len(top) // 2] if top else 0.0
         with self._db:
-            self._db.execute("INSERT INTO queries (id, at, kind, question, use_case, results, best, median, "
-                             "margin, similarity, below_floor, confidence) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                             (query_id, at, kind, question, use_case, len(scores), best, median,
-                              best - median, similarity, int(below_floor), confidence))
+            self._db.execute(
+                "INSERT INTO queries (id, at, kind, question, use_case, results, best, median, "
+                "margin, similarity, below_floor, confidence) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    query_id,
+                    at,
+                    kind,
+                    question,
+                    use_case,
+                    len(scores),
+                    best,
+                    median,
+                    best - median,
+                    similarity,
+                    int(below_floor),
+                    confidence,
+                ),
+            )
             if at - self._pruned >= PRUNE_EVERY:
                 self._prune(at)
         return query_id
@@ -98,16 +120,18 @@ class GapLog:
         if known is None:
             return False
         with self._db:
-            self._db.execute("INSERT INTO usage VALUES (?,?,?)",
-                             (query_id, time.time() if now is None else now,
-                              json.dumps(sorted(set(helpful_ids)))))
+            self._db.execute(
+                "INSERT INTO usage VALUES (?,?,?)",
+                (query_id, time.time() if now is None else now, json.dumps(sorted(set(helpful_ids)))),
+            )
         return True
 
     def _prune(self, now: float) -> None:
         self._pruned = now
         cutoff = now - self.retention
-        self._db.execute("DELETE FROM usage WHERE query_id IN (SELECT id FROM queries WHERE at < ?)",
-                         (cutoff,))
+        self._db.execute(
+            "DELETE FROM usage WHERE query_id IN (SELECT id FROM queries WHERE at < ?)", (cutoff,)
+        )
         self._db.execute("DELETE FROM queries WHERE at < ?", (cutoff,))
 
     def gaps(self, now: float | None = None) -> list[Gap]:
@@ -117,15 +141,19 @@ class GapLog:
         unhelpful = {row[0] for row in self._db.execute("SELECT query_id FROM usage WHERE helpful = '[]'")}
         helped = {row[0] for row in self._db.execute("SELECT query_id FROM usage WHERE helpful != '[]'")}
         groups: dict[str, _Group] = {}
-        rows = self._db.execute("SELECT id, at, question, below_floor, confidence FROM queries "
-                                "ORDER BY at, id")
+        rows = self._db.execute(
+            "SELECT id, at, question, below_floor, confidence FROM queries ORDER BY at, id"
+        )
         for query_id, at, question, below, confidence in rows:
             group = groups.setdefault(_normal(question), _Group(question))
             group.asked += 1
             reasons = set()
             if below and query_id not in helped:
-                reasons.add("low confidence" if confidence is not None and confidence >= 0
-                            else "below the relevance floor")
+                reasons.add(
+                    "low confidence"
+                    if confidence is not None and confidence >= 0
+                    else "below the relevance floor"
+                )
             if query_id in unhelpful:
                 reasons.add("reported unhelpful")
             if reasons:
@@ -133,8 +161,17 @@ class GapLog:
                 group.last = at
                 group.question = question
                 group.reasons |= reasons
-        found = [Gap(g.question, g.count, g.asked, time.strftime("%Y-%m-%d", time.gmtime(g.last)),
-                     tuple(sorted(g.reasons))) for g in groups.values() if g.count]
+        found = [
+            Gap(
+                g.question,
+                g.count,
+                g.asked,
+                time.strftime("%Y-%m-%d", time.gmtime(g.last)),
+                tuple(sorted(g.reasons)),
+            )
+            for g in groups.values()
+            if g.count
+        ]
         return sorted(found, key=lambda g: (-g.count, g.question))
 
 

@@ -1,18 +1,18 @@
 """Where a store keeps what: the one module that names the store's files.
 
-    <store>/state.json            the record of the last completed build (written last)
-    <store>/building.json         a build under way (or killed): removed when it completes
-    <store>/CURRENT, gen-*/       the facts (kbc.store.facts_store)
-    <store>/views/views.jsonl     the views
-    <store>/cache/analysis.sqlite per-file analysis results and credential counts
-    <store>/cache/prose.sqlite    the LLM's validated prose per view
-    <store>/index/lexical.sqlite  chunks and their FTS5 index
-    <store>/index/chroma/         the local vector store
-    <store>/index/vectors.json    the exact-search snapshot's pointer (kbc.index.exact)
-    <store>/gaps.sqlite           the knowledge-gap log
-    <store>/refresh.json          when the last refresh ran and how it ended
-    <store>/knowledge.json        the knowledge roots indexed: their documents and scopes
-    <store>/lock                  the writer lock
+<store>/state.json            the record of the last completed build (written last)
+<store>/building.json         a build under way (or killed): removed when it completes
+<store>/CURRENT, gen-*/       the facts (kbc.store.facts_store)
+<store>/views/views.jsonl     the views
+<store>/cache/analysis.sqlite per-file analysis results and credential counts
+<store>/cache/prose.sqlite    the LLM's validated prose per view
+<store>/index/lexical.sqlite  chunks and their FTS5 index
+<store>/index/chroma/         the local vector store
+<store>/index/vectors.json    the exact-search snapshot's pointer (kbc.index.exact)
+<store>/gaps.sqlite           the knowledge-gap log
+<store>/refresh.json          when the last refresh ran and how it ended
+<store>/knowledge.json        the knowledge roots indexed: their documents and scopes
+<store>/lock                  the writer lock
 """
 
 from __future__ import annotations
@@ -99,7 +99,14 @@ def store_path(root: Path, settings: Settings, override: Path | None = None) -> 
     base = root.resolve()
     default = base / ".kbc"
     if default.is_symlink() and not default.resolve().is_relative_to(base):
-        raise ConfigError([FieldError(
-            str(default), "store.path", f"is a link to {os.readlink(default)}, outside the repository",
-            "remove the link, or name a store folder with --store or KBC_STORE")])
+        raise ConfigError(
+            [
+                FieldError(
+                    str(default),
+                    "store.path",
+                    f"is a link to {os.readlink(default)}, outside the repository",
+                    "remove the link, or name a store folder with --store or KBC_STORE",
+                )
+            ]
+        )
     return default

@@ -37,8 +37,9 @@ def _holder(path: Path) -> str:
 
 
 @contextmanager
-def writer_lock(store_root: Path, timeout: float,
-                on_wait: Callable[[str], None] | None = None) -> Iterator[float]:
+def writer_lock(
+    store_root: Path, timeout: float, on_wait: Callable[[str], None] | None = None
+) -> Iterator[float]:
     """Hold the store's writer lock; yields the seconds spent waiting for it.
 
     Waits up to ``timeout`` seconds for another writer, telling ``on_wait`` once that
@@ -60,7 +61,8 @@ def writer_lock(store_root: Path, timeout: float,
                     raise LockTimeout(
                         f"gave up after {waited:.0f} s waiting for another kbc writer{_holder(path)} "
                         f"on {store_root}",
-                        hint="let it finish, or raise --lock-timeout (KBC_LOCK_TIMEOUT)") from None
+                        hint="let it finish, or raise --lock-timeout (KBC_LOCK_TIMEOUT)",
+                    ) from None
                 if not told and on_wait is not None:
                     on_wait(f"waiting for another kbc writer{_holder(path)} on {store_root}")
                     told = True

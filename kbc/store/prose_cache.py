@@ -44,5 +44,7 @@ class ProseCache:
 
     def put(self, key: str, interpretation: dict[str, Any]) -> None:
         with self._db:
-            self._db.execute("INSERT OR REPLACE INTO prose VALUES (?, ?)",
-                             (key, json.dumps(interpretation, sort_keys=True)))
+            self._db.execute(
+                "INSERT OR REPLACE INTO prose VALUES (?, ?)",
+                (key, json.dumps(interpretation, sort_keys=True)),
+            )

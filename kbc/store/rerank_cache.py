@@ -50,7 +50,8 @@ class RerankCache:
             try:
                 with self._db:
                     self._db.execute("INSERT OR REPLACE INTO rerank VALUES (?, ?)", (key, json.dumps(order)))
-                    self._db.execute("DELETE FROM rerank WHERE rowid <= (SELECT max(rowid) FROM rerank) - ?",
-                                     (KEPT,))
+                    self._db.execute(
+                        "DELETE FROM rerank WHERE rowid <= (SELECT max(rowid) FROM rerank) - ?", (KEPT,)
+                    )
             except sqlite3.Error:
                 return

@@ -44,8 +44,10 @@ def write_state(store_root: Path, state: BuildState) -> None:
 
 def begin_build(store_root: Path, mode: str) -> None:
     """Say a build (``mode``: why it runs) is under way."""
-    write_atomic(journal_file(store_root),
-                 json.dumps({"pid": os.getpid(), "started": time.time(), "mode": mode}, sort_keys=True))
+    write_atomic(
+        journal_file(store_root),
+        json.dumps({"pid": os.getpid(), "started": time.time(), "mode": mode}, sort_keys=True),
+    )
 
 
 def end_build(store_root: Path) -> None:

@@ -24,8 +24,10 @@ class ViewsStore:
         return self.path.is_file()
 
     def write(self, views: Iterable[View], *, staged: bool = False) -> None:
-        write_atomic(self.staged if staged else self.path,
-                     "".join(dumps(v) + "\n" for v in sorted(views, key=lambda v: v.id)))
+        write_atomic(
+            self.staged if staged else self.path,
+            "".join(dumps(v) + "\n" for v in sorted(views, key=lambda v: v.id)),
+        )
 
     def publish(self) -> None:
         """Put the staged views in place (nothing staged: nothing changes)."""
@@ -45,6 +47,8 @@ class ViewsStore:
                 try:
                     views.append(load_as(View, json.loads(line)))
                 except (ValueError, TypeError) as exc:
-                    raise StoreError(f"{self.path}:{number}: unreadable view ({exc})",
-                                     hint="run `kbc build` to write the views again") from None
+                    raise StoreError(
+                        f"{self.path}:{number}: unreadable view ({exc})",
+                        hint="run `kbc build` to write the views again",
+                    ) from None
         return views

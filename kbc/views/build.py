@@ -85,8 +85,10 @@ def _package_doc(context: Context) -> str:
     ``__init__``) of its shallowest package that has one."""
     packages = Counter(f.module.split(".")[0] for f in context.source_files() if f.module)
     for name, _ in sorted(packages.items(), key=lambda kv: (-kv[1], kv[0])):
-        inside = sorted((m for m in context.module_path if m == name or m.startswith(f"{name}.")),
-                        key=lambda m: (m.count("."), m))
+        inside = sorted(
+            (m for m in context.module_path if m == name or m.startswith(f"{name}.")),
+            key=lambda m: (m.count("."), m),
+        )
         for module in inside:
             facts = context.files[context.module_path[module]]
             if facts.is_package and facts.doc:
@@ -97,29 +99,46 @@ def _package_doc(context: Context) -> str:
 def plan_views(context: Context) -> list[Draft]:
     """Every view's facts, in id order."""
     repo = context.repository()
-    drafts = [Draft("architecture", "architecture", f"Architecture of {repo}", architecture_facts(context),
-                    (_package_doc(context),)),
-              Draft("entry_points", "entry_points", "Entry points", entry_points_facts(context)),
-              Draft("integrations", "integrations", "Integrations", integrations_facts(context))]
+    drafts = [
+        Draft(
+            "architecture",
+            "architecture",
+            f"Architecture of {repo}",
+            architecture_facts(context),
+            (_package_doc(context),),
+        ),
+        Draft("entry_points", "entry_points", "Entry points", entry_points_facts(context)),
+        Draft("integrations", "integrations", "Integrations", integrations_facts(context)),
+    ]
     calls_into = edges_into(context)
     for name in sorted(context.groups):
-        drafts.append(Draft(f"module:{name}", "module", _module_title(context, name),
-                            module_facts(context, name)))
+        drafts.append(
+            Draft(f"module:{name}", "module", _module_title(context, name), module_facts(context, name))
+        )
         concepts = domain_concepts_facts(context, name, calls_into)
         if concepts["concepts"]:
-            drafts.append(Draft(f"domain_concepts:{name}", "domain_concepts", f"Domain concepts of {name}",
-                                concepts))
+            drafts.append(
+                Draft(f"domain_concepts:{name}", "domain_concepts", f"Domain concepts of {name}", concepts)
+            )
         rules = business_rules_facts(context, name)
         if rules["rules"]:
-            drafts.append(Draft(f"business_rules:{name}", "business_rules", f"Business rules of {name}",
-                                rules))
+            drafts.append(
+                Draft(f"business_rules:{name}", "business_rules", f"Business rules of {name}", rules)
+            )
     by_group = feature_groups(context)
     if by_group:
         for name, entries in sorted(by_group.items()):
             docs = tuple(dict.fromkeys(d for e in entries if (d := _doc_of(context, e.target))))
             title = f"Feature: {_feature_name(context, name, entries)}"
-            drafts.append(Draft(f"feature:{name}", "feature", title,
-                                feature_facts_for_entries(context, name, entries), docs))
+            drafts.append(
+                Draft(
+                    f"feature:{name}",
+                    "feature",
+                    title,
+                    feature_facts_for_entries(context, name, entries),
+                    docs,
+                )
+            )
     else:
         for members in communities(context):
             facts = feature_facts_for_community(context, members)
@@ -127,8 +146,11 @@ def plan_views(context: Context) -> list[Draft]:
             named = f" ({facts['name']})" if facts["name"] != lead else ""
             drafts.append(Draft(f"feature:{lead}", "feature", f"Feature: {lead}{named}", facts))
     for entry, also in workflow_entries(context):
-        drafts.append(Draft(workflow_id(entry), "workflow", _workflow_title(entry),
-                            workflow_facts(context, entry, also)))
+        drafts.append(
+            Draft(
+                workflow_id(entry), "workflow", _workflow_title(entry), workflow_facts(context, entry, also)
+            )
+        )
     return sorted(drafts, key=lambda d: d.id)
 
 
@@ -154,7 +176,7 @@ def _public_of(context: Context, group: str) -> list[str]:
 
 
 def _module_title(context: Context, name: str) -> str:
-    """"Module pkg.sub"; a component (:mod:`kbc.graph.components`) with its central public
+    """ "Module pkg.sub"; a component (:mod:`kbc.graph.components`) with its central public
     definitions: "Component rich[console]: Console, Segment, Text"."""
     if not is_component(name):
         return f"Module {name}"
@@ -215,8 +237,10 @@ def _keys(draft: Draft) -> dict[str, list[Any]]:
 def _ask(interpreter: Interpreter, draft: Draft) -> _Outcome:
     """One view's prose from the LLM: a call, and one repair if the reply is invalid."""
     outcome = _Outcome()
-    prompt = [{"role": m["role"], "content": redact("prompt.md", m["content"], "markdown").text}
-              for m in messages(draft.kind, draft.title, draft.facts)]
+    prompt = [
+        {"role": m["role"], "content": redact("prompt.md", m["content"], "markdown").text}
+        for m in messages(draft.kind, draft.title, draft.facts)
+    ]
     try:
         for attempt in range(2):
             reply = interpreter.complete(prompt)
@@ -238,11 +262,15 @@ def _ask(interpreter: Interpreter, draft: Draft) -> _Outcome:
     return outcome
 
 
-
-
-def build_views(context: Context, interpreter: Interpreter | None, cache: ProseCache | None,
-                *, concurrency: int = 4, progress: ViewsProgress | None = None,
-                cached_model: str = "") -> tuple[list[View], ViewsSummary]:
+def build_views(
+    context: Context,
+    interpreter: Interpreter | None,
+    cache: ProseCache | None,
+    *,
+    concurrency: int = 4,
+    progress: ViewsProgress | None = None,
+    cached_model: str = "",
+) -> tuple[list[View], ViewsSummary]:
     """Every view; prose from ``interpreter`` (cached), or without one from the cache of
     ``cached_model`` where it holds these facts (no call is made), else from docstrings."""
     summary = ViewsSummary(model=interpreter.model if interpreter else "")
@@ -300,15 +328,22 @@ def _checked(drafts: list[Draft], summary: ViewsSummary) -> list[Draft]:
     for draft in drafts:
         problems = schema_errors(KINDS[draft.kind].facts, draft.facts)
         if problems:
-            summary.errors.append(f"{draft.id}: left out, its facts break the {draft.kind} schema "
-                                  f"({'; '.join(problems[:3])}); please report this as a kbc bug")
+            summary.errors.append(
+                f"{draft.id}: left out, its facts break the {draft.kind} schema "
+                f"({'; '.join(problems[:3])}); please report this as a kbc bug"
+            )
         else:
             kept.append(draft)
     return kept
 
 
-def _finish(draft: Draft, llm_prose: dict[str, Any] | None, known: KnownNames | None,
-            model: str, summary: ViewsSummary) -> View:
+def _finish(
+    draft: Draft,
+    llm_prose: dict[str, Any] | None,
+    known: KnownNames | None,
+    model: str,
+    summary: ViewsSummary,
+) -> View:
     from kbc.domain.views import Grounding
 
     if llm_prose is not None and known is not None and model:
@@ -320,10 +355,8 @@ def _finish(draft: Draft, llm_prose: dict[str, Any] | None, known: KnownNames | 
     else:
         interpretation = from_docstrings(draft.kind, draft.facts, draft.docs)
         grounding = Grounding()
-        provenance = Provenance("none" if is_empty(interpretation) else "docstring", "", PROMPT_VERSION,
-                                draft.facts_hash)
+        provenance = Provenance(
+            "none" if is_empty(interpretation) else "docstring", "", PROMPT_VERSION, draft.facts_hash
+        )
     view = View(draft.id, draft.kind, draft.title, draft.facts, interpretation, provenance, grounding)
     return view
-
-
-

@@ -67,8 +67,9 @@ class Context:
     def repository(self) -> str:
         """The repository's name: its main package (the same wherever it is checked out),
         else its folder's name."""
-        packages = Counter(f.module.split(".")[0] for f in self.source_files()
-                           if f.module and f.language == "python")
+        packages = Counter(
+            f.module.split(".")[0] for f in self.source_files() if f.module and f.language == "python"
+        )
         if packages:
             return sorted(packages.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
         return self.inventory.root.rstrip("/").rsplit("/", 1)[-1]
@@ -120,13 +121,26 @@ class Context:
         return [self.files[p] for p in found.files if p in self.files]
 
 
-def build_context(inventory: Inventory, files: Iterable[FileFacts], graph: GraphFacts,
-                  declared_entry_points: Iterable[EntryPoint], *, workflow_depth: int = 4,
-                  max_workflows: int = 50, max_api_workflows: int = 10) -> Context:
+def build_context(
+    inventory: Inventory,
+    files: Iterable[FileFacts],
+    graph: GraphFacts,
+    declared_entry_points: Iterable[EntryPoint],
+    *,
+    workflow_depth: int = 4,
+    max_workflows: int = 50,
+    max_api_workflows: int = 10,
+) -> Context:
     by_path = {f.path: f for f in files}
-    context = Context(inventory, by_path, graph, tuple(declared_entry_points),
-                      workflow_depth=workflow_depth, max_workflows=max_workflows,
-                      max_api_workflows=max_api_workflows)
+    context = Context(
+        inventory,
+        by_path,
+        graph,
+        tuple(declared_entry_points),
+        workflow_depth=workflow_depth,
+        max_workflows=max_workflows,
+        max_api_workflows=max_api_workflows,
+    )
     for path, facts in sorted(by_path.items()):
         context.module_path[facts.module] = path
         for symbol in facts.symbols:
@@ -173,8 +187,12 @@ def exported_names(context: Context) -> list[tuple[str, str]]:
         if names is None:
             bound = [i.alias for i in facts.imports if i.kind == "internal" and i.alias and i.name != "*"]
             defined = [s.name for s in facts.symbols if not s.parent]
-            starred = [name for i in facts.imports if i.kind == "internal" and i.name == "*"
-                       for name in _star_names(context, i.target)]
+            starred = [
+                name
+                for i in facts.imports
+                if i.kind == "internal" and i.name == "*"
+                for name in _star_names(context, i.target)
+            ]
             names = tuple(dict.fromkeys(n for n in (*bound, *defined, *starred) if not n.startswith("_")))
         for name in names:
             # the package's own binding first: `from .distance import distance` makes the name

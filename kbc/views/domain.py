@@ -61,8 +61,9 @@ def _source_group_files(context: Context, group: str) -> list[FileFacts]:
     return [f for f in context.group_files(group) if f.path in source]
 
 
-def domain_concepts_facts(context: Context, group: str,
-                          calls_into: dict[str, list[Edge]] | None = None) -> dict[str, Any]:
+def domain_concepts_facts(
+    context: Context, group: str, calls_into: dict[str, list[Edge]] | None = None
+) -> dict[str, Any]:
     into = calls_into if calls_into is not None else edges_into(context)
     concepts = []
     for facts in _source_group_files(context, group):
@@ -75,7 +76,8 @@ def domain_concepts_facts(context: Context, group: str,
                 continue
             edges = sorted(into.get(symbol.qname, ()), key=lambda e: (e.path, e.lines, e.source))
             concept: dict[str, Any] = {
-                "name": symbol.qname, "kind": kind,
+                "name": symbol.qname,
+                "kind": kind,
                 "location": location(facts.path, symbol.start_line, symbol.end_line),
                 "fields": _fields(by_owner.get(symbol.qname, [])),
                 "created_at": [location(e.path, e.lines[0]) for e in edges if e.lines][:MAX_PLACES],
@@ -93,9 +95,12 @@ def business_rules_facts(context: Context, group: str) -> dict[str, Any]:
     rules = []
     for facts in _source_group_files(context, group):
         for guard in facts.guards:
-            rule: dict[str, Any] = {"kind": guard.kind, "condition": guard.condition,
-                                    "symbol": guard.symbol,
-                                    "location": location(facts.path, guard.line, guard.end_line)}
+            rule: dict[str, Any] = {
+                "kind": guard.kind,
+                "condition": guard.condition,
+                "symbol": guard.symbol,
+                "location": location(facts.path, guard.line, guard.end_line),
+            }
             if guard.outcome:
                 rule["outcome"] = guard.outcome
             if guard.message:
@@ -119,9 +124,17 @@ def integrations_facts(context: Context) -> dict[str, Any]:
     found: list[dict[str, Any]] = []
     for (kind, name), where in sorted(places.items()):
         where.sort()
-        found.append({"kind": kind, "name": name, "uses": len(where),
-                      "places": [location(p, line) for p, line, _ in where[:MAX_PLACES]],
-                      "symbols": sorted({s for _, _, s in where if s})[:MAX_PLACES]})
+        found.append(
+            {
+                "kind": kind,
+                "name": name,
+                "uses": len(where),
+                "places": [location(p, line) for p, line, _ in where[:MAX_PLACES]],
+                "symbols": sorted({s for _, _, s in where if s})[:MAX_PLACES],
+            }
+        )
     ranked = sorted(found, key=lambda i: (i["kind"] == "package", -int(i["uses"]), i["kind"], i["name"]))
-    return {"integrations": sorted(ranked[: MAX_LIST * 2], key=lambda i: (i["kind"], i["name"])),
-            "omitted": max(0, len(found) - MAX_LIST * 2)}
+    return {
+        "integrations": sorted(ranked[: MAX_LIST * 2], key=lambda i: (i["kind"], i["name"])),
+        "omitted": max(0, len(found) - MAX_LIST * 2),
+    }

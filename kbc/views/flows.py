@@ -60,8 +60,12 @@ def workflow_steps(context: Context, target: str) -> tuple[list[dict[str, Any]],
         order = [order[i] for i in kept]
     steps: list[dict[str, Any]] = []
     for n, (qname, depth, called_at) in enumerate(order, start=1):
-        step: dict[str, Any] = {"n": n, "depth": depth, "symbol": qname,
-                                "location": context.symbol_location(qname)}
+        step: dict[str, Any] = {
+            "n": n,
+            "depth": depth,
+            "symbol": qname,
+            "location": context.symbol_location(qname),
+        }
         if called_at:
             step["called_at"] = called_at
         doc = context.symbols[qname][0].doc
@@ -72,8 +76,17 @@ def workflow_steps(context: Context, target: str) -> tuple[list[dict[str, Any]],
 
 
 # Which entry point names a workflow when several run the same code: the declared command first.
-_KIND_ORDER = ("console_script", "gui_script", "click", "typer", "flask_route", "fastapi_route",
-               "django_route", "argparse", "main_guard")
+_KIND_ORDER = (
+    "console_script",
+    "gui_script",
+    "click",
+    "typer",
+    "flask_route",
+    "fastapi_route",
+    "django_route",
+    "argparse",
+    "main_guard",
+)
 
 
 def _kind_rank(kind: str) -> int:
@@ -102,8 +115,14 @@ def workflow_entries(context: Context) -> list[tuple[EntryPoint, list[EntryPoint
     for entries in by_target.values():
         ordered = sorted(entries, key=lambda e: (_kind_rank(e.kind), e.kind, e.name, e.path, e.line))
         chosen.append((ordered[0], ordered[1:]))
-    chosen.sort(key=lambda pair: (-context.symbol_rank.get(pair[0].target, 0.0), pair[0].kind,
-                                  pair[0].name, pair[0].path))
+    chosen.sort(
+        key=lambda pair: (
+            -context.symbol_rank.get(pair[0].target, 0.0),
+            pair[0].kind,
+            pair[0].name,
+            pair[0].path,
+        )
+    )
     chosen = chosen[: context.max_workflows]
     return chosen + [(entry, []) for entry in public_api_entries(context, {e.target for e, _ in chosen})]
 
@@ -132,9 +151,15 @@ def _beyond_exports(context: Context) -> list[tuple[str, str]]:
             symbol = context.symbols[callee][0] if callee in context.symbols else None
             if symbol is not None and symbol.public and _public_module(context, callee):
                 called[symbol.parent if symbol.kind == "method" and symbol.parent else callee] = None
-    documented = sorted(q for q, (symbol, _path) in context.symbols.items()
-                        if not symbol.parent and symbol.public and symbol.doc
-                        and symbol.kind in ("class", "function") and _public_module(context, q))
+    documented = sorted(
+        q
+        for q, (symbol, _path) in context.symbols.items()
+        if not symbol.parent
+        and symbol.public
+        and symbol.doc
+        and symbol.kind in ("class", "function")
+        and _public_module(context, q)
+    )
     return [(q, q) for q in (*called, *documented) if q in context.symbols]
 
 
@@ -153,28 +178,37 @@ def public_api_entries(context: Context, taken: set[str]) -> list[EntryPoint]:
     return chosen
 
 
-def _api_flows(context: Context, taken: set[str], first: Sequence[tuple[str, str]],
-               then: Sequence[tuple[str, str]] = ()) -> list[EntryPoint]:
+def _api_flows(
+    context: Context, taken: set[str], first: Sequence[tuple[str, str]], then: Sequence[tuple[str, str]] = ()
+) -> list[EntryPoint]:
     named = [*first, *then]
     classes = {qname for _, qname in named if context.symbols[qname][0].kind == "class"}
     methods: dict[str, list[Symbol]] = {}
     for symbol, _path in context.symbols.values():
-        if symbol.parent in classes and symbol.kind != "class" and (
-                not symbol.name.startswith("_") or symbol.name == "__call__"):
+        if (
+            symbol.parent in classes
+            and symbol.kind != "class"
+            and (not symbol.name.startswith("_") or symbol.name == "__call__")
+        ):
             methods.setdefault(symbol.parent, []).append(symbol)
     candidates: dict[str, str] = {}  # qname -> the public name it is reached by
     later: set[str] = set()
     for index, (public, qname) in enumerate(named):
-        found = ([(m.qname, f"{public}.{m.name}") for m in methods.get(qname, ())] if qname in classes
-                 else [(qname, public)])
+        found = (
+            [(m.qname, f"{public}.{m.name}") for m in methods.get(qname, ())]
+            if qname in classes
+            else [(qname, public)]
+        )
         for target, name in found:
             if target not in candidates:
                 candidates[target] = name
                 if index >= len(first):
                     later.add(target)
     reach = {q: set(_reach(context, [q], context.workflow_depth)) for q in candidates}
-    ranked = sorted((q for q in candidates if len(reach[q]) >= MIN_API_REACH and q not in taken),
-                    key=lambda q: (q in later, -len(reach[q]), -context.symbol_rank.get(q, 0.0), q))
+    ranked = sorted(
+        (q for q in candidates if len(reach[q]) >= MIN_API_REACH and q not in taken),
+        key=lambda q: (q in later, -len(reach[q]), -context.symbol_rank.get(q, 0.0), q),
+    )
     covered: set[str] = set()
     for target in taken:
         covered |= set(_reach(context, [target], context.workflow_depth))
@@ -198,9 +232,13 @@ def workflow_id(entry: EntryPoint) -> str:
 
 def workflow_facts(context: Context, entry: EntryPoint, also: list[EntryPoint]) -> dict[str, Any]:
     steps, truncated = workflow_steps(context, entry.target)
-    return {"entry_point": entry_point_data(context, entry), "depth": context.workflow_depth,
-            "also_via": [entry_point_data(context, e) for e in also],
-            "steps": steps, "truncated": truncated}
+    return {
+        "entry_point": entry_point_data(context, entry),
+        "depth": context.workflow_depth,
+        "also_via": [entry_point_data(context, e) for e in also],
+        "steps": steps,
+        "truncated": truncated,
+    }
 
 
 def _top_symbols(context: Context, qnames: list[str]) -> list[dict[str, Any]]:
@@ -216,7 +254,8 @@ def feature_groups(context: Context) -> dict[str, list[EntryPoint]]:
     entries += public_api_entries(context, {e.target for e in entries})
     for entry in entries:
         group = context.group_of_symbol(entry.target) or context.group_of.get(
-            context.files[entry.path].module if entry.path in context.files else "", "")
+            context.files[entry.path].module if entry.path in context.files else "", ""
+        )
         if group:
             features.setdefault(group, []).append(entry)
     return features
@@ -240,22 +279,32 @@ def communities(context: Context) -> list[list[str]]:
 def feature_facts_for_entries(context: Context, name: str, entries: list[EntryPoint]) -> dict[str, Any]:
     reached = _reach(context, sorted({e.target for e in entries}), context.workflow_depth + 2)
     groups = sorted({g for q in reached if (g := context.group_of_symbol(q))})
-    return {"name": name, "entry_points": [entry_point_data(context, e) for e in entries[:MAX_LIST]],
-            "modules": groups, "symbols": _top_symbols(context, list(reached))}
+    return {
+        "name": name,
+        "entry_points": [entry_point_data(context, e) for e in entries[:MAX_LIST]],
+        "modules": groups,
+        "symbols": _top_symbols(context, list(reached)),
+    }
 
 
 def feature_facts_for_community(context: Context, members: list[str]) -> dict[str, Any]:
     inside = set(members)
-    qnames = [q for q in context.symbols if context.group_of_symbol(q) in inside
-              and context.symbols[q][0].public]
-    return {"name": dominant(context, qnames) or community_lead(context, members), "entry_points": [],
-            "modules": members, "symbols": _top_symbols(context, qnames)}
+    qnames = [
+        q for q in context.symbols if context.group_of_symbol(q) in inside and context.symbols[q][0].public
+    ]
+    return {
+        "name": dominant(context, qnames) or community_lead(context, members),
+        "entry_points": [],
+        "modules": members,
+        "symbols": _top_symbols(context, qnames),
+    }
 
 
 def community_lead(context: Context, members: list[str]) -> str:
     """The community's most central module group: what its feature view's id is named by."""
-    return sorted(members, key=lambda g: (-sum(context.module_rank.get(m, 0.0)
-                                               for m in context.groups[g].modules), g))[0]
+    return sorted(
+        members, key=lambda g: (-sum(context.module_rank.get(m, 0.0) for m in context.groups[g].modules), g)
+    )[0]
 
 
 def dominant(context: Context, qnames: list[str], count: int = 3) -> str:

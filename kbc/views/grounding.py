@@ -16,8 +16,10 @@ from typing import Any
 from kbc.domain.views import Grounding
 
 _BACKTICK = re.compile(r"`([^`\n]+)`")
-_PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+"
-                   r"|[\w-]+\.(?:py|pyi|md|rst|toml|cfg|ini|ya?ml|json|txt))(?![\w/])")
+_PATH = re.compile(
+    r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+"
+    r"|[\w-]+\.(?:py|pyi|md|rst|toml|cfg|ini|ya?ml|json|txt))(?![\w/])"
+)
 _DOTTED = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?:\(\))?(?![\w])")
 _CALL = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\(")
 _SNAKE = re.compile(r"(?<![\w.])([a-z_][a-z0-9]*_[a-z0-9_]*[a-z0-9])(?![\w])")
@@ -97,8 +99,9 @@ def references(text: str) -> Iterator[str]:
     for pattern in (_PATH, _DOTTED, _CALL, _SNAKE, _CAMEL):
         for match in pattern.finditer(rest):
             value = match.group(1)
-            if pattern is _DOTTED and (all(len(p) <= 1 for p in value.split("."))
-                                       or value.lower() in _COMMON):
+            if pattern is _DOTTED and (
+                all(len(p) <= 1 for p in value.split(".")) or value.lower() in _COMMON
+            ):
                 continue
             if pattern is _DOTTED and _PATH.fullmatch(value):
                 continue
@@ -148,8 +151,9 @@ def _clean_text(text: str, known: KnownNames, tally: _Tally) -> str:
     return " ".join(kept)
 
 
-def ground(interpretation: dict[str, Any], known: KnownNames,
-           keys: Mapping[str, Iterable[Any]]) -> tuple[dict[str, Any], Grounding]:
+def ground(
+    interpretation: dict[str, Any], known: KnownNames, keys: Mapping[str, Iterable[Any]]
+) -> tuple[dict[str, Any], Grounding]:
     """The interpretation with ungrounded sentences and items removed, and the tally.
 
     ``keys`` maps a list field (``rules``, ``concepts``, ...) to the keys its items may

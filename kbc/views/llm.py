@@ -12,8 +12,15 @@ from kbc.providers import litellm_api
 
 # Errors worth another try: the server may answer next time. Others (a bad key, an unknown
 # model, a rejected request) fail at once.
-_RETRYABLE = ("Timeout", "APIConnectionError", "RateLimitError", "InternalServerError",
-              "ServiceUnavailableError", "APIError", "BadGatewayError")
+_RETRYABLE = (
+    "Timeout",
+    "APIConnectionError",
+    "RateLimitError",
+    "InternalServerError",
+    "ServiceUnavailableError",
+    "APIError",
+    "BadGatewayError",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,8 +39,16 @@ class Interpreter(Protocol):
 
 
 class LiteLLMInterpreter:
-    def __init__(self, model: str, *, api_base: str = "", api_key: str = "", timeout: float = 60,
-                 retries: int = 2, backoff: float = 0.5) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_base: str = "",
+        api_key: str = "",
+        timeout: float = 60,
+        retries: int = 2,
+        backoff: float = 0.5,
+    ) -> None:
         self._model = model
         self._api_base = api_base
         self._api_key = api_key
@@ -64,13 +79,17 @@ class LiteLLMInterpreter:
                 if attempt >= self._retries or not kind.endswith(_RETRYABLE):
                     tries = f" after {attempt + 1} attempts" if attempt else ""
                     raise LLMError(f"{kind}{tries}: {_first_line(exc)}") from exc
-                time.sleep(self._backoff * 2 ** attempt)
+                time.sleep(self._backoff * 2**attempt)
                 attempt += 1
         text = response.choices[0].message.content or ""
         usage = getattr(response, "usage", None)
         cost = litellm_api.cost(response)
-        return Completion(text, int(getattr(usage, "prompt_tokens", 0) or 0),
-                          int(getattr(usage, "completion_tokens", 0) or 0), cost)
+        return Completion(
+            text,
+            int(getattr(usage, "prompt_tokens", 0) or 0),
+            int(getattr(usage, "completion_tokens", 0) or 0),
+            cost,
+        )
 
 
 def _first_line(exc: BaseException) -> str:
@@ -78,8 +97,9 @@ def _first_line(exc: BaseException) -> str:
     return text[0][:300] if text else type(exc).__name__
 
 
-def interpreter_from(model: str, api_base: str, timeout: int, retries: int,
-                     api_key: str = "") -> LiteLLMInterpreter | None:
+def interpreter_from(
+    model: str, api_base: str, timeout: int, retries: int, api_key: str = ""
+) -> LiteLLMInterpreter | None:
     """The configured interpreter, or None when no model is set (prose then comes from docstrings)."""
     if not model:
         return None

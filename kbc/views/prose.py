@@ -47,8 +47,9 @@ def from_docstrings(kind: ViewKind, facts: dict[str, Any], docs: tuple[str, ...]
         out["overview"] = docs[0] if docs else ""
     elif kind == "module":
         out["purpose"] = facts.get("doc", "")
-        out["responsibilities"] = [f"`{s['qname']}`: {s['doc']}" for s in facts["symbols"]
-                                   if s.get("doc")][:MAX_DOC_ITEMS]
+        out["responsibilities"] = [f"`{s['qname']}`: {s['doc']}" for s in facts["symbols"] if s.get("doc")][
+            :MAX_DOC_ITEMS
+        ]
     elif kind == "feature":
         out["summary"] = " ".join(docs[:3])
     elif kind == "workflow":
@@ -86,7 +87,7 @@ def _shrink(facts: dict[str, Any], limit: int) -> dict[str, Any]:
         if not lists:
             break
         _, longest = max(lists, key=lambda entry: entry[0])
-        del longest[max(1, len(longest) // 2):]
+        del longest[max(1, len(longest) // 2) :]
     return data
 
 
@@ -95,16 +96,26 @@ def messages(kind: ViewKind, title: str, facts: dict[str, Any]) -> list[dict[str
     shown = json.dumps(_shrink(facts, PROMPT_FACTS_CHARS), sort_keys=True, indent=1)
     return [
         {"role": "system", "content": SYSTEM + schema},
-        {"role": "user", "content": f"View kind: {kind}\nWhat to write: {KINDS[kind].guidance}\n"
-                                    f"Title: {title}\nFacts (JSON):\n{shown}"},
+        {
+            "role": "user",
+            "content": f"View kind: {kind}\nWhat to write: {KINDS[kind].guidance}\n"
+            f"Title: {title}\nFacts (JSON):\n{shown}",
+        },
     ]
 
 
 def repair_messages(original: list[dict[str, str]], reply: str, problems: list[str]) -> list[dict[str, str]]:
     listed = "\n".join(f"- {p}" for p in problems[:10])
-    return [*original, {"role": "assistant", "content": reply},
-            {"role": "user", "content": "That reply is not valid:\n" + listed
-             + "\nReply again with only the corrected JSON object."}]
+    return [
+        *original,
+        {"role": "assistant", "content": reply},
+        {
+            "role": "user",
+            "content": "That reply is not valid:\n"
+            + listed
+            + "\nReply again with only the corrected JSON object.",
+        },
+    ]
 
 
 def parse_reply(kind: ViewKind, reply: str) -> tuple[dict[str, Any] | None, list[str]]:

@@ -48,7 +48,7 @@ def as_text(value: str) -> str:
     parts: list[str] = []
     last = 0
     for span in _CODE_SPAN.finditer(value):
-        parts.extend((_ACTIVE.sub(r"\\\1", value[last:span.start()]), span.group()))
+        parts.extend((_ACTIVE.sub(r"\\\1", value[last : span.start()]), span.group()))
         last = span.end()
     parts.append(_ACTIVE.sub(r"\\\1", value[last:]))
     return "".join(parts)
@@ -81,10 +81,15 @@ def _environment() -> Any:
     import jinja2
 
     templates = Path(__file__).with_name("templates")
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates)), autoescape=False,
-                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
-                             undefined=jinja2.Undefined,  # optional fact fields render empty
-                             finalize=_finalize)
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates)),
+        autoescape=False,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        undefined=jinja2.Undefined,  # optional fact fields render empty
+        finalize=_finalize,
+    )
     env.filters["code"] = code_span
     env.filters["codes"] = lambda values, sep=", ": Markdown(sep.join(code_span(v) for v in values))
     env.filters["cell"] = _cell
@@ -100,7 +105,6 @@ def mermaid_label(text: str) -> str:
     for raw, code in (("#", "#35;"), ('"', "#quot;"), ("`", "#96;")):
         text = text.replace(raw, code)
     return '"' + " ".join(text.split()) + '"'
-
 
 
 def _graph(direction: str, nodes: Sequence[str], edges: Iterable[tuple[str, str, str]]) -> str:
@@ -137,7 +141,7 @@ def mermaid(view: View) -> str:
         parents: list[str] = []
         edges = []
         for step in steps:
-            del parents[step["depth"]:]
+            del parents[step["depth"] :]
             if parents:
                 edges.append((parents[-1], step["symbol"], str(step["n"])))
             parents.append(step["symbol"])
@@ -155,21 +159,33 @@ def render_view(view: View, ids: set[str] | None = None) -> str:
     data = to_data(view)
     template = _environment().get_template(KINDS[view.kind].template)
     links = {key: Markdown(value) for key, value in _links(view, ids if ids is not None else set()).items()}
-    text: str = template.render(view=data, f=data["facts"], i=data["interpretation"],
-                                mermaid=Markdown(mermaid(view)), links=links)
+    text: str = template.render(
+        view=data, f=data["facts"], i=data["interpretation"], mermaid=Markdown(mermaid(view)), links=links
+    )
     return re.sub(r"\n{3,}", "\n\n", text).rstrip("\n") + "\n"
 
 
 def render_index(views: Sequence[View], repository: str, commit: str) -> str:
     by_kind = []
     for kind in VIEW_KINDS:
-        items = [{"title": v.title, "link": Markdown(view_file(v.id)), "source": v.provenance.source}
-                 for v in views if v.kind == kind]
+        items = [
+            {"title": v.title, "link": Markdown(view_file(v.id)), "source": v.provenance.source}
+            for v in views
+            if v.kind == kind
+        ]
         if items:
             by_kind.append((kind, items))
-    text: str = _environment().get_template("index.md.j2").render(
-        repository=repository, commit=commit, views=views, by_kind=by_kind,
-        headings={kind: definition.heading for kind, definition in KINDS.items()})
+    text: str = (
+        _environment()
+        .get_template("index.md.j2")
+        .render(
+            repository=repository,
+            commit=commit,
+            views=views,
+            by_kind=by_kind,
+            headings={kind: definition.heading for kind, definition in KINDS.items()},
+        )
+    )
     return re.sub(r"\n{3,}", "\n\n", text).rstrip("\n") + "\n"
 
 

@@ -12,8 +12,12 @@ from kbc.views.context import MAX_LIST, Context, location
 
 
 def entry_point_data(context: Context, entry: EntryPoint) -> dict[str, Any]:
-    data: dict[str, Any] = {"kind": entry.kind, "name": entry.name, "target": entry.target,
-                            "location": location(entry.path, entry.line)}
+    data: dict[str, Any] = {
+        "kind": entry.kind,
+        "name": entry.name,
+        "target": entry.target,
+        "location": location(entry.path, entry.line),
+    }
     if entry.detail:
         data["detail"] = entry.detail
     runs_at = context.symbol_location(entry.target)
@@ -51,9 +55,16 @@ def closing_imports(context: Context, members: tuple[str, ...]) -> list[tuple[st
     put back, least central target first, where it closes no cycle; sorted."""
     inside = set(members)
     later = set(context.graph.deferred_imports)
-    edges = sorted({(e.source, e.target) for e in context.graph.import_edges
-                    if e.source in inside and e.target in inside and e.source != e.target
-                    and (e.source, e.target) not in later})
+    edges = sorted(
+        {
+            (e.source, e.target)
+            for e in context.graph.import_edges
+            if e.source in inside
+            and e.target in inside
+            and e.source != e.target
+            and (e.source, e.target) not in later
+        }
+    )
     rank = {m: (-context.module_rank.get(m, 0.0), m) for m in members}
     graph = nx.DiGraph()
     graph.add_nodes_from(sorted(inside))
@@ -68,14 +79,20 @@ def closing_imports(context: Context, members: tuple[str, ...]) -> list[tuple[st
     return sorted(closing)
 
 
-def cycle_facts(context: Context, cycle: tuple[str, ...],
-                where: dict[tuple[str, str], str]) -> dict[str, Any]:
+def cycle_facts(
+    context: Context, cycle: tuple[str, ...], where: dict[tuple[str, str], str]
+) -> dict[str, Any]:
     """One import cycle: its modules and the imports that close it, where each is made
     (``where``: each import edge's first line)."""
     closing = closing_imports(context, cycle) if len(cycle) > 1 else [(cycle[0], cycle[0])]
-    return {"modules": list(cycle), "closing": len(closing), "closed_by": [
-        {"source": s, "target": t, **({"location": where[(s, t)]} if (s, t) in where else {})}
-        for s, t in closing[:MAX_CLOSERS]]}
+    return {
+        "modules": list(cycle),
+        "closing": len(closing),
+        "closed_by": [
+            {"source": s, "target": t, **({"location": where[(s, t)]} if (s, t) in where else {})}
+            for s, t in closing[:MAX_CLOSERS]
+        ],
+    }
 
 
 def _integration_counts(files: list[FileFacts]) -> list[dict[str, Any]]:
@@ -96,14 +113,21 @@ def architecture_facts(context: Context) -> dict[str, Any]:
             group_rank[group] = group_rank.get(group, 0.0) + rank
     packages = Counter(f.module.split(".")[0] for f in source if f.module)
     root = context.repository()
-    where = {(e.source, e.target): location(e.path, e.lines[0])
-             for e in context.graph.import_edges if e.lines and e.path}
+    where = {
+        (e.source, e.target): location(e.path, e.lines[0])
+        for e in context.graph.import_edges
+        if e.lines and e.path
+    }
     return {
         "repository": root,
         "files": len(context.inventory.files),
         "python_files": sum(f.language == "python" for f in context.files.values()),
-        "languages": [{"language": language, "files": n} for language, n in sorted(
-            Counter(f.language for f in context.files.values()).items(), key=lambda kv: (-kv[1], kv[0]))],
+        "languages": [
+            {"language": language, "files": n}
+            for language, n in sorted(
+                Counter(f.language for f in context.files.values()).items(), key=lambda kv: (-kv[1], kv[0])
+            )
+        ],
         "roles": [{"role": role, "files": n} for role, n in context.role_counts()],
         "packages": [{"name": name, "files": n} for name, n in sorted(packages.items())],
         "layers": _layers(context),
@@ -112,11 +136,11 @@ def architecture_facts(context: Context) -> dict[str, Any]:
             for name, group in sorted(context.groups.items())
         ],
         "dependencies": [
-            {"source": s, "target": t, "imports": n}
-            for (s, t), n in sorted(context.group_edges.items())
+            {"source": s, "target": t, "imports": n} for (s, t), n in sorted(context.group_edges.items())
         ],
-        "import_cycles": [cycle_facts(context, cycle, where)
-                          for cycle in context.graph.import_cycles[:MAX_CYCLES]],
+        "import_cycles": [
+            cycle_facts(context, cycle, where) for cycle in context.graph.import_cycles[:MAX_CYCLES]
+        ],
         "entry_points": [entry_point_data(context, e) for e in context.entry_points()[:MAX_LIST]],
         "integrations": _integration_counts(source),
         "external": [{"distribution": d, "modules": n} for d, n in context.graph.external[:MAX_LIST]],
@@ -136,8 +160,13 @@ def _public_symbols(context: Context, files: list[FileFacts]) -> list[dict[str, 
     ranked = sorted(found, key=lambda sp: (-context.symbol_rank.get(sp[0].qname, 0.0), sp[0].qname))
     chosen = sorted(ranked[:MAX_LIST], key=lambda sp: (sp[1], sp[0].start_line))
     return [
-        {"qname": s.qname, "kind": s.kind, "signature": s.signature,
-         "location": location(path, s.start_line, s.end_line), **({"doc": s.doc} if s.doc else {})}
+        {
+            "qname": s.qname,
+            "kind": s.kind,
+            "signature": s.signature,
+            "location": location(path, s.start_line, s.end_line),
+            **({"doc": s.doc} if s.doc else {}),
+        }
         for s, path in chosen
     ]
 
@@ -145,16 +174,22 @@ def _public_symbols(context: Context, files: list[FileFacts]) -> list[dict[str, 
 def module_facts(context: Context, name: str) -> dict[str, Any]:
     group = context.groups[name]
     files = context.group_files(name)
-    outgoing = sorted(((t, n) for (s, t), n in context.group_edges.items() if s == name),
-                      key=lambda tn: (-tn[1], tn[0]))
-    incoming = sorted(((s, n) for (s, t), n in context.group_edges.items() if t == name),
-                      key=lambda sn: (-sn[1], sn[0]))
-    external = sorted({i.distribution for f in files for i in f.imports
-                       if i.kind == "external" and i.distribution})
+    outgoing = sorted(
+        ((t, n) for (s, t), n in context.group_edges.items() if s == name), key=lambda tn: (-tn[1], tn[0])
+    )
+    incoming = sorted(
+        ((s, n) for (s, t), n in context.group_edges.items() if t == name), key=lambda sn: (-sn[1], sn[0])
+    )
+    external = sorted(
+        {i.distribution for f in files for i in f.imports if i.kind == "external" and i.distribution}
+    )
     members = set(group.modules)
     metrics = [m for m in context.graph.modules if m.id in members]
-    entry_points = [e for e in context.entry_points() if context.group_of_symbol(e.target) == name
-                    or e.path in group.files]
+    entry_points = [
+        e
+        for e in context.entry_points()
+        if context.group_of_symbol(e.target) == name or e.path in group.files
+    ]
     docs = [f.doc for f in files if f.is_package and f.doc] + [f.doc for f in files if f.doc]
     data: dict[str, Any] = {
         "name": name,

@@ -77,8 +77,23 @@ def test_without_an_llm_the_answer_quotes_the_best_passages_and_says_so(shop: Pa
     assert result.output.startswith("_No LLM answer (no LLM configured (set KBC_LLM_MODEL))")
     assert "- [shop/refunds.py:1-12] (code)" in result.output
     assert 'raise ValueError("refund window closed")' in result.output
-    data = json.loads(CliRunner().invoke(cli, [*LEXICAL, "ask", "how are refunds validated?", "--repo",
-                                               str(shop), "--no-llm", "--format", "json"]).output)
+    data = json.loads(
+        CliRunner()
+        .invoke(
+            cli,
+            [
+                *LEXICAL,
+                "ask",
+                "how are refunds validated?",
+                "--repo",
+                str(shop),
+                "--no-llm",
+                "--format",
+                "json",
+            ],
+        )
+        .output
+    )
     assert data["mode"] == "extractive" and data["dropped_citations"] == []
     sources = {(s["path"], s["start_line"], s["end_line"]) for s in data["sources"]}
     assert {(c["path"], c["start_line"], c["end_line"]) for c in data["citations"]} <= sources
@@ -90,14 +105,18 @@ def _cite(request: dict[str, Any]) -> Reply:
     found = re.search(r"^### (shop/refunds\.py):(\d+)-(\d+)", prompt, re.MULTILINE)
     assert found is not None
     path, start, end = found.group(1), int(found.group(2)), int(found.group(3))
-    return Reply(f"Refunds are refused after `MAX_REFUND_DAYS` days [{path}:{start + 6}-{start + 7}]. "
-                 f"They are also logged [shop/audit.py:1-9]. And emailed [{path}:{end + 50}-{end + 60}].")
+    return Reply(
+        f"Refunds are refused after `MAX_REFUND_DAYS` days [{path}:{start + 6}-{start + 7}]. "
+        f"They are also logged [shop/audit.py:1-9]. And emailed [{path}:{end + 50}-{end + 60}]."
+    )
 
 
+@pytest.mark.slow
 def test_an_llm_answer_keeps_only_citations_inside_the_retrieved_sources(shop: Path) -> None:
     with chat_server(_cite) as server:
-        interpreter = LiteLLMInterpreter("openai/test-model", api_base=server.url, api_key="k", timeout=20,
-                                         retries=0)
+        interpreter = LiteLLMInterpreter(
+            "openai/test-model", api_base=server.url, api_key="k", timeout=20, retries=0
+        )
         with open_kb(shop) as kb:
             answer, query_id = kb.ask("how are refunds validated?", interpreter=interpreter)
         request = server.requests[0]
@@ -105,11 +124,14 @@ def test_an_llm_answer_keeps_only_citations_inside_the_retrieved_sources(shop: P
     assert answer.mode == "llm" and answer.model == "openai/test-model"
     assert [str(c) for c in answer.citations] == ["[shop/refunds.py:7-8]"]
     assert answer.dropped == ("[shop/audit.py:1-9]", "[shop/refunds.py:62-72]")
-    assert answer.text == ("Refunds are refused after `MAX_REFUND_DAYS` days [shop/refunds.py:7-8]. "
-                           "They are also logged. And emailed.\n")
+    assert answer.text == (
+        "Refunds are refused after `MAX_REFUND_DAYS` days [shop/refunds.py:7-8]. "
+        "They are also logged. And emailed.\n"
+    )
     assert answer.usage["prompt_tokens"] == 100 and len(query_id) == 16
 
 
+@pytest.mark.slow
 def test_a_knowledge_base_is_built_from_the_parts_it_is_given(make_repo: RepoFactory) -> None:
     """An embedder loaded once and an interpreter of one's own, passed in, not configured."""
     from kbc.index.embed import load_embedder, model_name
@@ -118,8 +140,9 @@ def test_a_knowledge_base_is_built_from_the_parts_it_is_given(make_repo: RepoFac
     root = make_repo(REPO)
     embedder = load_embedder(model_name())
     with chat_server(_cite) as server:
-        interpreter = LiteLLMInterpreter("openai/test-model", api_base=server.url, api_key="k", timeout=20,
-                                         retries=0)
+        interpreter = LiteLLMInterpreter(
+            "openai/test-model", api_base=server.url, api_key="k", timeout=20, retries=0
+        )
         parts = Components(embedding=Embedding(embedder), interpreter=interpreter)
         with KnowledgeBase(root, settings=Settings(workers=1), components=parts) as kb:
             built = kb.build(no_llm=True)
@@ -186,8 +209,9 @@ def test_a_file_changed_since_the_build_is_served_redacted(shop: Path) -> None:
     assert (served.start_line, served.end_line, served.lines) == (1, 3, 3)
 
 
-def test_a_file_swapped_since_the_build_for_a_link_out_or_a_fifo_is_refused(shop: Path,
-                                                                            tmp_path: Path) -> None:
+def test_a_file_swapped_since_the_build_for_a_link_out_or_a_fifo_is_refused(
+    shop: Path, tmp_path: Path
+) -> None:
     outside = tmp_path / "outside.txt"
     outside.write_text("root:x:0:0:not the repository's\n")
     orders = shop / "shop" / "orders.py"
@@ -220,8 +244,10 @@ def test_a_cli_retrieve_is_logged_like_an_ask(shop: Path) -> None:
     import sqlite3
 
     runner = CliRunner()
-    for asked in (["retrieve", "--repo", str(shop), "validate refund window"],
-                  ["ask", "--repo", str(shop), "how are refunds validated?"]):
+    for asked in (
+        ["retrieve", "--repo", str(shop), "validate refund window"],
+        ["ask", "--repo", str(shop), "how are refunds validated?"],
+    ):
         assert runner.invoke(cli, [*LEXICAL, *asked]).exit_code == 0
     with sqlite3.connect(shop / ".kbc" / "gaps.sqlite") as db:
         logged = db.execute("SELECT kind, question FROM queries ORDER BY at").fetchall()

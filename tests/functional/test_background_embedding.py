@@ -10,6 +10,7 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
 from helpers import git, write_tree
 from test_build_retrieve import SHOP, invoke, retrieve_json
 
@@ -23,8 +24,10 @@ from kbc.store.lock import fill_lock
 TASK = "refund window"
 # A repository may hold a package named like kbc's, even in its store folder (the background
 # process's working folder): that process must not run it.
-HOSTILE = {".kbc/kbc/__init__.py": "",
-           ".kbc/kbc/__main__.py": "open('RAN-THE-REPOSITORY-KBC', 'w').write('x')\n"}
+HOSTILE = {
+    ".kbc/kbc/__init__.py": "",
+    ".kbc/kbc/__main__.py": "open('RAN-THE-REPOSITORY-KBC', 'w').write('x')\n",
+}
 
 
 def _repo(root: Path) -> Path:
@@ -48,6 +51,7 @@ def _status(root: Path) -> dict:  # type: ignore[type-arg]
     return json.loads(invoke("status", "--repo", str(root), "--format", "json"))  # type: ignore[no-any-return]
 
 
+@pytest.mark.slow
 def test_a_build_leaves_its_vectors_to_a_background_process_killed_resumed_and_filled(tmp_path: Path) -> None:
     waited = _repo(tmp_path / "waited")
     assert json.loads(invoke("build", str(waited), "--format", "json", "--wait"))["index"]["pending"] == 0
@@ -66,8 +70,9 @@ def test_a_build_leaves_its_vectors_to_a_background_process_killed_resumed_and_f
         early = retrieve_json(root, TASK)
         assert early["retrieval"] == "lexical" and early["items"]
         assert early["note"] == "vectors being embedded after the build: not started; `kbc embed` finishes"
-        assert ("retrieval: lexical (vectors being embedded after the build: not started; `kbc embed` "
-                "finishes)") in early["text"].splitlines()[0]
+        assert (
+            "retrieval: lexical (vectors being embedded after the build: not started; `kbc embed` finishes)"
+        ) in early["text"].splitlines()[0]
         status = _status(root)
         assert status["retrieval"] == "lexical" and status["index"]["filling"] == "running"
         assert status["index"]["units"] == pending and "being embedded in the background" in status["note"]
@@ -78,8 +83,10 @@ def test_a_build_leaves_its_vectors_to_a_background_process_killed_resumed_and_f
         assert waiting is not None and len(waiting.units) == pending
         third = len(waiting.units) // 3
         embedder = load_embedder(DEFAULT_MODEL)
-        assert embed_pending(where, dataclasses.replace(waiting, units=waiting.units[:third]), embedder,
-                             set()) == third
+        assert (
+            embed_pending(where, dataclasses.replace(waiting, units=waiting.units[:third]), embedder, set())
+            == third
+        )
         with (where / PARTIAL).open("ab") as partial:
             partial.write(b'{"ids":["cut-short"],"dim":384}\n' + b"\0" * 100)
         os.kill(pid, signal.SIGKILL)  # killed while it waits
@@ -103,6 +110,7 @@ def test_a_build_leaves_its_vectors_to_a_background_process_killed_resumed_and_f
     assert not list(tmp_path.rglob("RAN-THE-REPOSITORY-KBC"))
 
 
+@pytest.mark.slow
 def test_the_background_process_fills_the_store_by_itself(tmp_path: Path) -> None:
     root = _repo(tmp_path / "repo")
     summary = json.loads(invoke("build", str(root), "--format", "json", "--no-wait"))
@@ -120,6 +128,7 @@ def test_the_background_process_fills_the_store_by_itself(tmp_path: Path) -> Non
     assert not list(tmp_path.rglob("RAN-THE-REPOSITORY-KBC"))
 
 
+@pytest.mark.slow
 def test_a_build_under_the_wait_threshold_embeds_before_it_returns(tmp_path: Path) -> None:
     root = _repo(tmp_path / "repo")
     summary = json.loads(invoke("-c", "index.wait_units=100000", "build", str(root), "--format", "json"))
@@ -127,6 +136,7 @@ def test_a_build_under_the_wait_threshold_embeds_before_it_returns(tmp_path: Pat
     assert summary["index"]["retrieval"] == "hybrid" and not (root / ".kbc" / "embedding.log").exists()
 
 
+@pytest.mark.slow
 def test_a_killed_embedding_is_started_again_by_the_server_and_only_once(tmp_path: Path) -> None:
     root = _repo(tmp_path / "repo")
     settings = load_settings(root)

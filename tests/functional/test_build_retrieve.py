@@ -88,7 +88,7 @@ SHOP = {
 }
 
 PLANTED = {
-    "deploy/settings.py": '''
+    "deploy/settings.py": """
         AWS_ACCESS_KEY_ID = "AKIAIOSFODNN7EXAMPLE"
         AWS_SECRET_ACCESS_KEY = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
         GITHUB_TOKEN = "ghp_R8vKq2LmZt5Yx9Wn3Hb7Jc1Pd4Fs6Ga0Eu2Q"
@@ -96,7 +96,7 @@ PLANTED = {
 
         def connect(password="s3cr3t-Pa55w0rd-XyZ"):
             return password
-    ''',
+    """,
     "deploy/key.pem": (
         "-----BEGIN RSA PRIVATE KEY-----\n"
         "MIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM9Oi2pQ8c9JQw7cPnvcR3zMKE2oKJ\n"
@@ -106,9 +106,12 @@ PLANTED = {
     "deploy/.env": "DATABASE_PASSWORD=hunter2isnotgood\nDEBUG=true\n",
 }
 SECRET_VALUES = [
-    "AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-    "ghp_R8vKq2LmZt5Yx9Wn3Hb7Jc1Pd4Fs6Ga0Eu2Q", "T0A1B2C3D/B4E5F6G7H/abcdefghijklmnopqrstuvwx",
-    "MIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM9Oi2pQ8c9JQw7cPnvcR3zMKE2oKJ", "hunter2isnotgood",
+    "AKIAIOSFODNN7EXAMPLE",
+    "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "ghp_R8vKq2LmZt5Yx9Wn3Hb7Jc1Pd4Fs6Ga0Eu2Q",
+    "T0A1B2C3D/B4E5F6G7H/abcdefghijklmnopqrstuvwx",
+    "MIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM9Oi2pQ8c9JQw7cPnvcR3zMKE2oKJ",
+    "hunter2isnotgood",
     "s3cr3t-Pa55w0rd-XyZ",
 ]
 
@@ -144,17 +147,41 @@ def shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert summary["index"]["retrieval"] == "hybrid"
     passes = summary["passes"]  # where the build's time and memory went, every pass in order
     assert [p["name"] for p in passes] == [
-        "discover", "secrets", "analyze", "graph", "store facts", "views", "load embedder", "chunk",
-        "lexical index", "embed", "vector store", "vector snapshot", "publish"]
+        "discover",
+        "secrets",
+        "analyze",
+        "graph",
+        "store facts",
+        "views",
+        "load embedder",
+        "chunk",
+        "lexical index",
+        "embed",
+        "vector store",
+        "vector snapshot",
+        "publish",
+    ]
     assert all(p["seconds"] >= 0 for p in passes) and passes[-1]["peak_rss_mb"] > 0
     assert sorted(p["peak_rss_mb"] for p in passes) == [p["peak_rss_mb"] for p in passes]  # a peak only grows
     return root
 
 
+@pytest.mark.slow
 def test_retrieve_returns_the_json_contract_with_exact_ranges(shop: Path) -> None:
     data = retrieve_json(shop, "how are refunds validated?", "--budget", "2000")
-    assert set(data) == {"use_case", "budget", "tokens", "fingerprint", "retrieval", "note", "confidence",
-                         "low_confidence", "matched", "items", "text"}
+    assert set(data) == {
+        "use_case",
+        "budget",
+        "tokens",
+        "fingerprint",
+        "retrieval",
+        "note",
+        "confidence",
+        "low_confidence",
+        "matched",
+        "items",
+        "text",
+    }
     assert data["note"] == ""  # every vector is in
     assert (data["use_case"], data["budget"], data["retrieval"]) == ("implementation", 2000, "hybrid")
     assert 0 <= data["confidence"] <= 1 and data["low_confidence"] is False
@@ -179,14 +206,16 @@ def test_retrieve_returns_the_json_contract_with_exact_ranges(shop: Path) -> Non
             assert before["end_line"] + 1 < after["start_line"], "no line twice, no touching blocks"
 
 
+@pytest.mark.slow
 def test_the_same_request_gives_the_same_bytes_even_after_a_rebuild(shop: Path, tmp_path: Path) -> None:
     args = ("retrieve", "--repo", str(shop), "--use-case", "review", "--format", "json", "refund rules")
     first = invoke(*args)
     assert invoke(*args) == first
     copy = make_shop(tmp_path / "copy", PLANTED)
     invoke("build", str(copy), "--workers", "2")
-    rebuilt = invoke("retrieve", "--repo", str(copy), "--use-case", "review", "--format", "json",
-                     "refund rules")
+    rebuilt = invoke(
+        "retrieve", "--repo", str(copy), "--use-case", "review", "--format", "json", "refund rules"
+    )
     assert json.loads(rebuilt)["text"] == json.loads(first)["text"]
 
 
@@ -224,21 +253,33 @@ def test_planted_secrets_never_reach_chroma_the_lexical_index_the_facts_or_outpu
     lexical.close()
     from kbc.index.embed import load_embedder, model_name
 
-    vectors = open_vector_store(store / "index", str(shop.resolve()), load_embedder(model_name()),
-                                embedder_name=model_name())
+    vectors = open_vector_store(
+        store / "index", str(shop.resolve()), load_embedder(model_name()), embedder_name=model_name()
+    )
     documents = "\n".join(vectors.documents())
     facts = "".join(p.read_text() for p in store.rglob("*.json*"))
-    output = "".join(invoke("retrieve", "--repo", str(shop), "--budget", "20000", q)
-                     for q in ("aws access key settings", "private key", "database password",
-                               "slack webhook github token connect"))
+    output = "".join(
+        invoke("retrieve", "--repo", str(shop), "--budget", "20000", q)
+        for q in (
+            "aws access key settings",
+            "private key",
+            "database password",
+            "slack webhook github token connect",
+        )
+    )
     assert "deploy/settings.py" in output and "[REDACTED]" in output
     for value in SECRET_VALUES:
-        for where, text in (("lexical", indexed), ("chroma", documents), ("facts", facts),
-                            ("output", output)):
+        for where, text in (
+            ("lexical", indexed),
+            ("chroma", documents),
+            ("facts", facts),
+            ("output", output),
+        ):
             assert value not in text, f"{value} leaked into {where}"
             assert value.lower() not in text.lower(), f"{value} leaked into {where} (tokens)"
 
 
+@pytest.mark.slow
 def test_changed_and_deleted_files_leave_no_stale_chunks(tmp_path: Path) -> None:
     root = make_shop(tmp_path / "repo")
     invoke("build", str(root), "--workers", "1")
@@ -257,8 +298,9 @@ def test_changed_and_deleted_files_leave_no_stale_chunks(tmp_path: Path) -> None
     assert fts_rows == len(rows)
     from kbc.index.embed import load_embedder, model_name
 
-    vectors = open_vector_store(root / ".kbc" / "index", str(root.resolve()), load_embedder(model_name()),
-                                embedder_name=model_name())
+    vectors = open_vector_store(
+        root / ".kbc" / "index", str(root.resolve()), load_embedder(model_name()), embedder_name=model_name()
+    )
     documents = vectors.documents()
     assert not any(d.startswith("docs/refunds.md") for d in documents)
     assert not any("subtotal" in d for d in documents)
@@ -267,6 +309,7 @@ def test_changed_and_deleted_files_leave_no_stale_chunks(tmp_path: Path) -> None
     assert (again["changed_files"], again["embedded"], again["removed_units"]) == (0, 0, 0)
 
 
+@pytest.mark.slow
 def test_vector_search_reads_a_snapshot_equal_to_the_store_or_else_the_store(tmp_path: Path) -> None:
     from kbc.index.embed import load_embedder, model_name
     from kbc.index.exact import SNAPSHOT, load_snapshot, read_store
@@ -282,8 +325,9 @@ def test_vector_search_reads_a_snapshot_equal_to_the_store_or_else_the_store(tmp
     lexical.close()
     snapshot = load_snapshot(index, digest)
     embedder = load_embedder(model_name())
-    store = read_store(open_vector_store(index, str(root.resolve()), embedder, embedder_name=model_name()),
-                       embedder.model_id)
+    store = read_store(
+        open_vector_store(index, str(root.resolve()), embedder, embedder_name=model_name()), embedder.model_id
+    )
     assert snapshot is not None and snapshot.digest == store.digest == digest
     assert (snapshot.units, snapshot.chunks) == (store.units, store.chunks)
     assert snapshot.matrix.tobytes() == store.matrix.tobytes()
@@ -294,10 +338,13 @@ def test_vector_search_reads_a_snapshot_equal_to_the_store_or_else_the_store(tmp
     assert json.loads(with_snapshot)["retrieval"] == "hybrid"
     repaired = json.loads(invoke("refresh", str(root), "--ci"))
     assert (repaired["path"], repaired["reason"]) == (
-        "incremental", "no file changed, but the exact-search snapshot of the vectors is missing or damaged")
+        "incremental",
+        "no file changed, but the exact-search snapshot of the vectors is missing or damaged",
+    )
     assert load_snapshot(index, digest) is not None and repaired["build"]["embedded"] == 0
 
 
+@pytest.mark.slow
 def test_a_broken_chroma_store_costs_only_its_vectors_and_build_moves_it_aside(tmp_path: Path) -> None:
     root = tmp_path / "repo"
     root.mkdir()
@@ -352,6 +399,7 @@ def test_a_damaged_lexical_index_is_refused_clearly_and_rebuilt_beside_the_old_o
     assert found["items"][0]["path"] in ("shop/refunds.py", "docs/refunds.md")
 
 
+@pytest.mark.slow
 def test_profiles_are_overridable_and_unknown_ones_refused(tmp_path: Path) -> None:
     root = make_shop(tmp_path / "repo", {"kbc.toml": "[profiles.qa]\nbudget = 321\n"})
     invoke("build", str(root), "--workers", "1")
@@ -371,8 +419,9 @@ def test_a_new_chunk_layout_rechunks_every_file_without_leftovers(tmp_path: Path
     root = make_shop(tmp_path / "repo")
     first = json.loads(invoke(*LEXICAL, "build", str(root), "--format", "json", "--workers", "1"))["index"]
     layout = ("-c", "index.chunk_lines=4", "-c", "index.chunk_overlap=1")
-    second = json.loads(invoke(*LEXICAL, *layout, "build", str(root), "--format", "json",
-                               "--workers", "1"))["index"]
+    second = json.loads(invoke(*LEXICAL, *layout, "build", str(root), "--format", "json", "--workers", "1"))[
+        "index"
+    ]
     assert second["changed_files"] == second["files"] == first["files"]
     lexical = sqlite3.connect(root / ".kbc" / "index" / "lexical.sqlite")
     texts = [text for (text,) in lexical.execute("SELECT text FROM chunks")]
@@ -407,6 +456,7 @@ def test_an_index_from_another_kbc_version_is_rebuilt_not_misread(tmp_path: Path
     assert retrieve_json_with(LEXICAL, root, "refund window")["items"]
 
 
+@pytest.mark.slow
 def test_a_slice_of_real_code_holds_the_definition_that_answers_and_no_line_twice(tmp_path: Path) -> None:
     """The sources of requests (installed with kbc's dependencies), lexical retrieval: the
     redirect-following method that carries cookies is in the slice, every file once, no line
@@ -415,16 +465,20 @@ def test_a_slice_of_real_code_holds_the_definition_that_answers_and_no_line_twic
     import shutil
 
     root = tmp_path / "requests-src"
-    shutil.copytree(Path(requests.__file__).parent, root / "requests",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        Path(requests.__file__).parent, root / "requests", ignore=shutil.ignore_patterns("__pycache__")
+    )
     invoke(*LEXICAL, "build", str(root), "--no-llm", "--workers", "1")
-    data = retrieve_json_with(LEXICAL, root, "how are cookies persisted across redirects in a session",
-                              "--budget", "4000")
+    data = retrieve_json_with(
+        LEXICAL, root, "how are cookies persisted across redirects in a session", "--budget", "4000"
+    )
     assert data["tokens"] <= 4000
     source = (root / "requests" / "sessions.py").read_text().splitlines()
     line = next(n for n, text in enumerate(source, 1) if "def resolve_redirects(" in text)
-    assert any(i["path"] == "requests/sessions.py" and i["start_line"] <= line <= i["end_line"]
-               for i in data["items"]), data["items"]
+    assert any(
+        i["path"] == "requests/sessions.py" and i["start_line"] <= line <= i["end_line"]
+        for i in data["items"]
+    ), data["items"]
     spans: dict[str, list[tuple[int, int]]] = {}
     for item in data["items"]:
         spans.setdefault(item["path"], []).append((item["start_line"], item["end_line"]))
@@ -442,15 +496,16 @@ def lexical_shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_a_traceback_frame_brings_its_definition_and_the_json_says_what_matched(lexical_shop: Path) -> None:
-    task = ('Refund crashes:\n  File "/srv/app/site-packages/shop/refunds.py", line 17, in refund\n'
-            "AttributeError: 'NoneType' object has no attribute 'charge_id'\n")
+    task = (
+        'Refund crashes:\n  File "/srv/app/site-packages/shop/refunds.py", line 17, in refund\n'
+        "AttributeError: 'NoneType' object has no attribute 'charge_id'\n"
+    )
     data = retrieve_json_with(LEXICAL, lexical_shop, task, "--budget", "600")
     frame = next(m for m in data["matched"] if m["kind"] == "frame")
     assert frame["how"] == "frame" and frame["targets"] == ["shop.refunds.refund"]
     first = data["items"][0]
     assert first["path"] == "shop/refunds.py"
     assert "def refund(order, days):" in data["text"]
-
 
 
 def test_status_reports_what_the_store_holds_and_the_mode_retrieval_will_use(shop: Path) -> None:
@@ -471,13 +526,20 @@ def test_status_of_a_repository_never_built_says_what_to_do(tmp_path: Path) -> N
     assert result.exit_code == 1 and "run `kbc build`" in result.output
 
 
+@pytest.mark.slow
 def test_test_code_is_indexed_and_found_but_embedded_only_when_asked(tmp_path: Path) -> None:
     from kbc.index.exact import load_snapshot
 
-    root = make_shop(tmp_path / "repo", {"tests/test_refunds.py": (
-        "from shop.refunds import refund_allowed\n\n\n"
-        "def test_a_refund_after_the_window_is_refused():\n"
-        "    assert not refund_allowed(days=400)\n")})
+    root = make_shop(
+        tmp_path / "repo",
+        {
+            "tests/test_refunds.py": (
+                "from shop.refunds import refund_allowed\n\n\n"
+                "def test_a_refund_after_the_window_is_refused():\n"
+                "    assert not refund_allowed(days=400)\n"
+            )
+        },
+    )
     first = json.loads(invoke("build", str(root), "--format", "json", "--workers", "1"))["index"]
     index = root / ".kbc" / "index"
 
@@ -495,8 +557,9 @@ def test_test_code_is_indexed_and_found_but_embedded_only_when_asked(tmp_path: P
     assert found["matched"][0]["targets"] == ["tests.test_refunds.test_a_refund_after_the_window_is_refused"]
     assert "tests/test_refunds.py" in {item["path"] for item in found["items"]}
 
-    again = json.loads(invoke("-c", "index.embed_tests=true", "build", str(root), "--format", "json",
-                              "--workers", "1"))["index"]
+    again = json.loads(
+        invoke("-c", "index.embed_tests=true", "build", str(root), "--format", "json", "--workers", "1")
+    )["index"]
     assert "test" in embedded_roles()
     assert again["units"] > first["units"] and again["embedded"] == again["units"] - first["units"]
 
@@ -508,8 +571,9 @@ def test_a_repository_with_no_code_gives_an_empty_slice(tmp_path: Path) -> None:
     git(tmp_path, "commit", "-qm", "only a binary")
     runner = CliRunner()
     assert runner.invoke(cli, [*LEXICAL, "build", str(tmp_path), "--no-llm"]).exit_code == 0
-    sliced = runner.invoke(cli, [*LEXICAL, "retrieve", "--repo", str(tmp_path), "--format", "json",
-                                 "anything"])
+    sliced = runner.invoke(
+        cli, [*LEXICAL, "retrieve", "--repo", str(tmp_path), "--format", "json", "anything"]
+    )
     assert sliced.exit_code == 0, sliced.output
     assert json.loads(sliced.output)["items"] == []
 
@@ -532,27 +596,33 @@ def test_a_store_copied_with_its_repository_keeps_its_vectors(shop: Path, tmp_pa
     summary = json.loads(invoke("build", str(copy), "--format", "json", "--workers", "1"))
     assert summary["index"]["retrieval"] == "hybrid"
     assert summary["index"]["embedded"] == 0  # nothing embedded again
-    client = chromadb.PersistentClient(path=str(copy / ".kbc" / "index" / "chroma"),
-                                       settings=chromadb.Settings(anonymized_telemetry=False))
+    client = chromadb.PersistentClient(
+        path=str(copy / ".kbc" / "index" / "chroma"), settings=chromadb.Settings(anonymized_telemetry=False)
+    )
     assert len(client.list_collections()) == 1  # not a second collection beside the first
 
 
 INCIDENTAL_FILES = {
     # a copy of a library, a message catalog saved as script and as .po, a minified bundle:
     # all full of the task's words, none of them code a developer edits for it
-    "shop/static/jquery.js": ("/*! jQuery v3.5.1 | (c) JS Foundation and other contributors */\n"
-                              + "function refund(window) { return validate_refund(window); }\n" * 40),
+    "shop/static/jquery.js": (
+        "/*! jQuery v3.5.1 | (c) JS Foundation and other contributors */\n"
+        + "function refund(window) { return validate_refund(window); }\n" * 40
+    ),
     "shop/locale/fr/LC_MESSAGES/shop.js": (
         'Documentation.addTranslations({"messages": {"refund window closed": "fenêtre de '
-        'remboursement fermée", "already refunded": "déjà remboursé"}});\n'),
-    "shop/locale/fr/LC_MESSAGES/shop.po": ('msgid "refund window closed"\nmsgstr "fenêtre de '
-                                           'remboursement fermée"\n'),
+        'remboursement fermée", "already refunded": "déjà remboursé"}});\n'
+    ),
+    "shop/locale/fr/LC_MESSAGES/shop.po": (
+        'msgid "refund window closed"\nmsgstr "fenêtre de remboursement fermée"\n'
+    ),
     "shop/static/refunds.bundle.js": "var refund_window_closed=1;" * 300 + "\n",
 }
 
 
 def test_incidental_and_vendored_files_are_facts_and_stay_out_of_an_implementation_slice(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     root = make_shop(tmp_path / "repo", INCIDENTAL_FILES)
     invoke(*LEXICAL, "build", str(root), "--no-llm", "--workers", "1")
     status = json.loads(invoke(*LEXICAL, "status", "--repo", str(root), "--format", "json"))
@@ -566,8 +636,13 @@ def test_incidental_and_vendored_files_are_facts_and_stay_out_of_an_implementati
     # another use case still reads them, and a task that names one gets it
     asked = retrieve_json_with(LEXICAL, root, task, "--use-case", "qa", "--budget", "20000")
     assert set(INCIDENTAL_FILES) & {i["path"] for i in asked["items"]}
-    named = retrieve_json_with(LEXICAL, root, "the French text in shop/locale/fr/LC_MESSAGES/shop.po "
-                               "for the refund window closed error is wrong", "--budget", "4000")
+    named = retrieve_json_with(
+        LEXICAL,
+        root,
+        "the French text in shop/locale/fr/LC_MESSAGES/shop.po for the refund window closed error is wrong",
+        "--budget",
+        "4000",
+    )
     assert "shop/locale/fr/LC_MESSAGES/shop.po" in {i["path"] for i in named["items"]}
     architecture = invoke(*LEXICAL, "views", "--repo", str(root), "--kind", "architecture", "--format", "md")
     assert "Files by role: source" in architecture and "catalog 2" in architecture
@@ -578,7 +653,8 @@ FOREIGN = "configure the kafka consumer group rebalancing timeout for our billin
 
 @pytest.mark.parametrize("config", [(), LEXICAL])
 def test_a_task_the_repository_knows_nothing_of_is_marked_low_confidence_or_withheld(
-        shop: Path, config: tuple[str, ...]) -> None:
+    shop: Path, config: tuple[str, ...]
+) -> None:
     known = retrieve_json_with(config, shop, "how are refunds validated?", "--budget", "2000")
     foreign = retrieve_json_with(config, shop, FOREIGN, "--budget", "2000")
     assert not known["low_confidence"] and foreign["low_confidence"]
@@ -586,8 +662,15 @@ def test_a_task_the_repository_knows_nothing_of_is_marked_low_confidence_or_with
     assert foreign["text"].splitlines()[0].endswith("(low)")
     withheld = retrieve_json_with(config, shop, FOREIGN, "--budget", "2000", "--min-confidence", "0.5")
     assert withheld["items"] == [] and "Nothing packed: the confidence" in withheld["text"]
-    kept = retrieve_json_with(config, shop, "how are refunds validated?", "--budget", "2000",
-                              "--min-confidence", f"{known['confidence'] / 2:.3f}")
+    kept = retrieve_json_with(
+        config,
+        shop,
+        "how are refunds validated?",
+        "--budget",
+        "2000",
+        "--min-confidence",
+        f"{known['confidence'] / 2:.3f}",
+    )
     assert kept["items"] and kept["tokens"] <= 2000
     gaps = invoke(*config, "gaps", "--repo", str(shop), "--format", "json")
     assert any(g["question"] == FOREIGN and "low confidence" in g["reasons"] for g in json.loads(gaps))

@@ -17,8 +17,10 @@ from kbc.cli.main import cli
 
 # Chroma's HTTP client keeps pooled connections open until garbage collection; they are
 # its own, and closing them is not ours to do.
-pytestmark = [pytest.mark.filterwarnings("ignore::ResourceWarning"),
-              pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")]
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::ResourceWarning"),
+    pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
+]
 
 
 def free_port() -> int:
@@ -33,9 +35,20 @@ def chroma_url(tmp_path: Path) -> Iterator[str]:
     assert executable, "the chroma command comes with chromadb"
     port = free_port()
     log = (tmp_path / "chroma.log").open("w")
-    server = subprocess.Popen([executable, "run", "--path", str(tmp_path / "server-data"),
-                               "--host", "127.0.0.1", "--port", str(port)],
-                              stdout=log, stderr=subprocess.STDOUT)
+    server = subprocess.Popen(
+        [
+            executable,
+            "run",
+            "--path",
+            str(tmp_path / "server-data"),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
@@ -68,16 +81,21 @@ def _release_chroma_clients() -> None:
         gc.collect()
 
 
-def test_build_and_retrieve_through_a_chroma_server(tmp_path: Path, chroma_url: str,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.slow
+def test_build_and_retrieve_through_a_chroma_server(
+    tmp_path: Path, chroma_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = tmp_path / "repo"
     root.mkdir()
-    write_tree(root, {
-        "calc/__init__.py": "",
-        "calc/ops.py": 'def divide(a, b):\n    """Divide, refusing zero."""\n    if b == 0:\n'
-                       '        raise ZeroDivisionError("b is zero")\n    return a / b\n',
-        "calc/text.py": "def shout(s):\n    return s.upper()\n",
-    })
+    write_tree(
+        root,
+        {
+            "calc/__init__.py": "",
+            "calc/ops.py": 'def divide(a, b):\n    """Divide, refusing zero."""\n    if b == 0:\n'
+            '        raise ZeroDivisionError("b is zero")\n    return a / b\n',
+            "calc/text.py": "def shout(s):\n    return s.upper()\n",
+        },
+    )
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "calc")
@@ -96,9 +114,20 @@ def test_build_and_retrieve_through_a_chroma_server(tmp_path: Path, chroma_url: 
     (collection,) = client.list_collections()
     assert collection.count() == index["units"]
 
-    found = runner.invoke(cli, [*remote, "retrieve", "--repo", str(root), "--format", "json",
-                                "--budget", "500",
-                                "division by zero is refused"])
+    found = runner.invoke(
+        cli,
+        [
+            *remote,
+            "retrieve",
+            "--repo",
+            str(root),
+            "--format",
+            "json",
+            "--budget",
+            "500",
+            "division by zero is refused",
+        ],
+    )
     assert found.exit_code == 0, found.output
     data = json.loads(found.output)
     assert data["retrieval"] == "hybrid"
@@ -106,6 +135,7 @@ def test_build_and_retrieve_through_a_chroma_server(tmp_path: Path, chroma_url: 
     del client, collection
 
 
+@pytest.mark.slow
 def test_a_workspace_keeps_every_repository_on_one_chroma_server(tmp_path: Path, chroma_url: str) -> None:
     from kbc.domain.settings import load_settings
     from kbc.domain.workspace import RepositoryEntry
@@ -114,10 +144,14 @@ def test_a_workspace_keeps_every_repository_on_one_chroma_server(tmp_path: Path,
 
     remote = ("-c", f"index.chroma_url={chroma_url}")
     sources = {
-        "calc": {"calc/__init__.py": "",
-                 "calc/ops.py": 'def divide(a, b):\n    """Divide, refusing zero."""\n    return a / b\n'},
-        "words": {"words/__init__.py": "",
-                  "words/case.py": 'def shout(s):\n    """Upper-case a sentence."""\n    return s.upper()\n'},
+        "calc": {
+            "calc/__init__.py": "",
+            "calc/ops.py": 'def divide(a, b):\n    """Divide, refusing zero."""\n    return a / b\n',
+        },
+        "words": {
+            "words/__init__.py": "",
+            "words/case.py": 'def shout(s):\n    """Upper-case a sentence."""\n    return s.upper()\n',
+        },
     }
     roots = {}
     for name, files in sources.items():
@@ -137,9 +171,11 @@ def test_a_workspace_keeps_every_repository_on_one_chroma_server(tmp_path: Path,
     assert len(client.list_collections()) == 2  # one collection per repository and model
 
     settings = load_settings(tmp_path, env={"KBC_CHROMA_URL": chroma_url, "KBC_CONFIG": ""})
-    workspace = Workspace([RepositoryEntry(n, str(p)) for n, p in roots.items()], settings,
-                          settings_for=lambda root: load_settings(root, env={"KBC_CHROMA_URL": chroma_url,
-                                                                               "KBC_CONFIG": ""}))
+    workspace = Workspace(
+        [RepositoryEntry(n, str(p)) for n, p in roots.items()],
+        settings,
+        settings_for=lambda root: load_settings(root, env={"KBC_CHROMA_URL": chroma_url, "KBC_CONFIG": ""}),
+    )
     try:
         found = retrieve_across(workspace, "upper-case a sentence", budget=400)
     finally:

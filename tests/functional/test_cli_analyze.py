@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import click
+import pytest
 from click.testing import CliRunner
 from helpers import RepoFactory, git
 
@@ -40,6 +41,7 @@ BAD_INPUT = {
 }
 
 
+@pytest.mark.slow
 def test_bad_input_corpus_builds_and_reports_each_problem(make_repo: RepoFactory, tmp_path: Path) -> None:
     root = make_repo(BAD_INPUT)
     outside = tmp_path / "outside.py"
@@ -58,8 +60,12 @@ def test_bad_input_corpus_builds_and_reports_each_problem(make_repo: RepoFactory
     assert (failures["pkg/py2.py"]["line"], failures["pkg/py2.py"]["column"]) == (1, 1)
     assert "Missing parentheses in call to 'print'" in failures["pkg/py2.py"]["error"]
     assert failures["pkg/syntax.py"]["line"] == 1
-    assert summary["skipped_by_reason"] == {"binary": 1, "broken-symlink": 2, "oversized": 1,
-                                            "symlink-outside": 1}
+    assert summary["skipped_by_reason"] == {
+        "binary": 1,
+        "broken-symlink": 2,
+        "oversized": 1,
+        "symlink-outside": 1,
+    }
     assert any("latin1_nocookie.py: not valid utf-8" in w for w in summary["warnings"])
     assert summary["symbols"] == 1 and summary["failed"] == 2
     store = Path(summary["store"])
@@ -71,12 +77,17 @@ def test_bad_input_corpus_builds_and_reports_each_problem(make_repo: RepoFactory
     assert "skipped       5 (binary 1, broken-symlink 2, oversized 1, symlink-outside 1)" in text
 
 
+@pytest.mark.slow
 def test_two_runs_write_identical_stores(make_repo: RepoFactory, tmp_path: Path) -> None:
-    root = make_repo({
-        "app/__init__.py": "from app.core import run\n",
-        "app/core.py": "import os\n\ndef run():\n    return helper(os.getenv('X'))\n\ndef helper(x): ...\n",
-        "app/cli.py": "import click\nimport app\n\n@click.command()\ndef main():\n    app.run()\n",
-    })
+    root = make_repo(
+        {
+            "app/__init__.py": "from app.core import run\n",
+            "app/core.py": (
+                "import os\n\ndef run():\n    return helper(os.getenv('X'))\n\ndef helper(x): ...\n"
+            ),
+            "app/cli.py": "import click\nimport app\n\n@click.command()\ndef main():\n    app.run()\n",
+        }
+    )
     first = tmp_path / "first"
     second = tmp_path / "second"
     analyze_json(root, "--store", str(first))
@@ -86,6 +97,7 @@ def test_two_runs_write_identical_stores(make_repo: RepoFactory, tmp_path: Path)
     assert store_bytes(first) == store_bytes(second)
 
 
+@pytest.mark.slow
 def test_cache_reparses_only_the_changed_file(make_repo: RepoFactory) -> None:
     root = make_repo({f"m{i}.py": f"def f{i}(): ...\n" for i in range(5)})
     assert analyze_json(root)["parsed"] == 5
@@ -104,11 +116,13 @@ def test_config_errors_exit_2_with_every_problem(make_repo: RepoFactory) -> None
     assert "graph.split: unknown setting" in result.output
 
 
+@pytest.mark.slow
 def test_analyze_and_symbols_on_a_real_package(tmp_path: Path) -> None:
     """The installed click's sources, analyzed as a plain directory (src layout)."""
     root = tmp_path / "click-src"
-    shutil.copytree(Path(click.__file__).parent, root / "src" / "click",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        Path(click.__file__).parent, root / "src" / "click", ignore=shutil.ignore_patterns("__pycache__")
+    )
     (root / "pyproject.toml").write_text("[project]\nname = 'click'\n")
     summary = run("analyze", str(root), "--format", "json")
     assert summary["failed"] == 0
@@ -124,7 +138,7 @@ def test_analyze_and_symbols_on_a_real_package(tmp_path: Path) -> None:
     lines = (root / path).read_text().splitlines()
     assert path == "src/click/core.py"
     assert lines[start - 1].lstrip().startswith(("def main", "@"))
-    assert "def main" in "\n".join(lines[start - 1:start + 8])
+    assert "def main" in "\n".join(lines[start - 1 : start + 8])
     assert end > start + 20
     callees = {c["qname"] for c in report["callees"]}
     assert "click.core.Command.make_context" in callees
@@ -143,13 +157,16 @@ def test_unknown_symbol_exits_1(make_repo: RepoFactory) -> None:
 
 
 def test_help_is_instant_because_nothing_heavy_is_imported() -> None:
-    code = ("import sys\nfrom kbc.cli.main import cli\n"
-            "heavy = {'libcst', 'networkx', 'scipy', 'git', 'chromadb', 'litellm', 'fastembed'}\n"
-            "print(sorted(heavy & set(sys.modules)))\n")
+    code = (
+        "import sys\nfrom kbc.cli.main import cli\n"
+        "heavy = {'libcst', 'networkx', 'scipy', 'git', 'chromadb', 'litellm', 'fastembed'}\n"
+        "print(sorted(heavy & set(sys.modules)))\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
-    help_out = subprocess.run([sys.executable, "-m", "kbc", "--help"], capture_output=True,
-                              text=True, check=True)
+    help_out = subprocess.run(
+        [sys.executable, "-m", "kbc", "--help"], capture_output=True, text=True, check=True
+    )
     assert "analyze" in help_out.stdout and "symbols" in help_out.stdout
 
 
@@ -160,8 +177,10 @@ def test_the_cli_reference_is_current() -> None:
     assert reference == cli_reference(), "regenerate it: python -m kbc.cli.docs > docs/cli.md"
 
 
-def test_an_unexpected_error_is_one_line_and_debug_shows_the_traceback(make_repo: RepoFactory,
-                                                                       tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_an_unexpected_error_is_one_line_and_debug_shows_the_traceback(
+    make_repo: RepoFactory, tmp_path: Path
+) -> None:
     root = make_repo({"m.py": "def f(): ...\n"})
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder\n")
@@ -169,8 +188,10 @@ def test_an_unexpected_error_is_one_line_and_debug_shows_the_traceback(make_repo
     kbc = [sys.executable, "-m", "kbc"]
     in_a_pass = subprocess.run([*kbc, "analyze", str(root), *store], capture_output=True, text=True)
     outside = subprocess.run([*kbc, "build", "--no-llm", str(root), *store], capture_output=True, text=True)
-    for result, start in ((in_a_pass, "error: the secrets pass failed: NotADirectoryError: "),
-                          (outside, "error: unexpected NotADirectoryError: ")):
+    for result, start in (
+        (in_a_pass, "error: the secrets pass failed: NotADirectoryError: "),
+        (outside, "error: unexpected NotADirectoryError: "),
+    ):
         assert result.returncode == 1
         assert result.stderr.startswith(start), result.stderr
         assert result.stderr.count("\n") == 1 and "--debug" in result.stderr

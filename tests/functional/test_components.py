@@ -16,29 +16,37 @@ from kbc.views.render import render_all
 
 # Three parts of one flat package, each a chain of modules that import and call each other, with
 # a thin link between parts; every module has a demo block, as rich's do.
-PARTS = {"render": ("console", "segment", "measure", "cells", "_wrap"),
-         "style": ("color", "palette", "theme", "_palettes"),
-         "live": ("progress", "spinner", "status", "_timer")}
+PARTS = {
+    "render": ("console", "segment", "measure", "cells", "_wrap"),
+    "style": ("color", "palette", "theme", "_palettes"),
+    "live": ("progress", "spinner", "status", "_timer"),
+}
 
 
 def _module(part: str, name: str, after: str | None) -> str:
     step = after.lstrip("_") if after else ""
     head = f"from lib.{after} import {step}_step\n" if after else ""
     call = f"    return {step}_step(x) + 1\n" if after else "    return x\n"
-    return (f'"""The {name} module of the {part} part."""\n{head}\n\n'
-            f"def {name.lstrip('_')}_step(x):\n    \"\"\"One step of {name}.\"\"\"\n{call}\n\n"
-            f"class {name.strip('_').title()}:\n    \"\"\"A {name}.\"\"\"\n\n"
-            f"    def run(self, x):\n        return {name.lstrip('_')}_step(x)\n\n\n"
-            f'if __name__ == "__main__":\n    print({name.lstrip("_")}_step(1))\n')
+    return (
+        f'"""The {name} module of the {part} part."""\n{head}\n\n'
+        f'def {name.lstrip("_")}_step(x):\n    """One step of {name}."""\n{call}\n\n'
+        f'class {name.strip("_").title()}:\n    """A {name}."""\n\n'
+        f"    def run(self, x):\n        return {name.lstrip('_')}_step(x)\n\n\n"
+        f'if __name__ == "__main__":\n    print({name.lstrip("_")}_step(1))\n'
+    )
 
 
 def _library() -> dict[str, str]:
-    files = {"lib/__init__.py": ('"""A flat library."""\nfrom lib.console import Console\n'
-                                 "from lib.progress import Progress\n\n__all__ = ['Console', 'Progress']\n"),
-             "lib/__main__.py": ("from lib.console import Console\n\n"
-                                 "if __name__ == '__main__':\n    Console().run(1)\n"),
-             "tests/test_lib.py": ("from lib import Console\n\n\n"
-                                   "def test_run():\n    assert Console().run(1)\n")}
+    files = {
+        "lib/__init__.py": (
+            '"""A flat library."""\nfrom lib.console import Console\n'
+            "from lib.progress import Progress\n\n__all__ = ['Console', 'Progress']\n"
+        ),
+        "lib/__main__.py": (
+            "from lib.console import Console\n\nif __name__ == '__main__':\n    Console().run(1)\n"
+        ),
+        "tests/test_lib.py": ("from lib import Console\n\n\ndef test_run():\n    assert Console().run(1)\n"),
+    }
     for part, names in PARTS.items():
         for name, after in zip(names, (*names[1:], None), strict=True):
             files[f"lib/{name}.py"] = _module(part, name, after)
@@ -58,7 +66,7 @@ def _views(root: Path) -> dict[str, View]:
 def test_a_flat_library_gets_components_api_workflows_and_examples(make_repo: RepoFactory) -> None:
     root = make_repo(_library())
     views = _views(root)
-    components = {i[len("module:"):]: views[i].facts["modules"] for i in views if i.startswith("module:lib")}
+    components = {i[len("module:") :]: views[i].facts["modules"] for i in views if i.startswith("module:lib")}
     assert len(components) >= 3 and all(re.fullmatch(r"lib\[\w+\]", name) for name in components), components
     for name, members in components.items():
         assert len(members) >= 3 and f"lib.{name[4:-1]}" in members  # named by one of its modules
@@ -69,8 +77,16 @@ def test_a_flat_library_gets_components_api_workflows_and_examples(make_repo: Re
     assert views[f"module:{console}"].title.startswith(f"Component {console}: ")
     architecture = views["architecture"].facts
     assert {m["name"] for m in architecture["modules"]} == {*components, "tests"}
-    assert len({(d["source"], d["target"]) for d in architecture["dependencies"]
-                if d["source"] in components and d["target"] in components}) >= 2
+    assert (
+        len(
+            {
+                (d["source"], d["target"])
+                for d in architecture["dependencies"]
+                if d["source"] in components and d["target"] in components
+            }
+        )
+        >= 2
+    )
     assert views["module:tests"].facts["modules"] == ["tests.test_lib"]  # tests are not cut
 
     entries = views["entry_points"].facts
@@ -114,16 +130,24 @@ def test_a_package_whose_all_names_submodules_exports_what_they_export(make_repo
     """dateutil's ``__all__`` names its submodules (``parser``, ``tz``): their exports are its
     public API, its workflows start there, and a maintenance script's main guard is an example."""
     steps = "".join(f"\n\ndef _step{i}(text):\n    return _step{i + 1}(text)\n" for i in range(5))
-    root = make_repo({
-        "dates/__init__.py": '"""Dates."""\n__all__ = ["parser"]\n',
-        "dates/parser.py": ('"""Parsing."""\n__all__ = ["parse"]\n\n\ndef parse(text):\n'
-                            '    """Parse a date."""\n    return _step0(text)\n' + steps
-                            + "\n\ndef _step5(text):\n    return text\n"),
-        "update_zones.py": "from dates.parser import parse\n\nif __name__ == '__main__':\n    parse('x')\n",
-    })
+    root = make_repo(
+        {
+            "dates/__init__.py": '"""Dates."""\n__all__ = ["parser"]\n',
+            "dates/parser.py": (
+                '"""Parsing."""\n__all__ = ["parse"]\n\n\ndef parse(text):\n'
+                '    """Parse a date."""\n    return _step0(text)\n'
+                + steps
+                + "\n\ndef _step5(text):\n    return text\n"
+            ),
+            "update_zones.py": (
+                "from dates.parser import parse\n\nif __name__ == '__main__':\n    parse('x')\n"
+            ),
+        }
+    )
     views = _views(root)
     workflows = [v.facts["entry_point"] for i, v in views.items() if i.startswith("workflow:")]
     assert [(e["kind"], e["name"], e["target"]) for e in workflows] == [
-        ("public_api", "dates.parser.parse", "dates.parser.parse")]
+        ("public_api", "dates.parser.parse", "dates.parser.parse")
+    ]
     entries = views["entry_points"].facts
     assert entries["entry_points"] == [] and [e["name"] for e in entries["examples"]] == ["update_zones"]

@@ -42,32 +42,52 @@ def run(*args: str) -> dict[str, object]:
     return data
 
 
-def test_a_build_embeds_with_the_teams_model_server(make_repo: RepoFactory,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.slow
+def test_a_build_embeds_with_the_teams_model_server(
+    make_repo: RepoFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root: Path = make_repo(SHOP)
     monkeypatch.setenv("KBC_LLM_API_KEY", "a-key-for-the-test")
     with embedding_server() as server:
-        remote = ("-c", "index.embed_model=openai/text-embedding-3-small",
-                  "-c", f"index.embed_api_base={server.url}")
+        remote = (
+            "-c",
+            "index.embed_model=openai/text-embedding-3-small",
+            "-c",
+            f"index.embed_api_base={server.url}",
+        )
         built = run(*remote, "build", str(root), "--no-llm", "--format", "json")
         index = built["index"]
         assert isinstance(index, dict) and index["retrieval"] == "hybrid"
         assert index["embedded"] == index["units"] and server.texts() >= index["units"]
         assert {r["model"] for r in server.requests} == {"text-embedding-3-small"}
         asked = len(server.requests)
-        found = run(*remote, "retrieve", "--repo", str(root), "--format", "json", "--budget", "800",
-                    "validate a refund amount")
+        found = run(
+            *remote,
+            "retrieve",
+            "--repo",
+            str(root),
+            "--format",
+            "json",
+            "--budget",
+            "800",
+            "validate a refund amount",
+        )
         assert found["retrieval"] == "hybrid" and len(server.requests) > asked  # the query, embedded there
         status = run(*remote, "status", "--repo", str(root), "--format", "json")
         assert "openai/text-embedding-3-small" in json.dumps(status)
 
 
+@pytest.mark.slow
 def test_a_failing_model_server_leaves_the_index_lexical_and_says_why(make_repo: RepoFactory) -> None:
     root: Path = make_repo(SHOP)
     with embedding_server() as server:
         server.failing = True
-        remote = ("-c", "index.embed_model=ollama/nomic-embed-text",
-                  "-c", f"index.embed_api_base={server.url}")
+        remote = (
+            "-c",
+            "index.embed_model=ollama/nomic-embed-text",
+            "-c",
+            f"index.embed_api_base={server.url}",
+        )
         built = run(*remote, "build", str(root), "--no-llm", "--format", "json")
     index = built["index"]
     assert isinstance(index, dict) and index["retrieval"] == "lexical"

@@ -62,7 +62,7 @@ SHOP = {
             return {"refunded": payment["charged"]}
     ''',
     "tests/test_orders.py": "from shop.orders import total\n\n\ndef test_total():\n"
-                            "    assert total([]) == 0\n",
+    "    assert total([]) == 0\n",
     "README.md": "# Shop\n\nA small shop.\n",
     "pyproject.toml": '[project]\nname = "shop"\nversion = "1.0"\n',
 }
@@ -86,8 +86,9 @@ class History:
         self.day += 1
         stamp = f"2026-01-{self.day:02d}T00:00:00Z"
         env = {**os.environ, **GIT_ENV, "GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp}
-        return subprocess.run(["git", "-C", str(self.root), *args], check=True, env=env,
-                              capture_output=True, text=True).stdout
+        return subprocess.run(
+            ["git", "-C", str(self.root), *args], check=True, env=env, capture_output=True, text=True
+        ).stdout
 
     def commit(self, message: str, files: dict[str, str | bytes] | None = None) -> str:
         write_tree(self.root, files or {})
@@ -100,7 +101,9 @@ class History:
 def shop_history(make_repo: RepoFactory) -> tuple[Path, dict[str, str]]:
     root = make_repo(SHOP)
     history = History(root)
-    limit = SHOP["shop/orders.py"] + '''
+    limit = (
+        SHOP["shop/orders.py"]
+        + '''
 
         LIMIT = 1000
 
@@ -110,36 +113,50 @@ def shop_history(make_repo: RepoFactory) -> tuple[Path, dict[str, str]]:
             if total(cart) > LIMIT:
                 raise ValueError("over the limit")
     '''
-    shas = {"limit": history.commit(
-        "Reject orders over the limit\n\nThe limit protects the payment provider.\n\n"
-        "Signed-off-by: A Developer <dev@example.invalid>\n",
-        {"shop/orders.py": limit, "tests/test_orders.py": SHOP["tests/test_orders.py"] + "# limit\n"})}
+    )
+    shas = {
+        "limit": history.commit(
+            "Reject orders over the limit\n\nThe limit protects the payment provider.\n\n"
+            "Signed-off-by: A Developer <dev@example.invalid>\n",
+            {"shop/orders.py": limit, "tests/test_orders.py": SHOP["tests/test_orders.py"] + "# limit\n"},
+        )
+    }
     history.commit("Bump version to 1.1", {"shop/__init__.py": '"""Shop."""\n__version__ = "1.1"\n'})
     history.commit("Format with black", {"shop/payments.py": SHOP["shop/payments.py"] + "\n"})
     history.commit("Explain refunds in the README", {"README.md": "# Shop\n\nRefunds are manual.\n"})
     history.commit("Add a CSV exporter", {"shop/export.py": "def export(rows):\n    return rows\n"})
-    history.commit("Rename the money helpers everywhere", {
-        path: SHOP[path] + "# renamed\n" if path in SHOP else ""
-        for path in ("shop/__init__.py", "shop/payments.py", "shop/legacy.py", "shop/export.py")})
+    history.commit(
+        "Rename the money helpers everywhere",
+        {
+            path: SHOP[path] + "# renamed\n" if path in SHOP else ""
+            for path in ("shop/__init__.py", "shop/payments.py", "shop/legacy.py", "shop/export.py")
+        },
+    )
     git(root, "checkout", "-q", "-b", "cents")
-    cents = SHOP["shop/payments.py"] + '''
+    cents = (
+        SHOP["shop/payments.py"]
+        + '''
 
         def in_cents(amount):
             """An amount of money in cents."""
             return round(amount * 100)
     '''
+    )
     shas["cents"] = history.commit("Charge amounts in cents", {"shop/payments.py": cents})
     git(root, "checkout", "-q", "main")
     history.git("merge", "--no-ff", "-q", "-m", "Merge branch 'cents'", "cents")
     (root / "shop" / "legacy.py").rename(root / "shop" / "refunds.py")
-    shas["refunds"] = history.commit("Move refunds out of the legacy module and into payments",
-                                     {"shop/payments.py": cents + "# refunds moved\n"})
+    shas["refunds"] = history.commit(
+        "Move refunds out of the legacy module and into payments",
+        {"shop/payments.py": cents + "# refunds moved\n"},
+    )
     history.commit("Fix typo in the error message", {"shop/orders.py": limit.replace("over", "above")})
     return root, shas
 
 
 def test_the_history_miner_keeps_commits_that_changed_existing_source_files(
-        shop_history: tuple[Path, dict[str, str]]) -> None:
+    shop_history: tuple[Path, dict[str, str]],
+) -> None:
     root, shas = shop_history
     mined = mine_commits(root, 10, max_files=3)
     assert [(c.sha, c.answer) for c in mined.commits] == [
@@ -147,8 +164,15 @@ def test_the_history_miner_keeps_commits_that_changed_existing_source_files(
         (shas["cents"], ("shop/payments.py",)),
         (shas["limit"], ("shop/orders.py",)),  # tests are never the answer
     ]
-    assert mined.reasons == {"formatting": 2, "huge": 1, "merge": 1, "new-files-only": 1, "non-source": 1,
-                             "release": 1, "root": 1}
+    assert mined.reasons == {
+        "formatting": 2,
+        "huge": 1,
+        "merge": 1,
+        "new-files-only": 1,
+        "non-source": 1,
+        "release": 1,
+        "root": 1,
+    }
     assert mined.scanned == 11
     limit = mined.commits[-1]
     assert limit.query == "Reject orders over the limit\n\nThe limit protects the payment provider."
@@ -162,12 +186,17 @@ def test_the_history_miner_keeps_commits_that_changed_existing_source_files(
     assert "huge" not in roomy.reasons and len(roomy.commits) == 4
 
 
+@pytest.mark.slow
 def test_eval_history_builds_each_parent_in_a_clone_and_scores_both_systems(
-        shop_history: tuple[Path, dict[str, str]]) -> None:
+    shop_history: tuple[Path, dict[str, str]],
+) -> None:
     root, shas = shop_history
     head = git(root, "rev-parse", "HEAD")
-    data = json.loads(invoke(*LEXICAL, "eval", "--history", "2", "--repo", str(root), "--max-files", "3",
-                             "--format", "json"))
+    data = json.loads(
+        invoke(
+            *LEXICAL, "eval", "--history", "2", "--repo", str(root), "--max-files", "3", "--format", "json"
+        )
+    )
     assert data["mode"] == "history" and data["retrieval"] == "lexical"
     assert data["questions"] == 2
     assert data["history"]["refresh"] == {"full": 1, "incremental": 1}  # the second reused the first
@@ -177,14 +206,23 @@ def test_eval_history_builds_each_parent_in_a_clone_and_scores_both_systems(
     assert data["results"][1]["gold"] == ["shop/legacy.py", "shop/payments.py"]
     # The lines each commit changed, as its parent numbers them; the refunds module moved without an edit.
     assert [list(r["gold_lines"]) for r in data["results"]] == [["shop/payments.py"], ["shop/payments.py"]]
-    assert all(1 <= first <= last for r in data["results"]
-               for first, last in r["gold_lines"]["shop/payments.py"])
+    assert all(
+        1 <= first <= last for r in data["results"] for first, last in r["gold_lines"]["shop/payments.py"]
+    )
     for system in ("kbc", "bm25"):
         overall = data["systems"][system]["overall"]
         assert overall["questions"] == 2
-        assert set(overall) == {"questions", "recall@5", "recall@10", "mrr", "budget_recall",
-                                "hunk_questions", "hunk_all@budget", "tokens_to_gold_median",
-                                "tokens_to_gold_never"}
+        assert set(overall) == {
+            "questions",
+            "recall@5",
+            "recall@10",
+            "mrr",
+            "budget_recall",
+            "hunk_questions",
+            "hunk_all@budget",
+            "tokens_to_gold_median",
+            "tokens_to_gold_never",
+        }
         assert 0.0 <= overall["mrr"] <= 1.0
         assert overall["hunk_questions"] == 2 and 0.0 <= overall["hunk_all@budget"] <= 1.0
         for result in data["results"]:
@@ -201,17 +239,30 @@ def test_eval_history_builds_each_parent_in_a_clone_and_scores_both_systems(
 
 def covered(items: list[dict[str, Any]], lines: dict[str, list[list[int]]]) -> bool:
     """Whether the slice's items together hold every line of every range (HunkAll, independently)."""
-    held = {(i["path"], n) for i in items if i["kind"] != "view"
-            for n in range(i["start_line"], i["end_line"] + 1)}
-    return all((path, n) in held for path, ranges in lines.items() for first, last in ranges
-               for n in range(first, last + 1))
+    held = {
+        (i["path"], n)
+        for i in items
+        if i["kind"] != "view"
+        for n in range(i["start_line"], i["end_line"] + 1)
+    }
+    return all(
+        (path, n) in held
+        for path, ranges in lines.items()
+        for first, last in ranges
+        for n in range(first, last + 1)
+    )
 
 
+@pytest.mark.slow
 def test_eval_history_scores_the_lines_a_commit_changed_as_a_slice_of_its_parent_holds_them(
-        make_repo: RepoFactory, tmp_path: Path) -> None:
+    make_repo: RepoFactory, tmp_path: Path
+) -> None:
     # Discounts after total() make orders.py too big to fit whole in 1,000 tokens.
-    discounts = "".join(f'\n\ndef discount_{n}(cart):\n    """Discount {n} percent off a cart."""\n'
-                        f'    return total(cart) * {100 - n} / 100\n' for n in range(1, 60))
+    discounts = "".join(
+        f'\n\ndef discount_{n}(cart):\n    """Discount {n} percent off a cart."""\n'
+        f"    return total(cart) * {100 - n} / 100\n"
+        for n in range(1, 60)
+    )
     before = textwrap.dedent(SHOP["shop/orders.py"]).lstrip("\n") + discounts
     root = make_repo({**SHOP, "shop/orders.py": before})
     parent = git(root, "rev-parse", "HEAD").strip()
@@ -230,8 +281,9 @@ def test_eval_history_scores_the_lines_a_commit_changed_as_a_slice_of_its_parent
 
     def holds(budget: int | None) -> bool:
         extra = [] if budget is None else ["--budget", str(budget)]
-        sliced = json.loads(invoke(*LEXICAL, "retrieve", result["question"], "--repo", str(clone),
-                                   "--format", "json", *extra))
+        sliced = json.loads(
+            invoke(*LEXICAL, "retrieve", result["question"], "--repo", str(clone), "--format", "json", *extra)
+        )
         return covered(sliced["items"], result["gold_lines"])
 
     kbc = result["kbc"]
@@ -251,7 +303,8 @@ def test_eval_golden_reports_per_use_case_and_overall(make_repo: RepoFactory, tm
     root = make_repo(SHOP)
     invoke(*LEXICAL, "build", str(root), "--no-llm", "--workers", "1")
     golden = tmp_path / "golden.yaml"
-    golden.write_text("""\
+    golden.write_text(
+        """\
 questions:
   - question: "how is the total of a cart computed?"
     paths: [shop/orders.py]
@@ -263,40 +316,62 @@ questions:
   - question: "where is an amount charged?"
     paths: [shop/payments.py]
     use_case: review
-""", encoding="utf-8")
+""",
+        encoding="utf-8",
+    )
     text = invoke(*LEXICAL, "eval", "--golden", str(golden), "--repo", str(root))
     assert "kbc eval: 3 questions from" in text
     assert "Recall@5  Recall@10    MRR  Budget recall  HunkAll@budget  To gold (median)" in text
     for row in ("implementation  kbc", "qa              BM25 whole files", "overall         kbc"):
         assert row in text
-    rows = {tuple(line.split()[:2]): line for line in text.splitlines()
-            if line.startswith(("qa ", "review ", "overall "))}
+    rows = {
+        tuple(line.split()[:2]): line
+        for line in text.splitlines()
+        if line.startswith(("qa ", "review ", "overall "))
+    }
     assert rows[("review", "kbc")].split()[-2:] == ["-", "-"]  # no lines nor symbols: no line metrics
     assert "-" not in rows[("qa", "kbc")].split()
     assert "(2)" in rows[("overall", "kbc")].split()  # HunkAll over the two questions with ranges
-    data = json.loads(invoke(*LEXICAL, "eval", "--golden", str(golden), "--repo", str(root),
-                             "--use-case", "qa", "--format", "json"))
+    data = json.loads(
+        invoke(
+            *LEXICAL,
+            "eval",
+            "--golden",
+            str(golden),
+            "--repo",
+            str(root),
+            "--use-case",
+            "qa",
+            "--format",
+            "json",
+        )
+    )
     assert data["questions"] == 1 and list(data["systems"]["kbc"]) == ["qa", "overall"]
     assert data["systems"]["kbc"]["qa"]["recall@5"] == 1.0
     assert data["results"][0]["gold"] == ["shop/legacy.py"]
     assert data["results"][0]["gold_lines"] == {"shop/legacy.py": [[4, 6]]}
     assert data["systems"]["kbc"]["qa"]["hunk_questions"] == 1
-    error = invoke(*LEXICAL, "eval", "--golden", str(golden), "--repo", str(root), "--use-case", "nope",
-                   code=1)
+    error = invoke(
+        *LEXICAL, "eval", "--golden", str(golden), "--repo", str(root), "--use-case", "nope", code=1
+    )
     assert "no use case named 'nope'" in error and "implementation" in error
 
 
-def test_a_bad_golden_file_is_a_clear_error_naming_the_question(make_repo: RepoFactory,
-                                                               tmp_path: Path) -> None:
+def test_a_bad_golden_file_is_a_clear_error_naming_the_question(
+    make_repo: RepoFactory, tmp_path: Path
+) -> None:
     root = make_repo(SHOP)
     golden = tmp_path / "golden.yaml"
     golden.write_text("questions:\n  - question: where?\n    path: [shop/orders.py]\n", encoding="utf-8")
     error = invoke(*LEXICAL, "eval", "--golden", str(golden), "--repo", str(root), code=2)
     assert "question 1, line 2 ('where?'): unknown key 'path'" in error
     invoke(*LEXICAL, "build", str(root), "--no-llm", "--workers", "1")
-    golden.write_text("questions:\n  - question: where?\n    paths: [shop/nope.py, shop/orders.py]\n"
-                      "    symbols: [shop.orders.missing, shop.payments.charge]\n"
-                      "    use_case: qa\n", encoding="utf-8")
+    golden.write_text(
+        "questions:\n  - question: where?\n    paths: [shop/nope.py, shop/orders.py]\n"
+        "    symbols: [shop.orders.missing, shop.payments.charge]\n"
+        "    use_case: qa\n",
+        encoding="utf-8",
+    )
     error = invoke(*LEXICAL, "eval", "--golden", str(golden), "--repo", str(root), code=2)
     assert "question 1, line 2 ('where?'): shop/nope.py is not a tracked text file" in error
     assert "no symbol 'shop.orders.missing'" in error
@@ -304,12 +379,23 @@ def test_a_bad_golden_file_is_a_clear_error_naming_the_question(make_repo: RepoF
     assert "either --golden FILE or --history N" in invoke(*LEXICAL, "eval", "--repo", str(root), code=1)
 
 
+@pytest.mark.slow
 def test_kbc_golden_file_on_kbc_itself_stays_above_the_floors(tmp_path: Path) -> None:
     clone = tmp_path / "kbc"
     subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
     invoke(*LEXICAL, "build", str(clone), "--no-llm", "--workers", "2")
-    data = json.loads(invoke(*LEXICAL, "eval", "--golden", str(clone / "benchmarks" / "golden" / "kbc.yaml"),
-                             "--repo", str(clone), "--format", "json"))
+    data = json.loads(
+        invoke(
+            *LEXICAL,
+            "eval",
+            "--golden",
+            str(clone / "benchmarks" / "golden" / "kbc.yaml"),
+            "--repo",
+            str(clone),
+            "--format",
+            "json",
+        )
+    )
     overall = data["systems"]["kbc"]["overall"]
     assert data["retrieval"] == "lexical" and overall["questions"] >= 30
     assert overall["recall@10"] >= FLOOR_RECALL_AT_10, overall

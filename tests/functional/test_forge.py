@@ -42,25 +42,51 @@ def repo(make_repo: RepoFactory, tmp_path: Path) -> Path:
     clone = tmp_path / "knowledge"
     git(tmp_path, "clone", "-q", str(origin), str(clone))
     root = make_repo(CODE)
-    built = CliRunner().invoke(cli, [*LEXICAL, "build", str(root), "--no-llm",
-                                     "--knowledge", f"team={clone}"])
+    built = CliRunner().invoke(
+        cli, [*LEXICAL, "build", str(root), "--no-llm", "--knowledge", f"team={clone}"]
+    )
     assert built.exit_code == 0, built.output
     return root
 
 
 def run(root: Path, forge: Forge | None, *args: str, token: str = TOKEN, input: str | None = None) -> Result:
-    options = [] if forge is None else ["-c", f"forge.kind={forge.kind}", "-c", f"forge.api_base={forge.url}",
-                                        "-c", f"forge.repository={forge.repository}"]
-    return CliRunner().invoke(cli, [*LEXICAL, *options, *args, "--repo", str(root)], input=input,
-                              env={"KBC_FORGE_TOKEN": token})
+    options = (
+        []
+        if forge is None
+        else [
+            "-c",
+            f"forge.kind={forge.kind}",
+            "-c",
+            f"forge.api_base={forge.url}",
+            "-c",
+            f"forge.repository={forge.repository}",
+        ]
+    )
+    return CliRunner().invoke(
+        cli, [*LEXICAL, *options, *args, "--repo", str(root)], input=input, env={"KBC_FORGE_TOKEN": token}
+    )
 
 
 def propose(root: Path, forge: Forge | None, text: str, **kwargs: str) -> Result:
-    return run(root, forge, "propose", "domain/payouts.md", "--content", "-", "--rationale",
-               "Payouts moved to Mondays.\n\nThe batch job changed in shop/payouts.py.",
-               "--author", "agent-7", "--format", "json", input=f"# Payouts\n\n{text}\n", **kwargs)
+    return run(
+        root,
+        forge,
+        "propose",
+        "domain/payouts.md",
+        "--content",
+        "-",
+        "--rationale",
+        "Payouts moved to Mondays.\n\nThe batch job changed in shop/payouts.py.",
+        "--author",
+        "agent-7",
+        "--format",
+        "json",
+        input=f"# Payouts\n\n{text}\n",
+        **kwargs,
+    )
 
 
+@pytest.mark.slow
 def test_a_pushed_proposal_opens_a_pull_request_and_its_review_is_reported(repo: Path) -> None:
     with forge_server("github", "acme/kn", TOKEN) as forge:
         made = propose(repo, forge, "A payout is sent every Monday.")
@@ -89,14 +115,27 @@ def test_a_pushed_proposal_opens_a_pull_request_and_its_review_is_reported(repo:
         data = json.loads(run(repo, forge, "proposals", "--format", "json").stdout)
         assert data[0]["review"] == "#1 open, approved"
         # asked again for the same branch, the forge says it exists: the open request is given back
-        assert forge_from(Settings(forge_kind="github", forge_api_base=forge.url, forge_repository="acme/kn",
-                                   forge_token=TOKEN)).open_request(  # type: ignore[union-attr]
-            proposal["branch"], "main", "again", "").number == 1
+        assert (
+            forge_from(
+                Settings(
+                    forge_kind="github",
+                    forge_api_base=forge.url,
+                    forge_repository="acme/kn",
+                    forge_token=TOKEN,
+                )
+            )
+            .open_request(  # type: ignore[union-attr]
+                proposal["branch"], "main", "again", ""
+            )
+            .number
+            == 1
+        )
         closed = run(repo, forge, "proposals", "close", proposal["id"])
         assert closed.exit_code == 0, closed.output
         assert forge.requests[1]["state"] == "closed" and forge.writes()[-1].method == "PATCH"
 
 
+@pytest.mark.slow
 def test_gitlab_merge_requests_are_opened_read_and_closed(repo: Path) -> None:
     with forge_server("gitlab", "acme/team/kn", TOKEN) as forge:
         made = propose(repo, forge, "A payout is sent every Monday.")
@@ -120,6 +159,7 @@ def test_gitlab_merge_requests_are_opened_read_and_closed(repo: Path) -> None:
         assert forge.writes()[-1].body == {"state_event": "close"}
 
 
+@pytest.mark.slow
 def test_a_forge_that_fails_costs_the_proposal_nothing(repo: Path, make_repo: RepoFactory) -> None:
     with forge_server("github", "acme/kn", TOKEN) as forge:
         refused = propose(repo, forge, "Refused.", token="wrong")
@@ -129,38 +169,83 @@ def test_a_forge_that_fails_costs_the_proposal_nothing(repo: Path, make_repo: Re
         error = proposal["request_error"]
         assert "401" in error and "check forge.token (KBC_FORGE_TOKEN)" in error
         assert f"the branch {proposal['branch']} is pushed" in proposal["request_error"]
-        text = run(repo, forge, "propose", "domain/payouts.md", "--content", "-", "--rationale", "r",
-                   "--author", "a", token="wrong", input="# Payouts\n\nText.\n")
+        text = run(
+            repo,
+            forge,
+            "propose",
+            "domain/payouts.md",
+            "--content",
+            "-",
+            "--rationale",
+            "r",
+            "--author",
+            "a",
+            token="wrong",
+            input="# Payouts\n\nText.\n",
+        )
         assert text.exit_code == 0 and "warning: no request opened: github answered 401" in text.stderr
         listed = run(repo, forge, "proposals", token="wrong")
         assert listed.exit_code == 0 and listed.stdout.count("[request not read: github answered 401") == 2
         url = forge.url
     gone = propose(repo, None, "Unreachable.", token=TOKEN)  # no forge configured: as before
     assert gone.exit_code == 0 and json.loads(gone.stdout)["request"] == ""
-    down = CliRunner().invoke(cli, [*LEXICAL, "-c", "forge.kind=github", "-c", f"forge.api_base={url}",
-                                    "-c", "forge.repository=acme/kn", "propose", "domain/payouts.md",
-                                    "--content", "-", "--rationale", "r", "--author", "a", "--format", "json",
-                                    "--repo", str(repo)], input="# Payouts\n\nDown.\n",
-                              env={"KBC_FORGE_TOKEN": TOKEN})
+    down = CliRunner().invoke(
+        cli,
+        [
+            *LEXICAL,
+            "-c",
+            "forge.kind=github",
+            "-c",
+            f"forge.api_base={url}",
+            "-c",
+            "forge.repository=acme/kn",
+            "propose",
+            "domain/payouts.md",
+            "--content",
+            "-",
+            "--rationale",
+            "r",
+            "--author",
+            "a",
+            "--format",
+            "json",
+            "--repo",
+            str(repo),
+        ],
+        input="# Payouts\n\nDown.\n",
+        env={"KBC_FORGE_TOKEN": TOKEN},
+    )
     assert down.exit_code == 0, down.output
     assert "did not answer" in json.loads(down.stdout)["request_error"]
 
 
-@pytest.mark.parametrize(("settings", "said"), [
-    ({"forge_kind": "bitbucket", "forge_repository": "a/b", "forge_token": "t"}, "not one kbc knows"),
-    ({"forge_kind": "github", "forge_repository": "a/b"}, "forge.token (or KBC_FORGE_TOKEN) is not set"),
-    ({"forge_kind": "gitlab", "forge_token": "t"}, "forge.repository is not set"),
-    ({"forge_kind": "github", "forge_repository": "a/b", "forge_token": "t",
-      "forge_api_base": "http://forge.example.com"}, "would send the token unencrypted"),
-])
+@pytest.mark.parametrize(
+    ("settings", "said"),
+    [
+        ({"forge_kind": "bitbucket", "forge_repository": "a/b", "forge_token": "t"}, "not one kbc knows"),
+        ({"forge_kind": "github", "forge_repository": "a/b"}, "forge.token (or KBC_FORGE_TOKEN) is not set"),
+        ({"forge_kind": "gitlab", "forge_token": "t"}, "forge.repository is not set"),
+        (
+            {
+                "forge_kind": "github",
+                "forge_repository": "a/b",
+                "forge_token": "t",
+                "forge_api_base": "http://forge.example.com",
+            },
+            "would send the token unencrypted",
+        ),
+    ],
+)
 def test_a_forge_half_configured_is_a_clear_error(settings: dict[str, str], said: str) -> None:
     with pytest.raises(KbcError, match=re.escape(said)):
         forge_from(Settings(**settings))  # type: ignore[arg-type]
 
 
 def test_a_repository_cannot_name_the_forge(repo: Path) -> None:
-    (repo / "kbc.toml").write_text('[forge]\nkind = "github"\napi_base = "http://127.0.0.1:9"\n'
-                                   'repository = "attacker/kn"\n', encoding="utf-8")
+    (repo / "kbc.toml").write_text(
+        '[forge]\nkind = "github"\napi_base = "http://127.0.0.1:9"\nrepository = "attacker/kn"\n',
+        encoding="utf-8",
+    )
     made = propose(repo, None, "Stays here.")
     assert made.exit_code == 0, made.output
     assert json.loads(made.stdout)["request_error"] == ""

@@ -32,8 +32,11 @@ def hook(event: object, *args: str, floor: str = "0.01") -> str:
     """The hook's answer to ``event``; ``floor``: hooks.min_confidence (a repository this small
     is never confident by the measured floor)."""
     text = event if isinstance(event, str) else json.dumps(event)
-    result = CliRunner().invoke(cli, [*LEXICAL, "-c", f"hooks.min_confidence={floor}", "hook",
-                                      "user-prompt-submit", *args], input=text)
+    result = CliRunner().invoke(
+        cli,
+        [*LEXICAL, "-c", f"hooks.min_confidence={floor}", "hook", "user-prompt-submit", *args],
+        input=text,
+    )
     assert result.exit_code == 0, result.output
     return result.stdout
 
@@ -47,8 +50,14 @@ def built(make_repo: RepoFactory) -> Path:
 
 
 def test_a_prompt_gets_its_slice_as_additional_context(built: Path) -> None:
-    out = hook({"session_id": "s", "hook_event_name": "UserPromptSubmit", "cwd": str(built),
-                "prompt": "why is validate_refund refusing a refund above what was paid?"})
+    out = hook(
+        {
+            "session_id": "s",
+            "hook_event_name": "UserPromptSubmit",
+            "cwd": str(built),
+            "prompt": "why is validate_refund refusing a refund above what was paid?",
+        }
+    )
     answer = json.loads(out)
     context = answer["hookSpecificOutput"]["additionalContext"]
     assert answer["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
@@ -75,7 +84,8 @@ def test_hooks_install_writes_the_project_configuration_once(tmp_path: Path) -> 
     data = json.loads(settings.read_text(encoding="utf-8"))
     assert data["permissions"] == {"allow": ["Bash(ls)"]}
     assert data["hooks"]["UserPromptSubmit"] == [
-        {"hooks": [{"type": "command", "command": "kbc hook user-prompt-submit", "timeout": 30}]}]
+        {"hooks": [{"type": "command", "command": "kbc hook user-prompt-submit", "timeout": 30}]}
+    ]
     settings.write_text("{not json", encoding="utf-8")
     broken = runner.invoke(cli, ["hooks", "install", "claude-code", "--repo", str(tmp_path)])
     assert broken.exit_code != 0 and "is not JSON" in broken.output

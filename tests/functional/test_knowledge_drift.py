@@ -81,18 +81,28 @@ def build_history(make_repo: RepoFactory) -> tuple[Path, dict[str, str]]:
     root = make_repo({}, use_git=False)
     git(root, "init", "-q", "-b", "main")
     commits: dict[str, str] = {}
-    write_tree(root, {
-        "pkg/__init__.py": "", "pkg/core.py": CORE_V1, "pkg/util.py": "def tidy():\n    pass\n",
-        "docs/core.md": CORE_DOC, "docs/util.md": UTIL_DOC, "docs/plain.md": PLAIN_DOC,
-        "docs/stale.md": STALE_DOC, "docs/bad.md": BAD_DOC, "README.md": "# Project\n",
-    })
+    write_tree(
+        root,
+        {
+            "pkg/__init__.py": "",
+            "pkg/core.py": CORE_V1,
+            "pkg/util.py": "def tidy():\n    pass\n",
+            "docs/core.md": CORE_DOC,
+            "docs/util.md": UTIL_DOC,
+            "docs/plain.md": PLAIN_DOC,
+            "docs/stale.md": STALE_DOC,
+            "docs/bad.md": BAD_DOC,
+            "README.md": "# Project\n",
+        },
+    )
     commits["docs"] = commit_at(root, "01", "code and its documents")
     write_tree(root, {"pkg/core.py": CORE_V1.replace("x + 1", "x + 2")})
     commits["tweak"] = commit_at(root, "02", "compute adds two")
     write_tree(root, {"pkg/core.py": CORE_V1.replace("compute", "calculate")})
     commits["rename"] = commit_at(root, "03", "compute is now calculate")
-    write_tree(root, {"pkg/util.py": "def tidy():\n    return None\n",
-                      "docs/util.md": UTIL_DOC + "Returns None.\n"})
+    write_tree(
+        root, {"pkg/util.py": "def tidy():\n    return None\n", "docs/util.md": UTIL_DOC + "Returns None.\n"}
+    )
     commits["util"] = commit_at(root, "04", "tidy and its document together")
     write_tree(root, {"README.md": "# Project\n\nMore.\n"})
     commits["readme"] = commit_at(root, "05", "unrelated")
@@ -109,29 +119,57 @@ def test_documents_behind_the_code_are_reported_exactly(make_repo: RepoFactory, 
 
     first = commits["docs"]
     assert reports == [
-        DriftReport("docs/bad.md", (
-            DriftReason("bad_front_matter", "front-matter is not valid YAML: "
-                        "expected ',' or ']', but got '<stream end>' (line 3)"),
-        ), first, "2026-01-01"),
-        DriftReport("docs/core.md", (
-            DriftReason("code_changed",
-                        "3 commits since the document's last commit (2026-01-01) changed 3 governed files; "
-                        "the latest on 2026-01-06",
-                        commits_since=3, last_change="2026-01-06",
-                        files=("pkg/core.py", "pkg/sub/__init__.py", "pkg/sub/extra.py")),
-            DriftReason("missing_symbols", "mentions 1 name the code no longer has",
-                        names=("pkg.core.compute()",)),
-        ), first, "2026-01-01"),
-        DriftReport("docs/plain.md", (
-            DriftReason("missing_symbols", "mentions 1 name the code no longer has", names=("compute()",)),
-        ), first, "2026-01-01"),
-        DriftReport("docs/stale.md", (
-            DriftReason("code_changed",
-                        "2 commits since the document's last commit (2026-01-01) changed 1 governed file; "
-                        "the latest on 2026-01-03",
-                        commits_since=2, last_change="2026-01-03", files=("pkg/core.py",)),
-            DriftReason("stale_ref", "1 ref matches no tracked file", refs=("pkg/old/**",)),
-        ), first, "2026-01-01"),
+        DriftReport(
+            "docs/bad.md",
+            (
+                DriftReason(
+                    "bad_front_matter",
+                    "front-matter is not valid YAML: expected ',' or ']', but got '<stream end>' (line 3)",
+                ),
+            ),
+            first,
+            "2026-01-01",
+        ),
+        DriftReport(
+            "docs/core.md",
+            (
+                DriftReason(
+                    "code_changed",
+                    "3 commits since the document's last commit (2026-01-01) changed 3 governed files; "
+                    "the latest on 2026-01-06",
+                    commits_since=3,
+                    last_change="2026-01-06",
+                    files=("pkg/core.py", "pkg/sub/__init__.py", "pkg/sub/extra.py"),
+                ),
+                DriftReason(
+                    "missing_symbols", "mentions 1 name the code no longer has", names=("pkg.core.compute()",)
+                ),
+            ),
+            first,
+            "2026-01-01",
+        ),
+        DriftReport(
+            "docs/plain.md",
+            (DriftReason("missing_symbols", "mentions 1 name the code no longer has", names=("compute()",)),),
+            first,
+            "2026-01-01",
+        ),
+        DriftReport(
+            "docs/stale.md",
+            (
+                DriftReason(
+                    "code_changed",
+                    "2 commits since the document's last commit (2026-01-01) changed 1 governed file; "
+                    "the latest on 2026-01-03",
+                    commits_since=2,
+                    last_change="2026-01-03",
+                    files=("pkg/core.py",),
+                ),
+                DriftReason("stale_ref", "1 ref matches no tracked file", refs=("pkg/old/**",)),
+            ),
+            first,
+            "2026-01-01",
+        ),
     ]
     # docs/util.md changed with its code and README.md governs nothing: neither is behind.
     data = json.loads(dumps(reports))
@@ -153,11 +191,16 @@ def test_updating_a_document_brings_it_up_to_date(make_repo: RepoFactory, tmp_pa
     commit_at(root, "09", "more returns one")
     (core,) = [r for r in find_drift(root, store.root) if r.path == "docs/core.md"]
     assert (core.last_commit, core.last_date) == (fixed, "2026-01-07")
-    assert core.reasons == (DriftReason(
-        "code_changed",
-        "1 commit since the document's last commit (2026-01-07) changed 1 governed file; "
-        "the latest on 2026-01-09",
-        commits_since=1, last_change="2026-01-09", files=("pkg/sub/extra.py",)),)
+    assert core.reasons == (
+        DriftReason(
+            "code_changed",
+            "1 commit since the document's last commit (2026-01-07) changed 1 governed file; "
+            "the latest on 2026-01-09",
+            commits_since=1,
+            last_change="2026-01-09",
+            files=("pkg/sub/extra.py",),
+        ),
+    )
 
 
 def test_render_drift_shows_each_reason(make_repo: RepoFactory, tmp_path: Path) -> None:
@@ -193,20 +236,29 @@ def test_render_drift_shows_each_reason(make_repo: RepoFactory, tmp_path: Path) 
 
 
 def test_a_plain_directory_is_checked_without_history(make_repo: RepoFactory, tmp_path: Path) -> None:
-    root = make_repo({"pkg/__init__.py": "", "pkg/core.py": CORE_V1, "docs/core.md": CORE_DOC,
-                      "docs/stale.md": STALE_DOC}, use_git=False)
+    root = make_repo(
+        {"pkg/__init__.py": "", "pkg/core.py": CORE_V1, "docs/core.md": CORE_DOC, "docs/stale.md": STALE_DOC},
+        use_git=False,
+    )
     (root / "pkg" / "core.py").write_text("def other():\n    pass\n")
     store = analyze_repo(root, tmp_path / "store")
 
     reports = find_drift(root, store.root)
 
     assert reports == [
-        DriftReport("docs/core.md", (
-            DriftReason("missing_symbols", "mentions 3 names the code no longer has",
-                        names=("Engine.run()", "pkg.core.Engine.speed", "pkg.core.compute()")),
-            DriftReason("stale_ref", "1 ref matches no tracked file", refs=("pkg/sub/**",)),
-        )),
-        DriftReport("docs/stale.md", (
-            DriftReason("stale_ref", "1 ref matches no tracked file", refs=("pkg/old/**",)),
-        )),
+        DriftReport(
+            "docs/core.md",
+            (
+                DriftReason(
+                    "missing_symbols",
+                    "mentions 3 names the code no longer has",
+                    names=("Engine.run()", "pkg.core.Engine.speed", "pkg.core.compute()"),
+                ),
+                DriftReason("stale_ref", "1 ref matches no tracked file", refs=("pkg/sub/**",)),
+            ),
+        ),
+        DriftReport(
+            "docs/stale.md",
+            (DriftReason("stale_ref", "1 ref matches no tracked file", refs=("pkg/old/**",)),),
+        ),
     ]

@@ -31,9 +31,9 @@ CODE = {
     ''',
 }
 NOTES = {
-    "domain/payouts.md": "---\nrefs: [\"repo:shop/payouts.py\"]\n---\n# Payouts\n\n## Window\n\n"
-                         "A payout waits for the refund window of 180 days.\n\n## Batch\n\nPayouts go "
-                         "through `shop.payouts.cancel_payout` on Mondays.\n",
+    "domain/payouts.md": '---\nrefs: ["repo:shop/payouts.py"]\n---\n# Payouts\n\n## Window\n\n'
+    "A payout waits for the refund window of 180 days.\n\n## Batch\n\nPayouts go "
+    "through `shop.payouts.cancel_payout` on Mondays.\n",
     "conventions/money.md": "# Money\n\nMoney is never a float: amounts are integers in cents.\n",
 }
 
@@ -50,8 +50,16 @@ def kb(make_repo: RepoFactory) -> KnowledgeBase:
 
 def test_kbc_search_lists_hits_within_a_budget(kb: KnowledgeBase) -> None:
     runner = CliRunner()
-    args = ["-c", "index.embed_model=none", "search", "refund window payout", "--repo", str(kb.root),
-            "--scope", "domain"]
+    args = [
+        "-c",
+        "index.embed_model=none",
+        "search",
+        "refund window payout",
+        "--repo",
+        str(kb.root),
+        "--scope",
+        "domain",
+    ]
     shown = runner.invoke(cli, args)
     assert shown.exit_code == 0, shown.output
     assert "@knowledge/team/domain/payouts.md:" in shown.output and "Payouts > Window" in shown.output
@@ -69,8 +77,9 @@ def test_budgets_on_search_and_files_over_rest_and_mcp(kb: KnowledgeBase) -> Non
 
     with running(kb) as url:
         hits = httpx.get(f"{url}/api/v1/search", params={"q": "payout refund money", "k": 5}).json()
-        fewer = httpx.get(f"{url}/api/v1/search",
-                          params={"q": "payout refund money", "k": 5, "budget": 40}).json()
+        fewer = httpx.get(
+            f"{url}/api/v1/search", params={"q": "payout refund money", "k": 5, "budget": 40}
+        ).json()
         assert len(hits) > len(fewer)
         whole = httpx.get(f"{url}/api/v1/files/shop/payouts.py").json()
         cut = httpx.get(f"{url}/api/v1/files/shop/payouts.py", params={"budget": 12}).json()
@@ -117,17 +126,25 @@ def test_a_view_fits_a_budget_and_says_what_was_cut(kb: KnowledgeBase) -> None:
     from kbc.services.payloads import fitted
 
     count = kb.components.token_counter().count
-    view = {"id": "module:shop", "kind": "module", "title": "shop",
-            "facts": {"symbols": [f"shop.payouts.function_{n}" for n in range(200)], "files": 3},
-            "interpretation": {"summary": "Payouts to sellers. " * 40},
-            "provenance": {"facts_hash": "0" * 40}}
+    view = {
+        "id": "module:shop",
+        "kind": "module",
+        "title": "shop",
+        "facts": {"symbols": [f"shop.payouts.function_{n}" for n in range(200)], "files": 3},
+        "interpretation": {"summary": "Payouts to sellers. " * 40},
+        "provenance": {"facts_hash": "0" * 40},
+    }
     size = count(json.dumps(view))
     small = fitted(view, size // 4, count)
     assert count(json.dumps(small, ensure_ascii=False)) <= size // 4
     assert small["truncated"] == ["facts.symbols"] or "facts.symbols" in small["truncated"]
-    assert (small["id"], small["kind"], small["title"], small["provenance"]) == \
-        (view["id"], view["kind"], view["title"], view["provenance"])
-    assert small["facts"]["symbols"] == view["facts"]["symbols"][:len(small["facts"]["symbols"])]
+    assert (small["id"], small["kind"], small["title"], small["provenance"]) == (
+        view["id"],
+        view["kind"],
+        view["title"],
+        view["provenance"],
+    )
+    assert small["facts"]["symbols"] == view["facts"]["symbols"][: len(small["facts"]["symbols"])]
     assert fitted(view, size + 10, count) == view  # what fits is untouched
     with running(kb) as url:
         whole = httpx.get(f"{url}/api/v1/views/architecture").json()

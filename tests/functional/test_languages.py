@@ -115,12 +115,7 @@ FILES = {
         "}\n"
     ),
     "native/shape.cpp": (
-        "namespace geo {\n"
-        "class Shape {\n"
-        " public:\n"
-        "  double area() const { return 0; }\n"
-        "};\n"
-        "}\n"
+        "namespace geo {\nclass Shape {\n public:\n  double area() const { return 0; }\n};\n}\n"
     ),
     "shop/app.py": "def checkout(cart):\n    return sum(cart)\n",
     "db/schema.sql": "CREATE TABLE orders (id INTEGER PRIMARY KEY);\n",
@@ -133,8 +128,12 @@ EXPECTED = {
     "priceWithTax": ("web.src.cart.priceWithTax", "web/src/cart.ts", 12, 15),
     "Server.Serve": ("svc.main.Server.Serve", "svc/main.go", 4, 6),
     "Server": ("svc.server.Server", "svc/server.go", 4, 6),
-    "Checkout.total": ("api.src.main.java.com.shop.Checkout.Checkout.total",
-                       "api/src/main/java/com/shop/Checkout.java", 7, 9),
+    "Checkout.total": (
+        "api.src.main.java.com.shop.Checkout.Checkout.total",
+        "api/src/main/java/com/shop/Checkout.java",
+        7,
+        9,
+    ),
     "Ledger": ("core.src.lib.Ledger", "core/src/lib.rs", 2, 5),
     "Ledger.post": ("core.src.lib.Ledger.post", "core/src/lib.rs", 8, 11),
     "hash_bytes": ("native.hash.hash_bytes", "native/hash.c", 5, 9),
@@ -199,8 +198,9 @@ def test_a_go_main_is_an_entry_point_and_docs_come_from_comments(polyglot: Path)
 
 def test_a_task_naming_a_typescript_function_gets_that_function_as_a_unit_of_its_own(polyglot: Path) -> None:
     retriever = open_retriever(polyglot, load_settings(polyglot))
-    ranking = retriever.search("priceWithTax adds the tax twice for a zero rate",
-                               profile_named(polyglot, "implementation"))
+    ranking = retriever.search(
+        "priceWithTax adds the tax twice for a zero rate", profile_named(polyglot, "implementation")
+    )
     best = ranking.chunks[ranking.ranked[0][0]]
     assert (best.path, best.start_line, best.end_line) == ("web/src/cart.ts", 11, 15)  # with its doc comment
     assert best.symbols == ("web.src.cart.priceWithTax",) and best.unit == "function"

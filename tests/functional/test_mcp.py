@@ -30,9 +30,22 @@ from kbc.serve.security import is_loopback
 from kbc.services.components import Components
 from kbc.services.knowledge import KnowledgeBase
 
-TOOLS = {"retrieve_slice", "ask", "search", "get_view", "list_views", "get_symbol", "get_file", "list_scopes",
-         "propose_update", "list_proposals",
-         "list_use_cases", "report_usage", "list_repositories", "refresh"}
+TOOLS = {
+    "retrieve_slice",
+    "ask",
+    "search",
+    "get_view",
+    "list_views",
+    "get_symbol",
+    "get_file",
+    "list_scopes",
+    "propose_update",
+    "list_proposals",
+    "list_use_cases",
+    "report_usage",
+    "list_repositories",
+    "refresh",
+}
 
 SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 SHOP = {
@@ -71,9 +84,11 @@ SHOP = {
 }
 
 # A server over a lexical knowledge base (the components a test gives, not the environment).
-PRELUDE = ("import sys\nfrom kbc.services.components import Components\n"
-           "from kbc.services.knowledge import KnowledgeBase\nfrom kbc.serve.run import serve\n"
-           "kb = KnowledgeBase(sys.argv[1], components=Components.lexical())\n")
+PRELUDE = (
+    "import sys\nfrom kbc.services.components import Components\n"
+    "from kbc.services.knowledge import KnowledgeBase\nfrom kbc.serve.run import serve\n"
+    "kb = KnowledgeBase(sys.argv[1], components=Components.lexical())\n"
+)
 SERVE_STDIO = PRELUDE + "serve(kb, 'stdio')\n"
 SERVE_HTTP = PRELUDE + "serve(kb, 'http', '127.0.0.1', int(sys.argv[2]), sys.argv[3] or None)\n"
 TOKEN = "s3cret-token-for-tests"
@@ -134,8 +149,9 @@ async def exercise(session: ClientSession) -> None:
     unknown = await session.call_tool("report_usage", {"query_id": "no-such-query", "helpful_ids": []})
     assert data(unknown) == {"recorded": False}
 
-    small = data(await session.call_tool("retrieve_slice", {"task": "refunds", "use_case": "review",
-                                                            "budget": 300}))
+    small = data(
+        await session.call_tool("retrieve_slice", {"task": "refunds", "use_case": "review", "budget": 300})
+    )
     assert small["use_case"] == "review" and small["budget"] == 300 and small["tokens"] <= 300
 
     answer = data(await session.call_tool("ask", {"question": "how are refunds validated?"}))
@@ -168,7 +184,8 @@ async def exercise(session: ClientSession) -> None:
     assert lines["text"].splitlines() == [
         "def validate_refund(amount: int, paid: int) -> bool:",
         '    """A refund is valid when it is positive and not more than what was paid."""',
-        "    return 0 < amount <= paid"]
+        "    return 0 < amount <= paid",
+    ]
 
     cases = data(await session.call_tool("list_use_cases", {}))
     names = {c["name"] for c in cases}
@@ -220,14 +237,18 @@ def run(main: Callable[[], Awaitable[None]]) -> None:
 # -- stdio ------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_tools_over_stdio(repo: Path) -> None:
-    params = StdioServerParameters(command=sys.executable, args=["-c", SERVE_STDIO, str(repo)],
-                                   env=server_env())
+    params = StdioServerParameters(
+        command=sys.executable, args=["-c", SERVE_STDIO, str(repo)], env=server_env()
+    )
 
     async def main() -> None:
         with (repo.parent / "stdio-server.log").open("w") as log:
-            async with (stdio_client(params, errlog=log) as (read, write),
-                        ClientSession(read, write) as session):
+            async with (
+                stdio_client(params, errlog=log) as (read, write),
+                ClientSession(read, write) as session,
+            ):
                 info = await session.initialize()
                 assert info.server_info.name == "kbc" and info.instructions
                 await exercise(session)
@@ -264,8 +285,13 @@ def http_server(repo: Path, tmp_path: Path) -> Iterator[str]:
     port = free_port()
     log_path = tmp_path / "http-server.log"
     with log_path.open("w") as log:
-        server = subprocess.Popen([sys.executable, "-c", SERVE_HTTP, str(repo), str(port), TOKEN],
-                                  env=server_env(), stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+        server = subprocess.Popen(
+            [sys.executable, "-c", SERVE_HTTP, str(repo), str(port), TOKEN],
+            env=server_env(),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+        )
     try:
         wait_for(server, port, log_path)
         yield f"http://127.0.0.1:{port}/mcp"
@@ -297,13 +323,16 @@ def raw_post(url: str, token: str | None) -> tuple[int, dict[str, Any], str]:
 
 async def connect(url: str, token: str | None, work: Callable[[ClientSession], Awaitable[None]]) -> None:
     headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
-    async with (httpx2.AsyncClient(headers=headers, timeout=30) as client,
-                streamable_http_client(url, http_client=client) as (read, write),
-                ClientSession(read, write) as session):
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=30) as client,
+        streamable_http_client(url, http_client=client) as (read, write),
+        ClientSession(read, write) as session,
+    ):
         await session.initialize()
         await work(session)
 
 
+@pytest.mark.slow
 def test_tools_over_http_with_a_bearer_token(http_server: str) -> None:
     async def main() -> None:
         await connect(http_server, TOKEN, exercise)
@@ -313,6 +342,7 @@ def test_tools_over_http_with_a_bearer_token(http_server: str) -> None:
     run(main)
 
 
+@pytest.mark.slow
 def test_http_refuses_a_missing_or_wrong_token(http_server: str) -> None:
     for token in (None, "wrong-token", TOKEN + "x", ""):
         status, body, challenge = raw_post(http_server, token)
@@ -371,9 +401,16 @@ def test_kbc_serve_refuses_an_open_bind_without_a_token(repo: Path, monkeypatch:
 
 def _initialize(url: str, session: str | None = None) -> tuple[int, str]:
     """A raw ``initialize`` (or, with ``session``, a ping in it): (status, session id)."""
-    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "careless", "version": "0"}}}
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "careless", "version": "0"},
+        },
+    }
     if session is not None:
         body = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
     headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
@@ -389,14 +426,20 @@ def _initialize(url: str, session: str | None = None) -> tuple[int, str]:
             return error.code, ""
 
 
+@pytest.mark.slow
 def test_abandoned_http_sessions_are_bounded_and_closed_when_idle(repo: Path, tmp_path: Path) -> None:
     port = free_port()
     log_path = tmp_path / "sessions.log"
     env = {**server_env(), "KBC_MAX_SESSIONS": "2", "KBC_SESSION_IDLE_SECONDS": "1"}
     serve_http = PRELUDE + "serve(kb, 'http', '127.0.0.1', int(sys.argv[2]))\n"
     with log_path.open("w") as log:
-        server = subprocess.Popen([sys.executable, "-c", serve_http, str(repo), str(port)], env=env,
-                                  stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+        server = subprocess.Popen(
+            [sys.executable, "-c", serve_http, str(repo), str(port)],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+        )
     url = f"http://127.0.0.1:{port}/mcp"
     try:
         wait_for(server, port, log_path)

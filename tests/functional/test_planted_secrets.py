@@ -23,9 +23,18 @@ from planted import planted
 from kbc.cli.main import cli
 
 FILES, VALUES = planted()
-QUERIES = ("api key settings", "database password", "how do I set the openai key before running",
-           "deploy docker token", "notebook login huggingface", "private key signing", "yaml values tls",
-           "staging password dashboard", "npm registry auth", "claude demo key")
+QUERIES = (
+    "api key settings",
+    "database password",
+    "how do I set the openai key before running",
+    "deploy docker token",
+    "notebook login huggingface",
+    "private key signing",
+    "yaml values tls",
+    "staging password dashboard",
+    "npm registry auth",
+    "claude demo key",
+)
 
 
 def leaks(text: str) -> list[str]:
@@ -36,8 +45,16 @@ def leaks(text: str) -> list[str]:
 
 def llm(server: ChatServer) -> tuple[str, ...]:
     """``kbc -c …``: the LLM on loopback writes the views' prose and the answers."""
-    return ("-c", "llm.model=openai/test-model", "-c", f"llm.api_base={server.url}",
-            "-c", "llm.api_key=k", "-c", "llm.retries=0")
+    return (
+        "-c",
+        "llm.model=openai/test-model",
+        "-c",
+        f"llm.api_base={server.url}",
+        "-c",
+        "llm.api_key=k",
+        "-c",
+        "llm.retries=0",
+    )
 
 
 @pytest.fixture(scope="module")
@@ -48,8 +65,9 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Chat
             mp.delenv(key)  # only this test's configuration
         mp.setenv("KBC_CONFIG", "")
         root = repo_factory(tmp_path_factory.mktemp("planted"))(FILES)
-        result = CliRunner().invoke(cli, [*llm(server), "build", str(root), "--format", "json",
-                                          "--workers", "1"])
+        result = CliRunner().invoke(
+            cli, [*llm(server), "build", str(root), "--format", "json", "--workers", "1"]
+        )
         assert result.exit_code == 0, result.output
         assert json.loads(result.stdout)["index"]["retrieval"] == "hybrid"
         yield root, server
@@ -61,6 +79,7 @@ def test_the_corpus_plants_at_least_thirty_forms() -> None:
     assert not [name for name, value in VALUES.items() if value not in everything]
 
 
+@pytest.mark.slow
 def test_no_store_file_holds_a_planted_value(built: tuple[Path, ChatServer]) -> None:
     root, _ = built
     store = root / ".kbc"
@@ -77,6 +96,7 @@ def test_no_prompt_sent_to_the_llm_holds_a_planted_value(built: tuple[Path, Chat
     assert not leaks(json.dumps(server.requests))
 
 
+@pytest.mark.slow
 def test_no_cli_output_holds_a_planted_value(built: tuple[Path, ChatServer], tmp_path: Path) -> None:
     root, server = built
     runner = CliRunner()
@@ -84,9 +104,22 @@ def test_no_cli_output_holds_a_planted_value(built: tuple[Path, ChatServer], tmp
     for use_case in ("implementation", "architecture", "qa"):
         for query in QUERIES:
             for fmt in ("md", "json"):
-                result = runner.invoke(cli, [*llm(server), "retrieve", "--repo", str(root),
-                                             "--use-case", use_case,
-                                             "--budget", "30000", "--format", fmt, query])
+                result = runner.invoke(
+                    cli,
+                    [
+                        *llm(server),
+                        "retrieve",
+                        "--repo",
+                        str(root),
+                        "--use-case",
+                        use_case,
+                        "--budget",
+                        "30000",
+                        "--format",
+                        fmt,
+                        query,
+                    ],
+                )
                 assert result.exit_code == 0, result.output
                 outputs.append(result.output)
     assert "[REDACTED]" in "".join(outputs)
@@ -96,19 +129,25 @@ def test_no_cli_output_holds_a_planted_value(built: tuple[Path, ChatServer], tmp
     for command in (["views"], ["symbols", "settings"], ["gaps"], ["status"]):
         outputs.append(runner.invoke(cli, [*llm(server), *command, "--repo", str(root)]).output)
     rendered = tmp_path / "rendered"
-    assert runner.invoke(cli, [*llm(server), "render", "--repo", str(root), "--out",
-                               str(rendered)]).exit_code == 0
+    assert (
+        runner.invoke(cli, [*llm(server), "render", "--repo", str(root), "--out", str(rendered)]).exit_code
+        == 0
+    )
     outputs += [p.read_text() for p in rendered.rglob("*.md")]
     assert not leaks("\n".join(outputs)), leaks("\n".join(outputs))
 
 
+@pytest.mark.slow
 def test_no_mcp_answer_holds_a_planted_value(built: tuple[Path, ChatServer]) -> None:
     root, _ = built
-    script = ("import sys\nfrom kbc.services.knowledge import KnowledgeBase\n"
-              "from kbc.serve.run import serve\nserve(KnowledgeBase(sys.argv[1]), 'stdio')\n")
+    script = (
+        "import sys\nfrom kbc.services.knowledge import KnowledgeBase\n"
+        "from kbc.serve.run import serve\nserve(KnowledgeBase(sys.argv[1]), 'stdio')\n"
+    )
     env = {k: v for k, v in os.environ.items() if not k.startswith("KBC_")}
-    params = StdioServerParameters(command=sys.executable, args=["-c", script, str(root)],
-                                   env={**env, "KBC_CONFIG": ""})
+    params = StdioServerParameters(
+        command=sys.executable, args=["-c", script, str(root)], env={**env, "KBC_CONFIG": ""}
+    )
     answers: list[str] = []
 
     async def call(session: ClientSession, tool: str, **arguments: Any) -> None:
@@ -117,8 +156,10 @@ def test_no_mcp_answer_holds_a_planted_value(built: tuple[Path, ChatServer]) -> 
 
     async def main() -> None:
         with (root.parent / "mcp.log").open("w") as log:
-            async with (stdio_client(params, errlog=log) as (read, write),
-                        ClientSession(read, write) as session):
+            async with (
+                stdio_client(params, errlog=log) as (read, write),
+                ClientSession(read, write) as session,
+            ):
                 await session.initialize()
                 for query in QUERIES:
                     await call(session, "search", query=query, k=50)
@@ -136,12 +177,14 @@ def test_no_mcp_answer_holds_a_planted_value(built: tuple[Path, ChatServer]) -> 
     assert not leaks("\n".join(answers)), leaks("\n".join(answers))
 
 
+@pytest.mark.slow
 def test_a_value_that_becomes_a_credential_elsewhere_is_redacted_in_unchanged_files(tmp_path: Path) -> None:
     from helpers import git
 
     value = "Xy7pQ2mN9vB4kL"
-    root = repo_factory(tmp_path)({"app/__init__.py": '"""App."""\n',
-                                   "docs/notes.md": f"# Notes\n\nThe door code is {value}.\n"})
+    root = repo_factory(tmp_path)(
+        {"app/__init__.py": '"""App."""\n', "docs/notes.md": f"# Notes\n\nThe door code is {value}.\n"}
+    )
     runner = CliRunner()
     assert runner.invoke(cli, [*LEXICAL, "build", str(root)]).exit_code == 0
     store = root / ".kbc"

@@ -76,8 +76,13 @@ def settings(**fields: Any) -> Settings:
     return Settings(**{"workers": 1, "full_rebuild_fraction": 1.0, "embed_model": "none", **fields})
 
 
-def commit(root: Path, files: dict[str, str], message: str, remove: tuple[str, ...] = (),
-           rename: tuple[tuple[str, str], ...] = ()) -> str:
+def commit(
+    root: Path,
+    files: dict[str, str],
+    message: str,
+    remove: tuple[str, ...] = (),
+    rename: tuple[tuple[str, str], ...] = (),
+) -> str:
     for old, new in rename:
         git(root, "mv", old, new)
     for path in remove:
@@ -92,8 +97,10 @@ def snapshot(store_root: Path) -> dict[str, Any]:
     """What must equal between a refreshed store and a cold build of the same commit."""
     store = FactsStore(store_root)
     generation = store.generation()
-    files = {name: (generation / name).read_text(encoding="utf-8")
-             for name in ("facts.jsonl", "graph.json", "entry_points.json", "problems.json")}
+    files = {
+        name: (generation / name).read_text(encoding="utf-8")
+        for name in ("facts.jsonl", "graph.json", "entry_points.json", "problems.json")
+    }
     inventory = json.loads((generation / "inventory.json").read_text(encoding="utf-8"))
     lexical = LexicalIndex(store_root / "index" / "lexical.sqlite")
     try:
@@ -102,8 +109,13 @@ def snapshot(store_root: Path) -> dict[str, Any]:
     finally:
         lexical.close()
     views = {v.id: v.facts for v in ViewsStore(store_root).read()}
-    return {"files": files, "inventory": inventory, "chunks": chunks, "views": views,
-            "precedents": precedents}
+    return {
+        "files": files,
+        "inventory": inventory,
+        "chunks": chunks,
+        "views": views,
+        "precedents": precedents,
+    }
 
 
 def cold(source: Path, commit_id: str, tmp_path: Path) -> dict[str, Any]:
@@ -116,22 +128,31 @@ def cold(source: Path, commit_id: str, tmp_path: Path) -> dict[str, Any]:
     return snapshot(clone / ".kbc")
 
 
+@pytest.mark.slow
 def test_refresh_follows_a_history_and_equals_a_cold_build(make_repo: Any, tmp_path: Path) -> None:
     root = make_repo(BASE)
     first = refresh(str(root), settings(), no_llm=True)
     assert (first.mode, first.reason) == ("full", "no completed build in the store yet")
 
-    second_commit = commit(root, {
-        "shop/orders.py": BASE["shop/orders.py"] + '''
+    second_commit = commit(
+        root,
+        {
+            "shop/orders.py": BASE["shop/orders.py"]
+            + '''
 
 def cancel(order_id):
     """Cancel an order."""
     return order_id
 ''',
-        "shop/refunds.py": '"""Refunds."""\n\n\ndef refund(amount):\n    return -amount\n',
-    }, "orders can be cancelled; refunds", rename=(("shop/payments.py", "shop/billing.py"),))
-    write_tree(root, {"shop/orders.py": (root / "shop/orders.py").read_text().replace(
-        "shop.payments", "shop.billing")})
+            "shop/refunds.py": '"""Refunds."""\n\n\ndef refund(amount):\n    return -amount\n',
+        },
+        "orders can be cancelled; refunds",
+        rename=(("shop/payments.py", "shop/billing.py"),),
+    )
+    write_tree(
+        root,
+        {"shop/orders.py": (root / "shop/orders.py").read_text().replace("shop.payments", "shop.billing")},
+    )
     second_commit = commit(root, {}, "import billing")
     second = refresh(str(root), settings(), no_llm=True)
     assert second.mode == "incremental" and second.after == second_commit
@@ -141,12 +162,16 @@ def cancel(order_id):
     assert (second.build.analyze.parsed, second.build.index.changed_files) == (3, 3)
     assert snapshot(root / ".kbc") == cold(root, second_commit, tmp_path)
 
-    third_commit = commit(root, {"docs/shop.md": "# Shop\n\nOrders and refunds.\n"}, "docs",
-                          remove=("shop/cli.py",))
+    third_commit = commit(
+        root, {"docs/shop.md": "# Shop\n\nOrders and refunds.\n"}, "docs", remove=("shop/cli.py",)
+    )
     third = refresh(str(root), settings(), no_llm=True)
     assert third.mode == "incremental" and third.build is not None
-    assert (third.build.analyze.parsed, third.build.index.changed_files,
-            third.build.index.removed_files) == (0, 1, 1)
+    assert (third.build.analyze.parsed, third.build.index.changed_files, third.build.index.removed_files) == (
+        0,
+        1,
+        1,
+    )
     refreshed = snapshot(root / ".kbc")
     assert not any(v.startswith("workflow:") for v in refreshed["views"])  # the entry point is gone
     assert refreshed == cold(root, third_commit, tmp_path)
@@ -155,6 +180,7 @@ def cancel(order_id):
     assert (again.mode, again.build) == ("up-to-date", None)
 
 
+@pytest.mark.slow
 def test_a_refresh_reads_the_new_commits_as_precedents_for_the_next_task(make_repo: Any) -> None:
     root = make_repo(BASE)
     refresh(str(root), settings(), no_llm=True)
@@ -165,8 +191,11 @@ def test_a_refresh_reads_the_new_commits_as_precedents_for_the_next_task(make_re
         retriever.close()
     for number in range(MIN_PRECEDENTS):
         commit(root, {"docs/shop.md": f"# Shop\n\nRevision {number}.\n"}, f"docs revision {number}")
-    commit(root, {"shop/payments.py": BASE["shop/payments.py"] + "\n\nCURRENCY = 'EUR'\n"},
-           "Charge in euros: the settlement currency of the acquirer")
+    commit(
+        root,
+        {"shop/payments.py": BASE["shop/payments.py"] + "\n\nCURRENCY = 'EUR'\n"},
+        "Charge in euros: the settlement currency of the acquirer",
+    )
     commit(root, {"docs/shop.md": "# Shop\n\nOrders, in euros.\n"}, "document the currency")
     refreshed = refresh(str(root), settings(), no_llm=True)
     # only the docs changed since the commit of interest; its message is read all the same
@@ -179,24 +208,38 @@ def test_a_refresh_reads_the_new_commits_as_precedents_for_the_next_task(make_re
         signals = retriever.signals("the acquirer rejects our settlement currency", profile)
         assert signals.precedent is not None
         assert max(signals.precedent, key=lambda p: signals.precedent[p]) == "shop/payments.py"
-        row = dict(zip(FILE_FEATURES, file_features(signals, ["shop/payments.py", "shop/orders.py"],
-                                                    retriever.repository())[0], strict=True))
+        row = dict(
+            zip(
+                FILE_FEATURES,
+                file_features(signals, ["shop/payments.py", "shop/orders.py"], retriever.repository())[0],
+                strict=True,
+            )
+        )
         assert row["precedent"] == 1.0
     finally:
         retriever.close()
 
 
+@pytest.mark.slow
 def test_past_the_drift_threshold_the_store_is_rebuilt_from_scratch(make_repo: Any) -> None:
     root = make_repo(BASE)
     refresh(str(root), settings(), no_llm=True)
-    commit(root, {"shop/payments.py": BASE["shop/payments.py"] + "\n\nRATE = 2\n",
-                  "shop/orders.py": BASE["shop/orders.py"] + "\n\nMAX = 3\n"}, "two files")
+    commit(
+        root,
+        {
+            "shop/payments.py": BASE["shop/payments.py"] + "\n\nRATE = 2\n",
+            "shop/orders.py": BASE["shop/orders.py"] + "\n\nMAX = 3\n",
+        },
+        "two files",
+    )
     by_fraction = refresh(str(root), settings(full_rebuild_fraction=0.3), no_llm=True)
     assert by_fraction.mode == "full"
     assert by_fraction.reason == "2 of 5 files changed (40%), at or past KB_FULL_REBUILD_FRACTION=0.3"
     # every file chunked again; the unchanged ones' facts from the analysis cache
-    assert by_fraction.build is not None and (by_fraction.build.analyze.parsed,
-                                              by_fraction.build.analyze.cached) == (2, 2)
+    assert by_fraction.build is not None and (
+        by_fraction.build.analyze.parsed,
+        by_fraction.build.analyze.cached,
+    ) == (2, 2)
     forced = refresh(str(root), settings(), no_llm=True, force_full=True)
     assert forced.build is not None and (forced.mode, forced.build.analyze.parsed) == ("full", 4)  # all
     commit(root, {"docs/shop.md": "# Shop\n"}, "one doc")
@@ -211,7 +254,8 @@ def _many_modules(count: int) -> dict[str, str]:
         body = "\n\n".join(
             f'def step_{number}_{k}(value):\n    """Step {k} of part {number}."""\n'
             f"    if value > {k + 2}:\n        raise ValueError('too big')\n    return value + {k}\n"
-            for k in range(8))
+            for k in range(8)
+        )
         files[f"shop/parts/part_{number}.py"] = f'"""Part {number}."""\n\n\n{body}\n'
     files["shop/parts/__init__.py"] = ""
     return files
@@ -228,32 +272,46 @@ def _usable(store_root: Path) -> None:
     ViewsStore(store_root).read()
 
 
+@pytest.mark.slow
 def test_a_refresh_killed_at_any_moment_leaves_a_usable_store_and_completes_later(
-        make_repo: Any, tmp_path: Path) -> None:
+    make_repo: Any, tmp_path: Path
+) -> None:
     root = make_repo(_many_modules(60))
     build_repository(root, settings(), no_llm=True)
     kbc = [sys.executable, "-m", "kbc", *LEXICAL, "-c", "analyze.workers=2"]
     rng = random.Random(20261129)
     for round_number in range(8):
         if round_number % 2 == 0:
-            commit(root, {f"shop/parts/part_{round_number}.py": f'"""Part {round_number}, changed."""\n',
-                          f"shop/extra_{round_number}.py": "X = 1\n"}, f"change {round_number}")
-        process = subprocess.Popen([*kbc, "refresh", str(root), "--no-llm", "--full"],
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            commit(
+                root,
+                {
+                    f"shop/parts/part_{round_number}.py": f'"""Part {round_number}, changed."""\n',
+                    f"shop/extra_{round_number}.py": "X = 1\n",
+                },
+                f"change {round_number}",
+            )
+        process = subprocess.Popen(
+            [*kbc, "refresh", str(root), "--no-llm", "--full"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         time.sleep(rng.uniform(0.5, 4.0))
         process.send_signal(signal.SIGKILL)
         process.wait()
         _usable(root / ".kbc")
-    final = subprocess.run([*kbc, "refresh", str(root), "--no-llm", "--ci"],
-                           capture_output=True, text=True, timeout=300)
+    final = subprocess.run(
+        [*kbc, "refresh", str(root), "--no-llm", "--ci"], capture_output=True, text=True, timeout=300
+    )
     assert final.returncode == 0, final.stderr
     assert json.loads(final.stdout)["ok"] is True
     head = git(root, "rev-parse", "HEAD").strip()
     assert snapshot(root / ".kbc") == cold(root, head, tmp_path)
 
 
+@pytest.mark.slow
 def test_a_build_killed_midway_changes_nothing_readers_see_and_refresh_clears_what_it_left(
-        make_repo: Any, tmp_path: Path) -> None:
+    make_repo: Any, tmp_path: Path
+) -> None:
     root = make_repo(_many_modules(60))
     store_root = root / ".kbc"
     build_repository(root, settings(), no_llm=True)
@@ -266,8 +324,9 @@ def test_a_build_killed_midway_changes_nothing_readers_see_and_refresh_clears_wh
     parts = sorted((root / "shop" / "parts").glob("part_*.py"))
     for path in parts:  # edits that move every line, never committed
         path.write_text("# a line that moves the rest\n" + path.read_text())
-    process = subprocess.Popen([*kbc, "build", str(root), "--no-llm"],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [*kbc, "build", str(root), "--no-llm"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     deadline = time.monotonic() + 120
     while process.poll() is None and time.monotonic() < deadline:
         # Killed once the build has new facts (the store's pointer moved) or writes its index.
@@ -283,14 +342,16 @@ def test_a_build_killed_midway_changes_nothing_readers_see_and_refresh_clears_wh
     git(root, "checkout", "-q", "--", ".")
     repaired = refresh(str(root), settings(), no_llm=True)
     assert (repaired.mode, repaired.reason) == (
-        "incremental", "no file changed, but the last build was stopped before it finished; "
-                       "its work is done again")
+        "incremental",
+        "no file changed, but the last build was stopped before it finished; its work is done again",
+    )
     assert not staged.exists() and not (store_root / "building.json").exists()
     assert snapshot(store_root) == before == cold(root, git(root, "rev-parse", "HEAD").strip(), tmp_path)
     assert subprocess.run(ask, capture_output=True, text=True, check=True).stdout == answer
     assert refresh(str(root), settings(), no_llm=True).mode == "up-to-date"
 
 
+@pytest.mark.slow
 def test_a_build_of_uncommitted_changes_is_not_taken_for_its_commit(make_repo: Any, tmp_path: Path) -> None:
     root = make_repo(BASE)
     build_repository(root, settings(), no_llm=True)
@@ -304,7 +365,9 @@ def test_a_build_of_uncommitted_changes_is_not_taken_for_its_commit(make_repo: A
     git(root, "checkout", "-q", "--", ".")
     back = refresh(str(root), settings(), no_llm=True)
     assert (back.mode, back.reason) == (
-        "incremental", "no file changed, but the last build read uncommitted changes")
+        "incremental",
+        "no file changed, but the last build read uncommitted changes",
+    )
     assert snapshot(root / ".kbc") == before == cold(root, git(root, "rev-parse", "HEAD").strip(), tmp_path)
     (root / "shop" / "scratch.py").write_text("SCRATCH = 1\n")  # untracked: not read, no change
     assert refresh(str(root), settings(), no_llm=True).mode == "up-to-date"
@@ -320,6 +383,7 @@ def test_a_build_of_uncommitted_changes_is_not_taken_for_its_commit(make_repo: A
     assert refresh(str(root), settings(), no_llm=True).mode == "up-to-date"
 
 
+@pytest.mark.slow
 def test_a_build_finishing_during_a_request_does_not_close_what_the_request_reads(make_repo: Any) -> None:
     from kbc.services.components import Components
     from kbc.services.knowledge import KnowledgeBase
@@ -329,8 +393,11 @@ def test_a_build_finishing_during_a_request_does_not_close_what_the_request_read
     with KnowledgeBase(root, settings=settings(), components=Components.lexical()) as kb:
         profile = kb.profile("implementation")
         in_use = kb.retriever()  # a request has its retriever ...
-        commit(root, {"shop/refunds.py": '"""Refunds."""\n\n\ndef refund(amount):\n    return -amount\n'},
-               "refunds")
+        commit(
+            root,
+            {"shop/refunds.py": '"""Refunds."""\n\n\ndef refund(amount):\n    return -amount\n'},
+            "refunds",
+        )
         refresh(str(root), settings(), no_llm=True)  # ... when a build completes
         kb.manifest()  # and the request's next read follows the store to the new build
         found = in_use.search("where is an order placed over the limit?", profile)
@@ -338,6 +405,7 @@ def test_a_build_finishing_during_a_request_does_not_close_what_the_request_read
         assert "shop/refunds.py" in {c.path for c in kb.retriever().search("refund", profile).chunks.values()}
 
 
+@pytest.mark.slow
 def test_a_second_writer_waits_or_gives_up_and_says_so(make_repo: Any) -> None:
     root = make_repo(BASE)
     store_root = root / ".kbc"
@@ -364,6 +432,7 @@ def test_a_second_writer_waits_or_gives_up_and_says_so(make_repo: Any) -> None:
     assert "lock          waited" in result.output
 
 
+@pytest.mark.slow
 def test_a_build_waiting_for_another_writer_says_so(make_repo: Any) -> None:
     root = make_repo(BASE)
     released = threading.Event()
@@ -382,6 +451,7 @@ def test_a_build_waiting_for_another_writer_says_so(make_repo: Any) -> None:
     assert f"waiting for another kbc writer (pid {os.getpid()})" in result.output
 
 
+@pytest.mark.slow
 def test_a_url_is_cloned_then_followed(make_repo: Any, tmp_path: Path) -> None:
     origin = make_repo(BASE)
     data = str(tmp_path / "data")
@@ -391,8 +461,11 @@ def test_a_url_is_cloned_then_followed(make_repo: Any, tmp_path: Path) -> None:
     assert first.branch == "main"
     moved = commit(origin, {"shop/payments.py": BASE["shop/payments.py"] + "\n\nRATE = 2\n"}, "rate")
     second = refresh(url, settings(data_dir=data), no_llm=True)
-    assert (second.mode, second.after, second.changes.modified) == ("incremental", moved,
-                                                                    ("shop/payments.py",))
+    assert (second.mode, second.after, second.changes.modified) == (
+        "incremental",
+        moved,
+        ("shop/payments.py",),
+    )
     result = CliRunner().invoke(cli, [*LEXICAL, "refresh", "file:///nonexistent/repo.git", "--ci"])
     assert result.exit_code == 5
     error = json.loads(result.output)["error"]
@@ -404,13 +477,21 @@ def test_a_url_is_cloned_then_followed(make_repo: Any, tmp_path: Path) -> None:
     assert "cannot follow http://me:***@127.0.0.1:9/x.git: " in json.loads(result.output)["error"]
 
 
-def test_auto_refresh_brings_the_store_up_to_date_before_retrieving(make_repo: Any,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.slow
+def test_auto_refresh_brings_the_store_up_to_date_before_retrieving(
+    make_repo: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = make_repo(BASE)
     runner = CliRunner()
     assert runner.invoke(cli, [*LEXICAL, "build", str(root), "--no-llm"]).exit_code == 0
-    commit(root, {"shop/discounts.py": '"""Discounts."""\n\n\ndef seasonal_discount(amount):\n'
-                                       '    return amount * 0.9\n'}, "discounts")
+    commit(
+        root,
+        {
+            "shop/discounts.py": '"""Discounts."""\n\n\ndef seasonal_discount(amount):\n'
+            "    return amount * 0.9\n"
+        },
+        "discounts",
+    )
     question = [*LEXICAL, "retrieve", "--repo", str(root), "--format", "json", "seasonal discount"]
     stale = json.loads(runner.invoke(cli, question).output)
     assert "shop/discounts.py" not in {item["path"] for item in stale["items"]}
@@ -418,10 +499,11 @@ def test_auto_refresh_brings_the_store_up_to_date_before_retrieving(make_repo: A
     result = runner.invoke(cli, question)
     assert result.exit_code == 0, result.output
     assert "kbc: refreshed the store first (incremental: 1 of 5 files changed" in result.output
-    fresh = json.loads(result.output[result.output.index("{"):])
+    fresh = json.loads(result.output[result.output.index("{") :])
     assert fresh["items"][0]["path"] == "shop/discounts.py"
 
 
+@pytest.mark.slow
 def test_a_plain_directory_is_refreshed_by_content(make_repo: Any) -> None:
     root = make_repo(BASE, use_git=False)
     assert refresh(str(root), settings(), no_llm=True).mode == "full"
@@ -433,8 +515,9 @@ def test_a_plain_directory_is_refreshed_by_content(make_repo: Any) -> None:
 
 
 def test_an_up_to_date_refresh_still_repairs_a_damaged_index(make_repo: Any) -> None:
-    root = make_repo({"shop/__init__.py": "",
-                      "shop/orders.py": "def cancel(order_id):\n    return order_id\n"})
+    root = make_repo(
+        {"shop/__init__.py": "", "shop/orders.py": "def cancel(order_id):\n    return order_id\n"}
+    )
     refresh(str(root), settings())
     assert refresh(str(root), settings()).mode == "up-to-date"
     (root / ".kbc" / "index" / "lexical.sqlite").write_bytes(b"torn" * 50)
@@ -454,8 +537,9 @@ def test_an_up_to_date_refresh_still_repairs_a_damaged_index(make_repo: Any) -> 
     lexical.close()
     again = refresh(str(root), settings())
     assert (again.mode, again.reason) == (
-        "incremental", "no file changed, but the lexical index was written by another kbc version")
+        "incremental",
+        "no file changed, but the lexical index was written by another kbc version",
+    )
     rebuilt = LexicalIndex(root / ".kbc" / "index" / "lexical.sqlite")
     assert not rebuilt.stale and rebuilt.chunk_ids()
     rebuilt.close()
-

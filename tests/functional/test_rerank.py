@@ -81,11 +81,13 @@ def ledger_first(request: dict[str, Any]) -> Reply:
 
 
 def knowledge_base(root: Path, url: str, **overrides: Any) -> KnowledgeBase:
-    settings = replace(load_settings(root), rerank_model="openai/rr", rerank_api_base=url,
-                       llm_api_key="sk-test", **overrides)
+    settings = replace(
+        load_settings(root), rerank_model="openai/rr", rerank_api_base=url, llm_api_key="sk-test", **overrides
+    )
     return KnowledgeBase(root, settings=settings, components=Components.lexical())
 
 
+@pytest.mark.slow
 def test_a_rerank_model_reorders_the_first_candidates_and_its_order_is_kept(built: Path) -> None:
     with KnowledgeBase(built, components=Components.lexical()) as kb:
         fused = kb.retrieve(TASK, budget=800)
@@ -109,26 +111,45 @@ def test_a_rerank_model_reorders_the_first_candidates_and_its_order_is_kept(buil
     with chat_server(lambda _r: Reply("{}", status=500)) as down, knowledge_base(built, down.url) as kb:
         again = kb.retrieve(TASK, budget=800)  # another process: the order is read from the store
         assert down.calls() == 0 and again.text == found.text
-    answer = CliRunner().invoke(cli, [*LEXICAL, "-c", "retrieval.rerank_model=openai/rr",
-                                      "-c", "retrieval.rerank_api_base=http://127.0.0.1:9",
-                                      "ask", "--no-llm", "--format", "json", "--repo", str(built), TASK])
+    answer = CliRunner().invoke(
+        cli,
+        [
+            *LEXICAL,
+            "-c",
+            "retrieval.rerank_model=openai/rr",
+            "-c",
+            "retrieval.rerank_api_base=http://127.0.0.1:9",
+            "ask",
+            "--no-llm",
+            "--format",
+            "json",
+            "--repo",
+            str(built),
+            TASK,
+        ],
+    )
     assert answer.exit_code == 0, answer.output
     assert json.loads(answer.stdout)["rerank"].startswith("not reranked (")
 
 
+@pytest.mark.slow
 def test_a_slow_or_confused_model_leaves_the_fused_order_and_says_so(built: Path) -> None:
     with KnowledgeBase(built, components=Components.lexical()) as kb:
         fused = kb.retrieve(TASK, budget=800)
-    with chat_server(lambda _r: Reply('{"order": [1]}', delay=5)) as slow, \
-            knowledge_base(built, slow.url, rerank_timeout=1) as kb:
+    with (
+        chat_server(lambda _r: Reply('{"order": [1]}', delay=5)) as slow,
+        knowledge_base(built, slow.url, rerank_timeout=1) as kb,
+    ):
         started = time.monotonic()
         found = kb.retrieve(TASK, budget=800)
         assert time.monotonic() - started < 4.5
         assert not found.reranked and re.match(r"not reranked \(.*[Tt]imeout.*\): fused order$", found.rerank)
         assert [i.id for i in found.items] == [i.id for i in fused.items]
         assert found.text.splitlines()[0].endswith(f"· {found.rerank}")
-    with chat_server(lambda _r: Reply("I would rather not say.")) as confused, \
-            knowledge_base(built, confused.url) as kb:
+    with (
+        chat_server(lambda _r: Reply("I would rather not say.")) as confused,
+        knowledge_base(built, confused.url) as kb,
+    ):
         found = kb.retrieve(TASK, budget=800)
         assert found.rerank.startswith("not reranked (the answer named no candidate")
         assert [i.id for i in found.items] == [i.id for i in fused.items]
@@ -136,7 +157,7 @@ def test_a_slow_or_confused_model_leaves_the_fused_order_and_says_so(built: Path
         assert confused.calls() == 2  # a failed rerank is not kept: the next request asks again
 
 
-PLUGIN = '''
+PLUGIN = """
 class Reverse:
     name = "reverse"
 
@@ -146,25 +167,48 @@ class Reverse:
 
 def make():
     return Reverse()
-'''
+"""
 
 
+@pytest.mark.slow
 def test_an_installed_plugin_reranks_and_an_unknown_one_is_named(built: Path, tmp_path: Path) -> None:
     site = tmp_path / "site"
     (site / "kbc_reverse").mkdir(parents=True)
     (site / "kbc_reverse" / "__init__.py").write_text(PLUGIN, encoding="utf-8")
     info = site / "kbc_reverse-1.0.dist-info"
     info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: kbc-reverse\nVersion: 1.0\n",
-                                   encoding="utf-8")
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: kbc-reverse\nVersion: 1.0\n", encoding="utf-8"
+    )
     (info / "entry_points.txt").write_text("[kbc.rerankers]\nreverse = kbc_reverse:make\n", encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
 
     def retrieve(model: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "kbc", *LEXICAL, "-c", f"retrieval.rerank_model={model}",
-                               "-c", "retrieval.rerank_candidates=3", "retrieve", "--repo", str(built),
-                               "--format", "json", "--budget", "800", TASK],
-                              env=env, capture_output=True, text=True, timeout=120, check=False)
+        return subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "kbc",
+                *LEXICAL,
+                "-c",
+                f"retrieval.rerank_model={model}",
+                "-c",
+                "retrieval.rerank_candidates=3",
+                "retrieve",
+                "--repo",
+                str(built),
+                "--format",
+                "json",
+                "--budget",
+                "800",
+                TASK,
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
 
     with KnowledgeBase(built, components=Components.lexical()) as kb:
         fused = kb.search(TASK, k=3)

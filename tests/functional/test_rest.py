@@ -62,13 +62,16 @@ def test_retrieve_gives_the_cli_slice_and_a_query_id(repo: Path, url: str) -> No
     assert used.json() == {"recorded": True}
 
 
-@pytest.mark.parametrize(("path", "command"), [
-    ("/api/v1/status", ("status",)),
-    ("/api/v1/views", ("views",)),
-    ("/api/v1/views?kind=module", ("views", "--kind", "module")),
-    ("/api/v1/symbols?name=validate_refund", ("symbols", "validate_refund")),
-    ("/api/v1/drift", ("drift",)),
-])
+@pytest.mark.parametrize(
+    ("path", "command"),
+    [
+        ("/api/v1/status", ("status",)),
+        ("/api/v1/views", ("views",)),
+        ("/api/v1/views?kind=module", ("views", "--kind", "module")),
+        ("/api/v1/symbols?name=validate_refund", ("symbols", "validate_refund")),
+        ("/api/v1/drift", ("drift",)),
+    ],
+)
 def test_bodies_are_the_cli_json(repo: Path, url: str, path: str, command: tuple[str, ...]) -> None:
     reply = httpx.get(url + path)
     assert reply.status_code == 200, reply.text
@@ -81,13 +84,22 @@ def test_views_search_files_use_cases_gaps_and_health(repo: Path, url: str) -> N
     hits = httpx.get(f"{url}/api/v1/search", params={"q": "refund window closed", "k": 3}).json()
     assert len(hits) == 3 and "store/payments/refunds.py" in {hit["path"] for hit in hits}
     lines = httpx.get(f"{url}/api/v1/files/store/payments/refunds.py", params={"start": 3, "end": 3}).json()
-    assert lines == {"path": "store/payments/refunds.py", "start_line": 3, "end_line": 3, "lines": 17,
-                     "text": "MAX_REFUND_DAYS = 30\n"}
+    assert lines == {
+        "path": "store/payments/refunds.py",
+        "start_line": 3,
+        "end_line": 3,
+        "lines": 17,
+        "text": "MAX_REFUND_DAYS = 30\n",
+    }
     cases = httpx.get(f"{url}/api/v1/use-cases").json()
     assert {"implementation", "qa", "architecture"} <= {c["name"] for c in cases}
     assert isinstance(httpx.get(f"{url}/api/v1/gaps").json(), list)
-    assert httpx.get(f"{url}/api/v1/health").json() == {"ok": True, "version": __version__, "built": True,
-                                                        "repositories": 1}
+    assert httpx.get(f"{url}/api/v1/health").json() == {
+        "ok": True,
+        "version": __version__,
+        "built": True,
+        "repositories": 1,
+    }
 
 
 def test_ask_answers_with_citations_inside_its_sources(url: str) -> None:
@@ -97,17 +109,20 @@ def test_ask_answers_with_citations_inside_its_sources(url: str) -> None:
     assert {(c["path"], c["start_line"], c["end_line"]) for c in body["citations"]} <= sources
 
 
-@pytest.mark.parametrize(("path", "status", "words"), [
-    ("/api/v1/files/store/settings.py", 403, "credentials were found"),
-    ("/api/v1/files/scratch.txt", 403, "not a tracked text file"),
-    ("/api/v1/files/store/%2E%2E/%2E%2E/etc/passwd", 403, "climb out"),
-    ("/api/v1/nothing-here", 404, "no endpoint GET /api/v1/nothing-here"),
-    ("/api/v1/files/%2Fetc%2Fpasswd", 403, "absolute paths are refused"),
-    ("/api/v1/views/module:nope", 404, "no view 'module:nope'"),
-    ("/api/v1/symbols?name=no_such_thing", 404, "no symbol named"),
-    ("/api/v1/search", 400, "q is required"),
-    ("/api/v1/files/store/payments/refunds.py?start=x", 400, "start must be an integer"),
-])
+@pytest.mark.parametrize(
+    ("path", "status", "words"),
+    [
+        ("/api/v1/files/store/settings.py", 403, "credentials were found"),
+        ("/api/v1/files/scratch.txt", 403, "not a tracked text file"),
+        ("/api/v1/files/store/%2E%2E/%2E%2E/etc/passwd", 403, "climb out"),
+        ("/api/v1/nothing-here", 404, "no endpoint GET /api/v1/nothing-here"),
+        ("/api/v1/files/%2Fetc%2Fpasswd", 403, "absolute paths are refused"),
+        ("/api/v1/views/module:nope", 404, "no view 'module:nope'"),
+        ("/api/v1/symbols?name=no_such_thing", 404, "no symbol named"),
+        ("/api/v1/search", 400, "q is required"),
+        ("/api/v1/files/store/payments/refunds.py?start=x", 400, "start must be an integer"),
+    ],
+)
 def test_errors_are_json_with_a_hint(url: str, path: str, status: int, words: str) -> None:
     reply = httpx.get(url + path)
     assert reply.status_code == status, reply.text
@@ -116,12 +131,15 @@ def test_errors_are_json_with_a_hint(url: str, path: str, status: int, words: st
     assert SECRET not in reply.text
 
 
-@pytest.mark.parametrize(("body", "words"), [
-    ({"task": "x", "use_case": "nope"}, "no use case named 'nope'"),
-    ({"task": ""}, "task: String should have at least 1 character"),
-    ({"task": "x", "budget": 0}, "budget: Input should be greater than 0"),
-    ({"task": "x", "colour": "blue"}, "colour: Extra inputs are not permitted"),
-])
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        ({"task": "x", "use_case": "nope"}, "no use case named 'nope'"),
+        ({"task": ""}, "task: String should have at least 1 character"),
+        ({"task": "x", "budget": 0}, "budget: Input should be greater than 0"),
+        ({"task": "x", "colour": "blue"}, "colour: Extra inputs are not permitted"),
+    ],
+)
 def test_a_bad_request_body_says_which_field(url: str, body: dict[str, Any], words: str) -> None:
     reply = httpx.post(f"{url}/api/v1/retrieve", json=body)
     assert reply.status_code == 400 and words in reply.json()["error"], reply.text
@@ -129,8 +147,9 @@ def test_a_bad_request_body_says_which_field(url: str, body: dict[str, Any], wor
 
 def test_a_body_that_is_not_json_is_refused(url: str) -> None:
     """A web page can post text/plain without a preflight; the API only reads JSON."""
-    reply = httpx.post(f"{url}/api/v1/retrieve", content=json.dumps({"task": "x"}),
-                       headers={"content-type": "text/plain"})
+    reply = httpx.post(
+        f"{url}/api/v1/retrieve", content=json.dumps({"task": "x"}), headers={"content-type": "text/plain"}
+    )
     assert reply.status_code == 400 and "must be JSON" in reply.json()["error"]
 
 
@@ -151,8 +170,12 @@ def test_the_openapi_document_is_valid_and_describes_every_route(url: str) -> No
 def test_a_request_for_another_host_is_refused_on_loopback(url: str) -> None:
     """DNS rebinding: a page of evil.example resolved to 127.0.0.1 must not read the API."""
     assert httpx.get(f"{url}/api/v1/health", headers={"host": "evil.example"}).status_code == 421
-    assert httpx.post(f"{url}/api/v1/retrieve", json={"task": "x"},
-                      headers={"origin": "http://evil.example"}).status_code == 421
+    assert (
+        httpx.post(
+            f"{url}/api/v1/retrieve", json={"task": "x"}, headers={"origin": "http://evil.example"}
+        ).status_code
+        == 421
+    )
     assert httpx.get(f"{url}/api/v1/health", headers={"host": "localhost:1"}).status_code == 200
 
 
@@ -176,8 +199,9 @@ def test_beyond_loopback_every_request_needs_the_token(repo: Path) -> None:
             assert browser.get("/view/architecture", headers={"accept": "text/html"}).status_code == 200
         assert httpx.post(f"{url}/login", data={"token": "guess", "next": "/"}).status_code == 401
         # The login page says nothing of the repository to whoever reaches it.
-        commit = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True,
-                                text=True, check=True).stdout.strip()
+        commit = subprocess.run(
+            ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
         for login in (httpx.get(f"{url}/login"), httpx.post(f"{url}/login", data={"token": "guess"})):
             assert repo.name not in login.text and commit[:12] not in login.text, login.text[-400:]
 
@@ -206,8 +230,10 @@ def test_metrics_count_requests_tools_slices_gaps_and_the_index(repo: Path) -> N
         httpx.get(f"{url}/api/v1/views/module:nope")
 
         async def call_tool() -> int:
-            async with streamable_http_client(f"{url}/mcp") as (read, write), \
-                    ClientSession(read, write) as session:
+            async with (
+                streamable_http_client(f"{url}/mcp") as (read, write),
+                ClientSession(read, write) as session,
+            ):
                 await session.initialize()
                 found = await session.call_tool("retrieve_slice", {"task": TASK, "budget": 800})
                 await session.call_tool("get_file", {"path": "store/settings.py"})
@@ -244,8 +270,7 @@ def test_a_failed_refresh_is_reported_as_failed(repo: Path, tmp_path: Path) -> N
     from kbc.store.lock import writer_lock
 
     store = tmp_path / "store"
-    kb = KnowledgeBase(repo, store=store, settings=Settings(lock_timeout=0),
-                       components=Components.lexical())
+    kb = KnowledgeBase(repo, store=store, settings=Settings(lock_timeout=0), components=Components.lexical())
     with writer_lock(store, 0), pytest.raises(LockTimeout):
         kb.refresh(no_llm=True)
     text = Metrics(kb).exposition().decode()
@@ -286,12 +311,16 @@ def _raw(url: str, head: bytes, parts: Iterator[bytes]) -> bytes:
 
 def test_a_body_too_large_is_refused_before_it_is_read(url: str) -> None:
     host = url.split("//", 1)[1]
-    declared = (f"POST /api/v1/retrieve HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
-                f"Content-Length: 800000000\r\n\r\n").encode()
+    declared = (
+        f"POST /api/v1/retrieve HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: 800000000\r\n\r\n"
+    ).encode()
     answer = _raw(url, declared, iter([b'{"task": "']))  # 800 MB announced, a few bytes sent
     assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
-    chunked = (f"POST /api/v1/retrieve HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
-               f"Transfer-Encoding: chunked\r\n\r\n").encode()
+    chunked = (
+        f"POST /api/v1/retrieve HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+        f"Transfer-Encoding: chunked\r\n\r\n"
+    ).encode()
     piece = b"a" * 65536
     parts = (f"{len(piece):x}\r\n".encode() + piece + b"\r\n" for _ in range(200))  # 13 MB, never ended
     answer = _raw(url, chunked, parts)
@@ -304,8 +333,12 @@ def test_another_sites_page_cannot_run_a_query(url: str) -> None:
         return len(httpx.get(f"{url}/api/v1/gaps").json())
 
     before = logged()
-    for path in ("/ask?q=refund+window", "/slice?task=refund+window", "/search?q=refund",
-                 "/api/v1/search?q=refund"):
+    for path in (
+        "/ask?q=refund+window",
+        "/slice?task=refund+window",
+        "/search?q=refund",
+        "/api/v1/search?q=refund",
+    ):
         for site in ("cross-site", "same-site"):  # an <img> on any page, or another port of this host
             answer = httpx.get(f"{url}{path}", headers={"Sec-Fetch-Site": site})
             assert answer.status_code == 403, (path, site, answer.text[:200])

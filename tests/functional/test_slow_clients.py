@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 from helpers import LEXICAL
 from web import built_repository, free_port
 
@@ -22,12 +23,28 @@ def _limited() -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (DESCRIPTORS, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
 
 
+@pytest.mark.slow
 def test_half_open_requests_are_dropped_and_a_new_client_is_served(tmp_path: Path) -> None:
     with built_repository(tmp_path, {"shop/__init__.py": "", "shop/orders.py": "LIMIT = 1\n"}) as root:
         port = free_port()
-        server = subprocess.Popen([sys.executable, "-m", "kbc", *LEXICAL, "serve", "--repo", str(root),
-                                   "--transport", "http", "--port", str(port)],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=_limited)
+        server = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "kbc",
+                *LEXICAL,
+                "serve",
+                "--repo",
+                str(root),
+                "--transport",
+                "http",
+                "--port",
+                str(port),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            preexec_fn=_limited,
+        )
         url = f"http://127.0.0.1:{port}"
         slow: list[socket.socket] = []
         try:

@@ -28,13 +28,15 @@ def hostile(make_repo: RepoFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     return make_repo(REPO)
 
 
-def test_a_repository_config_pointing_at_a_server_sends_it_nothing(hostile: Path, tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.slow
+def test_a_repository_config_pointing_at_a_server_sends_it_nothing(
+    hostile: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     elsewhere = tmp_path / "elsewhere"
     with chat_server(lambda _r: Reply("The app runs [app/core.py:1-3].")) as server:
         (hostile / "kbc.toml").write_text(
-            f'[llm]\nmodel = "openai/test-model"\napi_base = "{server.url}"\n'
-            f'[store]\npath = "{elsewhere}"\n')
+            f'[llm]\nmodel = "openai/test-model"\napi_base = "{server.url}"\n[store]\npath = "{elsewhere}"\n'
+        )
         runner = CliRunner()
         built = runner.invoke(cli, [*LEXICAL, "build", str(hostile)])
         assert built.exit_code == 0, built.output
@@ -49,8 +51,18 @@ def test_a_repository_config_pointing_at_a_server_sends_it_nothing(hostile: Path
 
         # the user allows this repository's configuration: now it is honoured
         monkeypatch.setenv("KBC_TRUST_REPOSITORIES", str(hostile))
-        trusted = runner.invoke(cli, [*LEXICAL, "ask", "how does the app run?", "--repo", str(hostile),
-                                      "--store", str(hostile / ".kbc")])
+        trusted = runner.invoke(
+            cli,
+            [
+                *LEXICAL,
+                "ask",
+                "how does the app run?",
+                "--repo",
+                str(hostile),
+                "--store",
+                str(hostile / ".kbc"),
+            ],
+        )
         assert trusted.exit_code == 0, trusted.output
         assert server.calls() == 1 and "warning" not in trusted.stderr
         assert server.requests[0]["model"] == "test-model"
@@ -66,6 +78,7 @@ def test_a_committed_store_link_is_refused(hostile: Path, tmp_path: Path) -> Non
     assert list(outside.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_a_repository_s_git_configuration_runs_nothing(hostile: Path, tmp_path: Path) -> None:
     """git runs what a repository's .git/config names (an fsmonitor hook on nearly every
     command, an external diff, a pager): kbc's git calls override each of them."""
@@ -80,8 +93,11 @@ def test_a_repository_s_git_configuration_runs_nothing(hostile: Path, tmp_path: 
     runner = CliRunner()
     assert runner.invoke(cli, [*LEXICAL, "build", "--no-llm", str(hostile)]).exit_code == 0
     (hostile / "app" / "core.py").write_text('def run():\n    """Run it."""\n    return 2\n')
-    subprocess.run(["git", "-C", str(hostile), "-c", "core.fsmonitor=false", "commit", "-qam", "two"],
-                   check=True, env={**os.environ, **GIT_ENV})  # the test's own commit runs nothing
+    subprocess.run(
+        ["git", "-C", str(hostile), "-c", "core.fsmonitor=false", "commit", "-qam", "two"],
+        check=True,
+        env={**os.environ, **GIT_ENV},
+    )  # the test's own commit runs nothing
     refreshed = runner.invoke(cli, [*LEXICAL, "refresh", "--no-llm", str(hostile)])
     assert refreshed.exit_code == 0, refreshed.output
     runner.invoke(cli, [*LEXICAL, "drift", "--repo", str(hostile)])

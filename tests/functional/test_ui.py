@@ -29,9 +29,16 @@ from kbc.services.knowledge import KnowledgeBase
 from kbc.views.llm import LiteLLMInterpreter
 
 # What Chromium needs to start in a sandboxed, offline machine and stay quiet on the network.
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--no-first-run", "--disable-quic"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
 
 
 def chromium() -> str | None:
@@ -81,8 +88,9 @@ def llm_url() -> Iterator[str]:
 @pytest.fixture(scope="module")
 def url(repo: Path, llm_url: str) -> Iterator[str]:
     """The server as the CLI opens it with `-c index.embed_model=none`, with an LLM on loopback."""
-    interpreter = LiteLLMInterpreter("openai/test-model", api_base=llm_url, api_key="k", timeout=20,
-                                     retries=0)
+    interpreter = LiteLLMInterpreter(
+        "openai/test-model", api_base=llm_url, api_key="k", timeout=20, retries=0
+    )
     parts = dataclasses.replace(Components(), interpreter=interpreter)
     kb = KnowledgeBase(repo, settings=load_settings(repo, assignments=[LEXICAL[1]]), components=parts)
     with running(kb) as found:
@@ -116,10 +124,13 @@ def test_the_architecture_diagram_is_an_svg_of_the_modules(page: Any) -> None:
     assert page.locator("h1").inner_text() == "Architecture of store"
 
 
-@pytest.mark.parametrize(("view", "nodes"), [
-    ("module:store.orders", {"store", "store.orders", "store.payments"}),
-    ("workflow:store.cli.main", {"store.cli.main", "store.orders.orders.place_order"}),
-])
+@pytest.mark.parametrize(
+    ("view", "nodes"),
+    [
+        ("module:store.orders", {"store", "store.orders", "store.payments"}),
+        ("workflow:store.cli.main", {"store.cli.main", "store.orders.orders.place_order"}),
+    ],
+)
 def test_every_kind_of_diagram_kbc_writes_is_drawn(page: Any, view: str, nodes: set[str]) -> None:
     """Only the parts of Mermaid a flowchart loads are shipped: each diagram kbc writes draws."""
     page.goto(f"/view/{view}")
@@ -168,8 +179,9 @@ def test_the_slice_builder_shows_what_kbc_retrieve_gives(page: Any, repo: Path) 
     page.fill("#budget", "1200")
     page.click("form.form button[type=submit]")
     page.wait_for_selector("#slice-tokens")
-    result = CliRunner().invoke(cli, [*LEXICAL, "retrieve", task, "--repo", str(repo), "--budget", "1200",
-                                      "--format", "json"])
+    result = CliRunner().invoke(
+        cli, [*LEXICAL, "retrieve", task, "--repo", str(repo), "--budget", "1200", "--format", "json"]
+    )
     expected = json.loads(result.output)
     assert int(page.locator("#slice-tokens").inner_text()) == expected["tokens"]
     assert page.locator("#slice-budget").inner_text() == "1200"
@@ -227,8 +239,16 @@ def test_keyboard_first_stop_is_the_skip_link_and_it_reaches_main(page: Any) -> 
     assert page.evaluate("document.activeElement.tagName") == "A"
 
 
-@pytest.mark.parametrize("path", ["/", "/view/architecture", "/symbol?name=refund", "/slice?task=refund",
-                                  "/source/store/orders/orders.py?start=3&end=9"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/",
+        "/view/architecture",
+        "/symbol?name=refund",
+        "/slice?task=refund",
+        "/source/store/orders/orders.py?start=3&end=9",
+    ],
+)
 def test_a_phone_width_screen_needs_no_sideways_scrolling(browser: Any, url: str, path: str) -> None:
     context = browser.new_context(viewport={"width": 390, "height": 844}, base_url=url)
     try:

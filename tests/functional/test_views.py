@@ -118,8 +118,9 @@ def shop(make_repo: RepoFactory) -> Path:
 
 
 def interpreter(url: str, *, timeout: int = 20, retries: int = 0) -> LiteLLMInterpreter:
-    return LiteLLMInterpreter("openai/test-model", api_base=url, api_key="test-key", timeout=timeout,
-                              retries=retries, backoff=0.05)
+    return LiteLLMInterpreter(
+        "openai/test-model", api_base=url, api_key="test-key", timeout=timeout, retries=retries, backoff=0.05
+    )
 
 
 def build(root: Path, script: Script | None = None, **options: Any) -> tuple[list[View], ViewsSummary, int]:
@@ -129,8 +130,9 @@ def build(root: Path, script: Script | None = None, **options: Any) -> tuple[lis
         views, summary = build_views_pass(root / ".kbc", root, settings, no_llm=True)
         return views, summary, 0
     with chat_server(script) as server:
-        views, summary = build_views_pass(root / ".kbc", root, settings,
-                                          interpreter=interpreter(server.url, **options))
+        views, summary = build_views_pass(
+            root / ".kbc", root, settings, interpreter=interpreter(server.url, **options)
+        )
         return views, summary, server.calls()
 
 
@@ -157,14 +159,22 @@ def test_every_kind_is_written_from_the_facts_and_valid(shop: Path) -> None:
     assert architecture["repository"] == "shop"  # its main package, wherever it is checked out
     assert [e["name"] for e in architecture["entry_points"] if e["kind"] == "console_script"] == ["shop"]
     workflow = found["workflow:shop.cli.main"].facts
-    assert [(e["kind"], e["name"]) for e in workflow["also_via"]] == [("argparse", "shop"),
-                                                                      ("main_guard", "shop.cli")]
+    assert [(e["kind"], e["name"]) for e in workflow["also_via"]] == [
+        ("argparse", "shop"),
+        ("main_guard", "shop.cli"),
+    ]
     assert [s["symbol"] for s in workflow["steps"]] == [
-        "shop.cli.main", "shop.orders.place_order", "shop.models.Order", "shop.payments.charge"]
+        "shop.cli.main",
+        "shop.orders.place_order",
+        "shop.models.Order",
+        "shop.payments.charge",
+    ]
     assert workflow["steps"][1]["location"].startswith("shop/orders.py:")
     rules = found["business_rules:shop"].facts["rules"]
     assert [(r["kind"], r.get("message")) for r in rules[:2]] == [
-        ("raise", "amount must be positive"), ("raise", "amount over the order limit")]
+        ("raise", "amount must be positive"),
+        ("raise", "amount over the order limit"),
+    ]
     assert rules[1]["limits"] == ["MAX_ORDER"]
     concepts = {c["name"]: c for c in found["domain_concepts:shop"].facts["concepts"]}
     assert concepts["shop.models.Order"]["kind"] == "dataclass"
@@ -186,8 +196,10 @@ def test_without_an_llm_prose_comes_from_docstrings_or_stays_empty(shop: Path) -
     assert rules[0] == {"n": 1, "rule": "amount must be positive"}
     integrations = found["integrations"]
     assert integrations.provenance.source == "none" and integrations.interpretation == {"integrations": []}
-    assert summary.by_source == {"docstring": sum(1 for v in views if v.provenance.source == "docstring"),
-                                 "none": sum(1 for v in views if v.provenance.source == "none")}
+    assert summary.by_source == {
+        "docstring": sum(1 for v in views if v.provenance.source == "docstring"),
+        "none": sum(1 for v in views if v.provenance.source == "none"),
+    }
 
 
 def test_rendered_views_match_the_golden_files(shop: Path) -> None:
@@ -197,8 +209,7 @@ def test_rendered_views_match_the_golden_files(shop: Path) -> None:
         for relative, text in files.items():
             (GOLDEN / relative).parent.mkdir(parents=True, exist_ok=True)
             (GOLDEN / relative).write_text(text, encoding="utf-8")
-    expected = {p.relative_to(GOLDEN).as_posix(): p.read_text(encoding="utf-8")
-                for p in GOLDEN.rglob("*.md")}
+    expected = {p.relative_to(GOLDEN).as_posix(): p.read_text(encoding="utf-8") for p in GOLDEN.rglob("*.md")}
     assert files == expected
     assert "```mermaid\ngraph TD" in files["workflow/shop.cli.main.md"]
 
@@ -214,6 +225,7 @@ def test_llm_prose_is_validated_grounded_and_marked(shop: Path) -> None:
     assert all(view_problems(v) == [] for v in views)
 
 
+@pytest.mark.slow
 def test_a_second_build_over_unchanged_code_makes_no_llm_call(shop: Path) -> None:
     first, _, calls = build(shop, lambda request: Reply(grounded_answer(request)))
     assert calls == len(first)
@@ -225,11 +237,18 @@ def test_a_second_build_over_unchanged_code_makes_no_llm_call(shop: Path) -> Non
 def test_prose_naming_code_that_does_not_exist_is_removed_and_counted(shop: Path) -> None:
     def script(request: dict[str, Any]) -> Reply:
         if view_kind(request) == "architecture":
-            return Reply(json.dumps({
-                "overview": "Orders start in `shop.orders.place_order`. "
-                            "Refunds go through `shop.refunds.issue_refund()` first.",
-                "design_decisions": ["Payments are isolated in shop/payments.py.",
-                                     "Prices come from `shop.pricing.PriceBook`."]}))
+            return Reply(
+                json.dumps(
+                    {
+                        "overview": "Orders start in `shop.orders.place_order`. "
+                        "Refunds go through `shop.refunds.issue_refund()` first.",
+                        "design_decisions": [
+                            "Payments are isolated in shop/payments.py.",
+                            "Prices come from `shop.pricing.PriceBook`.",
+                        ],
+                    }
+                )
+            )
         return Reply(grounded_answer(request))
 
     views, summary, _ = build(shop, script)
@@ -263,6 +282,7 @@ def test_invalid_json_gets_one_repair_attempt(shop: Path) -> None:
     assert any("did not match the schema, twice" in e for e in summary.errors)
 
 
+@pytest.mark.slow
 def test_server_errors_and_timeouts_cost_only_their_view(shop: Path) -> None:
     def script(request: dict[str, Any]) -> Reply:
         kind = view_kind(request)
@@ -287,6 +307,7 @@ def test_server_errors_and_timeouts_cost_only_their_view(shop: Path) -> None:
     assert calls == 2 and again.cached == len(views) - 2 and again.failed == 0
 
 
+@pytest.mark.slow
 def test_secrets_are_redacted_from_prompts(make_repo: RepoFactory) -> None:
     files = dict(SHOP)
     files["shop/payments.py"] = '''
@@ -321,9 +342,11 @@ def test_cli_build_views_render_and_architecture_retrieval(shop: Path, tmp_path:
     assert "kbc views:" in result.output and "llm           none" in result.output
     listing = runner.invoke(cli, [*LEXICAL, "views", "--repo", str(shop), "--kind", "workflow"])
     assert listing.output.splitlines() == [
-        "workflow:shop.cli.main\tdocstring\tWorkflow: shop.cli.main (console_script shop)"]
-    shown = runner.invoke(cli, [*LEXICAL, "views", "--repo", str(shop), "--id", "architecture",
-                                "--format", "json"])
+        "workflow:shop.cli.main\tdocstring\tWorkflow: shop.cli.main (console_script shop)"
+    ]
+    shown = runner.invoke(
+        cli, [*LEXICAL, "views", "--repo", str(shop), "--id", "architecture", "--format", "json"]
+    )
     assert json.loads(shown.output)[0]["facts"]["repository"] == "shop"
     out = tmp_path / "site"
     rendered = runner.invoke(cli, [*LEXICAL, "render", "--repo", str(shop), "--out", str(out)])
@@ -331,8 +354,20 @@ def test_cli_build_views_render_and_architecture_retrieval(shop: Path, tmp_path:
     assert (out / "index.md").read_text().count("](") == len(read_views(shop / ".kbc"))
     assert "```mermaid" in (out / "architecture.md").read_text()
     question = "how is the shop organised: modules, layers, entry points"
-    sliced = runner.invoke(cli, [*LEXICAL, "retrieve", "--repo", str(shop), "--use-case", "architecture",
-                                 "--format", "json", question])
+    sliced = runner.invoke(
+        cli,
+        [
+            *LEXICAL,
+            "retrieve",
+            "--repo",
+            str(shop),
+            "--use-case",
+            "architecture",
+            "--format",
+            "json",
+            question,
+        ],
+    )
     assert sliced.exit_code == 0, sliced.output
     items = json.loads(sliced.output)["items"]
     # the code that shows the organisation, with the views that map it (benchmarks/RESULTS.md,
@@ -385,7 +420,7 @@ LIBRARY = {
 
         __all__ = ["Client", "fetch"]
     ''',
-    "fetchlib/base.py": '''
+    "fetchlib/base.py": """
         class Transport:
             def open(self, url):
                 return self.connect(url)
@@ -399,7 +434,7 @@ LIBRARY = {
 
             def encode(self, url):
                 return url.encode()
-    ''',
+    """,
     "fetchlib/client.py": '''
         from fetchlib.base import Transport
 
@@ -433,12 +468,12 @@ LIBRARY = {
         def helper(url):
             return url
     ''',
-    "tests/test_client.py": '''
+    "tests/test_client.py": """
         from fetchlib import fetch
 
         def test_fetch():
             assert fetch("u")
-    ''',
+    """,
 }
 
 
@@ -452,10 +487,17 @@ def test_a_library_without_entry_points_gets_workflows_from_its_public_api(make_
     facts = flows["workflow:fetchlib.client.fetch"].facts
     assert (facts["entry_point"]["kind"], facts["entry_point"]["name"]) == ("public_api", "fetchlib.fetch")
     steps = [(s["depth"], s["symbol"].removeprefix("fetchlib.")) for s in facts["steps"]]
-    assert steps == [(0, "client.fetch"), (1, "client.Client"), (1, "client.Client.get"),
-                     (2, "client.Client.prepare"), (3, "client.Client.normalise"),
-                     (2, "base.Transport.open"), (3, "base.Transport.connect"),  # inherited, via self
-                     (4, "base.Transport.handshake"), (4, "base.Transport.encode")]
+    assert steps == [
+        (0, "client.fetch"),
+        (1, "client.Client"),
+        (1, "client.Client.get"),
+        (2, "client.Client.prepare"),
+        (3, "client.Client.normalise"),
+        (2, "base.Transport.open"),
+        (3, "base.Transport.connect"),  # inherited, via self
+        (4, "base.Transport.handshake"),
+        (4, "base.Transport.encode"),
+    ]
     overview = views["architecture"].interpretation["overview"]
     assert overview == "Fetch things over a transport."  # no literal block, no doctest
     (feature,) = [v for v in views.values() if v.kind == "feature"]
@@ -575,8 +617,16 @@ def test_a_web_service_gets_its_routes_as_entry_points_and_workflows(make_repo: 
     analyze_repository(root, Settings(workers=1))
     views = by_id(build(root)[0])
     assert _kinds(views) == [
-        "architecture", "business_rules:notes", "domain_concepts:notes", "entry_points", "feature:notes",
-        "integrations", "module:notes", "workflow:notes.app.create_note", "workflow:notes.app.read_note"]
+        "architecture",
+        "business_rules:notes",
+        "domain_concepts:notes",
+        "entry_points",
+        "feature:notes",
+        "integrations",
+        "module:notes",
+        "workflow:notes.app.create_note",
+        "workflow:notes.app.read_note",
+    ]
     routes = {(e["kind"], e["name"]) for e in views["entry_points"].facts["entry_points"]}
     assert routes == {("flask_route", "/notes"), ("flask_route", "/notes/<int:note_id>")}
     found = {(i["kind"], i["name"]) for i in views["integrations"].facts["integrations"]}
@@ -589,25 +639,37 @@ def test_a_web_service_gets_its_routes_as_entry_points_and_workflows(make_repo: 
 
 
 def test_a_namespace_package_in_a_src_layout_is_named_and_followed_from_its_api(
-        make_repo: RepoFactory) -> None:
+    make_repo: RepoFactory,
+) -> None:
     root = make_repo(SRC_NAMESPACE)
     analyze_repository(root, Settings(workers=1))
     views = by_id(build(root)[0])
     assert [i for i in _kinds(views) if not i.startswith(("module:", "domain_concepts:"))] == [
-        "architecture", "business_rules:acme", "entry_points", "feature:acme", "integrations",
-        "workflow:acme.geo.distance.distance"]
+        "architecture",
+        "business_rules:acme",
+        "entry_points",
+        "feature:acme",
+        "integrations",
+        "workflow:acme.geo.distance.distance",
+    ]
     flow = views["workflow:acme.geo.distance.distance"].facts
     assert (flow["entry_point"]["kind"], flow["entry_point"]["name"]) == ("public_api", "acme.geo.distance")
     assert [s["symbol"].removeprefix("acme.geo.") for s in flow["steps"]] == [
-        "distance.distance", "distance.check", "points.Point", "points.normalise", "points._rounded"]
+        "distance.distance",
+        "distance.check",
+        "points.Point",
+        "points.normalise",
+        "points._rounded",
+    ]
     assert views["architecture"].facts["repository"] == "acme"
     assert views["architecture"].interpretation["overview"] == "Geometry for acme: distances between points."
 
 
 def test_a_workflow_follows_a_call_to_a_base_method_into_its_overrides(make_repo: RepoFactory) -> None:
-    root = make_repo({
-        "wire/__init__.py": "from wire.session import Session\n__all__ = ['Session']\n",
-        "wire/adapters.py": '''
+    root = make_repo(
+        {
+            "wire/__init__.py": "from wire.session import Session\n__all__ = ['Session']\n",
+            "wire/adapters.py": """
             class BaseAdapter:
                 def send(self, request):
                     raise NotImplementedError
@@ -618,8 +680,8 @@ def test_a_workflow_follows_a_call_to_a_base_method_into_its_overrides(make_repo
 
                 def build(self, request):
                     return request
-        ''',
-        "wire/session.py": '''
+        """,
+            "wire/session.py": """
             from wire.adapters import BaseAdapter, HTTPAdapter
 
             class Session:
@@ -633,13 +695,21 @@ def test_a_workflow_follows_a_call_to_a_base_method_into_its_overrides(make_repo
 
                 def prepare(self, url):
                     return url.strip()
-        ''',
-    })
+        """,
+        }
+    )
     analyze_repository(root, Settings(workers=1))
     views = by_id(build(root)[0])
-    steps = [(s["depth"], s["symbol"].removeprefix("wire.")) for s in
-             views["workflow:wire.session.Session.request"].facts["steps"]]
-    assert steps == [(0, "session.Session.request"), (1, "session.Session.prepare"),
-                     (1, "session.Session.get_adapter"), (2, "adapters.HTTPAdapter"),
-                     (1, "adapters.BaseAdapter.send"), (2, "adapters.HTTPAdapter.send"),
-                     (3, "adapters.HTTPAdapter.build")]
+    steps = [
+        (s["depth"], s["symbol"].removeprefix("wire."))
+        for s in views["workflow:wire.session.Session.request"].facts["steps"]
+    ]
+    assert steps == [
+        (0, "session.Session.request"),
+        (1, "session.Session.prepare"),
+        (1, "session.Session.get_adapter"),
+        (2, "adapters.HTTPAdapter"),
+        (1, "adapters.BaseAdapter.send"),
+        (2, "adapters.HTTPAdapter.send"),
+        (3, "adapters.HTTPAdapter.build"),
+    ]

@@ -100,8 +100,10 @@ TASK = "send an HTTP request with retries from a command line command that parse
 
 @pytest.fixture(scope="module")
 def repos(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
-    with (built_repository(tmp_path_factory.mktemp("click"), CLICK) as click,
-          built_repository(tmp_path_factory.mktemp("requests"), REQUESTS) as requests):
+    with (
+        built_repository(tmp_path_factory.mktemp("click"), CLICK) as click,
+        built_repository(tmp_path_factory.mktemp("requests"), REQUESTS) as requests,
+    ):
         yield {"click": click, "requests": requests}
 
 
@@ -113,12 +115,26 @@ def lexical_workspace(repos: dict[str, Path], **limits: Any) -> Workspace:
 # -- kbc serve --repo A --repo B ------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_kbc_serve_names_repositories_everywhere(repos: dict[str, Path], tmp_path: Path) -> None:
     port = free_port()
     log_path = tmp_path / "serve.log"
-    command = [sys.executable, "-m", "kbc", "-c", "index.embed_model=none", "serve", "--transport", "http",
-               "--port", str(port), "--repo", f"requests={repos['requests']}",
-               "--repo", f"click={repos['click']}"]
+    command = [
+        sys.executable,
+        "-m",
+        "kbc",
+        "-c",
+        "index.embed_model=none",
+        "serve",
+        "--transport",
+        "http",
+        "--port",
+        str(port),
+        "--repo",
+        f"requests={repos['requests']}",
+        "--repo",
+        f"click={repos['click']}",
+    ]
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "KBC_CONFIG": ""}
     with log_path.open("w") as log:
         server = subprocess.Popen(command, stdout=log, stderr=log, stdin=subprocess.DEVNULL, env=env)
@@ -129,8 +145,9 @@ def test_kbc_serve_names_repositories_everywhere(repos: dict[str, Path], tmp_pat
         assert [r["name"] for r in listed] == ["requests", "click"]
         assert all(r["status"] == "ready" and len(r["commit"]) == 40 and r["built_at"] for r in listed)
 
-        one = httpx.post(f"{url}/api/v1/retrieve",
-                         json={"task": TASK, "repository": "click", "budget": 800}).json()
+        one = httpx.post(
+            f"{url}/api/v1/retrieve", json={"task": TASK, "repository": "click", "budget": 800}
+        ).json()
         assert one["repository"] == "click" and one["items"]
         assert {i["repository"] for i in one["items"]} == {"click"}
         assert all(i["path"].startswith("click/") for i in one["items"] if i["kind"] != "view")
@@ -140,18 +157,22 @@ def test_kbc_serve_names_repositories_everywhere(repos: dict[str, Path], tmp_pat
         assert both["tokens"] <= 1500 and "## repository: click" in both["text"]
         assert {r["name"] for r in both["repositories"]} == {"click", "requests"}
         again = httpx.post(f"{url}/api/v1/retrieve", json={"task": TASK, "budget": 1500}).json()
-        assert {k: v for k, v in again.items() if k != "query_id"} == \
-            {k: v for k, v in both.items() if k != "query_id"}
-        used = httpx.post(f"{url}/api/v1/usage", json={"query_id": both["query_id"],
-                                                       "helpful_ids": [both["items"][0]["id"]]})
+        assert {k: v for k, v in again.items() if k != "query_id"} == {
+            k: v for k, v in both.items() if k != "query_id"
+        }
+        used = httpx.post(
+            f"{url}/api/v1/usage",
+            json={"query_id": both["query_id"], "helpful_ids": [both["items"][0]["id"]]},
+        )
         assert used.json() == {"recorded": True}
 
         hits = httpx.get(f"{url}/api/v1/search", params={"q": "retries", "k": 4}).json()
         assert hits and all(h["repository"] in ("click", "requests") for h in hits)
         assert hits[0]["repository"] == "requests"
         symbols = httpx.get(f"{url}/api/v1/symbols", params={"name": "Command.parse_args"}).json()
-        assert [(s["repository"], s["location"].split(":")[0]) for s in symbols] == \
-            [("click", "click/core.py")]
+        assert [(s["repository"], s["location"].split(":")[0]) for s in symbols] == [
+            ("click", "click/core.py")
+        ]
 
         unnamed = httpx.get(f"{url}/api/v1/views")
         assert unnamed.status_code == 400 and "click" in unnamed.json()["hint"]
@@ -169,8 +190,9 @@ def test_kbc_serve_names_repositories_everywhere(repos: dict[str, Path], tmp_pat
         assert 'name="repository"' in page.text and '<option value="requests" selected>' in page.text
         switched = httpx.post(f"{url}/repository", data={"repository": "click"})
         assert switched.status_code == 303 and "kbc_repository=click" in switched.headers["set-cookie"]
-        page = httpx.get(f"{url}/symbol", params={"name": "Command.parse_args"},
-                         cookies={"kbc_repository": "click"})
+        page = httpx.get(
+            f"{url}/symbol", params={"name": "Command.parse_args"}, cookies={"kbc_repository": "click"}
+        )
         assert '<option value="click" selected>' in page.text and "click/core.py" in page.text
     finally:
         server.terminate()
@@ -178,18 +200,24 @@ def test_kbc_serve_names_repositories_everywhere(repos: dict[str, Path], tmp_pat
 
 
 async def _mcp_calls(url: str) -> dict[str, Any]:
-    async with (httpx2.AsyncClient(timeout=30) as client,
-                streamable_http_client(url, http_client=client) as (read, write),
-                ClientSession(read, write) as session):
+    async with (
+        httpx2.AsyncClient(timeout=30) as client,
+        streamable_http_client(url, http_client=client) as (read, write),
+        ClientSession(read, write) as session,
+    ):
         await session.initialize()
         listed = await session.call_tool("list_repositories", {})
-        sliced = await session.call_tool("retrieve_slice", {"task": TASK, "repository": "requests",
-                                                            "budget": 600})
+        sliced = await session.call_tool(
+            "retrieve_slice", {"task": TASK, "repository": "requests", "budget": 600}
+        )
         refused = await session.call_tool("get_view", {"id": "architecture"})
         assert refused.is_error and isinstance(refused.content[0], TextContent)
         assert listed.structured_content is not None and sliced.structured_content is not None
-        return {"list_repositories": listed.structured_content["result"],
-                "retrieve_slice": sliced.structured_content, "get_view": refused.content[0].text}
+        return {
+            "list_repositories": listed.structured_content["result"],
+            "retrieve_slice": sliced.structured_content,
+            "get_view": refused.content[0].text,
+        }
 
 
 def _wait(url: str, server: subprocess.Popen[bytes], log_path: Path) -> None:
@@ -209,8 +237,9 @@ def _wait(url: str, server: subprocess.Popen[bytes], log_path: Path) -> None:
 
 
 @pytest.mark.parametrize("budget", [300, 700, 2000])
-def test_a_slice_across_repositories_keeps_its_budget_and_its_bytes(repos: dict[str, Path],
-                                                                    budget: int) -> None:
+def test_a_slice_across_repositories_keeps_its_budget_and_its_bytes(
+    repos: dict[str, Path], budget: int
+) -> None:
     workspace = lexical_workspace(repos)
     try:
         first = retrieve_across(workspace, TASK, budget=budget)
@@ -231,16 +260,19 @@ def test_a_task_about_one_repository_is_answered_from_it_first(repos: dict[str, 
     finally:
         workspace.close()
     assert found["items"][0]["repository"] == "requests"
-    assert found["text"].index("## repository: requests") < found["text"].find("## repository: click") \
+    assert (
+        found["text"].index("## repository: requests") < found["text"].find("## repository: click")
         or "## repository: click" not in found["text"]
+    )
 
 
 def test_a_repository_without_a_build_is_built_on_first_use(make_repo: Any) -> None:
     from kbc.domain.errors import StoreError
 
     root = make_repo(CLICK)
-    workspace = Workspace([RepositoryEntry("click", str(root))], Settings(embed_model="none"),
-                          components=Components.lexical())
+    workspace = Workspace(
+        [RepositoryEntry("click", str(root))], Settings(embed_model="none"), components=Components.lexical()
+    )
     try:
         assert workspace.listing()[0]["status"] == "not built"
         with pytest.raises(StoreError, match="is being built") as refused, workspace.using("click"):
@@ -290,62 +322,92 @@ def _until(check: Any, seconds: float = 120) -> Any:
     raise AssertionError("timed out")
 
 
+@pytest.mark.slow
 def test_a_push_webhook_brings_the_new_commit_in_without_a_restart(tmp_path: Path) -> None:
     work = repo_factory(tmp_path)(CLICK)
     remote = tmp_path / "click.git"
     git(tmp_path, "clone", "-q", "--bare", str(work), str(remote))
     git(work, "remote", "add", "origin", str(remote))
     secret = "a-webhook-secret-for-the-tests"
-    settings = Settings(embed_model="none", data_dir=str(tmp_path / "data"), webhook_secret=secret,
-                        fetch_seconds=0)
-    workspace = Workspace([RepositoryEntry("click", url=f"file://{remote}")], settings,
-                          components=Components.lexical())
+    settings = Settings(
+        embed_model="none", data_dir=str(tmp_path / "data"), webhook_secret=secret, fetch_seconds=0
+    )
+    workspace = Workspace(
+        [RepositoryEntry("click", url=f"file://{remote}")], settings, components=Components.lexical()
+    )
     with running(workspace) as url:
         # the server's first use of its one repository (opening it) queued its first build
-        ready = _until(lambda: [r for r in httpx.get(f"{url}/api/v1/repositories").json()
-                                if r["status"] == "ready"])
+        ready = _until(
+            lambda: [r for r in httpx.get(f"{url}/api/v1/repositories").json() if r["status"] == "ready"]
+        )
         assert ready[0]["commit"] == git(work, "rev-parse", "HEAD").strip()
 
         (work / "click" / "shell.py").write_text(
             '"""Shell completion."""\n\n\ndef complete_shell_words(words):\n'
-            '    """Complete the words typed in a shell."""\n    return words\n')
+            '    """Complete the words typed in a shell."""\n    return words\n'
+        )
         git(work, "add", "-A")
         git(work, "commit", "-q", "-m", "shell completion")
         git(work, "push", "-q", "origin", "HEAD")
         pushed = git(work, "rev-parse", "HEAD").strip()
         branch = git(work, "symbolic-ref", "--short", "HEAD").strip()
-        body = json.dumps({"ref": f"refs/heads/{branch}", "after": pushed,
-                           "repository": {"clone_url": f"file://{remote}/",
-                                          "full_name": "pallets/click"}}).encode()
+        body = json.dumps(
+            {
+                "ref": f"refs/heads/{branch}",
+                "after": pushed,
+                "repository": {"clone_url": f"file://{remote}/", "full_name": "pallets/click"},
+            }
+        ).encode()
 
-        forged = httpx.post(f"{url}/api/v1/hooks/push", content=body,
-                            headers={"X-GitHub-Event": "push", "X-Hub-Signature-256": _sign(body, "wrong")})
+        forged = httpx.post(
+            f"{url}/api/v1/hooks/push",
+            content=body,
+            headers={"X-GitHub-Event": "push", "X-Hub-Signature-256": _sign(body, "wrong")},
+        )
         assert forged.status_code == 401
-        hooked = httpx.post(f"{url}/api/v1/hooks/push", content=body,
-                            headers={"X-GitHub-Event": "push", "X-Hub-Signature-256": _sign(body, secret),
-                                     "Content-Type": "application/json"})
+        hooked = httpx.post(
+            f"{url}/api/v1/hooks/push",
+            content=body,
+            headers={
+                "X-GitHub-Event": "push",
+                "X-Hub-Signature-256": _sign(body, secret),
+                "Content-Type": "application/json",
+            },
+        )
         assert hooked.status_code == 202 and hooked.json()["queued"] == ["click"]
-        served = _until(lambda: [r for r in httpx.get(f"{url}/api/v1/repositories").json()
-                                 if r["commit"] == pushed and r["status"] == "ready"])
+        served = _until(
+            lambda: [
+                r
+                for r in httpx.get(f"{url}/api/v1/repositories").json()
+                if r["commit"] == pushed and r["status"] == "ready"
+            ]
+        )
         assert served[0]["behind"] is False
-        found = httpx.post(f"{url}/api/v1/retrieve",
-                           json={"task": "complete_shell_words", "budget": 600}).json()
+        found = httpx.post(
+            f"{url}/api/v1/retrieve", json={"task": "complete_shell_words", "budget": 600}
+        ).json()
         assert found["items"][0]["path"] == "click/shell.py"
 
-        gitlab = json.dumps({"ref": "refs/heads/other", "after": "0" * 40,
-                             "project": {"git_http_url": f"file://{remote}"}}).encode()
-        elsewhere = httpx.post(f"{url}/api/v1/hooks/push", content=gitlab,
-                               headers={"X-Gitlab-Event": "Push Hook", "X-Gitlab-Token": secret})
+        gitlab = json.dumps(
+            {"ref": "refs/heads/other", "after": "0" * 40, "project": {"git_http_url": f"file://{remote}"}}
+        ).encode()
+        elsewhere = httpx.post(
+            f"{url}/api/v1/hooks/push",
+            content=gitlab,
+            headers={"X-Gitlab-Event": "Push Hook", "X-Gitlab-Token": secret},
+        )
         assert elsewhere.status_code == 200 and elsewhere.json()["queued"] == []
 
 
+@pytest.mark.slow
 def test_an_answer_says_when_head_moved_and_the_refresh_tool_brings_it_in(make_repo: Any) -> None:
     root = make_repo(CLICK)
     kb = KnowledgeBase(root, settings=Settings(embed_model="none"), components=Components.lexical())
     kb.build(no_llm=True)
     (root / "click" / "shell.py").write_text(
         '"""Shell completion."""\n\n\ndef complete_shell_words(words):\n'
-        '    """Complete the words typed in a shell."""\n    return words\n')
+        '    """Complete the words typed in a shell."""\n    return words\n'
+    )
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "shell completion")
     with running(kb) as url:
@@ -354,9 +416,11 @@ def test_an_answer_says_when_head_moved_and_the_refresh_tool_brings_it_in(make_r
         assert "its store is behind its repository" in stale["note"]
 
         async def refreshed() -> dict[str, Any]:
-            async with (httpx2.AsyncClient(timeout=120) as client,
-                        streamable_http_client(f"{url}/mcp", http_client=client) as (read, write),
-                        ClientSession(read, write) as session):
+            async with (
+                httpx2.AsyncClient(timeout=120) as client,
+                streamable_http_client(f"{url}/mcp", http_client=client) as (read, write),
+                ClientSession(read, write) as session,
+            ):
                 await session.initialize()
                 done = await session.call_tool("refresh", {"wait": True})
                 assert not done.is_error and done.structured_content is not None

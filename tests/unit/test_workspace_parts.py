@@ -19,12 +19,15 @@ from kbc.services.workspace import expand
 def test_repo_entries_name_folders_and_urls() -> None:
     errors: list[FieldError] = []
     assert repository_entry("click=/src/click", "--repo", errors) == RepositoryEntry("click", "/src/click")
-    assert repository_entry("/src/requests/", "--repo", errors) == RepositoryEntry("requests",
-                                                                                   "/src/requests/")
+    assert repository_entry("/src/requests/", "--repo", errors) == RepositoryEntry(
+        "requests", "/src/requests/"
+    )
     assert repository_entry("https://git.example.org/acme/shop.git", "--repo", errors) == RepositoryEntry(
-        "shop", url="https://git.example.org/acme/shop.git")
+        "shop", url="https://git.example.org/acme/shop.git"
+    )
     assert repository_entry("git@host:team/api.git", "--repo", errors) == RepositoryEntry(
-        "api", url="git@host:team/api.git")
+        "api", url="git@host:team/api.git"
+    )
     assert not errors
     assert repository_entry("bad name=/x", "--repo", errors) is None
     assert errors and "not a usable name" in errors[0].problem
@@ -32,13 +35,17 @@ def test_repo_entries_name_folders_and_urls() -> None:
 
 def test_repositories_come_from_the_users_configuration_only(tmp_path: Path) -> None:
     user = tmp_path / "config.toml"
-    user.write_text('[[repositories]]\nurl = "https://git.example.org/a/shop.git"\nbranch = "main"\n'
-                    '[[repositories]]\nname = "mono"\npath = "/src/mono"\nprojects = ["services/*"]\n'
-                    "[serve]\nfetch_seconds = 5\nwebhook_secret = \"s3cret-s3cret\"\n", encoding="utf-8")
+    user.write_text(
+        '[[repositories]]\nurl = "https://git.example.org/a/shop.git"\nbranch = "main"\n'
+        '[[repositories]]\nname = "mono"\npath = "/src/mono"\nprojects = ["services/*"]\n'
+        '[serve]\nfetch_seconds = 5\nwebhook_secret = "s3cret-s3cret"\n',
+        encoding="utf-8",
+    )
     repo = tmp_path / "repo"
     repo.mkdir()
-    (repo / "kbc.toml").write_text('[serve]\nwebhook_secret = "from-the-repository"\nmax_open = 99\n',
-                                   encoding="utf-8")
+    (repo / "kbc.toml").write_text(
+        '[serve]\nwebhook_secret = "from-the-repository"\nmax_open = 99\n', encoding="utf-8"
+    )
     settings = load_settings(repo, env={"KBC_CONFIG": str(user)})
     assert [r.name for r in settings.repositories] == ["shop", "mono"]
     assert settings.repositories[0].branch == "main" and settings.repositories[1].projects == ("services/*",)
@@ -61,10 +68,18 @@ def test_a_table_needs_one_place(tmp_path: Path) -> None:
 def test_a_monorepos_projects_are_repositories_of_their_own(tmp_path: Path) -> None:
     for folder in ("services/billing", "services/search", "libs/core", "docs"):
         (tmp_path / folder).mkdir(parents=True)
-    found = expand([RepositoryEntry("mono", str(tmp_path), projects=("services/*", "libs/*")),
-                    RepositoryEntry("tools", "/src/tools")])
-    assert [e.name for e in found] == ["mono/libs/core", "mono/services/billing", "mono/services/search",
-                                       "tools"]
+    found = expand(
+        [
+            RepositoryEntry("mono", str(tmp_path), projects=("services/*", "libs/*")),
+            RepositoryEntry("tools", "/src/tools"),
+        ]
+    )
+    assert [e.name for e in found] == [
+        "mono/libs/core",
+        "mono/services/billing",
+        "mono/services/search",
+        "tools",
+    ]
     assert found[1].path == str(tmp_path / "services" / "billing")
     with pytest.raises(KbcError, match="no folder matches"):
         expand([RepositoryEntry("mono", str(tmp_path), projects=("apps/*",))])
@@ -84,13 +99,24 @@ def test_webhooks_prove_themselves_with_the_shared_secret() -> None:
 
 
 def test_push_payloads_name_their_repository_branch_and_commit() -> None:
-    github = {"ref": "refs/heads/main", "after": "a" * 40,
-              "repository": {"clone_url": "https://github.com/pallets/click.git",
-                             "ssh_url": "git@github.com:pallets/click.git"}}
-    assert push_of(github) == (["https://github.com/pallets/click.git", "git@github.com:pallets/click.git"],
-                               "main", "a" * 40)
-    gitlab = {"ref": "refs/heads/dev", "after": "b" * 40,
-              "project": {"git_http_url": "https://gitlab.com/acme/shop.git"}}
+    github = {
+        "ref": "refs/heads/main",
+        "after": "a" * 40,
+        "repository": {
+            "clone_url": "https://github.com/pallets/click.git",
+            "ssh_url": "git@github.com:pallets/click.git",
+        },
+    }
+    assert push_of(github) == (
+        ["https://github.com/pallets/click.git", "git@github.com:pallets/click.git"],
+        "main",
+        "a" * 40,
+    )
+    gitlab = {
+        "ref": "refs/heads/dev",
+        "after": "b" * 40,
+        "project": {"git_http_url": "https://gitlab.com/acme/shop.git"},
+    }
     assert push_of(gitlab) == (["https://gitlab.com/acme/shop.git"], "dev", "b" * 40)
     assert push_of({**github, "ref": "refs/tags/v1"})[1] == ""
     with pytest.raises(KbcError, match="names no repository URL"):

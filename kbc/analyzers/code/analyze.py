@@ -48,7 +48,7 @@ def analyze_code_file(task: AnalysisTask) -> AnalysisResult:
         return AnalysisFailed(task.path, blob, "too large to analyze within the memory a worker may use")
     except RecursionError:
         return AnalysisFailed(task.path, blob, "nested too deeply to analyze")
-    except Exception as exc:  # noqa: BLE001 - an analyzer bug must not stop the run
+    except Exception as exc:
         return AnalysisFailed(task.path, blob, f"analyzer failed: {type(exc).__name__}: {exc}")
 
 
@@ -64,15 +64,27 @@ def analyze_code(data: bytes, task: AnalysisTask, blob: str = "") -> FileFacts:
     text = data.decode("utf-8", errors="replace")
     redaction = redact(task.abspath, text, task.language, also=task.also, scan=not task.clean)
     tree = parser_for(task.language).parse(data)
-    walker = _Walker(data, task.path, task.module or code_module(task.path), RULES[task.language],
-                     task.language)
+    walker = _Walker(
+        data, task.path, task.module or code_module(task.path), RULES[task.language], task.language
+    )
     walker.run(tree.root_node)
-    warnings = ("syntax errors: the definitions around them may be incomplete",) \
-        if tree.root_node.has_error else ()
-    facts = FileFacts(task.path, walker.module, blob or git_blob_id(data), False, line_count(data),
-                      doc=walker.file_doc(), symbols=tuple(walker.symbols), imports=tuple(walker.imports),
-                      calls=tuple(walker.calls), entry_points=tuple(walker.entry_points),
-                      warnings=warnings, language=task.language)
+    warnings = (
+        ("syntax errors: the definitions around them may be incomplete",) if tree.root_node.has_error else ()
+    )
+    facts = FileFacts(
+        task.path,
+        walker.module,
+        blob or git_blob_id(data),
+        False,
+        line_count(data),
+        doc=walker.file_doc(),
+        symbols=tuple(walker.symbols),
+        imports=tuple(walker.imports),
+        calls=tuple(walker.calls),
+        entry_points=tuple(walker.entry_points),
+        warnings=warnings,
+        language=task.language,
+    )
     if redaction.removed:
         facts = scrub(facts, tuple(redaction.removed))
     return dataclasses.replace(facts, secrets=redaction.findings)
@@ -90,9 +102,18 @@ def _nodes_of_interest(language: str, root: Any) -> list[Any]:
 
         rules = RULES[language]
         grammar = get_language(rules.grammar)  # type: ignore[arg-type]
-        kinds = sorted(k for k in (*rules.classes, *rules.functions, *rules.scopes, *rules.calls,
-                                   *rules.imports, "package_clause")
-                       if grammar.id_for_node_kind(k, True) is not None)
+        kinds = sorted(
+            k
+            for k in (
+                *rules.classes,
+                *rules.functions,
+                *rules.scopes,
+                *rules.calls,
+                *rules.imports,
+                "package_clause",
+            )
+            if grammar.id_for_node_kind(k, True) is not None
+        )
         _QUERIES[language] = Query(grammar, " ".join(f"({kind}) @n" for kind in kinds))
     from tree_sitter import QueryCursor
 
@@ -198,8 +219,11 @@ class _Walker:
     def _in_function(self, node: Any) -> bool:
         parent = node.parent
         while parent is not None:
-            if parent.type in self.rules.functions and parent.type != "variable_declarator" \
-                    or parent.type in ("arrow_function", "function_expression"):
+            if (
+                parent.type in self.rules.functions
+                and parent.type != "variable_declarator"
+                or parent.type in ("arrow_function", "function_expression")
+            ):
                 return True
             parent = parent.parent
         return False
@@ -222,8 +246,9 @@ class _Walker:
                 return ""
             return _text(node.child_by_field_name("declarator"))
         if node.type in ("struct_specifier", "enum_specifier", "union_specifier", "class_specifier"):
-            if node.child_by_field_name("body") is None or (node.parent is not None
-                                                            and node.parent.type == "type_definition"):
+            if node.child_by_field_name("body") is None or (
+                node.parent is not None and node.parent.type == "type_definition"
+            ):
                 return ""  # a use of the type, or the body of a typedef (named by the typedef)
         return _text(node.child_by_field_name("name"))
 
@@ -259,16 +284,27 @@ class _Walker:
             span = span.parent
         start = int(span.start_point[0]) + 1
         sibling = span.prev_named_sibling
-        while sibling is not None and sibling.type in self.rules.attributes \
-                and _end_line(sibling) >= start - 1:
+        while (
+            sibling is not None and sibling.type in self.rules.attributes and _end_line(sibling) >= start - 1
+        ):
             start = int(sibling.start_point[0]) + 1
             sibling = sibling.prev_named_sibling
         parent = ".".join((self.module, *scope)) if scope else ""
         qname = ".".join((self.module, *scope, name))
         head = self._signature(span, node)
-        return Symbol(qname, name, kind, start, _end_line(span), head, doc=self._doc(start),
-                      public=self._public(node, span, name), parent=parent,
-                      is_async=_is_async(node), bases=self._bases(node))
+        return Symbol(
+            qname,
+            name,
+            kind,
+            start,
+            _end_line(span),
+            head,
+            doc=self._doc(start),
+            public=self._public(node, span, name),
+            parent=parent,
+            is_async=_is_async(node),
+            bases=self._bases(node),
+        )
 
     def _wraps(self, parent: Any, node: Any) -> bool:
         """Whether a definition's span is its parent's: `export …`, a template, the `const` of an
@@ -276,8 +312,12 @@ class _Walker:
         kind = parent.type
         declaration = ("lexical_declaration", "variable_declaration")
         declared = node.type == "variable_declarator" and kind in declaration
-        return (kind in self.rules.wrappers or declared
-                or kind == "type_declaration" and len(parent.named_children) == 1)
+        return (
+            kind in self.rules.wrappers
+            or declared
+            or kind == "type_declaration"
+            and len(parent.named_children) == 1
+        )
 
     def _signature(self, node: Any, inner: Any = None) -> str:
         """The declaration as written up to its body (``inner``'s, when ``node`` wraps it), on
@@ -288,7 +328,7 @@ class _Walker:
         if body is None and node.type in ("lexical_declaration", "export_statement", "variable_declaration"):
             body = _first(node, {"statement_block", "class_body"})
         end = body.start_byte if body is not None else node.end_byte
-        head = self.data[node.start_byte:end].decode("utf-8", errors="replace")
+        head = self.data[node.start_byte : end].decode("utf-8", errors="replace")
         return " ".join(head.split()).rstrip("{ =")[:SIGNATURE_CHARS]
 
     def _doc(self, start: int) -> str:
@@ -312,7 +352,7 @@ class _Walker:
                 break
             words.append(line)
         text = " ".join(w for w in words if w)
-        return (text[:text.index(". ") + 1] if ". " in text else text)[:300]
+        return (text[: text.index(". ") + 1] if ". " in text else text)[:300]
 
     def _public(self, node: Any, span: Any, name: str) -> bool:
         language = self.language
@@ -321,8 +361,9 @@ class _Walker:
         if language in ("typescript", "tsx", "javascript"):
             if node.type == "method_definition":
                 return not name.startswith("#") and not _has_child(node, "accessibility_modifier", "private")
-            return span.type == "export_statement" or (span.parent is not None
-                                                      and span.parent.type == "export_statement")
+            return span.type == "export_statement" or (
+                span.parent is not None and span.parent.type == "export_statement"
+            )
         if language == "rust":
             return _has_type(node, "visibility_modifier")
         if language == "java":
@@ -337,8 +378,12 @@ class _Walker:
             found = node.child_by_field_name(field_name)
             if found is not None:
                 return tuple(_text(t) for t in found.named_children if t.type.endswith("identifier"))
-        inherits = node.type in ("class_declaration", "abstract_class_declaration", "class_specifier",
-                                 "struct_specifier")
+        inherits = node.type in (
+            "class_declaration",
+            "abstract_class_declaration",
+            "class_specifier",
+            "struct_specifier",
+        )
         heritage = _child(node, {"class_heritage", "base_class_clause"}) if inherits else None
         if heritage is not None:
             return tuple(sorted({_text(t) for t in _all(heritage, {"identifier", "type_identifier"})}))
@@ -350,13 +395,19 @@ class _Walker:
             return
         language = self.language
         program = (
-            language == "go" and symbol.kind == "function" and self.go_package == "main"
-            or language in ("rust", "c", "cpp") and symbol.kind == "function"
-            or language == "java" and symbol.kind == "method" and "static" in symbol.signature.split()
+            language == "go"
+            and symbol.kind == "function"
+            and self.go_package == "main"
+            or language in ("rust", "c", "cpp")
+            and symbol.kind == "function"
+            or language == "java"
+            and symbol.kind == "method"
+            and "static" in symbol.signature.split()
         )
         if program:
-            self.entry_points.append(EntryPoint("main", self.path, symbol.qname, self.path,
-                                                symbol.start_line))
+            self.entry_points.append(
+                EntryPoint("main", self.path, symbol.qname, self.path, symbol.start_line)
+            )
 
     # -- imports and calls -------------------------------------------------
 
@@ -423,8 +474,13 @@ class _Walker:
             tail = written.rsplit(".", 1)[-1].rsplit("::", 1)[-1] if written else ""
             written = tail if tail.isidentifier() else ""
         if written:
-            self.calls.append(Call(owner or self.module, int(node.start_point[0]) + 1,
-                                   written.replace("::", ".").split("<")[0]))
+            self.calls.append(
+                Call(
+                    owner or self.module,
+                    int(node.start_point[0]) + 1,
+                    written.replace("::", ".").split("<")[0],
+                )
+            )
 
     def file_doc(self) -> str:
         """The comment the file opens with (Go: the one above its package clause), unless it is
@@ -432,9 +488,16 @@ class _Walker:
         if self.package_line:
             doc = self._doc(self.package_line)
         else:  # a comment block the first code stands apart from (else it is that code's own)
-            first = next((n for n, line in enumerate(self.lines, start=1)
-                          if line.strip() and not line.strip().startswith(self.rules.comments)
-                          and not line.strip().endswith("*/")), 0)
+            first = next(
+                (
+                    n
+                    for n, line in enumerate(self.lines, start=1)
+                    if line.strip()
+                    and not line.strip().startswith(self.rules.comments)
+                    and not line.strip().endswith("*/")
+                ),
+                0,
+            )
             above = first - 1
             while above >= 1 and not self.lines[above - 1].strip():
                 above -= 1
@@ -451,8 +514,11 @@ def _is_async(node: Any) -> bool:
         if owner is None:
             continue
         for child in owner.children:
-            if child.type == "async" or child.type.endswith("modifiers") and any(
-                    grandchild.type == "async" for grandchild in child.children):
+            if (
+                child.type == "async"
+                or child.type.endswith("modifiers")
+                and any(grandchild.type == "async" for grandchild in child.children)
+            ):
                 return True
     return False
 

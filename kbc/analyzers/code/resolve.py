@@ -18,11 +18,40 @@ from collections.abc import Iterable, Sequence
 
 from kbc.domain.models import Call, FileFacts, Import
 
-_NODE_BUILTINS = frozenset({
-    "assert", "buffer", "child_process", "cluster", "crypto", "dgram", "dns", "events", "fs", "http",
-    "http2", "https", "net", "os", "path", "perf_hooks", "process", "querystring", "readline", "stream",
-    "string_decoder", "timers", "tls", "tty", "url", "util", "v8", "vm", "worker_threads", "zlib",
-})
+_NODE_BUILTINS = frozenset(
+    {
+        "assert",
+        "buffer",
+        "child_process",
+        "cluster",
+        "crypto",
+        "dgram",
+        "dns",
+        "events",
+        "fs",
+        "http",
+        "http2",
+        "https",
+        "net",
+        "os",
+        "path",
+        "perf_hooks",
+        "process",
+        "querystring",
+        "readline",
+        "stream",
+        "string_decoder",
+        "timers",
+        "tls",
+        "tty",
+        "url",
+        "util",
+        "v8",
+        "vm",
+        "worker_threads",
+        "zlib",
+    }
+)
 _FAMILIES = {"typescript": "js", "tsx": "js", "javascript": "js", "c": "c", "cpp": "c"}
 _RECEIVERS = ("this.", "self.", "Self.")
 
@@ -52,7 +81,7 @@ class _Modules:
         return unique[0] if len(unique) == 1 else ""
 
 
-def classify_code(imp: Import, facts: FileFacts, modules: _Modules) -> Import:
+def classify_code(imp: Import, facts: FileFacts, modules: _Modules) -> Import:  # noqa: C901 - one rule per language's import form
     """Where an import of a non-Python file points."""
     language, written = facts.language, imp.module
     family = _family(language)
@@ -118,9 +147,19 @@ class _Definitions:
         places: list[list[str]] = []
         if on_self:  # a Go type's methods may sit in any file of its package (its folder)
             type_name = owner.rsplit(".", 1)[-1]
-            places.append([q for q, module, parent in candidates if owner and (
-                parent == owner
-                or go_receiver and module in folder and parent.rsplit(".", 1)[-1] == type_name)])
+            places.append(
+                [
+                    q
+                    for q, module, parent in candidates
+                    if owner
+                    and (
+                        parent == owner
+                        or go_receiver
+                        and module in folder
+                        and parent.rsplit(".", 1)[-1] == type_name
+                    )
+                ]
+            )
         if "." not in written or written.startswith(_RECEIVERS):
             places.append([q for q, module, _ in candidates if module == facts.module])
             places.append([q for q, module, _ in candidates if module in imported])
@@ -129,9 +168,15 @@ class _Definitions:
         else:  # `pkg.Func`, `Type::new`: the qualifier names the definition's type or module;
             # an object's method whose type is unknown is never guessed across the repository
             qualifier = written.rsplit(".", 1)[0].rsplit(".", 1)[-1]
-            places.append([q for q, module, parent in candidates
-                           if parent.endswith("." + qualifier) or module.endswith("." + qualifier)
-                           or posixpath.basename(module.rsplit(".", 1)[0].replace(".", "/")) == qualifier])
+            places.append(
+                [
+                    q
+                    for q, module, parent in candidates
+                    if parent.endswith("." + qualifier)
+                    or module.endswith("." + qualifier)
+                    or posixpath.basename(module.rsplit(".", 1)[0].replace(".", "/")) == qualifier
+                ]
+            )
         for found in places:
             unique = sorted(set(found))
             if len(unique) == 1:
@@ -156,7 +201,9 @@ def link_code(files: Sequence[FileFacts]) -> dict[str, FileFacts]:
         imports = tuple(classify_code(i, facts, modules) for i in facts.imports)
         imported = {i.target for i in imports if i.kind == "internal"}
         folder = by_folder[posixpath.dirname(facts.path)]
-        calls = tuple(dataclasses.replace(c, target=definitions.resolve(c, facts, imported, folder))
-                      for c in facts.calls)
+        calls = tuple(
+            dataclasses.replace(c, target=definitions.resolve(c, facts, imported, folder))
+            for c in facts.calls
+        )
         out[facts.path] = dataclasses.replace(facts, imports=imports, calls=calls)
     return out

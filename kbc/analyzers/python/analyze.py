@@ -58,8 +58,9 @@ def _without_overload_stubs(symbols: list[Symbol]) -> list[Symbol]:
     if not stubs:
         return symbols
     spans = [(stub.start_line, stub.end_line) for stub in stubs]
-    return [s for s in symbols
-            if not any(start <= s.start_line and s.end_line <= end for start, end in spans)]
+    return [
+        s for s in symbols if not any(start <= s.start_line and s.end_line <= end for start, end in spans)
+    ]
 
 
 class _Extractor:
@@ -92,12 +93,22 @@ class _Extractor:
                 if node.returns is not None:
                     signature += " -> " + squash(self.code(node.returns.annotation), 120)
                 is_async = node.asynchronous is not None
-            out.append(Symbol(
-                qname=record.qname, name=node.name.value, kind=record.kind,  # type: ignore[arg-type]
-                start_line=record.start, end_line=record.end, signature=signature,
-                decorators=decorators, doc=doc_summary(node.get_docstring()), public=public,
-                parent=parent, is_async=is_async, bases=bases,
-            ))
+            out.append(
+                Symbol(
+                    qname=record.qname,
+                    name=node.name.value,
+                    kind=record.kind,  # type: ignore[arg-type]
+                    start_line=record.start,
+                    end_line=record.end,
+                    signature=signature,
+                    decorators=decorators,
+                    doc=doc_summary(node.get_docstring()),
+                    public=public,
+                    parent=parent,
+                    is_async=is_async,
+                    bases=bases,
+                )
+            )
         return _without_overload_stubs(out)
 
     def _arg(self, arg: cst.Arg) -> str:
@@ -122,8 +133,9 @@ class _Extractor:
                 target = resolved.qname if resolved is not None else ""
             else:
                 text, target = squash(self.code(record.node.func), 80), ""
-            out.append(ResolvedCall(record.node, Call(record.scope.qname, record.line, text, target),
-                                    record.scope))
+            out.append(
+                ResolvedCall(record.node, Call(record.scope.qname, record.line, text, target), record.scope)
+            )
         return out
 
     def facts(self, blob: str, lines: int, warnings: tuple[str, ...]) -> FileFacts:
@@ -147,14 +159,19 @@ class _Extractor:
             symbols=tuple(symbols),
             imports=tuple(self.walk.imports),
             calls=tuple(sorted(calls, key=lambda c: (c.line, c.caller, c.text, c.target))),
-            entry_points=tuple(sorted(detector.entry_points,
-                                      key=lambda e: (e.line, e.kind, e.name, e.target))),
-            integrations=tuple(sorted(detector.integrations,
-                                      key=lambda i: (i.line, i.kind, i.name, i.symbol))),
+            entry_points=tuple(
+                sorted(detector.entry_points, key=lambda e: (e.line, e.kind, e.name, e.target))
+            ),
+            integrations=tuple(
+                sorted(detector.integrations, key=lambda i: (i.line, i.kind, i.name, i.symbol))
+            ),
             guards=tuple(to_guard(r, self.code) for r in self.walk.guards),
             fields=tuple(to_field(f, self.code) for f in self.walk.fields),
-            constants=tuple(sorted((name, value) for name, value in self.walk.constants.items()
-                                   if value and name_like(value))),
+            constants=tuple(
+                sorted(
+                    (name, value) for name, value in self.walk.constants.items() if value and name_like(value)
+                )
+            ),
             warnings=warnings,
         )
 
@@ -166,8 +183,9 @@ def _syntax_failure(path: str, blob: str, text: str, exc: cst.ParserSyntaxError)
     try:
         ast.parse(text)
     except SyntaxError as syntax:
-        return AnalysisFailed(path, blob, f"syntax error: {syntax.msg}", syntax.lineno or 0,
-                              syntax.offset or 0)
+        return AnalysisFailed(
+            path, blob, f"syntax error: {syntax.msg}", syntax.lineno or 0, syntax.offset or 0
+        )
     except (ValueError, RecursionError, MemoryError):
         pass
     first = str(exc.message).strip().splitlines()[0] if exc.message else "invalid syntax"
@@ -240,7 +258,7 @@ def analyze_source(data: bytes, task: AnalysisTask) -> AnalysisResult:
         return AnalysisFailed(task.path, blob, f"syntax error: {exc}")
     except RecursionError:
         return AnalysisFailed(task.path, blob, "nested too deeply for the parser")
-    except Exception as exc:  # noqa: BLE001 - the parser's own failures become results
+    except Exception as exc:
         return AnalysisFailed(task.path, blob, f"parser failed: {type(exc).__name__}: {exc}")
     try:
         result = walk(module, task.module, task.is_package)
@@ -250,7 +268,7 @@ def analyze_source(data: bytes, task: AnalysisTask) -> AnalysisResult:
         facts = dataclasses.replace(facts, secrets=redaction.findings)
     except RecursionError:
         return AnalysisFailed(task.path, blob, "nested too deeply to analyze")
-    except Exception as exc:  # noqa: BLE001 - an analyzer bug must not stop the run
+    except Exception as exc:
         return AnalysisFailed(task.path, blob, f"analyzer failed: {type(exc).__name__}: {exc}")
     return AnalysisOk(facts)
 
@@ -264,5 +282,6 @@ def analyze_file(task: AnalysisTask) -> AnalysisResult:
     try:
         return analyze_source(data, task)
     except MemoryError:
-        return AnalysisFailed(task.path, git_blob_id(data),
-                              "too large to analyze within the memory a worker may use")
+        return AnalysisFailed(
+            task.path, git_blob_id(data), "too large to analyze within the memory a worker may use"
+        )

@@ -42,8 +42,9 @@ def _route_detail(call: cst.Call, verb: str) -> str:
 class Detector:
     """Finds entry points and integrations in one analyzed file."""
 
-    def __init__(self, walk: WalkResult, resolver: Resolver, path: str, module: str,
-                 code: Callable[[cst.CSTNode], str]) -> None:
+    def __init__(
+        self, walk: WalkResult, resolver: Resolver, path: str, module: str, code: Callable[[cst.CSTNode], str]
+    ) -> None:
         self.walk = walk
         self.resolver = resolver
         self.path = path
@@ -71,8 +72,9 @@ class Detector:
                 target = resolved.qname if resolved else ".".join(parts)
                 self._decorator(record, call, parts, target)
 
-    def _decorator(self, record: DefRecord, call: cst.Call | None, parts: tuple[str, ...],
-                   target: str) -> None:
+    def _decorator(
+        self, record: DefRecord, call: cst.Call | None, parts: tuple[str, ...], target: str
+    ) -> None:
         name = record.node.name.value
         line = record.start
         base, _, attr = target.rpartition(".")
@@ -84,8 +86,9 @@ class Detector:
         if attr in ("command", "group") and base in self.click_groups:
             if attr == "group":
                 self.click_groups.add(record.qname)
-            self._add("click", _command_name(call, name.replace("_", "-")), record.qname,
-                      line, f"group {base}")
+            self._add(
+                "click", _command_name(call, name.replace("_", "-")), record.qname, line, f"group {base}"
+            )
             return
         if base in catalog.TYPER_APPS and attr in ("command", "callback"):
             self._add("typer", _command_name(call, name.replace("_", "-")), record.qname, line)
@@ -103,8 +106,9 @@ class Detector:
             if "typer" in self.imported_tops and "click" not in self.imported_tops:
                 self._add("typer", _command_name(call, name.replace("_", "-")), record.qname, line)
             elif "click" in self.imported_tops:
-                self._add("click", _command_name(call, name.replace("_", "-")), record.qname,
-                          line, f"group {base}")
+                self._add(
+                    "click", _command_name(call, name.replace("_", "-")), record.qname, line, f"group {base}"
+                )
 
     def _framework(self, base: str, attr: str) -> str:
         if base in catalog.FLASK_APPS:
@@ -128,7 +132,8 @@ class Detector:
                 name, detail = target, ""
                 if target in ("boto3.client", "boto3.resource"):
                     service = string_value(positional_arg(node, 0)) or string_value(
-                        keyword_arg(node, "service_name"))
+                        keyword_arg(node, "service_name")
+                    )
                     if service:
                         kind = catalog.BOTO3_SERVICES.get(service, kind)
                         detail = f"service {service}"
@@ -137,8 +142,7 @@ class Detector:
                 self._env(positional_arg(node, 0), call, item.scope)
             elif target == "argparse.ArgumentParser":
                 prog = string_value(keyword_arg(node, "prog"))
-                self._add("argparse", prog or call.caller.rpartition(".")[2], call.caller,
-                          call.line)
+                self._add("argparse", prog or call.caller.rpartition(".")[2], call.caller, call.line)
             elif uses_argparse and call.text.endswith(".add_parser"):
                 sub = string_value(positional_arg(node, 0))
                 if sub:
@@ -146,8 +150,9 @@ class Detector:
             elif target == "typer.run":
                 func = positional_arg(node, 0)
                 parts = dotted(func) if func is not None else None
-                self._add("typer", parts[-1] if parts else self.module,
-                          self._qualify(parts, call.caller), call.line)
+                self._add(
+                    "typer", parts[-1] if parts else self.module, self._qualify(parts, call.caller), call.line
+                )
             elif target in catalog.DJANGO_ROUTES:
                 self._django(node, call)
             elif target in catalog.SETUP_CALLS:
@@ -168,8 +173,9 @@ class Detector:
             head = dotted(view.func)
             if head and head[-1] == "include":
                 included = string_value(positional_arg(view, 0))
-                self._add("django_route", route, included or squash(self.code(view), 80),
-                          call.line, "include")
+                self._add(
+                    "django_route", route, included or squash(self.code(view), 80), call.line, "include"
+                )
                 return
             view = view.func.value if isinstance(view.func, cst.Attribute) else view.func
         parts = dotted(view)
@@ -194,8 +200,7 @@ class Detector:
                 if spec and "=" in spec:
                     script, _, ref = spec.partition("=")
                     kind = "console_script" if group == "console_scripts" else "gui_script"
-                    self._add(kind, script.strip(), ref.strip().replace(":", "."), call.line,
-                              "setup.py")
+                    self._add(kind, script.strip(), ref.strip().replace(":", "."), call.line, "setup.py")
 
     def env_subscripts(self) -> None:
         for record in self.walk.env_subscripts:
@@ -207,8 +212,11 @@ class Detector:
 
     def main_guards(self, calls: list[Call]) -> None:
         for guard in self.walk.main_guards:
-            inside = [c for c in calls if guard.start <= c.line <= guard.end
-                      and c.target and not c.target.startswith("builtins.")]
+            inside = [
+                c
+                for c in calls
+                if guard.start <= c.line <= guard.end and c.target and not c.target.startswith("builtins.")
+            ]
             target = inside[0].target if inside else self.module
             self._add("main_guard", self.module, target, guard.start)
 

@@ -19,8 +19,7 @@ def decode_source(data: bytes) -> tuple[str, tuple[str, ...]]:
         text = data.decode(encoding)
     except (SyntaxError, UnicodeDecodeError, LookupError):
         # No usable cookie and not valid UTF-8: latin-1 maps every byte, so nothing is lost.
-        return data.decode("latin-1"), (
-            f"not valid {encoding} and no usable coding cookie; read as latin-1",)
+        return data.decode("latin-1"), (f"not valid {encoding} and no usable coding cookie; read as latin-1",)
     if text.startswith("\ufeff"):
         text = text[1:]
     return text, ()

@@ -60,15 +60,23 @@ from kbc.domain.models import ClassField, Guard
 Code = Callable[[cst.CSTNode], str]
 
 # A returned call whose name (last part, any case) contains one of these rejects.
-REJECT_NAMES = ("abort", "error", "forbidden", "notfound", "badrequest", "unauthorized",
-                "reject", "deny", "denied", "invalid")
+REJECT_NAMES = (
+    "abort",
+    "error",
+    "forbidden",
+    "notfound",
+    "badrequest",
+    "unauthorized",
+    "reject",
+    "deny",
+    "denied",
+    "invalid",
+)
 # A call statement whose name's last part is one of these stops the caller.
 STOP_CALLS = frozenset({"abort", "exit", "_exit", "error", "fail"})
 # Wrappers around a message literal: gettext and friends.
-_MESSAGE_WRAPPERS = frozenset({"_", "gettext", "gettext_lazy", "ugettext", "ugettext_lazy",
-                               "lazy_gettext"})
-_COMPARE = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual,
-            cst.Equal, cst.NotEqual)
+_MESSAGE_WRAPPERS = frozenset({"_", "gettext", "gettext_lazy", "ugettext", "ugettext_lazy", "lazy_gettext"})
+_COMPARE = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
 _HEADER_KEYWORDS = frozenset({"if", "elif", "while"})
 _UPPER = re.compile(r"^_*[A-Z][A-Z0-9_]+$")
 
@@ -105,6 +113,7 @@ class FieldRecord:
 
 # -- during the walk ----------------------------------------------------------
 
+
 def is_main_guard(test: cst.BaseExpression) -> bool:
     if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
         return False
@@ -124,8 +133,9 @@ def _skipped(test: cst.BaseExpression) -> bool:
     return is_main_guard(test)
 
 
-def branch_rule(test: cst.BaseExpression, body: cst.BaseSuite, symbol: str, line: int,
-                *, conditional: bool) -> RuleRecord | None:
+def branch_rule(
+    test: cst.BaseExpression, body: cst.BaseSuite, symbol: str, line: int, *, conditional: bool
+) -> RuleRecord | None:
     """The guard an ``if``/``elif`` (``conditional``) or ``while`` branch makes, if any."""
     if _skipped(test):
         return None
@@ -147,8 +157,9 @@ def field_key(scope: Scope, target: cst.BaseExpression) -> tuple[str, str] | Non
     class body, or ``self.name`` assigned in the class's ``__init__``. Dunders are not."""
     if scope.kind == "class" and isinstance(target, cst.Name):
         owner, name = scope.qname, target.value
-    elif (scope.kind == "function" and isinstance(target, cst.Attribute)
-          and isinstance(target.value, cst.Name)):
+    elif (
+        scope.kind == "function" and isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+    ):
         holder = scope.bindings.get(target.value.value)
         if holder is None or holder.kind != INSTANCE or scope.qname != holder.value + ".__init__":
             return None
@@ -161,8 +172,9 @@ def field_key(scope: Scope, target: cst.BaseExpression) -> tuple[str, str] | Non
 
 
 def assert_rule(node: cst.Assert, symbol: str, line: int) -> RuleRecord:
-    return RuleRecord("assert", node.test, None, symbol, line, compared_constants(node.test),
-                      message=node.msg)
+    return RuleRecord(
+        "assert", node.test, None, symbol, line, compared_constants(node.test), message=node.msg
+    )
 
 
 def header_test(tokens: list[str]) -> str | None:
@@ -170,7 +182,7 @@ def header_test(tokens: list[str]) -> str | None:
     lines above it): what lies between the keyword and the colon."""
     for index, token in enumerate(tokens):
         if token in _HEADER_KEYWORDS:
-            text = "".join(tokens[index + 1:]).strip()
+            text = "".join(tokens[index + 1 :]).strip()
             return text[:-1].rstrip() if text.endswith(":") else None
     return None
 
@@ -187,8 +199,7 @@ def _top_level_raise(body: cst.BaseSuite) -> cst.Raise | None:
     if isinstance(body, cst.SimpleStatementSuite):
         smalls: Sequence[cst.CSTNode] = body.body
     else:
-        smalls = [s for line in body.body if isinstance(line, cst.SimpleStatementLine)
-                  for s in line.body]
+        smalls = [s for line in body.body if isinstance(line, cst.SimpleStatementLine) for s in line.body]
     for small in smalls:
         if isinstance(small, cst.Raise):
             return small
@@ -225,8 +236,12 @@ def _rejects(statement: cst.BaseSmallStatement) -> bool:
             name = dotted(value.func)
             if name is not None and any(m in name[-1].lower() for m in REJECT_NAMES):
                 return True
-            return any(arg.keyword is not None and arg.keyword.value in ("status", "status_code")
-                       and _error_status(arg.value) for arg in value.args)
+            return any(
+                arg.keyword is not None
+                and arg.keyword.value in ("status", "status_code")
+                and _error_status(arg.value)
+                for arg in value.args
+            )
         if isinstance(value, cst.Tuple) and len(value.elements) >= 2:
             return _error_status(value.elements[-1].value)
         return False
@@ -297,6 +312,7 @@ def _constants(node: cst.BaseExpression, found: list[str]) -> None:
 
 # -- after the walk -----------------------------------------------------------
 
+
 def to_guard(record: RuleRecord, code: Code) -> Guard:
     outcome = ""
     message = ""
@@ -311,8 +327,9 @@ def to_guard(record: RuleRecord, code: Code) -> Guard:
             message = _first_literal_arg(call, code)
     return Guard(
         kind=record.kind,
-        condition=squash(record.written if record.written is not None else code(record.test),
-                         CONDITION_CHARS),
+        condition=squash(
+            record.written if record.written is not None else code(record.test), CONDITION_CHARS
+        ),
         symbol=record.symbol,
         line=record.line,
         end_line=max(record.end, record.line),
@@ -370,8 +387,9 @@ def literal_text(node: cst.BaseExpression | None, code: Code) -> str | None:
     if isinstance(node, cst.SimpleString):
         return string_value(node)
     if isinstance(node, cst.FormattedString):
-        return "".join(part.value if isinstance(part, cst.FormattedStringText) else code(part)
-                       for part in node.parts)
+        return "".join(
+            part.value if isinstance(part, cst.FormattedStringText) else code(part) for part in node.parts
+        )
     if isinstance(node, cst.ConcatenatedString):
         left = literal_text(node.left, code)
         right = literal_text(node.right, code)

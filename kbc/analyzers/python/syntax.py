@@ -28,7 +28,7 @@ def string_value(node: cst.CSTNode | None) -> str | None:
     if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
         try:
             value = node.evaluated_value
-        except Exception:  # noqa: BLE001 - odd escapes: treat as not a literal
+        except Exception:
             return None
         return value if isinstance(value, str) else None
     return None

@@ -20,16 +20,7 @@ from libcst._nodes.internal import CodegenState
 
 from kbc.analyzers.modules import resolve_relative
 from kbc.analyzers.python import rules
-from kbc.analyzers.python.scope import (
-    ALIAS,
-    GLOBAL,
-    INSTANCE,
-    INSTANCE_OF,
-    LOCAL,
-    REF,
-    Binding,
-    Scope,
-)
+from kbc.analyzers.python.scope import ALIAS, GLOBAL, INSTANCE, INSTANCE_OF, LOCAL, REF, Binding, Scope
 from kbc.analyzers.python.syntax import annotation_parts, dotted, literal_strings, string_value
 from kbc.domain.models import Import
 
@@ -320,8 +311,12 @@ class FactsWalker(CodegenState):
         self._field(node.target, node.annotation.annotation, node.value)
         self._constant(node.target, node.value)
 
-    def _field(self, target: cst.BaseExpression, annotation: cst.BaseExpression | None,
-               value: cst.BaseExpression | None) -> None:
+    def _field(
+        self,
+        target: cst.BaseExpression,
+        annotation: cst.BaseExpression | None,
+        value: cst.BaseExpression | None,
+    ) -> None:
         key = rules.field_key(self.scope, target)
         if key is not None and key not in self._field_keys:
             self._field_keys.add(key)
@@ -334,8 +329,7 @@ class FactsWalker(CodegenState):
         if isinstance(node.operator, cst.AddAssign):
             self._note_exports(node.target, node.value, extend=True)
 
-    def _note_exports(self, target: cst.BaseExpression, value: cst.BaseExpression,
-                      *, extend: bool) -> None:
+    def _note_exports(self, target: cst.BaseExpression, value: cst.BaseExpression, *, extend: bool) -> None:
         if self.scope.kind != "module" or not isinstance(target, cst.Name):
             return
         if target.value != "__all__":
@@ -355,8 +349,9 @@ class FactsWalker(CodegenState):
     def _with_item(self, node: cst.WithItem) -> None:
         if node.asname is not None:
             target = node.asname.name
-            self._bind_target(target, self._value_binding(node.item) if isinstance(
-                node.item, cst.Call) else Binding(LOCAL))
+            self._bind_target(
+                target, self._value_binding(node.item) if isinstance(node.item, cst.Call) else Binding(LOCAL)
+            )
 
     def _except(self, node: cst.ExceptHandler) -> None:
         if node.name is not None:
@@ -403,8 +398,9 @@ class FactsWalker(CodegenState):
             self.result.imports.append(Import(self.line, module, "*", "", level, deferred=self._deferral()))
             return
         for alias in node.names:
-            name = alias.name.value if isinstance(alias.name, cst.Name) else ".".join(
-                dotted(alias.name) or ())
+            name = (
+                alias.name.value if isinstance(alias.name, cst.Name) else ".".join(dotted(alias.name) or ())
+            )
             local = name
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                 local = alias.asname.name.value
@@ -412,8 +408,9 @@ class FactsWalker(CodegenState):
                 self.scope.bind(local, Binding(REF, f"{module}.{name}"))
             else:
                 self.scope.bind(local, Binding(LOCAL))
-            self.result.imports.append(Import(self.line, module, name, local, level,
-                                              deferred=self._deferral()))
+            self.result.imports.append(
+                Import(self.line, module, name, local, level, deferred=self._deferral())
+            )
 
     # -- uses ----------------------------------------------------------------
 
@@ -436,8 +433,11 @@ class FactsWalker(CodegenState):
         mapping resolves to ``os.environ``."""
         left = node.left
         for target in node.comparisons:
-            if isinstance(target.operator, (cst.In, cst.NotIn)) and isinstance(
-                    target.comparator, (cst.Name, cst.Attribute)) and _named_key(left):
+            if (
+                isinstance(target.operator, (cst.In, cst.NotIn))
+                and isinstance(target.comparator, (cst.Name, cst.Attribute))
+                and _named_key(left)
+            ):
                 parts = dotted(target.comparator)
                 if parts:
                     self.result.env_subscripts.append(EnvRecord(parts, left, self.scope, self.line))
@@ -455,8 +455,13 @@ class FactsWalker(CodegenState):
         self._branch(node)
 
     def _branch(self, node: cst.If | cst.While) -> None:
-        rule = rules.branch_rule(node.test, node.body, self.scope.qname,
-                                 self.line + len(node.leading_lines), conditional=isinstance(node, cst.If))
+        rule = rules.branch_rule(
+            node.test,
+            node.body,
+            self.scope.qname,
+            self.line + len(node.leading_lines),
+            conditional=isinstance(node, cst.If),
+        )
         if rule is not None:
             self.result.guards.append(rule)
             self._rule_bodies[id(node.body)] = rule

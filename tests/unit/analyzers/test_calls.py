@@ -12,7 +12,11 @@ def test_call_through_self_names_the_method_of_the_class() -> None:
     """)
     (call,) = facts.calls
     assert (call.caller, call.text, call.target, call.line) == (
-        "pkg.mod.Repo.run", "self.save", "pkg.mod.Repo.save", 4)
+        "pkg.mod.Repo.run",
+        "self.save",
+        "pkg.mod.Repo.save",
+        4,
+    )
 
 
 def test_call_through_cls_in_a_classmethod() -> None:

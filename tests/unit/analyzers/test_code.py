@@ -27,21 +27,26 @@ def spans(found: FileFacts) -> dict[str, tuple[str, int, int]]:
 
 
 def test_typescript_classes_methods_functions_and_arrow_functions_at_module_level(tmp_path: Path) -> None:
-    found = facts(tmp_path, "src/shop/cart.ts", "typescript", (
-        'import { round } from "../money/round";\n'
-        'import express from "express";\n'
-        "export interface Line { price: number }\n"
-        "export abstract class Base {}\n"
-        "export class Cart extends Base {\n"
-        "  add(line: Line): void {\n"
-        "    const check = (x: number) => x > 0;\n"
-        "    this.lines.push(round(line.price));\n"
-        "  }\n"
-        "}\n"
-        "export const total = async (cart: Cart) => {\n"
-        "  return new Cart();\n"
-        "};\n"
-    ))
+    found = facts(
+        tmp_path,
+        "src/shop/cart.ts",
+        "typescript",
+        (
+            'import { round } from "../money/round";\n'
+            'import express from "express";\n'
+            "export interface Line { price: number }\n"
+            "export abstract class Base {}\n"
+            "export class Cart extends Base {\n"
+            "  add(line: Line): void {\n"
+            "    const check = (x: number) => x > 0;\n"
+            "    this.lines.push(round(line.price));\n"
+            "  }\n"
+            "}\n"
+            "export const total = async (cart: Cart) => {\n"
+            "  return new Cart();\n"
+            "};\n"
+        ),
+    )
     assert spans(found) == {
         "src.shop.cart.Line": ("class", 3, 3),
         "src.shop.cart.Base": ("class", 4, 4),
@@ -54,28 +59,37 @@ def test_typescript_classes_methods_functions_and_arrow_functions_at_module_leve
     assert by_name["total"].is_async and by_name["total"].public
     assert [(i.line, i.module) for i in found.imports] == [(1, "src.money.round"), (2, "express")]
     assert {(c.caller, c.text) for c in found.calls} >= {
-        ("src.shop.cart.Cart.add", "this.lines.push"), ("src.shop.cart.Cart.add", "round"),
-        ("src.shop.cart.total", "Cart")}
+        ("src.shop.cart.Cart.add", "this.lines.push"),
+        ("src.shop.cart.Cart.add", "round"),
+        ("src.shop.cart.total", "Cart"),
+    }
     assert found.language == "typescript" and not found.warnings
 
 
 def test_go_receivers_name_the_type_and_main_starts_a_program(tmp_path: Path) -> None:
-    found = facts(tmp_path, "cmd/tool/main.go", "go", (
-        "// Package main is the tool.\n"
-        "package main\n"
-        "\n"
-        'import (\n\t"fmt"\n\tflag "github.com/spf13/pflag"\n)\n'
-        "\n"
-        "type config struct{ verbose bool }\n"
-        "\n"
-        "// Load reads the flags.\n"
-        "func (c *config) Load() { flag.Parse(); fmt.Println(c.verbose) }\n"
-        "\n"
-        "func main() { (&config{}).Load() }\n"
-    ))
-    assert spans(found) == {"cmd.tool.main.config": ("class", 9, 9),
-                            "cmd.tool.main.config.Load": ("method", 12, 12),
-                            "cmd.tool.main.main": ("function", 14, 14)}
+    found = facts(
+        tmp_path,
+        "cmd/tool/main.go",
+        "go",
+        (
+            "// Package main is the tool.\n"
+            "package main\n"
+            "\n"
+            'import (\n\t"fmt"\n\tflag "github.com/spf13/pflag"\n)\n'
+            "\n"
+            "type config struct{ verbose bool }\n"
+            "\n"
+            "// Load reads the flags.\n"
+            "func (c *config) Load() { flag.Parse(); fmt.Println(c.verbose) }\n"
+            "\n"
+            "func main() { (&config{}).Load() }\n"
+        ),
+    )
+    assert spans(found) == {
+        "cmd.tool.main.config": ("class", 9, 9),
+        "cmd.tool.main.config.Load": ("method", 12, 12),
+        "cmd.tool.main.main": ("function", 14, 14),
+    }
     load = next(s for s in found.symbols if s.name == "Load")
     assert load.doc == "Load reads the flags." and load.public and load.signature == "func (c *config) Load()"
     assert not next(s for s in found.symbols if s.name == "config").public
@@ -85,25 +99,36 @@ def test_go_receivers_name_the_type_and_main_starts_a_program(tmp_path: Path) ->
 
 
 def test_java_members_nest_under_their_classes_with_annotations_in_their_span(tmp_path: Path) -> None:
-    found = facts(tmp_path, "src/com/x/App.java", "java", (
-        "package com.x;\n"
-        "import java.util.List;\n"
-        "/** The app. */\n"
-        "public class App {\n"
-        "    @Override\n"
-        "    public String toString() { return List.of().toString(); }\n"
-        "    static class Inner { void run() {} }\n"
-        "    public static void main(String[] args) { new App(); }\n"
-        "}\n"
-    ))
-    assert spans(found) == {"src.com.x.App.App": ("class", 4, 9),
-                            "src.com.x.App.App.toString": ("method", 5, 6),
-                            "src.com.x.App.App.Inner": ("class", 7, 7),
-                            "src.com.x.App.App.Inner.run": ("method", 7, 7),
-                            "src.com.x.App.App.main": ("method", 8, 8)}
+    found = facts(
+        tmp_path,
+        "src/com/x/App.java",
+        "java",
+        (
+            "package com.x;\n"
+            "import java.util.List;\n"
+            "/** The app. */\n"
+            "public class App {\n"
+            "    @Override\n"
+            "    public String toString() { return List.of().toString(); }\n"
+            "    static class Inner { void run() {} }\n"
+            "    public static void main(String[] args) { new App(); }\n"
+            "}\n"
+        ),
+    )
+    assert spans(found) == {
+        "src.com.x.App.App": ("class", 4, 9),
+        "src.com.x.App.App.toString": ("method", 5, 6),
+        "src.com.x.App.App.Inner": ("class", 7, 7),
+        "src.com.x.App.App.Inner.run": ("method", 7, 7),
+        "src.com.x.App.App.main": ("method", 8, 8),
+    }
     assert next(s for s in found.symbols if s.name == "App").doc == "The app."
-    hidden = facts(tmp_path, "src/com/x/Hidden.java", "java",
-                   "class Hidden extends Base {\n    public void go() {}\n    class In extends Other {}\n}\n")
+    hidden = facts(
+        tmp_path,
+        "src/com/x/Hidden.java",
+        "java",
+        "class Hidden extends Base {\n    public void go() {}\n    class In extends Other {}\n}\n",
+    )
     (outer,) = [s for s in hidden.symbols if s.name == "Hidden"]
     assert not outer.public and outer.bases == ("Base",)  # not its members' modifiers or bases
     assert [(e.kind, e.target) for e in found.entry_points] == [("main", "src.com.x.App.App.main")]
@@ -111,68 +136,98 @@ def test_java_members_nest_under_their_classes_with_annotations_in_their_span(tm
 
 
 def test_rust_impl_blocks_scope_their_methods_and_attributes_join_the_span(tmp_path: Path) -> None:
-    found = facts(tmp_path, "crates/ledger/src/lib.rs", "rust", (
-        "use crate::money::Cents;\n"
-        "mod posting;\n"
-        "/// A ledger.\n"
-        "#[derive(Debug)]\n"
-        "pub struct Ledger { total: i64 }\n"
-        "impl std::fmt::Display for Ledger {\n"
-        "    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result { write!(f, \"x\") }\n"
-        "}\n"
-        "pub trait Post { fn post(&mut self); }\n"
-        "mod tests { fn check() {} }\n"
-    ))
-    assert spans(found) == {"crates.ledger.src.lib.Ledger": ("class", 4, 5),
-                            "crates.ledger.src.lib.Ledger.fmt": ("method", 7, 7),
-                            "crates.ledger.src.lib.Post": ("class", 9, 9),
-                            "crates.ledger.src.lib.tests.check": ("function", 10, 10)}
+    found = facts(
+        tmp_path,
+        "crates/ledger/src/lib.rs",
+        "rust",
+        (
+            "use crate::money::Cents;\n"
+            "mod posting;\n"
+            "/// A ledger.\n"
+            "#[derive(Debug)]\n"
+            "pub struct Ledger { total: i64 }\n"
+            "impl std::fmt::Display for Ledger {\n"
+            '    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result { write!(f, "x") }\n'
+            "}\n"
+            "pub trait Post { fn post(&mut self); }\n"
+            "mod tests { fn check() {} }\n"
+        ),
+    )
+    assert spans(found) == {
+        "crates.ledger.src.lib.Ledger": ("class", 4, 5),
+        "crates.ledger.src.lib.Ledger.fmt": ("method", 7, 7),
+        "crates.ledger.src.lib.Post": ("class", 9, 9),
+        "crates.ledger.src.lib.tests.check": ("function", 10, 10),
+    }
     ledger = next(s for s in found.symbols if s.name == "Ledger")
     assert ledger.doc == "A ledger." and ledger.public
     assert [i.module for i in found.imports] == ["crates.ledger.src.money.Cents", "crates.ledger.src.posting"]
 
 
 def test_c_and_cpp_definitions_typedefs_namespaces_and_out_of_class_methods(tmp_path: Path) -> None:
-    c = facts(tmp_path, "lib/buf.c", "c", (
-        '#include <stdio.h>\n#include "buf.h"\n'
-        "typedef struct { int len; } Buf;\n"
-        "static int grow(Buf *b) { return b->len * 2; }\n"
-        "int buf_push(Buf *b) {\n  return grow(b);\n}\n"
-    ))
-    assert spans(c) == {"lib.buf.Buf": ("class", 3, 3), "lib.buf.grow": ("function", 4, 4),
-                        "lib.buf.buf_push": ("function", 5, 7)}
+    c = facts(
+        tmp_path,
+        "lib/buf.c",
+        "c",
+        (
+            '#include <stdio.h>\n#include "buf.h"\n'
+            "typedef struct { int len; } Buf;\n"
+            "static int grow(Buf *b) { return b->len * 2; }\n"
+            "int buf_push(Buf *b) {\n  return grow(b);\n}\n"
+        ),
+    )
+    assert spans(c) == {
+        "lib.buf.Buf": ("class", 3, 3),
+        "lib.buf.grow": ("function", 4, 4),
+        "lib.buf.buf_push": ("function", 5, 7),
+    }
     assert not next(s for s in c.symbols if s.name == "grow").public
     assert [i.module for i in c.imports] == ["stdio.h", "lib.buf"]
-    cpp = facts(tmp_path, "lib/shape.cpp", "cpp", (
-        "namespace geo {\n"
-        "class Shape {\n public:\n  virtual double area() const;\n};\n"
-        "double Shape::area() const { return 0; }\n"
-        "template <typename T> T biggest(T a, T b) { return a > b ? a : b; }\n"
-        "}\n"
-    ))
-    assert spans(cpp) == {"lib.shape.geo.Shape": ("class", 2, 5),
-                          "lib.shape.geo.Shape.area": ("method", 6, 6),
-                          "lib.shape.geo.biggest": ("function", 7, 7)}
-    assert next(s for s in cpp.symbols if s.name == "biggest").signature == \
-        "template <typename T> T biggest(T a, T b)"
+    cpp = facts(
+        tmp_path,
+        "lib/shape.cpp",
+        "cpp",
+        (
+            "namespace geo {\n"
+            "class Shape {\n public:\n  virtual double area() const;\n};\n"
+            "double Shape::area() const { return 0; }\n"
+            "template <typename T> T biggest(T a, T b) { return a > b ? a : b; }\n"
+            "}\n"
+        ),
+    )
+    assert spans(cpp) == {
+        "lib.shape.geo.Shape": ("class", 2, 5),
+        "lib.shape.geo.Shape.area": ("method", 6, 6),
+        "lib.shape.geo.biggest": ("function", 7, 7),
+    }
+    assert (
+        next(s for s in cpp.symbols if s.name == "biggest").signature
+        == "template <typename T> T biggest(T a, T b)"
+    )
 
 
 def test_a_file_with_syntax_errors_keeps_the_definitions_it_can_read(tmp_path: Path) -> None:
-    found = facts(tmp_path, "web/broken.js", "javascript", (
-        "function ok(a) {\n  return a;\n}\n"
-        "function broken( {\n"
-        "class Later { run() { return 1; } }\n"
-    ))
+    found = facts(
+        tmp_path,
+        "web/broken.js",
+        "javascript",
+        ("function ok(a) {\n  return a;\n}\nfunction broken( {\nclass Later { run() { return 1; } }\n"),
+    )
     assert "web.broken.ok" in spans(found)
     assert found.warnings and "syntax errors" in found.warnings[0]
 
 
 def test_credentials_in_a_declaration_are_kept_out_of_the_facts(tmp_path: Path) -> None:
     token = "ghp_R8vKq2LmZt5Yx9Wn3Hb7Jc1Pd4Fs6Ga0Eu2Q"
-    found = facts(tmp_path, "src/client.ts", "typescript", (
-        f"/** Uses {token} when none is given. */\n"
-        f'export function connect(token: string = "{token}"): void {{}}\n'
-    ))
+    found = facts(
+        tmp_path,
+        "src/client.ts",
+        "typescript",
+        (
+            f"/** Uses {token} when none is given. */\n"
+            f'export function connect(token: string = "{token}"): void {{}}\n'
+        ),
+    )
     (connect,) = found.symbols
     assert token not in connect.signature and token not in connect.doc
     assert found.secrets

@@ -33,14 +33,19 @@ def test_blob_id_matches_git(make_repo: RepoFactory) -> None:
 
 
 def test_binary_oversized_and_excluded_files_are_skipped(make_repo: RepoFactory) -> None:
-    root = make_repo({
-        "fake.py": b"\x89PNG\r\n\x1a\n\x00\x00binary",
-        "big.txt": "x" * 20_000,
-        "vendor/lib.py": "pass\n",
-        "ok.py": "pass\n",
-    })
+    root = make_repo(
+        {
+            "fake.py": b"\x89PNG\r\n\x1a\n\x00\x00binary",
+            "big.txt": "x" * 20_000,
+            "vendor/lib.py": "pass\n",
+            "ok.py": "pass\n",
+        }
+    )
     assert reasons(root, exclude=["vendor/"]) == {
-        "fake.py": "binary", "big.txt": "oversized", "vendor/lib.py": "excluded"}
+        "fake.py": "binary",
+        "big.txt": "oversized",
+        "vendor/lib.py": "excluded",
+    }
 
 
 def test_symlinks_are_skipped_with_where_they_point(make_repo: RepoFactory, tmp_path: Path) -> None:
@@ -54,19 +59,25 @@ def test_symlinks_are_skipped_with_where_they_point(make_repo: RepoFactory, tmp_
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "links")
     assert reasons(root) == {
-        "escape.py": "symlink-outside", "alias.py": "symlink",
-        "loop_a": "broken-symlink", "loop_b": "broken-symlink"}
+        "escape.py": "symlink-outside",
+        "alias.py": "symlink",
+        "loop_a": "broken-symlink",
+        "loop_b": "broken-symlink",
+    }
 
 
 def test_plain_directory_honours_gitignore_and_tool_folders(make_repo: RepoFactory) -> None:
-    root = make_repo({
-        ".gitignore": "*.log\ngenerated/\n",
-        "app.py": "pass\n",
-        "run.log": "noise\n",
-        "generated/x.py": "pass\n",
-        "node_modules/m.js": "x\n",
-        "pkg/__pycache__/a.pyc": b"\x00",
-    }, use_git=False)
+    root = make_repo(
+        {
+            ".gitignore": "*.log\ngenerated/\n",
+            "app.py": "pass\n",
+            "run.log": "noise\n",
+            "generated/x.py": "pass\n",
+            "node_modules/m.js": "x\n",
+            "pkg/__pycache__/a.pyc": b"\x00",
+        },
+        use_git=False,
+    )
     inventory = discover(root, max_file_bytes=10_000)
     assert [f.path for f in inventory.files] == [".gitignore", "app.py"]
     assert inventory.vcs == "none"
@@ -120,7 +131,9 @@ def test_a_tracked_folder_swapped_for_a_link_out_is_not_read(make_repo: RepoFact
     inventory = discover(root, max_file_bytes=10_000)
     assert [f.path for f in inventory.files] == ["ok.py"]
     assert {s.path: s.reason for s in inventory.skipped} == {
-        "pkg/__init__.py": "symlink-outside", "pkg/core.py": "symlink-outside"}
+        "pkg/__init__.py": "symlink-outside",
+        "pkg/core.py": "symlink-outside",
+    }
 
 
 def test_a_header_is_cpp_when_its_opening_shows_cpp() -> None:

@@ -30,7 +30,8 @@ def doc(text: str) -> str:
 
 
 def test_front_matter_refs_and_where_the_body_starts() -> None:
-    front = parse_front_matter(doc("""
+    front = parse_front_matter(
+        doc("""
         ---
         title: Retrieval
         refs:
@@ -40,7 +41,8 @@ def test_front_matter_refs_and_where_the_body_starts() -> None:
         ---
         # Retrieval
         Uses `kbc.index`.
-    """))
+    """)
+    )
     assert front.refs == ("kbc/retrieval/**", "kbc/index/lexical.py", "README.md")
     assert front.problem == ""
     assert front.body == "# Retrieval\nUses `kbc.index`.\n"
@@ -63,21 +65,30 @@ def test_a_byte_order_mark_and_crlf_line_ends_are_accepted() -> None:
     assert (front.refs, front.body, front.problem) == (("a.py",), "body\r\n", "")
 
 
-@pytest.mark.parametrize(("text", "problem"), [
-    ("---\nrefs: [a.py\n---\nbody\n",
-     "front-matter is not valid YAML: expected ',' or ']', but got '<stream end>'"),
-    ("---\nrefs:\n  - a.py\n bad: : x\n---\n", "front-matter is not valid YAML: "),
-    ("---\n- a.py\n- b.py\n---\n", "front-matter must be a mapping of keys to values, not a list"),
-    ("---\njust text\n---\n", "front-matter must be a mapping of keys to values, not a str"),
-    ("---\nrefs: {a: 1}\n---\n", "front-matter `refs` must be a list of globs, not a dict"),
-    ("---\nrefs: 3\n---\n", "front-matter `refs` must be a list of globs, not a int"),
-    ("---\nrefs: [a.py, 3, '']\n---\n",
-     "front-matter `refs`: item 2 (3) is not a glob; item 3 ('') is not a glob"),
-    ("---\nrefs: [a.py]\nbody without a closing line\n",
-     "front-matter opened by `---` on line 1 is never closed by a `---` line"),
-    ("---\nwhen: 2026-13-45\n---\n", "front-matter is not valid YAML: month must be in 1..12"),
-    ("---\n!!python/object:os.system x\n---\n", "front-matter is not valid YAML: "),
-])
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        (
+            "---\nrefs: [a.py\n---\nbody\n",
+            "front-matter is not valid YAML: expected ',' or ']', but got '<stream end>'",
+        ),
+        ("---\nrefs:\n  - a.py\n bad: : x\n---\n", "front-matter is not valid YAML: "),
+        ("---\n- a.py\n- b.py\n---\n", "front-matter must be a mapping of keys to values, not a list"),
+        ("---\njust text\n---\n", "front-matter must be a mapping of keys to values, not a str"),
+        ("---\nrefs: {a: 1}\n---\n", "front-matter `refs` must be a list of globs, not a dict"),
+        ("---\nrefs: 3\n---\n", "front-matter `refs` must be a list of globs, not a int"),
+        (
+            "---\nrefs: [a.py, 3, '']\n---\n",
+            "front-matter `refs`: item 2 (3) is not a glob; item 3 ('') is not a glob",
+        ),
+        (
+            "---\nrefs: [a.py]\nbody without a closing line\n",
+            "front-matter opened by `---` on line 1 is never closed by a `---` line",
+        ),
+        ("---\nwhen: 2026-13-45\n---\n", "front-matter is not valid YAML: month must be in 1..12"),
+        ("---\n!!python/object:os.system x\n---\n", "front-matter is not valid YAML: "),
+    ],
+)
 def test_malformed_front_matter_is_a_problem_not_an_exception(text: str, problem: str) -> None:
     front = parse_front_matter(text)
     assert front.problem.startswith(problem), front.problem
@@ -98,32 +109,51 @@ def test_valid_refs_are_kept_beside_bad_items() -> None:
 
 # -- globs ---------------------------------------------------------------------------
 
-PATHS = ["README.md", "kbc/__init__.py", "kbc/retrieval/rank.py", "kbc/retrieval/sub/pack.py",
-         "kbc/index/lexical.py", "kbc/index/chunks.py", "docs/a.md", "tests/unit/test_x.py"]
+PATHS = [
+    "README.md",
+    "kbc/__init__.py",
+    "kbc/retrieval/rank.py",
+    "kbc/retrieval/sub/pack.py",
+    "kbc/index/lexical.py",
+    "kbc/index/chunks.py",
+    "docs/a.md",
+    "tests/unit/test_x.py",
+]
 
 
-@pytest.mark.parametrize(("pattern", "expected"), [
-    ("kbc/retrieval/**", ["kbc/retrieval/rank.py", "kbc/retrieval/sub/pack.py"]),
-    ("kbc/retrieval/*", ["kbc/retrieval/rank.py", "kbc/retrieval/sub/pack.py"]),  # sub/ is matched whole
-    ("kbc/retrieval/*.py", ["kbc/retrieval/rank.py"]),
-    ("kbc/*.py", ["kbc/__init__.py"]),
-    ("kbc/**/*.py", ["kbc/__init__.py", "kbc/index/chunks.py", "kbc/index/lexical.py",
-                     "kbc/retrieval/rank.py", "kbc/retrieval/sub/pack.py"]),
-    ("**/pack.py", ["kbc/retrieval/sub/pack.py"]),
-    ("**/test_*.py", ["tests/unit/test_x.py"]),
-    ("kbc/index", ["kbc/index/chunks.py", "kbc/index/lexical.py"]),
-    ("kbc/index/", ["kbc/index/chunks.py", "kbc/index/lexical.py"]),
-    ("kbc/index/lexical.py/", []),
-    ("kbc/index/l?xical.py", ["kbc/index/lexical.py"]),
-    ("kbc/index/[cl]*.py", ["kbc/index/chunks.py", "kbc/index/lexical.py"]),
-    ("kbc/index/[!c]*.py", ["kbc/index/lexical.py"]),
-    ("*.md", ["README.md"]),  # anchored at the root
-    ("kbc/r*", ["kbc/retrieval/rank.py", "kbc/retrieval/sub/pack.py"]),
-    ("kbc/**/rank.py", ["kbc/retrieval/rank.py"]),
-    ("kbc/retrieval/**/pack.py", ["kbc/retrieval/sub/pack.py"]),
-    ("**", sorted(PATHS)),
-    ("kbc/nothing/**", []),
-])
+@pytest.mark.parametrize(
+    ("pattern", "expected"),
+    [
+        ("kbc/retrieval/**", ["kbc/retrieval/rank.py", "kbc/retrieval/sub/pack.py"]),
+        ("kbc/retrieval/*", ["kbc/retrieval/rank.py", "kbc/retrieval/sub/pack.py"]),  # sub/ is matched whole
+        ("kbc/retrieval/*.py", ["kbc/retrieval/rank.py"]),
+        ("kbc/*.py", ["kbc/__init__.py"]),
+        (
+            "kbc/**/*.py",
+            [
+                "kbc/__init__.py",
+                "kbc/index/chunks.py",
+                "kbc/index/lexical.py",
+                "kbc/retrieval/rank.py",
+                "kbc/retrieval/sub/pack.py",
+            ],
+        ),
+        ("**/pack.py", ["kbc/retrieval/sub/pack.py"]),
+        ("**/test_*.py", ["tests/unit/test_x.py"]),
+        ("kbc/index", ["kbc/index/chunks.py", "kbc/index/lexical.py"]),
+        ("kbc/index/", ["kbc/index/chunks.py", "kbc/index/lexical.py"]),
+        ("kbc/index/lexical.py/", []),
+        ("kbc/index/l?xical.py", ["kbc/index/lexical.py"]),
+        ("kbc/index/[cl]*.py", ["kbc/index/chunks.py", "kbc/index/lexical.py"]),
+        ("kbc/index/[!c]*.py", ["kbc/index/lexical.py"]),
+        ("*.md", ["README.md"]),  # anchored at the root
+        ("kbc/r*", ["kbc/retrieval/rank.py", "kbc/retrieval/sub/pack.py"]),
+        ("kbc/**/rank.py", ["kbc/retrieval/rank.py"]),
+        ("kbc/retrieval/**/pack.py", ["kbc/retrieval/sub/pack.py"]),
+        ("**", sorted(PATHS)),
+        ("kbc/nothing/**", []),
+    ],
+)
 def test_globs_match_like_gitignore_anchored_at_the_root(pattern: str, expected: list[str]) -> None:
     assert sorted(p for p in set(PATHS) if governs([pattern], p)) == expected
     assert [p for p in sorted(PATHS) if compile_glob(pattern).matches(p)] == expected
@@ -132,7 +162,11 @@ def test_globs_match_like_gitignore_anchored_at_the_root(pattern: str, expected:
 def test_a_negated_glob_excludes_and_the_last_match_wins() -> None:
     refs = ["kbc/**", "!kbc/index/**", "kbc/index/lexical.py"]
     assert sorted(p for p in set(PATHS) if governs(refs, p)) == [
-        "kbc/__init__.py", "kbc/index/lexical.py", "kbc/retrieval/rank.py", "kbc/retrieval/sub/pack.py"]
+        "kbc/__init__.py",
+        "kbc/index/lexical.py",
+        "kbc/retrieval/rank.py",
+        "kbc/retrieval/sub/pack.py",
+    ]
     assert compile_glob("!kbc/index/**").negated
 
 
@@ -177,8 +211,11 @@ def test_code_spans_outside_fenced_blocks_with_their_lines() -> None:
     """)
     spans = code_spans(body, first_line=10)
     assert spans == [
-        Mention("run()", 10), Mention("a `tick` inside", 10), Mention("x", 10),
-        Mention("pkg.mod.f", 11), Mention("after()", 28),
+        Mention("run()", 10),
+        Mention("a `tick` inside", 10),
+        Mention("x", 10),
+        Mention("pkg.mod.f", 11),
+        Mention("after()", 28),
     ]
 
 
@@ -228,34 +265,83 @@ UTIL = """
 
 def index() -> MentionChecker:
     sources = {"pkg/core.py": CORE, "pkg/base.py": BASE, "pkg/util.py": UTIL, "pkg/__init__.py": ""}
-    facts = [facts_of(source, module=path.removesuffix(".py").replace("/", ".").removesuffix(".__init__"),
-                      path=path, is_package=path.endswith("__init__.py"))
-             for path, source in sources.items()]
+    facts = [
+        facts_of(
+            source,
+            module=path.removesuffix(".py").replace("/", ".").removesuffix(".__init__"),
+            path=path,
+            is_package=path.endswith("__init__.py"),
+        )
+        for path, source in sources.items()
+    ]
     return MentionChecker(SymbolTable(link(facts), lambda path: textwrap.dedent(sources[path])))
 
 
-@pytest.mark.parametrize("name", [
-    "pkg", "pkg.core", "pkg.core.compute", "pkg.core.compute()", "pkg.core.Engine", "pkg.core.Engine.run",
-    "pkg.core.Engine.run()", "pkg.core.Engine.speed", "pkg.core.Engine.kind", "pkg.core.Engine.size",
-    "pkg.core.Engine.start",  # inherited
-    "pkg.core.Plugin.keys()",  # from a base outside the repository
-    "pkg.core.LIMIT", "pkg.core.MODE", "pkg.core.Path", "pkg.core.Path.cwd()", "pkg.core.os.path",
-    "pkg.core.tidy",  # star import
-    "pkg.core._Base.start", "pkg.core.compute.__name__",
-    "pkg.toml", "pkg.core.json",  # files, not code
-    "kbc.nothing", "other.gone()", "self.gone()", "os.remove()", "run()", "compute()", "len()",
-    "Engine.run()", "Path.unlink()", "dict.keys()", "tidy()", "start()", "a b()", "x = f()", "pkg.",
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "pkg",
+        "pkg.core",
+        "pkg.core.compute",
+        "pkg.core.compute()",
+        "pkg.core.Engine",
+        "pkg.core.Engine.run",
+        "pkg.core.Engine.run()",
+        "pkg.core.Engine.speed",
+        "pkg.core.Engine.kind",
+        "pkg.core.Engine.size",
+        "pkg.core.Engine.start",  # inherited
+        "pkg.core.Plugin.keys()",  # from a base outside the repository
+        "pkg.core.LIMIT",
+        "pkg.core.MODE",
+        "pkg.core.Path",
+        "pkg.core.Path.cwd()",
+        "pkg.core.os.path",
+        "pkg.core.tidy",  # star import
+        "pkg.core._Base.start",
+        "pkg.core.compute.__name__",
+        "pkg.toml",
+        "pkg.core.json",  # files, not code
+        "kbc.nothing",
+        "other.gone()",
+        "self.gone()",
+        "os.remove()",
+        "run()",
+        "compute()",
+        "len()",
+        "Engine.run()",
+        "Path.unlink()",
+        "dict.keys()",
+        "tidy()",
+        "start()",
+        "a b()",
+        "x = f()",
+        "pkg.",
+    ],
+)
 def test_names_the_code_has_or_cannot_judge_pass(name: str) -> None:
     assert index().missing([Mention(name, 1)]) == ()
 
 
-@pytest.mark.parametrize("name", [
-    "pkg.gone", "pkg.core.gone", "pkg.core.gone()", "pkg.core.Engine.stop", "pkg.core.Engine.stop()",
-    "pkg.core.Engine.gone.run", "pkg.cor.compute",
-    "pkg.base.Base.speed", "pkg.util.untidy", "pkg.core._Base.stop",
-    "gone()", "Engine.stop()", "Gone.run2()", "pkg.core.py()",
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "pkg.gone",
+        "pkg.core.gone",
+        "pkg.core.gone()",
+        "pkg.core.Engine.stop",
+        "pkg.core.Engine.stop()",
+        "pkg.core.Engine.gone.run",
+        "pkg.cor.compute",
+        "pkg.base.Base.speed",
+        "pkg.util.untidy",
+        "pkg.core._Base.stop",
+        "gone()",
+        "Engine.stop()",
+        "Gone.run2()",
+        "pkg.core.py()",
+    ],
+)
 def test_names_the_code_no_longer_has_are_missing(name: str) -> None:
     assert index().missing([Mention(name, 1)]) == (name,)
 
@@ -270,7 +356,8 @@ def test_without_python_facts_nothing_is_judged() -> None:
 
 
 def test_scope_bindings_cover_module_and_class_bodies() -> None:
-    scopes = scope_bindings(textwrap.dedent("""
+    scopes = scope_bindings(
+        textwrap.dedent("""
         import a.b
         from c import d as e
         X, (Y, *Z) = 1, (2, 3)
@@ -285,7 +372,8 @@ def test_scope_bindings_cover_module_and_class_bodies() -> None:
                 B: int
             def m(self):
                 local = 1
-    """))
+    """)
+    )
     assert scopes[""] == {"a", "e", "X", "Y", "Z", "I", "impl", "K"}
     assert scopes["K"] == {"A", "Inner", "m"}
     assert scopes["K.Inner"] == {"B"}
@@ -300,27 +388,46 @@ def commit(sha: str, date: str, *paths: str) -> Commit:
 
 
 def test_a_document_behind_for_every_reason() -> None:
-    front = parse_front_matter(doc("""
+    front = parse_front_matter(
+        doc("""
         ---
         refs: [pkg/core.py, pkg/sub/**, pkg/old/**]
         ---
         `pkg.core.gone` and `pkg.core.compute`
-    """))
+    """)
+    )
     history = [
         commit("c3", "2026-01-05", "pkg/sub/new.py", "docs/core.md"),
         commit("c2", "2026-01-03", "README.md"),
         commit("c1", "2026-01-02", "pkg/core.py", "pkg/util.py"),
     ]
-    report = check_document("docs/core.md", front, tracked=["pkg/core.py", "pkg/sub/new.py"], code=index(),
-                            last=("c0", "2026-01-01"), history=history)
-    assert report == DriftReport("docs/core.md", (
-        DriftReason("code_changed",
-                    "2 commits since the document's last commit (2026-01-01) changed 2 governed files; "
-                    "the latest on 2026-01-05",
-                    commits_since=2, last_change="2026-01-05", files=("pkg/core.py", "pkg/sub/new.py")),
-        DriftReason("missing_symbols", "mentions 1 name the code no longer has", names=("pkg.core.gone",)),
-        DriftReason("stale_ref", "1 ref matches no tracked file", refs=("pkg/old/**",)),
-    ), "c0", "2026-01-01")
+    report = check_document(
+        "docs/core.md",
+        front,
+        tracked=["pkg/core.py", "pkg/sub/new.py"],
+        code=index(),
+        last=("c0", "2026-01-01"),
+        history=history,
+    )
+    assert report == DriftReport(
+        "docs/core.md",
+        (
+            DriftReason(
+                "code_changed",
+                "2 commits since the document's last commit (2026-01-01) changed 2 governed files; "
+                "the latest on 2026-01-05",
+                commits_since=2,
+                last_change="2026-01-05",
+                files=("pkg/core.py", "pkg/sub/new.py"),
+            ),
+            DriftReason(
+                "missing_symbols", "mentions 1 name the code no longer has", names=("pkg.core.gone",)
+            ),
+            DriftReason("stale_ref", "1 ref matches no tracked file", refs=("pkg/old/**",)),
+        ),
+        "c0",
+        "2026-01-01",
+    )
     assert to_data(report)["reasons"][0]["files"] == ["pkg/core.py", "pkg/sub/new.py"]
     assert report.reason("stale_ref") is not None and report.reason("bad_front_matter") is None
 
@@ -328,11 +435,23 @@ def test_a_document_behind_for_every_reason() -> None:
 def test_an_up_to_date_document_has_no_report() -> None:
     front = parse_front_matter("---\nrefs: [pkg/core.py]\n---\n`pkg.core.compute()`\n")
     unrelated = [commit("c1", "2026-01-02", "pkg/util.py")]
-    assert check_document("d.md", front, tracked=["pkg/core.py"], code=index(),
-                          last=("c0", "2026-01-01"), history=unrelated) is None
+    assert (
+        check_document(
+            "d.md", front, tracked=["pkg/core.py"], code=index(), last=("c0", "2026-01-01"), history=unrelated
+        )
+        is None
+    )
     # Without a last commit (never committed) history cannot say anything.
-    assert check_document("d.md", front, tracked=["pkg/core.py"], code=index(),
-                          history=[commit("c1", "2026-01-02", "pkg/core.py")]) is None
+    assert (
+        check_document(
+            "d.md",
+            front,
+            tracked=["pkg/core.py"],
+            code=index(),
+            history=[commit("c1", "2026-01-02", "pkg/core.py")],
+        )
+        is None
+    )
 
 
 def test_bad_front_matter_is_a_reason_and_the_body_is_still_checked() -> None:

@@ -14,8 +14,9 @@ def points(source: str, **kwargs: object) -> list[tuple[str, str, str, str]]:
 
 
 def test_console_scripts_from_pyproject(make_repo: RepoFactory) -> None:
-    root = make_repo({
-        "pyproject.toml": """
+    root = make_repo(
+        {
+            "pyproject.toml": """
             [project]
             name = "tool"
             [project.scripts]
@@ -23,8 +24,9 @@ def test_console_scripts_from_pyproject(make_repo: RepoFactory) -> None:
             [project.gui-scripts]
             tool-gui = "tool.gui:run"
         """,
-        "tool/__init__.py": "",
-    })
+            "tool/__init__.py": "",
+        }
+    )
     declared = analyze_repo(root).entry_points()
     assert declared == [
         EntryPoint("console_script", "tool", "tool.cli.main", "pyproject.toml", 4),
@@ -33,13 +35,17 @@ def test_console_scripts_from_pyproject(make_repo: RepoFactory) -> None:
 
 
 def test_a_node_packages_commands_and_scripts_from_package_json(make_repo: RepoFactory) -> None:
-    root = make_repo({
-        "web/package.json": ('{\n  "name": "@shop/web",\n  "bin": "./bin/shop.js",\n'
-                             '  "scripts": {\n    "build": "tsc -p ."\n  }\n}\n'),
-        "web/bin/shop.js": "function main() { return 1; }\nmain();\n",
-        "vendor/lib/package.json": '{"name": "lib", "bin": {"lib": "cli.js"}}\n',
-        "broken/package.json": '{"name": ',
-    })
+    root = make_repo(
+        {
+            "web/package.json": (
+                '{\n  "name": "@shop/web",\n  "bin": "./bin/shop.js",\n'
+                '  "scripts": {\n    "build": "tsc -p ."\n  }\n}\n'
+            ),
+            "web/bin/shop.js": "function main() { return 1; }\nmain();\n",
+            "vendor/lib/package.json": '{"name": "lib", "bin": {"lib": "cli.js"}}\n',
+            "broken/package.json": '{"name": ',
+        }
+    )
     store = analyze_repo(root)
     assert store.entry_points() == [
         EntryPoint("npm_bin", "web", "web.bin.shop", "web/package.json", 3, "./bin/shop.js"),
@@ -50,26 +56,35 @@ def test_a_node_packages_commands_and_scripts_from_package_json(make_repo: RepoF
 
 
 def test_console_scripts_from_setup_cfg(make_repo: RepoFactory) -> None:
-    root = make_repo({
-        "setup.cfg": """
+    root = make_repo(
+        {
+            "setup.cfg": """
             [metadata]
             name = tool
             [options.entry_points]
             console_scripts =
                 tool = tool.cli:main
-        """,
-    })
+        """
+        }
+    )
     (point,) = analyze_repo(root).entry_points()
     assert (point.kind, point.name, point.target, point.line) == (
-        "console_script", "tool", "tool.cli.main", 5)
+        "console_script",
+        "tool",
+        "tool.cli.main",
+        5,
+    )
 
 
 def test_console_scripts_from_setup_py() -> None:
-    assert points("""
+    assert points(
+        """
         from setuptools import setup
         setup(name="tool", entry_points={"console_scripts": ["tool = tool.cli:main"]})
-    """, module="setup", path="setup.py") == [
-        ("console_script", "tool", "tool.cli.main", "setup.py")]
+    """,
+        module="setup",
+        path="setup.py",
+    ) == [("console_script", "tool", "tool.cli.main", "setup.py")]
 
 
 def test_main_guard_targets_the_first_call() -> None:
@@ -110,10 +125,7 @@ def test_typer_app_commands_and_run() -> None:
 
         def main(): ...
         typer.run(main)
-    """) == [
-        ("typer", "hello-world", "pkg.mod.hello_world", ""),
-        ("typer", "main", "pkg.mod.main", ""),
-    ]
+    """) == [("typer", "hello-world", "pkg.mod.hello_world", ""), ("typer", "main", "pkg.mod.main", "")]
 
 
 def test_argparse_parser_and_subcommands() -> None:
@@ -124,10 +136,7 @@ def test_argparse_parser_and_subcommands() -> None:
             parser = argparse.ArgumentParser(prog="tool")
             sub = parser.add_subparsers()
             sub.add_parser("init")
-    """) == [
-        ("argparse", "tool", "pkg.mod.main", ""),
-        ("argparse", "init", "pkg.mod.main", "subcommand"),
-    ]
+    """) == [("argparse", "tool", "pkg.mod.main", ""), ("argparse", "init", "pkg.mod.main", "subcommand")]
 
 
 def test_flask_routes_on_app_and_blueprint() -> None:
@@ -165,7 +174,8 @@ def test_fastapi_routes_on_app_and_router() -> None:
 
 
 def test_django_url_patterns() -> None:
-    assert points("""
+    assert points(
+        """
         from django.urls import include, path
         from . import views
 
@@ -174,7 +184,10 @@ def test_django_url_patterns() -> None:
             path("about/", views.AboutView.as_view()),
             path("api/", include("api.urls")),
         ]
-    """, module="site.urls", path="site/urls.py") == [
+    """,
+        module="site.urls",
+        path="site/urls.py",
+    ) == [
         ("django_route", "articles/", "site.views.article_list", ""),
         ("django_route", "about/", "site.views.AboutView", ""),
         ("django_route", "api/", "api.urls", "include"),

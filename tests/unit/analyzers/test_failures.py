@@ -27,7 +27,9 @@ def test_an_unreadable_file_is_a_failure() -> None:
 
 def test_coding_cookie_and_bom_are_honoured() -> None:
     assert decode_source("# coding: latin-1\nx = 'é'\n".encode("latin-1")) == (
-        "# coding: latin-1\nx = 'é'\n", ())
+        "# coding: latin-1\nx = 'é'\n",
+        (),
+    )
     assert decode_source(b"\xef\xbb\xbfx = 1\n") == ("x = 1\n", ())
 
 

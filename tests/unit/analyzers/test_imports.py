@@ -4,18 +4,24 @@ from helpers import facts_of, targets
 
 
 def test_relative_import_resolves_against_the_package() -> None:
-    facts = facts_of("""
+    facts = facts_of(
+        """
         from . import util
         from .util import helper
         from ..core import engine
-    """, module="pkg.sub.mod", path="pkg/sub/mod.py")
+    """,
+        module="pkg.sub.mod",
+        path="pkg/sub/mod.py",
+    )
     assert [(i.module, i.name, i.level) for i in facts.imports] == [
-        ("pkg.sub", "util", 1), ("pkg.sub.util", "helper", 1), ("pkg.core", "engine", 2)]
+        ("pkg.sub", "util", 1),
+        ("pkg.sub.util", "helper", 1),
+        ("pkg.core", "engine", 2),
+    ]
 
 
 def test_relative_import_inside_a_package_init_starts_at_the_package() -> None:
-    facts = facts_of("from .core import run\n", module="pkg", path="pkg/__init__.py",
-                     is_package=True)
+    facts = facts_of("from .core import run\n", module="pkg", path="pkg/__init__.py", is_package=True)
     assert facts.imports[0].module == "pkg.core"
 
 

@@ -81,15 +81,16 @@ def test_only_a_name_the_code_passes_is_an_environment_variable() -> None:
             return os.environ[TOKEN_VAR]
     """)
     assert [(i.name, i.detail, i.symbol) for i in facts.integrations] == [
-        ("APP_TOKEN", "constant TOKEN_VAR", "pkg.mod.token")]
+        ("APP_TOKEN", "constant TOKEN_VAR", "pkg.mod.token")
+    ]
 
 
-def test_an_environment_variable_named_by_an_imported_constant_gets_its_value(
-        make_repo: RepoFactory) -> None:
-    root = make_repo({
-        "app/__init__.py": "",
-        "app/names.py": 'HOME = "APP_HOME"\nDYNAMIC = compute()\n',
-        "app/main.py": """
+def test_an_environment_variable_named_by_an_imported_constant_gets_its_value(make_repo: RepoFactory) -> None:
+    root = make_repo(
+        {
+            "app/__init__.py": "",
+            "app/names.py": 'HOME = "APP_HOME"\nDYNAMIC = compute()\n',
+            "app/main.py": """
             import os
             from app.names import HOME, DYNAMIC
             from elsewhere import OUTSIDE
@@ -97,10 +98,12 @@ def test_an_environment_variable_named_by_an_imported_constant_gets_its_value(
             def where():
                 return os.getenv(HOME), os.getenv(DYNAMIC), os.getenv(OUTSIDE)
         """,
-    })
+        }
+    )
     (facts,) = [f for f in analyze_repo(root).facts() if f.path == "app/main.py"]
     assert [(i.kind, i.name, i.detail) for i in facts.integrations if i.kind == "env_var"] == [
-        ("env_var", "APP_HOME", "constant app.names.HOME")]
+        ("env_var", "APP_HOME", "constant app.names.HOME")
+    ]
 
 
 def test_http_database_and_queue_clients() -> None:
@@ -134,16 +137,18 @@ def test_boto3_client_kind_follows_the_service() -> None:
 
 
 def test_external_packages_are_named_by_distribution(make_repo: RepoFactory) -> None:
-    root = make_repo({
-        "app/__init__.py": "",
-        "app/main.py": """
+    root = make_repo(
+        {
+            "app/__init__.py": "",
+            "app/main.py": """
             import json
             import yaml
             from app import helpers
             from requests.adapters import HTTPAdapter
         """,
-        "app/helpers.py": "",
-    })
+            "app/helpers.py": "",
+        }
+    )
     (facts,) = [f for f in analyze_repo(root).facts() if f.path == "app/main.py"]
     kinds = [(i.module, i.kind, i.target, i.distribution) for i in facts.imports]
     assert kinds == [
@@ -158,14 +163,14 @@ def test_external_packages_are_named_by_distribution(make_repo: RepoFactory) -> 
 
 def test_a_string_that_cannot_name_a_variable_is_no_constant_and_no_name() -> None:
     """pygments' table of Unicode ranges holds lone surrogates: no fact may carry them."""
-    facts = facts_of('''
+    facts = facts_of("""
         import os
         RANGES = "\\ud800-\\udbff"
         SPACED = "two words"
 
         def read():
             return os.getenv(RANGES), os.getenv(SPACED), os.getenv("\\udc00")
-    ''')
+    """)
     assert facts.constants == () and facts.integrations == ()
 
 

@@ -10,21 +10,27 @@ def test_flat_layout_names_modules_from_the_root() -> None:
 
 
 def test_src_layout_strips_src() -> None:
-    roots = detect_source_roots(["pyproject.toml", "src/pkg/__init__.py", "src/pkg/a.py",
-                                 "tests/test_a.py"])
+    roots = detect_source_roots(["pyproject.toml", "src/pkg/__init__.py", "src/pkg/a.py", "tests/test_a.py"])
     assert module_name("src/pkg/a.py", roots) == ("pkg.a", False)
     assert module_name("tests/test_a.py", roots) == ("tests.test_a", False)
 
 
 def test_namespace_packages_keep_every_level() -> None:
-    roots = detect_source_roots(["pyproject.toml", "src/acme/billing/__init__.py",
-                                 "src/acme/billing/rules.py"])
+    roots = detect_source_roots(
+        ["pyproject.toml", "src/acme/billing/__init__.py", "src/acme/billing/rules.py"]
+    )
     assert module_name("src/acme/billing/rules.py", roots) == ("acme.billing.rules", False)
 
 
 def test_nested_projects_are_their_own_roots() -> None:
-    roots = detect_source_roots(["libs/client/pyproject.toml", "libs/client/src/client/api.py",
-                                 "libs/server/setup.py", "libs/server/server/app.py"])
+    roots = detect_source_roots(
+        [
+            "libs/client/pyproject.toml",
+            "libs/client/src/client/api.py",
+            "libs/server/setup.py",
+            "libs/server/server/app.py",
+        ]
+    )
     assert module_name("libs/client/src/client/api.py", roots) == ("client.api", False)
     assert module_name("libs/server/server/app.py", roots) == ("server.app", False)
 

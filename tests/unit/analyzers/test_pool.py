@@ -2,6 +2,8 @@
 
 import os
 
+import pytest
+
 from kbc.analyzers.pool import POOL_MIN_FILES, run_analysis
 from kbc.analyzers.python.analyze import analyze_file
 from kbc.domain.models import AnalysisFailed, AnalysisOk, AnalysisResult, AnalysisTask
@@ -41,16 +43,19 @@ def test_results_come_back_in_task_order_from_the_pool(tmp_path) -> None:  # typ
     assert len(seen) == len(tasks)
 
 
+@pytest.mark.slow
 def test_a_dying_worker_costs_only_its_file(tmp_path) -> None:  # type: ignore[no-untyped-def]
     names = [f"m{i}.py" for i in range(POOL_MIN_FILES)] + ["poison.py"] + ["z1.py", "z2.py"]
     tasks = tasks_for(tmp_path, names)
     results = run_analysis(tasks, workers=2, analyzer=crash_on_poison)
     failed = [r for r in results if isinstance(r, AnalysisFailed)]
     assert [(f.path, f.error) for f in failed] == [
-        ("poison.py", "the analyzer process died on this file (crash or out of memory)")]
+        ("poison.py", "the analyzer process died on this file (crash or out of memory)")
+    ]
     assert sum(isinstance(r, AnalysisOk) for r in results) == len(tasks) - 1
 
 
+@pytest.mark.slow
 def test_a_file_too_large_for_a_worker_fails_alone_even_among_few(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from kbc.analyzers import pool
 
@@ -64,12 +69,14 @@ def test_a_file_too_large_for_a_worker_fails_alone_even_among_few(tmp_path, monk
     assert isinstance(ok, AnalysisOk)
 
 
+@pytest.mark.slow
 def test_a_crash_among_few_files_costs_only_its_file(tmp_path) -> None:  # type: ignore[no-untyped-def]
     tasks = tasks_for(tmp_path, ["a.py", "poison.py", "b.py"])  # far fewer than a pool's threshold
     results = run_analysis(tasks, workers=1, analyzer=crash_on_poison)
     assert [type(r).__name__ for r in results] == ["AnalysisOk", "AnalysisFailed", "AnalysisOk"]
 
 
+@pytest.mark.slow
 def test_a_threaded_process_spawns_its_workers_with_the_same_cap(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     import threading
 

@@ -26,9 +26,15 @@ def test_an_if_that_raises_is_a_raise_guard() -> None:
             return amount
     """)
     assert guard == Guard(
-        kind="raise", condition="amount <= 0", symbol="pkg.mod.pay", line=3, end_line=5,
-        outcome='raise ValueError("amount must be positive")', message="amount must be positive",
-        limits=())
+        kind="raise",
+        condition="amount <= 0",
+        symbol="pkg.mod.pay",
+        line=3,
+        end_line=5,
+        outcome='raise ValueError("amount must be positive")',
+        message="amount must be positive",
+        limits=(),
+    )
 
 
 def test_raise_messages_from_f_strings_formatting_and_keywords() -> None:
@@ -83,7 +89,11 @@ def test_a_condition_over_several_lines_is_written_on_one() -> None:
             wait()
     """)
     assert (guard.condition, guard.line, guard.end_line, guard.limits) == (
-        "( queue.size() >= MAX_QUEUE # full )", 1, 5, ("MAX_QUEUE",))
+        "( queue.size() >= MAX_QUEUE # full )",
+        1,
+        5,
+        ("MAX_QUEUE",),
+    )
 
 
 def test_asserts_are_guards() -> None:
@@ -94,11 +104,20 @@ def test_asserts_are_guards() -> None:
                 f"at most {MAX_ITEMS} items"
             )
     """)
-    assert [(g.kind, g.condition, g.symbol, g.line, g.end_line, g.outcome, g.message, g.limits)
-            for g in found] == [
+    assert [
+        (g.kind, g.condition, g.symbol, g.line, g.end_line, g.outcome, g.message, g.limits) for g in found
+    ] == [
         ("assert", "VERSION >= 3", "pkg.mod", 1, 1, "assert", "", ("VERSION", "3")),
-        ("assert", "len(items) <= MAX_ITEMS", "pkg.mod.f", 3, 5, "assert", "at most {MAX_ITEMS} items",
-         ("MAX_ITEMS",)),
+        (
+            "assert",
+            "len(items) <= MAX_ITEMS",
+            "pkg.mod.f",
+            3,
+            5,
+            "assert",
+            "at most {MAX_ITEMS} items",
+            ("MAX_ITEMS",),
+        ),
     ]
 
 
@@ -143,7 +162,8 @@ def test_rejections_are_reject_guards() -> None:
 
 
 def test_ordinary_branches_are_not_guards() -> None:
-    assert guards("""
+    assert (
+        guards("""
         def f(x, items):
             if x:
                 return x.value
@@ -159,7 +179,9 @@ def test_ordinary_branches_are_not_guards() -> None:
                     continue
             while True:
                 break
-    """) == []
+    """)
+        == []
+    )
 
 
 def test_comparisons_against_constants_are_limit_guards() -> None:
@@ -180,10 +202,15 @@ def test_comparisons_against_constants_are_limit_guards() -> None:
     """)
     assert [(g.kind, g.condition, g.line, g.end_line, g.outcome, g.limits) for g in found] == [
         ("limit", "attempts < config.MAX_RETRIES", 2, 3, "attempts += 1", ("config.MAX_RETRIES",)),
-        ("limit", "size > 1_000 and size * 2 <= _HARD_CAP", 4, 7,
-         "for part in split(size): send(part)", ("1_000", "2", "_HARD_CAP")),
-        ("limit", "0 < size <= MAX_SIZE - 5 or size >= MAX_SIZE", 8, 9, "size = -2.5",
-         ("MAX_SIZE", "5")),
+        (
+            "limit",
+            "size > 1_000 and size * 2 <= _HARD_CAP",
+            4,
+            7,
+            "for part in split(size): send(part)",
+            ("1_000", "2", "_HARD_CAP"),
+        ),
+        ("limit", "0 < size <= MAX_SIZE - 5 or size >= MAX_SIZE", 8, 9, "size = -2.5", ("MAX_SIZE", "5")),
         ("limit", "size != -3", 10, 11, "return size", ("-3",)),
         ("limit", "status == Status.PAID", 12, 13, "ship()", ("Status.PAID",)),
     ]
@@ -197,10 +224,7 @@ def test_limits_of_raise_and_reject_guards() -> None:
             if user.age < ADULT_AGE:
                 return None
     """)
-    assert [(g.kind, g.limits) for g in found] == [
-        ("raise", ("MAX_N", "-10")),
-        ("reject", ("ADULT_AGE",)),
-    ]
+    assert [(g.kind, g.limits) for g in found] == [("raise", ("MAX_N", "-10")), ("reject", ("ADULT_AGE",))]
 
 
 def test_guards_belong_to_the_innermost_symbol() -> None:
@@ -245,7 +269,7 @@ def test_main_and_type_checking_tests_are_not_guards() -> None:
             sys.exit(main())
     """)
     assert [(g.kind, g.condition, g.symbol, g.message) for g in found] == [
-        ("reject", "len(sys.argv) > 3", "pkg.mod", "too many arguments"),
+        ("reject", "len(sys.argv) > 3", "pkg.mod", "too many arguments")
     ]
 
 
@@ -296,8 +320,13 @@ def test_enum_members_and_model_fields_are_fields() -> None:
         ClassField("pkg.mod.Color", "RED", 3, "", '"red"'),
         ClassField("pkg.mod.Color", "GREEN", 4, "", "2"),
         ClassField("pkg.mod.Color", "BLUE", 4, "", "2"),
-        ClassField("pkg.mod.Article", "title", 8, "",
-                   'models.CharField(max_length=200, help_text="a title that is long enough to be s…'),
+        ClassField(
+            "pkg.mod.Article",
+            "title",
+            8,
+            "",
+            'models.CharField(max_length=200, help_text="a title that is long enough to be s…',
+        ),
         ClassField("pkg.mod.Article.Meta", "ordering", 12, "", '["title"]'),
     ]
 

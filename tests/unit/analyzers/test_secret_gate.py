@@ -64,13 +64,15 @@ def test_an_allowlist_pragma_covers_the_line_after_it_only(tmp_path: Path) -> No
     from kbc.analyzers.secrets import _own_findings, _scan
 
     secret = f'password = "{VALUES["py_password"]}"'
-    text = "\n".join([
-        "# pragma: allowlist nextline secret",
-        secret,  # allowlisted
-        "# pragma: allowlist nextline secret",
-        "value = compute_the_weighted_matching_of(graph)",
-        secret,  # not: the pragma is two lines up
-    ])
+    text = "\n".join(
+        [
+            "# pragma: allowlist nextline secret",
+            secret,  # allowlisted
+            "# pragma: allowlist nextline secret",
+            "value = compute_the_weighted_matching_of(graph)",
+            secret,  # not: the pragma is two lines up
+        ]
+    )
     path = tmp_path / "settings.py"
     path.write_text(text)
     lines = text.split("\n")

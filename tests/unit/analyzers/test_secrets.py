@@ -15,8 +15,10 @@ FAKES = {
     "slack": 'HOOK = "https://hooks.slack.com/services/T0A1B2C3D/B4E5F6G7H/abcdefghijklmnopqrstuvwx"\n',
 }
 SECRET_VALUES = [
-    "AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-    "ghp_R8vKq2LmZt5Yx9Wn3Hb7Jc1Pd4Fs6Ga0Eu2Q", "T0A1B2C3D/B4E5F6G7H/abcdefghijklmnopqrstuvwx",
+    "AKIAIOSFODNN7EXAMPLE",
+    "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "ghp_R8vKq2LmZt5Yx9Wn3Hb7Jc1Pd4Fs6Ga0Eu2Q",
+    "T0A1B2C3D/B4E5F6G7H/abcdefghijklmnopqrstuvwx",
 ]
 PEM = (
     'KEY = """\n-----BEGIN RSA PRIVATE KEY-----\n'
@@ -50,8 +52,10 @@ def test_dotenv_lines_are_redacted_through_the_config_reader(tmp_path: Path) -> 
 
 
 WHOLE_FILES = {
-    "deploy.yaml": ("steps:\n  - run: |\n      export API_KEY=9f3a7c1e5b2d4f6a8c0e\n      make\n"
-                    "password: hunter2isnotgood\nhost: 203.0.113.77\nname: plain\n"),
+    "deploy.yaml": (
+        "steps:\n  - run: |\n      export API_KEY=9f3a7c1e5b2d4f6a8c0e\n      make\n"
+        "password: hunter2isnotgood\nhost: 203.0.113.77\nname: plain\n"
+    ),
     "settings.ini": "[db]\nuser = app\npassword = s3cr3tValue!\nchecksum = 0a1b2c3d4e5f\n",
     "notes.txt": "Ping 8.8.8.8 first.\nThe build id is 4f9c2a7e1d.\nnothing here\n" * 3,
     "messages.po": 'msgid "Password"\nmsgstr "Mot de passe"\n\nmsgid "Key"\nmsgstr "Cle"\n',
@@ -62,7 +66,8 @@ WHOLE_FILES = {
 
 @pytest.mark.parametrize("name", sorted(WHOLE_FILES))
 def test_a_whole_file_screened_finds_what_detect_secrets_finds_reading_it_all(
-        tmp_path: Path, name: str) -> None:
+    tmp_path: Path, name: str
+) -> None:
     from detect_secrets.core.scan import scan_file
 
     from kbc.analyzers.secrets import _configure, _scan_whole_file
@@ -70,8 +75,11 @@ def test_a_whole_file_screened_finds_what_detect_secrets_finds_reading_it_all(
     path = tmp_path / name
     path.write_text(WHOLE_FILES[name])
     _configure()
-    expected = sorted((s.line_number, s.type, s.secret_value) for s in scan_file(str(path))
-                      if s.secret_value and s.line_number)
+    expected = sorted(
+        (s.line_number, s.type, s.secret_value)
+        for s in scan_file(str(path))
+        if s.secret_value and s.line_number
+    )
     assert sorted(_scan_whole_file(str(path))) == expected
 
 
@@ -127,14 +135,17 @@ def test_facts_come_from_the_file_as_written_and_carry_no_credential() -> None:
     # parses, the file does.
     source = PEM.replace('KEY = """', 'KEY = """  # the signing key').replace('\n"""\n', '"""\n') + (
         '\n\ndef sign(payload):\n    """Sign with ghp_R8vKq2LmZt5Yx9Wn3Hb7Jc1Pd4Fs6Ga0Eu2Q."""\n'
-        '    return payload\n')
+        "    return payload\n"
+    )
     assert "MARK" not in source
     result = analyze_source(source.encode(), AnalysisTask("keys.py", "/nonexistent/keys.py", "keys", False))
     assert isinstance(result, AnalysisOk), result
     assert "sign" in {s.name for s in result.facts.symbols}
     dumped = json.dumps(to_data(result.facts))
-    for secret in ("MIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM9Oi2pQ8c9JQw7cPnvcR3zMKE2oKJ",
-                   "ghp_R8vKq2LmZt5Yx9Wn3Hb7Jc1Pd4Fs6Ga0Eu2Q"):
+    for secret in (
+        "MIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM9Oi2pQ8c9JQw7cPnvcR3zMKE2oKJ",
+        "ghp_R8vKq2LmZt5Yx9Wn3Hb7Jc1Pd4Fs6Ga0Eu2Q",
+    ):
         assert secret not in dumped
     assert MARK in dumped and result.facts.secrets
     planted = Path(__file__).resolve().parents[2] / "planted.py"
@@ -152,19 +163,24 @@ def test_a_credential_that_is_a_common_word_leaves_the_files_names_and_other_wor
     from kbc.domain.codec import to_data
     from kbc.domain.models import AnalysisOk, AnalysisTask
 
-    source = ('"""Fixtures for the tests: a logged-in test client."""\n\n\n'
-              "class AuthActions:\n"
-              '    def login(self, username="test", password="test"):\n'
-              '        """Log in as the test user (see tests/test_auth.py)."""\n'
-              '        return self._client.post("/auth/login", data={"username": username})\n\n\n'
-              "def test_login(auth):\n    auth.login()\n")
+    source = (
+        '"""Fixtures for the tests: a logged-in test client."""\n\n\n'
+        "class AuthActions:\n"
+        '    def login(self, username="test", password="test"):\n'
+        '        """Log in as the test user (see tests/test_auth.py)."""\n'
+        '        return self._client.post("/auth/login", data={"username": username})\n\n\n'
+        "def test_login(auth):\n    auth.login()\n"
+    )
     task = AnalysisTask("tests/conftest.py", "/nonexistent/tests/conftest.py", "tests.conftest", False)
     result = analyze_source(source.encode(), task)
     assert isinstance(result, AnalysisOk), result
     facts = result.facts
     assert (facts.path, facts.module) == ("tests/conftest.py", "tests.conftest") and facts.secrets
     assert {s.qname for s in facts.symbols} == {
-        "tests.conftest.AuthActions", "tests.conftest.AuthActions.login", "tests.conftest.test_login"}
+        "tests.conftest.AuthActions",
+        "tests.conftest.AuthActions.login",
+        "tests.conftest.test_login",
+    }
     login = next(s for s in facts.symbols if s.name == "login")
     assert '"test"' not in login.signature and MARK in login.signature
     # the value as a word is taken out wherever it stands; "tests" and "test_auth" are other words
@@ -176,17 +192,19 @@ def test_a_credential_that_is_a_common_word_leaves_the_files_names_and_other_wor
 # Code whose long runs are snake_case names, with a credential of each kind detect-secrets fires
 # on in code beside them (a keyword, tokens whose random part is lowercase, a quoted string of
 # lowercase letters random enough for the base64 detector, a short quoted hex string).
-SNAKE_CODE = "\n".join([
-    "def is_strongly_connected_component(graph_of_nodes):",
-    "    return all_pairs_shortest_path_length(graph_of_nodes)",
-    'database_password = "hunter2-correct-horse"',
-    'stripe_client = "sk_live_qwertyuiopasdfghjklzxcvb"',
-    'bot = "1122223333:aaaaaaaaaaaaaaaaaaassssssdddddddddd"',
-    'fingerprint = "abc123def456"',
-    'opaque_value = "qjxvkzmwbfhpgdlrtcysnueoia_qmzkxj"',
-    "maximum_weighted_matching_of_the_graph = weighted_matching",
-    'github_client = "ghp_abcdefghijklmnopqrstuvwxyzabcdefghij"',
-])
+SNAKE_CODE = "\n".join(
+    [
+        "def is_strongly_connected_component(graph_of_nodes):",
+        "    return all_pairs_shortest_path_length(graph_of_nodes)",
+        'database_password = "hunter2-correct-horse"',
+        'stripe_client = "sk_live_qwertyuiopasdfghjklzxcvb"',
+        'bot = "1122223333:aaaaaaaaaaaaaaaaaaassssssdddddddddd"',
+        'fingerprint = "abc123def456"',
+        'opaque_value = "qjxvkzmwbfhpgdlrtcysnueoia_qmzkxj"',
+        "maximum_weighted_matching_of_the_graph = weighted_matching",
+        'github_client = "ghp_abcdefghijklmnopqrstuvwxyzabcdefghij"',
+    ]
+)
 
 
 def test_code_screened_finds_what_detect_secrets_finds_reading_every_line(tmp_path: Path) -> None:
@@ -205,16 +223,18 @@ def test_code_screened_finds_what_detect_secrets_finds_reading_every_line(tmp_pa
 
 # Credential words with a value beside them, and without one: the detectors fire on the first
 # kind only, so only those lines are handed over.
-KEYWORD_CODE = "\n".join([
-    "    keys.append(key)",  # a word, no value: not handed over
-    "    yield key, value",
-    "# the private helpers keep the token cache warm",
-    'db_password = "Zq8kLm2vT9wXr4Qp"',
-    "config = {'api_key': 'Hj3kL9mN2pQ5rS8t'}",
-    'if "Hx7Lp2Qm9Rt4Vw8Z" == secret:',
-    "-----BEGIN RSA PRIVATE KEY-----",
-    "AccountKey=" + "A1b2C3d4E5f6G7h8" * 5 + "A1b2C3d4",
-])
+KEYWORD_CODE = "\n".join(
+    [
+        "    keys.append(key)",  # a word, no value: not handed over
+        "    yield key, value",
+        "# the private helpers keep the token cache warm",
+        'db_password = "Zq8kLm2vT9wXr4Qp"',
+        "config = {'api_key': 'Hj3kL9mN2pQ5rS8t'}",
+        'if "Hx7Lp2Qm9Rt4Vw8Z" == secret:',
+        "-----BEGIN RSA PRIVATE KEY-----",
+        "AccountKey=" + "A1b2C3d4E5f6G7h8" * 5 + "A1b2C3d4",
+    ]
+)
 
 
 def test_a_credential_word_is_handed_over_only_with_a_value_beside_it(tmp_path: Path) -> None:

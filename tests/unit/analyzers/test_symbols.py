@@ -35,7 +35,11 @@ def test_nested_classes_get_qualified_names_and_parents() -> None:
     assert symbols["pkg.mod.Outer.Inner"].kind == "class"
     method = symbols["pkg.mod.Outer.Inner.method"]
     assert (method.kind, method.parent, method.start_line, method.end_line) == (
-        "method", "pkg.mod.Outer.Inner", 3, 4)
+        "method",
+        "pkg.mod.Outer.Inner",
+        3,
+        4,
+    )
 
 
 def test_nested_functions_are_private_and_spanned() -> None:
@@ -153,5 +157,8 @@ def test_an_overloaded_function_is_its_implementation_not_its_stubs() -> None:
         def only_declared(x: int) -> int: ...
     ''')
     spans = [(s.qname, s.start_line, s.end_line, s.doc) for s in facts.symbols]
-    assert spans == [("pkg.mod.Command", 4, 11, ""), ("pkg.mod.Command.main", 9, 11, "Run the command."),
-                     ("pkg.mod.only_declared", 13, 14, "")]
+    assert spans == [
+        ("pkg.mod.Command", 4, 11, ""),
+        ("pkg.mod.Command.main", 9, 11, "Run the command."),
+        ("pkg.mod.only_declared", 13, 14, ""),
+    ]

@@ -9,7 +9,7 @@ from kbc.domain.errors import KbcError, PassError, in_pass
 
 def _explode(path: str) -> None:
     with in_pass("index", path):
-        {}["missing"]  # noqa: B018 - a real KeyError
+        {}["missing"]
 
 
 def test_an_exception_in_a_pass_names_the_pass_the_file_and_the_cause() -> None:

@@ -20,29 +20,46 @@ def test_defaults_apply_without_any_source(tmp_path: Path) -> None:
 
 def test_each_source_overrides_the_one_below(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text(
-        "[tool.kbc.analyze]\nworkers = 3\nsource_roots = ['lib']\n[tool.kbc.graph]\nmax_modules = 7\n")
+        "[tool.kbc.analyze]\nworkers = 3\nsource_roots = ['lib']\n[tool.kbc.graph]\nmax_modules = 7\n"
+    )
     (tmp_path / "kbc.toml").write_text("[analyze]\nworkers = 4\n[graph]\nmodule_split_files = 9\n")
     env = {"KB_MODULE_SPLIT_FILES": "11", "KNOWLEDGE_MAX_MODULES": "12", "KBC_WORKERS": "5"}
     settings = load_settings(tmp_path, env=env, overrides={"workers": 6, "max_file_bytes": None})
-    assert (settings.source_roots, settings.max_modules, settings.module_split_files,
-            settings.workers) == (("lib",), 12, 11, 6)
+    assert (settings.source_roots, settings.max_modules, settings.module_split_files, settings.workers) == (
+        ("lib",),
+        12,
+        11,
+        6,
+    )
 
 
 def test_dash_c_assignments_sit_above_the_environment_and_below_flags(tmp_path: Path) -> None:
     (tmp_path / "kbc.toml").write_text('[analyze]\nworkers = 4\n[llm]\nmodel = "from/repo"\n')
-    settings = load_settings(tmp_path, env={"KBC_WORKERS": "5", "KBC_EMBED_MODEL": "some/model"},
-                             assignments=["analyze.workers=6", "index.embed_model = none",
-                                          "llm.model=openai/mine", "discover.exclude=a/*, b/*"],
-                             overrides={"workers": 7})
+    settings = load_settings(
+        tmp_path,
+        env={"KBC_WORKERS": "5", "KBC_EMBED_MODEL": "some/model"},
+        assignments=[
+            "analyze.workers=6",
+            "index.embed_model = none",
+            "llm.model=openai/mine",
+            "discover.exclude=a/*, b/*",
+        ],
+        overrides={"workers": 7},
+    )
     assert (settings.workers, settings.embed_model, settings.llm_model, settings.exclude) == (
-        7, "none", "openai/mine", ("a/*", "b/*"))
+        7,
+        "none",
+        "openai/mine",
+        ("a/*", "b/*"),
+    )
     assert [n for n in settings.notices if "llm.model" in n]  # the repository's value was refused
 
 
 def test_a_bad_dash_c_assignment_names_what_is_wrong(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as caught:
-        load_settings(tmp_path, env={},
-                      assignments=["index.embed_modle=none", "workers", "analyze.workers=x"])
+        load_settings(
+            tmp_path, env={}, assignments=["index.embed_modle=none", "workers", "analyze.workers=x"]
+        )
     message = str(caught.value)
     assert "-c: index.embed_modle: is not a known setting" in message and "index.embed_model" in message
     assert "-c: workers: is not section.key=value" in message
@@ -51,14 +68,17 @@ def test_a_bad_dash_c_assignment_names_what_is_wrong(tmp_path: Path) -> None:
 
 def test_every_bad_field_is_reported_at_once(tmp_path: Path) -> None:
     (tmp_path / "kbc.toml").write_text(
-        "[analyze]\nthreads = 2\n[index]\nchunk_lines = 'many'\n[graph]\nmax_modules = 0\n[colour]\nx = 1\n")
+        "[analyze]\nthreads = 2\n[index]\nchunk_lines = 'many'\n[graph]\nmax_modules = 0\n[colour]\nx = 1\n"
+    )
     env = {"KBC_MAX_FILE_BYTES": "ten", "KB_MODULE_SPLIT_FILES": "-1"}
     with pytest.raises(ConfigError) as caught:
         load_settings(tmp_path, env=env, overrides={"workers": -3})
     problems = {(e.source, e.field) for e in caught.value.errors}
     assert problems == {
-        ("kbc.toml", "index.chunk_lines"), ("kbc.toml", "analyze.threads"),
-        ("kbc.toml", "graph.max_modules"), ("kbc.toml", "colour"),
+        ("kbc.toml", "index.chunk_lines"),
+        ("kbc.toml", "analyze.threads"),
+        ("kbc.toml", "graph.max_modules"),
+        ("kbc.toml", "colour"),
         ("KBC_MAX_FILE_BYTES", "discover.max_file_bytes"),
         ("KB_MODULE_SPLIT_FILES", "graph.module_split_files"),
         ("--workers", "analyze.workers"),
@@ -95,8 +115,11 @@ def test_shipped_example_lists_the_defaults() -> None:
 def test_numbers_and_switches_from_every_source(tmp_path: Path) -> None:
     (tmp_path / "kbc.toml").write_text("[refresh]\nfull_rebuild_fraction = 0.5\nauto = true\n")
     settings = load_settings(tmp_path, env={"KB_FULL_REBUILD_FILES": "40"})
-    assert (settings.full_rebuild_fraction, settings.full_rebuild_files,
-            settings.auto_refresh) == (0.5, 40, True)
+    assert (settings.full_rebuild_fraction, settings.full_rebuild_files, settings.auto_refresh) == (
+        0.5,
+        40,
+        True,
+    )
     settings = load_settings(tmp_path, env={"KB_FULL_REBUILD_FRACTION": "1", "KB_AUTO_REFRESH": "off"})
     assert (settings.full_rebuild_fraction, settings.auto_refresh) == (1.0, False)
     with pytest.raises(ConfigError) as caught:
@@ -105,16 +128,22 @@ def test_numbers_and_switches_from_every_source(tmp_path: Path) -> None:
     assert "'maybe' is not true or false" in str(caught.value)
 
 
-HOSTILE = ('[llm]\nmodel = "openai/gpt-4o"\napi_base = "http://attacker.example/v1"\n'
-           '[store]\npath = "/tmp/elsewhere"\n')
+HOSTILE = (
+    '[llm]\nmodel = "openai/gpt-4o"\napi_base = "http://attacker.example/v1"\n'
+    '[store]\npath = "/tmp/elsewhere"\n'
+)
 
 
 @pytest.mark.parametrize("name", ["kbc.toml", "pyproject.toml"])
 def test_a_repository_cannot_set_where_data_or_credentials_go(tmp_path: Path, name: str) -> None:
-    text = HOSTILE if name == "kbc.toml" else HOSTILE.replace("[llm]", "[tool.kbc.llm]").replace(
-        "[store]", "[tool.kbc.store]")
-    (tmp_path / name).write_text(text + ("[graph]\n" if name == "kbc.toml" else "[tool.kbc.graph]\n")
-                                 + "module_split_files = 3\n")
+    text = (
+        HOSTILE
+        if name == "kbc.toml"
+        else HOSTILE.replace("[llm]", "[tool.kbc.llm]").replace("[store]", "[tool.kbc.store]")
+    )
+    (tmp_path / name).write_text(
+        text + ("[graph]\n" if name == "kbc.toml" else "[tool.kbc.graph]\n") + "module_split_files = 3\n"
+    )
     settings = load_settings(tmp_path, env={})
     assert (settings.llm_model, settings.llm_api_base, settings.store) == ("", "", "")
     assert settings.module_split_files == 3  # the rest of the repository's configuration still applies
@@ -129,11 +158,16 @@ def test_the_user_configuration_and_environment_set_trusted_fields(tmp_path: Pat
     repo.mkdir()
     (home / ".config" / "kbc").mkdir(parents=True)
     (home / ".config" / "kbc" / "config.toml").write_text(
-        '[llm]\nmodel = "ollama/llama3"\napi_base = "http://127.0.0.1:11434"\n[analyze]\nworkers = 2\n')
+        '[llm]\nmodel = "ollama/llama3"\napi_base = "http://127.0.0.1:11434"\n[analyze]\nworkers = 2\n'
+    )
     (repo / "kbc.toml").write_text("[analyze]\nworkers = 5\n")
     settings = load_settings(repo, env={"HOME": str(home), "KBC_STORE": str(tmp_path / "s")})
     assert (settings.llm_model, settings.llm_api_base, settings.store, settings.workers) == (
-        "ollama/llama3", "http://127.0.0.1:11434", str(tmp_path / "s"), 2)
+        "ollama/llama3",
+        "http://127.0.0.1:11434",
+        str(tmp_path / "s"),
+        2,
+    )
     (notice,) = settings.notices  # the repository's own workers: a limit is the user's
     assert "analyze.workers = 5 ignored" in notice and "cannot decide what this machine spends" in notice
 
@@ -148,8 +182,9 @@ def test_a_trusted_repository_sets_every_field(tmp_path: Path) -> None:
     assert settings.llm_model == "openai/gpt-4o" and settings.notices == ()
 
 
-@pytest.mark.parametrize(("value", "kept"), [("build/kbc", True), ("../outside", False),
-                                             ("~/store", False), ("link/store", False)])
+@pytest.mark.parametrize(
+    ("value", "kept"), [("build/kbc", True), ("../outside", False), ("~/store", False), ("link/store", False)]
+)
 def test_a_repository_may_keep_its_store_inside_itself(tmp_path: Path, value: str, kept: bool) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
@@ -171,14 +206,24 @@ def test_a_committed_store_link_out_of_the_repository_is_refused(tmp_path: Path)
 
 
 def test_keys_and_endpoints_come_from_the_settings_table_and_are_never_printed(tmp_path: Path) -> None:
-    (tmp_path / "kbc.toml").write_text('[llm]\napi_key = "sk-from-the-repository-0123456789"\n'
-                                       '[index]\nchroma_url = "http://attacker.example:8000"\n')
-    env = {"KBC_LLM_API_KEY": "sk-user-0123456789abcdef", "KBC_TOKEN": "a-long-enough-token-123",
-           "KBC_EMBED_MODEL": "none", "KBC_CACHE_DIR": str(tmp_path / "cache"),
-           "KBC_DATA_DIR": str(tmp_path / "data")}
+    (tmp_path / "kbc.toml").write_text(
+        '[llm]\napi_key = "sk-from-the-repository-0123456789"\n'
+        '[index]\nchroma_url = "http://attacker.example:8000"\n'
+    )
+    env = {
+        "KBC_LLM_API_KEY": "sk-user-0123456789abcdef",
+        "KBC_TOKEN": "a-long-enough-token-123",
+        "KBC_EMBED_MODEL": "none",
+        "KBC_CACHE_DIR": str(tmp_path / "cache"),
+        "KBC_DATA_DIR": str(tmp_path / "data"),
+    }
     settings = load_settings(tmp_path, env=env)
     assert (settings.llm_api_key, settings.token, settings.embed_model, settings.chroma_url) == (
-        "sk-user-0123456789abcdef", "a-long-enough-token-123", "none", "")
+        "sk-user-0123456789abcdef",
+        "a-long-enough-token-123",
+        "none",
+        "",
+    )
     assert (settings.cache_dir, settings.data_dir) == (str(tmp_path / "cache"), str(tmp_path / "data"))
     assert "sk-user" not in repr(settings) and "a-long-enough" not in repr(settings)
     assert "sk-from-the-repository" not in " ".join(settings.notices)
@@ -205,19 +250,38 @@ def test_a_repository_sets_no_resource_limit(tmp_path: Path) -> None:
     (tmp_path / "kbc.toml").write_text(
         "[analyze]\nworkers = 64\n[discover]\nmax_file_bytes = 100000000000\n[serve]\nmax_sessions = 1\n"
         "session_idle_seconds = 99999\n[llm]\nconcurrency = 500\ntimeout = 86400\nretries = 50\n"
-        "[refresh]\nlock_timeout = 86400\n[gaps]\nretention_days = 100000\n")
+        "[refresh]\nlock_timeout = 86400\n[gaps]\nretention_days = 100000\n"
+    )
     settings = load_settings(tmp_path, env={})
     defaults = Settings()
-    limits = ("workers", "max_file_bytes", "max_sessions", "session_idle_seconds", "llm_concurrency",
-              "llm_timeout", "llm_retries", "lock_timeout", "gap_retention_days")
+    limits = (
+        "workers",
+        "max_file_bytes",
+        "max_sessions",
+        "session_idle_seconds",
+        "llm_concurrency",
+        "llm_timeout",
+        "llm_retries",
+        "lock_timeout",
+        "gap_retention_days",
+    )
     assert [getattr(settings, name) for name in limits] == [getattr(defaults, name) for name in limits]
     assert len(settings.notices) == 9 and all("what this machine spends" in n for n in settings.notices)
     assert load_settings(tmp_path, env={"KBC_WORKERS": "3"}).workers == 3  # the user's own
 
 
-@pytest.mark.parametrize(("value", "kept"), [(".", False), (".git", False), (".git/kbc", False),
-                                             ("src", False), ("src/new", True), ("store", True),
-                                             ("old-store", True)])
+@pytest.mark.parametrize(
+    ("value", "kept"),
+    [
+        (".", False),
+        (".git", False),
+        (".git/kbc", False),
+        ("src", False),
+        ("src/new", True),
+        ("store", True),
+        ("old-store", True),
+    ],
+)
 def test_a_repository_keeps_its_store_in_a_folder_of_its_own(tmp_path: Path, value: str, kept: bool) -> None:
     (tmp_path / ".git").mkdir()
     (tmp_path / "src").mkdir()

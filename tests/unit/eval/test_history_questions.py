@@ -9,8 +9,12 @@ from kbc.eval.history import MinedCommit, changed_lines, mine_commits, parse_hun
 TEN = "".join(f"line {n}\n" for n in range(1, 11))  # lines 1..10, each naming its number
 
 
-def edit(text: str, replace: dict[int, str] | None = None, delete: range = range(0),
-         after: dict[int, str] | None = None) -> str:
+def edit(
+    text: str,
+    replace: dict[int, str] | None = None,
+    delete: range = range(0),
+    after: dict[int, str] | None = None,
+) -> str:
     """``text`` with lines replaced, deleted, and new lines inserted after a line (0: at the top)."""
     replace, after = replace or {}, after or {}
     lines = [""] + text.splitlines(keepends=True)
@@ -35,7 +39,8 @@ def only_commit(root: Path) -> MinedCommit:
 
 
 def test_a_modification_a_deletion_and_an_insertion_are_three_ranges_of_the_old_lines(
-        make_repo: RepoFactory) -> None:
+    make_repo: RepoFactory,
+) -> None:
     root = make_repo({"pkg/mod.py": TEN})
     changed = edit(TEN, replace={3: "LINE 3\n"}, delete=range(6, 8), after={9: "new\n"})
     commit(root, "Change the module", {"pkg/mod.py": changed})
@@ -46,10 +51,17 @@ def test_a_modification_a_deletion_and_an_insertion_are_three_ranges_of_the_old_
 
 
 def test_a_pure_insertion_counts_as_the_line_it_follows_and_line_one_at_the_top(
-        make_repo: RepoFactory) -> None:
+    make_repo: RepoFactory,
+) -> None:
     root = make_repo({"pkg/top.py": TEN, "pkg/middle.py": TEN})
-    commit(root, "Add lines", {"pkg/top.py": edit(TEN, after={0: "first\nsecond\n"}),
-                               "pkg/middle.py": edit(TEN, after={4: "four and a half\n"})})
+    commit(
+        root,
+        "Add lines",
+        {
+            "pkg/top.py": edit(TEN, after={0: "first\nsecond\n"}),
+            "pkg/middle.py": edit(TEN, after={4: "four and a half\n"}),
+        },
+    )
     assert only_commit(root).hunks == (("pkg/middle.py", ((4, 4),)), ("pkg/top.py", ((1, 1),)))
 
 
@@ -57,20 +69,27 @@ def test_a_replaced_block_runs_from_its_first_to_its_last_removed_line(make_repo
     # Line 3 of the parent looks like a file header once git prefixes it with "-".
     base = edit(TEN, replace={3: "-- not a header\n"})
     root = make_repo({"pkg/mod.py": base})
-    commit(root, "Rewrite the middle", {"pkg/mod.py": edit(base, replace={n: f"new {n}\n" for n in (3, 4, 5)},
-                                                         after={5: "extra\n"})})
+    commit(
+        root,
+        "Rewrite the middle",
+        {"pkg/mod.py": edit(base, replace={n: f"new {n}\n" for n in (3, 4, 5)}, after={5: "extra\n"})},
+    )
     assert only_commit(root).hunks == (("pkg/mod.py", ((3, 5),)),)
 
 
 def test_a_rename_is_numbered_in_the_old_file_and_a_deleted_file_is_all_its_lines(
-        make_repo: RepoFactory) -> None:
+    make_repo: RepoFactory,
+) -> None:
     old, same = TEN.replace("line", "old"), TEN.replace("line", "same")
     root = make_repo({"pkg/old.py": old, "pkg/gone.py": TEN, "pkg/same.py": same})
     (root / "pkg" / "old.py").rename(root / "pkg" / "new.py")
     (root / "pkg" / "gone.py").unlink()
     (root / "pkg" / "same.py").rename(root / "pkg" / "moved.py")
-    commit(root, "Move the old module", {"pkg/new.py": edit(old, replace={5: "LINE 5\n"}),
-                                         "pkg/added.py": "def added():\n    pass\n"})
+    commit(
+        root,
+        "Move the old module",
+        {"pkg/new.py": edit(old, replace={5: "LINE 5\n"}), "pkg/added.py": "def added():\n    pass\n"},
+    )
     mined = only_commit(root)
     assert mined.answer == ("pkg/gone.py", "pkg/old.py", "pkg/same.py")
     # A rename without edits changed no line; a new file is no answer.
@@ -79,21 +98,32 @@ def test_a_rename_is_numbered_in_the_old_file_and_a_deleted_file_is_all_its_line
 
 def test_paths_git_quotes_in_its_headers_are_read_back(make_repo: RepoFactory) -> None:
     root = make_repo({"pkg/my module.py": TEN, "pkg/café.py": TEN, "pkg/[abc].py": TEN})
-    commit(root, "Edit oddly named modules", {"pkg/my module.py": edit(TEN, replace={10: "ten\n"}),
-                                              "pkg/café.py": edit(TEN, delete=range(1, 3)),
-                                              "pkg/[abc].py": edit(TEN, replace={2: "two\n"})})
+    commit(
+        root,
+        "Edit oddly named modules",
+        {
+            "pkg/my module.py": edit(TEN, replace={10: "ten\n"}),
+            "pkg/café.py": edit(TEN, delete=range(1, 3)),
+            "pkg/[abc].py": edit(TEN, replace={2: "two\n"}),
+        },
+    )
     sha = git(root, "rev-parse", "HEAD").strip()
     assert changed_lines(root, f"{sha}~1", sha, ["pkg/café.py", "pkg/my module.py", "pkg/[abc].py"]) == (
-        ("pkg/[abc].py", ((2, 2),)), ("pkg/café.py", ((1, 2),)), ("pkg/my module.py", ((10, 10),)))
+        ("pkg/[abc].py", ((2, 2),)),
+        ("pkg/café.py", ((1, 2),)),
+        ("pkg/my module.py", ((10, 10),)),
+    )
     # Only the paths asked for, each read literally (``[abc]`` is no glob).
     assert changed_lines(root, f"{sha}~1", sha, ["pkg/[abc].py"]) == (("pkg/[abc].py", ((2, 2),)),)
     assert changed_lines(root, f"{sha}~1", sha, []) == ()
 
 
 def test_parse_hunks_reads_headers_without_counts_and_skips_new_files() -> None:
-    diff = ("diff --git a/a.py b/a.py\nindex 1..2 100644\n--- a/a.py\n+++ b/a.py\n"
-            "@@ -7 +7 @@ def f():\n-old\n+new\n@@ -0,0 +1,2 @@\n+top\n+top\n"
-            'diff --git "a/t\\tab.py" "b/t\\tab.py"\n--- "a/t\\tab.py"\n+++ "b/t\\tab.py"\n'
-            "@@ -3,2 +2,0 @@\n-x\n-y\n"
-            "diff --git a/n.py b/n.py\nnew file mode 100644\n--- /dev/null\n+++ b/n.py\n@@ -0,0 +1 @@\n+n\n")
+    diff = (
+        "diff --git a/a.py b/a.py\nindex 1..2 100644\n--- a/a.py\n+++ b/a.py\n"
+        "@@ -7 +7 @@ def f():\n-old\n+new\n@@ -0,0 +1,2 @@\n+top\n+top\n"
+        'diff --git "a/t\\tab.py" "b/t\\tab.py"\n--- "a/t\\tab.py"\n+++ "b/t\\tab.py"\n'
+        "@@ -3,2 +2,0 @@\n-x\n-y\n"
+        "diff --git a/n.py b/n.py\nnew file mode 100644\n--- /dev/null\n+++ b/n.py\n@@ -0,0 +1 @@\n+n\n"
+    )
     assert parse_hunks(diff) == (("a.py", ((1, 1), (7, 7))), ("t\tab.py", ((3, 4),)))

@@ -173,8 +173,11 @@ def test_a_bare_list_and_jsonl_are_golden_files_too(tmp_path: Path) -> None:
     (only,) = parse_golden("- question: q\n  paths: [a.py]\n")
     assert only.paths == ("a.py",)
     path = tmp_path / "golden.jsonl"
-    path.write_text('{"question": "q1", "paths": ["a.py"]}\n\n{"question": "q2", "paths": ["b.py"], '
-                    '"use_case": "review"}\n', encoding="utf-8")
+    path.write_text(
+        '{"question": "q1", "paths": ["a.py"]}\n\n{"question": "q2", "paths": ["b.py"], '
+        '"use_case": "review"}\n',
+        encoding="utf-8",
+    )
     first, second = read_golden(path)
     assert (first.line, second.line, second.use_case) == (1, 3, "review")
 
@@ -216,14 +219,17 @@ questions:
     assert "docs/eval.md" in message
 
 
-@pytest.mark.parametrize(("text", "problem"), [
-    ("questions: [\n", "not valid YAML at line 2, column 1"),
-    ("questions:\n", "the top level must be a list of questions"),
-    ("questions: []\nquestons: []\n", "unknown keys 'questons'"),
-    ("", "the top level must be a list of questions"),
-    ("[]", "it holds no questions"),
-    ('{"question": "q", "paths": ["a.py"]}\n{"question": \n', "line 2: not valid JSON"),
-])
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("questions: [\n", "not valid YAML at line 2, column 1"),
+        ("questions:\n", "the top level must be a list of questions"),
+        ("questions: []\nquestons: []\n", "unknown keys 'questons'"),
+        ("", "the top level must be a list of questions"),
+        ("[]", "it holds no questions"),
+        ('{"question": "q", "paths": ["a.py"]}\n{"question": \n', "line 2: not valid JSON"),
+    ],
+)
 def test_unusable_golden_files_say_why(text: str, problem: str) -> None:
     with pytest.raises(GoldenError) as caught:
         parse_golden(text, "g")

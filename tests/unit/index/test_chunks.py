@@ -9,7 +9,8 @@ from kbc.index.chunks import chunk_text, markdown_sections, split_lines, windows
 
 @given(st.integers(1, 2000), st.integers(2, 120), st.data())
 def test_windows_cover_every_line_hold_the_overlap_and_never_exceed_the_size(
-        lines: int, size: int, data: st.DataObject) -> None:
+    lines: int, size: int, data: st.DataObject
+) -> None:
     overlap = data.draw(st.integers(0, size - 1))
     spans = list(windows(1, lines, size, overlap))
     covered = set()
@@ -23,8 +24,14 @@ def test_windows_cover_every_line_hold_the_overlap_and_never_exceed_the_size(
         assert e1 - s2 + 1 == overlap
 
 
-@given(st.lists(st.sampled_from(["x = 1", "", "# Title", "## Sub", "```", "text", "### Deep"]),
-                min_size=1, max_size=300), st.integers(3, 40))
+@given(
+    st.lists(
+        st.sampled_from(["x = 1", "", "# Title", "## Sub", "```", "text", "### Deep"]),
+        min_size=1,
+        max_size=300,
+    ),
+    st.integers(3, 40),
+)
 def test_markdown_chunks_cover_every_line_and_respect_the_size(lines: list[str], size: int) -> None:
     text = "\n".join(lines) + "\n"
     chunks = chunk_text("doc.md", text, "markdown", size=size, overlap=1)
@@ -32,7 +39,7 @@ def test_markdown_chunks_cover_every_line_and_respect_the_size(lines: list[str],
     for chunk in chunks:
         assert chunk.end_line - chunk.start_line + 1 <= size
         covered.update(range(chunk.start_line, chunk.end_line + 1))
-        assert chunk.text == "".join(split_lines(text)[chunk.start_line - 1:chunk.end_line])
+        assert chunk.text == "".join(split_lines(text)[chunk.start_line - 1 : chunk.end_line])
     assert covered == set(range(1, len(lines) + 1))
 
 
@@ -40,11 +47,18 @@ def test_markdown_windows_start_at_headings_and_carry_the_breadcrumb() -> None:
     text = "# Guide\nintro\n## Install\nstep\n### Linux\napt\n```\n# not a heading\n```\n## Use\nrun\n"
     sections = markdown_sections(split_lines(text))
     assert [(s.start, s.breadcrumb) for s in sections] == [
-        (1, "Guide"), (3, "Guide > Install"), (5, "Guide > Install > Linux"), (10, "Guide > Use")]
+        (1, "Guide"),
+        (3, "Guide > Install"),
+        (5, "Guide > Install > Linux"),
+        (10, "Guide > Use"),
+    ]
     chunks = chunk_text("guide.md", text, "markdown", size=4, overlap=1)
     assert [(c.start_line, c.end_line, c.heading) for c in chunks] == [
-        (1, 4, "Guide"), (5, 8, "Guide > Install > Linux"), (8, 9, "Guide > Install > Linux"),
-        (10, 11, "Guide > Use")]
+        (1, 4, "Guide"),
+        (5, 8, "Guide > Install > Linux"),
+        (8, 9, "Guide > Install > Linux"),
+        (10, 11, "Guide > Use"),
+    ]
     assert all(c.kind == "doc" for c in chunks)
 
 
@@ -66,13 +80,21 @@ def test_chunks_know_their_module_and_test_status_and_unparsed_code_keeps_window
 
 
 def test_roles_tell_code_to_change_from_tests_docs_config_examples_and_vendored_code() -> None:
-    assert [role_of(p, lang) for p, lang in [
-        ("src/app/core.py", "python"), ("tests/test_core.py", "python"), ("README.md", "markdown"),
-        ("pyproject.toml", "toml"), (".github/workflows/ci.yml", "yaml"), ("docs/conf.py", "python"),
-        ("examples/demo.py", "python"), ("requests/packages/urllib3/util.py", "python"),
-        ("pip/_vendor/rich/text.py", "python"), ("packages/web/app.py", "python"),
-    ]] == ["source", "test", "doc", "config", "config", "example", "example", "vendored", "vendored",
-           "source"]
+    assert [
+        role_of(p, lang)
+        for p, lang in [
+            ("src/app/core.py", "python"),
+            ("tests/test_core.py", "python"),
+            ("README.md", "markdown"),
+            ("pyproject.toml", "toml"),
+            (".github/workflows/ci.yml", "yaml"),
+            ("docs/conf.py", "python"),
+            ("examples/demo.py", "python"),
+            ("requests/packages/urllib3/util.py", "python"),
+            ("pip/_vendor/rich/text.py", "python"),
+            ("packages/web/app.py", "python"),
+        ]
+    ] == ["source", "test", "doc", "config", "config", "example", "example", "vendored", "vendored", "source"]
 
 
 def test_lines_split_on_newlines_only() -> None:
@@ -85,9 +107,11 @@ def test_team_knowledge_is_cut_at_every_heading_and_never_shows_its_front_matter
     from kbc.index.tokencount import default_counter
 
     count = default_counter().count
-    text = ("---\ntitle: Payments handbook\ntags: [payments, refunds]\nscope: domain\n---\n"
-            "Which payments we take.\n\n## Methods\n\nCards and transfers.\n\n## Refunds\n\n"
-            "### Window\n\nFourteen days.\n\n### Exceptions\n\nCustom goods.\n")
+    text = (
+        "---\ntitle: Payments handbook\ntags: [payments, refunds]\nscope: domain\n---\n"
+        "Which payments we take.\n\n## Methods\n\nCards and transfers.\n\n## Refunds\n\n"
+        "### Window\n\nFourteen days.\n\n### Exceptions\n\nCustom goods.\n"
+    )
     chunks = knowledge_chunks("@knowledge/team/pay.md", text, count)
     assert [(c.start_line, c.end_line, c.heading) for c in chunks] == [
         (6, 7, "Payments handbook"),

@@ -48,13 +48,22 @@ if __name__ == "__main__":
 def definitions(source: str, module: str = "shop.orders") -> tuple[Definition, ...]:
     result = analyze_source(source.encode(), AnalysisTask("shop/orders.py", "", module, False))
     assert isinstance(result, AnalysisOk), result
-    return tuple(Definition(s.qname, s.name, s.kind, s.start_line, s.end_line, s.signature, s.is_async)
-                 for s in result.facts.symbols)
+    return tuple(
+        Definition(s.qname, s.name, s.kind, s.start_line, s.end_line, s.signature, s.is_async)
+        for s in result.facts.symbols
+    )
 
 
 def units(source: str, size: int = 60) -> list[Chunk]:
-    return chunk_text("shop/orders.py", source, "python", size=size, overlap=12, module="shop.orders",
-                      definitions=definitions(source))
+    return chunk_text(
+        "shop/orders.py",
+        source,
+        "python",
+        size=size,
+        overlap=12,
+        module="shop.orders",
+        definitions=definitions(source),
+    )
 
 
 def test_each_definition_is_a_unit_with_its_exact_span_and_a_class_gets_an_outline() -> None:
@@ -63,8 +72,13 @@ def test_each_definition_is_a_unit_with_its_exact_span_and_a_class_gets_an_outli
         (1, 7, "prelude", (), ""),
         (8, 13, "function", ("shop.orders.total",), ""),  # its comment above it, its blank lines after
         (14, 18, "class", ("shop.orders.Refund",), ""),
-        (19, 24, "method", ("shop.orders.Refund.allowed", "shop.orders.Refund.allowed.inner"),
-         "class Refund(Base)"),
+        (
+            19,
+            24,
+            "method",
+            ("shop.orders.Refund.allowed", "shop.orders.Refund.allowed.inner"),
+            "class Refund(Base)",
+        ),
         (25, 26, "class", (), "class Refund(Base)"),  # class-level code between methods
         (27, 30, "method", ("shop.orders.Refund.issue",), "class Refund(Base)"),
         (31, 32, "module", (), ""),
@@ -102,8 +116,9 @@ def test_a_long_definition_is_split_at_statements_with_its_signature_carried() -
     assert parts[1].start_line <= 52  # the `if` opens a part of its own rather than being cut
 
 
-_STATEMENT = st.sampled_from(["x = 1", "y = f(x)", "# note", "", "return x", "pass", "z = [\n    1,\n]",
-                              'text = """a\n\nb"""'])
+_STATEMENT = st.sampled_from(
+    ["x = 1", "y = f(x)", "# note", "", "return x", "pass", "z = [\n    1,\n]", 'text = """a\n\nb"""']
+)
 
 
 @st.composite
@@ -113,8 +128,11 @@ def modules(draw: st.DrawFn) -> str:
         kind = draw(st.sampled_from(["def", "class", "code", "blank"]))
         if kind == "def":
             body = draw(st.lists(_STATEMENT, min_size=1, max_size=40))
-            out.append(f"def f{n}(a):\n" + "\n".join("    " + "\n    ".join(s.split("\n")) for s in body)
-                       + "\n    return a")
+            out.append(
+                f"def f{n}(a):\n"
+                + "\n".join("    " + "\n    ".join(s.split("\n")) for s in body)
+                + "\n    return a"
+            )
         elif kind == "class":
             methods = draw(st.integers(0, 3))
             lines = [f"class C{n}:", '    """Doc."""', "    field = 1"]
@@ -140,7 +158,7 @@ def test_every_line_is_in_exactly_one_unit_and_none_is_over_its_limit(source: st
     covered: list[int] = []
     for chunk in chunks:
         covered.extend(range(chunk.start_line, chunk.end_line + 1))
-        assert chunk.text == "".join(lines[chunk.start_line - 1:chunk.end_line])
+        assert chunk.text == "".join(lines[chunk.start_line - 1 : chunk.end_line])
         content = chunk.end_line
         while content > chunk.start_line and not lines[content - 1].strip():
             content -= 1  # trailing blank lines do not count against the limit
@@ -168,12 +186,18 @@ def test_another_languages_definitions_are_units_with_their_comments_and_declara
         "}\n"
     )
     task = AnalysisTask("web/cart.ts", "", "web.cart", False, language="typescript")
-    definitions = tuple(Definition(s.qname, s.name, s.kind, s.start_line, s.end_line, s.signature, s.is_async,
-                                   "typescript") for s in analyze_code(source.encode(), task).symbols)
-    parts = chunk_text("web/cart.ts", source, "typescript", size=40, overlap=8, module="web.cart",
-                       definitions=definitions)
+    definitions = tuple(
+        Definition(s.qname, s.name, s.kind, s.start_line, s.end_line, s.signature, s.is_async, "typescript")
+        for s in analyze_code(source.encode(), task).symbols
+    )
+    parts = chunk_text(
+        "web/cart.ts", source, "typescript", size=40, overlap=8, module="web.cart", definitions=definitions
+    )
     assert [(p.start_line, p.unit, p.symbols) for p in parts[:3]] == [
-        (1, "prelude", ()), (3, "class", ("web.cart.Cart",)), (5, "method", ("web.cart.Cart.add",))]
+        (1, "prelude", ()),
+        (3, "class", ("web.cart.Cart",)),
+        (5, "method", ("web.cart.Cart.add",)),
+    ]
     assert parts[1].context == "add(price: number): void"  # the outline's member, as declared
     assert all(p.end_line - p.start_line + 1 <= 40 for p in parts)
     method = [p for p in parts if p.unit == "method"]

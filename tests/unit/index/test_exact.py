@@ -11,14 +11,16 @@ from kbc.index.exact import SNAPSHOT, ExactVectors, digest_of, load_snapshot, sw
 
 def random_rows(count: int, dim: int, seed: int) -> dict[str, tuple[str, list[float]]]:
     rng = np.random.default_rng(seed)
-    return {f"u{i:05d}": (f"c{i // 3}", rng.normal(size=dim).astype(np.float32).tolist())
-            for i in range(count)}
+    return {
+        f"u{i:05d}": (f"c{i // 3}", rng.normal(size=dim).astype(np.float32).tolist()) for i in range(count)
+    }
 
 
 def brute_force(rows: dict[str, tuple[str, list[float]]], query: list[float]) -> list[tuple[str, float]]:
     q = np.asarray(query, dtype=np.float64)
-    scored = [(unit, float(np.dot(v, q) / (np.linalg.norm(v) * np.linalg.norm(q))))
-              for unit, (_, v) in rows.items()]
+    scored = [
+        (unit, float(np.dot(v, q) / (np.linalg.norm(v) * np.linalg.norm(q)))) for unit, (_, v) in rows.items()
+    ]
     return sorted(scored, key=lambda pair: (-pair[1], pair[0]))
 
 
@@ -88,7 +90,9 @@ def test_a_new_snapshot_leaves_the_old_one_until_it_is_swept(tmp_path: Path) -> 
     sweep_snapshots(tmp_path, {new.digest})
     assert load_snapshot(tmp_path, old.digest) is None
     assert sorted(p.name for p in tmp_path.glob("*vectors*")) == [
-        f"vectors-{new.digest}.json", f"vectors-{new.digest}.npy"]
+        f"vectors-{new.digest}.json",
+        f"vectors-{new.digest}.npy",
+    ]
 
 
 def test_a_pointer_to_a_lost_or_torn_matrix_is_not_used(tmp_path: Path) -> None:

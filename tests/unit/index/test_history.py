@@ -34,8 +34,11 @@ def test_files_changed_by_the_same_commits_are_paired_by_their_share(tmp_path: P
     pairs = changed_together(history(tmp_path), max_files=10)
     # "start" and "three files" add 1/2 to each of their pairs, "core and helper" 1; a commit of
     # one file pairs nothing, and one of fourteen files is too broad to say anything.
-    assert pairs == {("core.py", "helper.py"): 2.0, ("core.py", "other.py"): 1.0,
-                     ("helper.py", "other.py"): 1.0}
+    assert pairs == {
+        ("core.py", "helper.py"): 2.0,
+        ("core.py", "other.py"): 1.0,
+        ("helper.py", "other.py"): 1.0,
+    }
 
 
 def test_only_the_history_up_to_head_is_read(tmp_path: Path) -> None:
@@ -51,8 +54,9 @@ def test_a_folder_without_git_has_no_history(tmp_path: Path) -> None:
     assert changed_together(tmp_path) == {}
 
 
-def test_files_changed_together_are_linked_in_the_file_graph(tmp_path: Path,
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_files_changed_together_are_linked_in_the_file_graph(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(rank, "COCHANGE_WEIGHT", 1.0)
     facts = GraphFacts((), (), (), (), (), (), ())
     paths = {"core": "core.py", "helper": "helper.py", "other": "other.py", "lone": "lone.py"}
@@ -69,24 +73,39 @@ def test_files_changed_together_are_linked_in_the_file_graph(tmp_path: Path,
 
 # -- precedents: what each recent commit was about and changed ----------------------------
 
+
 def test_commit_messages_keep_words_and_indexed_files_newest_first(tmp_path: Path) -> None:
     root = history(tmp_path)
-    commit(root, {"core.py": "6", "notes.txt": "x"},
-           "Parse RetryPolicy timeouts\n\nThe body counts: 503 errors.")
+    commit(
+        root, {"core.py": "6", "notes.txt": "x"}, "Parse RetryPolicy timeouts\n\nThe body counts: 503 errors."
+    )
     kept = {"core.py", "helper.py", "other.py"}
     found = commit_messages(root, kept)
     # camel case split, lower-cased, words of three characters or more; unindexed files dropped
-    assert found[0] == (["parse", "retry", "policy", "timeouts", "body", "counts", "503", "errors"],
-                        ["core.py"])
+    assert found[0] == (
+        ["parse", "retry", "policy", "timeouts", "body", "counts", "503", "errors"],
+        ["core.py"],
+    )
     # the fourteen-file "bulk" commit stays (at most fifty files), with its indexed files only
-    assert [paths for _, paths in found[1:]] == [["core.py", "other.py"], ["core.py"],
-                                                ["core.py", "helper.py", "other.py"],
-                                                ["core.py", "helper.py"],
-                                                ["core.py", "helper.py", "other.py"]]
+    assert [paths for _, paths in found[1:]] == [
+        ["core.py", "other.py"],
+        ["core.py"],
+        ["core.py", "helper.py", "other.py"],
+        ["core.py", "helper.py"],
+        ["core.py", "helper.py", "other.py"],
+    ]
     # a commit of more than fifty files is no precedent
     commit(root, {f"many/f{n}.py": "1" for n in range(51)} | {"core.py": "7"}, "sweeping rename")
-    assert commit_messages(root, kept)[0][0] == ["parse", "retry", "policy", "timeouts", "body", "counts",
-                                                 "503", "errors"]
+    assert commit_messages(root, kept)[0][0] == [
+        "parse",
+        "retry",
+        "policy",
+        "timeouts",
+        "body",
+        "counts",
+        "503",
+        "errors",
+    ]
     assert len(commit_messages(root, kept, commits=2)) == 1  # the latest two: one too broad
 
 

@@ -15,8 +15,9 @@ def index_of(tmp_path: Path, texts: list[str]) -> LexicalIndex:
     index = LexicalIndex(tmp_path / "lexical.sqlite")
     ids = list(range(len(texts)))
     random.Random(5).shuffle(ids)  # insertion order unrelated to id order
-    chunks = [Chunk(f"c{ids[i]:04d}", f"f{i}.py", 1, 1, "code", "python", text)
-              for i, text in enumerate(texts)]
+    chunks = [
+        Chunk(f"c{ids[i]:04d}", f"f{i}.py", 1, 1, "code", "python", text) for i, text in enumerate(texts)
+    ]
     index.replace_files([], chunks, [])
     index.commit()
     return index
@@ -26,7 +27,9 @@ def joined_search(index: LexicalIndex, query: str, limit: int) -> list[tuple[str
     """The plain form: every match joined to its id, ordered by score then id."""
     rows = index.db.execute(
         "SELECT c.id, bm25(fts, 2.0, 3.0, 1.0) AS rank FROM fts JOIN chunks c ON c.rid = fts.rowid "
-        "WHERE fts MATCH ? ORDER BY rank, c.id LIMIT ?", (match_expression(query), limit))
+        "WHERE fts MATCH ? ORDER BY rank, c.id LIMIT ?",
+        (match_expression(query), limit),
+    )
     return [(str(i), -float(r)) for i, r in rows]
 
 
@@ -80,8 +83,9 @@ def test_a_remembering_index_forgets_what_it_rewrites(tmp_path: Path) -> None:
     assert [cid for cid, _ in index.search("cart", 10)] == ["n0001"]
 
 
-def test_a_remembering_reader_answers_whole_past_what_it_keeps(tmp_path: Path,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_remembering_reader_answers_whole_past_what_it_keeps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import kbc.index.lexical as lexical
 
     monkeypatch.setattr(lexical, "REMEMBERED_CHUNKS", 5)

@@ -9,8 +9,14 @@ from kbc.index.tokencount import SHA256, SHIPPED_FILE, TiktokenCounter, _shipped
 def test_cl100k_counts_as_published() -> None:
     counter = TiktokenCounter()
     # counts of tiktoken.get_encoding("cl100k_base") on the same texts
-    assert [counter.count(t) for t in ("def refund(order): return order.total", "hello world",
-                                       "ünïcödé  \n\n  spaces\t\ttabs <|endoftext|> 12345678 ")] == [7, 2, 23]
+    assert [
+        counter.count(t)
+        for t in (
+            "def refund(order): return order.total",
+            "hello world",
+            "ünïcödé  \n\n  spaces\t\ttabs <|endoftext|> 12345678 ",
+        )
+    ] == [7, 2, 23]
 
 
 def test_the_encoding_is_read_where_it_is_shipped_and_nothing_is_written() -> None:

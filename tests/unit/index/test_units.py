@@ -11,8 +11,15 @@ CODE = 'def refund(order):\n    """Refund an order within the window."""\n    re
 
 def units_for(path: str, text: str, language: str) -> list[str]:
     definitions = () if language == "python" else None  # parsed code: cut at (no) definitions
-    chunks = chunk_text(path, text, language, size=60, overlap=5, definitions=definitions,
-                        role=file_role(path, language, text.encode()))
+    chunks = chunk_text(
+        path,
+        text,
+        language,
+        size=60,
+        overlap=5,
+        definitions=definitions,
+        role=file_role(path, language, text.encode()),
+    )
     return [u.text for u in units_of(chunks, "model")]
 
 
@@ -21,20 +28,24 @@ def test_code_and_prose_are_embedded() -> None:
     assert units_for("docs/refunds.md", "# Refunds\n\nAllowed for 180 days.\n", "markdown")
 
 
-@pytest.mark.parametrize(("path", "text", "language"), [
-    ("poetry.lock", '[[package]]\nname = "attrs"\n', "text"),
-    ("web/package-lock.json", '{"name": "app"}\n', "json"),
-    ("fixtures/orders.csv", "id,total\n1,10\n", "text"),
-    ("schema/orders.json", '{"type": "object"}\n', "json"),
-    ("mathml/mmlctop.xsl", "<xsl:stylesheet>\n</xsl:stylesheet>\n", "text"),
-    ("static/app.min.js", "var a=1;\n", "javascript"),
-    ("static/app.js", "var a=1," + "b=2," * 400 + "c=3;\n", "javascript"),
-    ("shop/_vendor/six.py", CODE, "python"),
-    ("shop/parser/gen.py", "# Generated from Shop.g4 by ANTLR 4.11.1\n" + CODE, "python"),
-    ("shop/api_pb2.py", "# -*- coding: utf-8 -*-\n# DO NOT EDIT!\n" + CODE, "python"),
-])
+@pytest.mark.parametrize(
+    ("path", "text", "language"),
+    [
+        ("poetry.lock", '[[package]]\nname = "attrs"\n', "text"),
+        ("web/package-lock.json", '{"name": "app"}\n', "json"),
+        ("fixtures/orders.csv", "id,total\n1,10\n", "text"),
+        ("schema/orders.json", '{"type": "object"}\n', "json"),
+        ("mathml/mmlctop.xsl", "<xsl:stylesheet>\n</xsl:stylesheet>\n", "text"),
+        ("static/app.min.js", "var a=1;\n", "javascript"),
+        ("static/app.js", "var a=1," + "b=2," * 400 + "c=3;\n", "javascript"),
+        ("shop/_vendor/six.py", CODE, "python"),
+        ("shop/parser/gen.py", "# Generated from Shop.g4 by ANTLR 4.11.1\n" + CODE, "python"),
+        ("shop/api_pb2.py", "# -*- coding: utf-8 -*-\n# DO NOT EDIT!\n" + CODE, "python"),
+    ],
+)
 def test_data_locks_minified_vendored_and_generated_files_get_no_vectors(
-        path: str, text: str, language: str) -> None:
+    path: str, text: str, language: str
+) -> None:
     assert units_for(path, text, language) == []
 
 

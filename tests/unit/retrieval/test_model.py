@@ -68,19 +68,52 @@ def test_the_pieces_of_a_long_definition_belong_to_it_and_its_name_is_read_again
     from kbc.retrieval.features import Signals, definition_groups, unit_features
 
     def chunk(cid: str, start: int, end: int, unit: str, symbols: tuple[str, ...] = ()) -> Chunk:
-        return Chunk(cid, "pkg/s.py", start, end, "code", "python", "x\n" * (end - start + 1), "", "pkg.s",
-                     symbols, "source", unit=unit, tokens=10)
+        return Chunk(
+            cid,
+            "pkg/s.py",
+            start,
+            end,
+            "code",
+            "python",
+            "x\n" * (end - start + 1),
+            "",
+            "pkg.s",
+            symbols,
+            "source",
+            unit=unit,
+            tokens=10,
+        )
 
-    chunks = {c.id: c for c in (chunk("p", 1, 9, "prelude"),
-                                chunk("h", 10, 40, "method", ("pkg.s.Session.resolve_redirects",)),
-                                chunk("t", 41, 80, "method"), chunk("g", 82, 90, "method"),
-                                chunk("o", 91, 99, "function", ("pkg.s.merge_hooks",)))}
+    chunks = {
+        c.id: c
+        for c in (
+            chunk("p", 1, 9, "prelude"),
+            chunk("h", 10, 40, "method", ("pkg.s.Session.resolve_redirects",)),
+            chunk("t", 41, 80, "method"),
+            chunk("g", 82, 90, "method"),
+            chunk("o", 91, 99, "function", ("pkg.s.merge_hooks",)),
+        )
+    }
     units = [(c.id, c.start_line, c.end_line) for c in chunks.values()]
     groups = definition_groups(units, chunks)
-    assert groups == {"h": "pkg.s.Session.resolve_redirects", "t": "pkg.s.Session.resolve_redirects",
-                      "o": "pkg.s.merge_hooks"}  # "g" starts after a gap: no definition to continue
-    signals = Signals("how are cookies kept across redirects", [("t", 5.0)], {"t": 5.0, "o": 1.0}, [], {},
-                      [], {}, [], [], {}, chunks)
+    assert groups == {
+        "h": "pkg.s.Session.resolve_redirects",
+        "t": "pkg.s.Session.resolve_redirects",
+        "o": "pkg.s.merge_hooks",
+    }  # "g" starts after a gap: no definition to continue
+    signals = Signals(
+        query="how are cookies kept across redirects",
+        lexical=[("t", 5.0)],
+        pool={"t": 5.0, "o": 1.0},
+        vector=[],
+        similarity={},
+        matched=[],
+        matched_kinds={},
+        near=[],
+        cited=[],
+        lift={},
+        chunks=chunks,
+    )
     found = unit_features(signals, "pkg/s.py", units, chunks, {})
     rows = dict(zip([u[0] for u in units], found, strict=True))
     share = UNIT_FEATURES.index("definition_share")

@@ -12,16 +12,18 @@ from kbc.retrieval.profiles import load_profiles
 from kbc.retrieval.rank import finish
 
 SOURCES = {
-    "shop/payments.py": ("def reverse_charge(charge_id):\n    return charge_id\n\n\n"
-                         "def audit(x):\n    return x\n"),
+    "shop/payments.py": (
+        "def reverse_charge(charge_id):\n    return charge_id\n\n\ndef audit(x):\n    return x\n"
+    ),
     "shop/refunds.py": (
         "from shop.payments import audit, reverse_charge\n\n\n"
         "def refund(order):\n    audit(order)\n    return reverse_charge(order)\n\n\n"
-        "def refund_all(orders):\n    return [refund(o) for o in orders]\n"),
+        "def refund_all(orders):\n    return [refund(o) for o in orders]\n"
+    ),
     "shop/base.py": "class Gateway:\n    def send(self, x):\n        return x\n\n    def __init__(self):\n"
-                    "        pass\n",
+    "        pass\n",
     "shop/stripe.py": "from shop.base import Gateway\n\n\nclass Stripe(Gateway):\n    def send(self, x):\n"
-                      "        return x\n\n    def __init__(self):\n        pass\n",
+    "        return x\n\n    def __init__(self):\n        pass\n",
 }
 
 
@@ -43,13 +45,18 @@ def neighbours() -> SymbolNeighbours:
 def test_callees_in_call_order_then_callers_and_overrides_both_ways() -> None:
     near = neighbours()
     assert near.around(["shop.refunds.refund"]) == [
-        "shop.payments.audit", "shop.payments.reverse_charge", "shop.refunds.refund_all"]
+        "shop.payments.audit",
+        "shop.payments.reverse_charge",
+        "shop.refunds.refund_all",
+    ]
     assert near.around(["shop.stripe.Stripe.send"]) == ["shop.base.Gateway.send"]
     assert near.around(["shop.base.Gateway.send"]) == ["shop.stripe.Stripe.send"]
     assert near.around(["shop.base.Gateway.__init__"]) == []  # dunders are not overrides worth lifting
     # a seed is never its own neighbour, nor another seed's
     assert near.around(["shop.refunds.refund", "shop.payments.audit"]) == [
-        "shop.payments.reverse_charge", "shop.refunds.refund_all"]
+        "shop.payments.reverse_charge",
+        "shop.refunds.refund_all",
+    ]
 
 
 def test_the_neighbours_of_the_seeds_are_fused_in_at_the_graph_weight() -> None:

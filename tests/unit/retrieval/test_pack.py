@@ -18,14 +18,23 @@ def chunk(path: str, start: int, end: int, word: str = "value", heading: str = "
     return Chunk(f"{path}:{start}", path, start, end, "code", "python", text, heading)
 
 
-RANKED = [chunk("a.py", 1, 60), chunk("b.py", 1, 40, "other"), chunk("a.py", 49, 108),
-          chunk("c.md", 1, 10, "doc"), chunk("a.py", 130, 140, heading="class Refund(Base)")]
+RANKED = [
+    chunk("a.py", 1, 60),
+    chunk("b.py", 1, 40, "other"),
+    chunk("a.py", 49, 108),
+    chunk("c.md", 1, 10, "doc"),
+    chunk("a.py", 130, 140, heading="class Refund(Base)"),
+]
 
 
 def test_overlapping_and_adjacent_ranges_merge_and_a_file_is_shown_once_in_line_order() -> None:
     packed = pack(RANKED, {"a.py": "2026-01-02"}, 50_000, COUNTER, "# slice\n", scores=[5, 4, 3, 2, 1])
     assert [(b.path, b.start, b.end) for b in packed.blocks] == [
-        ("a.py", 1, 108), ("a.py", 130, 140), ("b.py", 1, 40), ("c.md", 1, 10)]
+        ("a.py", 1, 108),
+        ("a.py", 130, 140),
+        ("b.py", 1, 40),
+        ("c.md", 1, 10),
+    ]
     assert [b.score for b in packed.blocks] == [5, 1, 4, 2]  # a block keeps its best chunk's score
     assert packed.text.count("value_60 = compute(60)") == 1
     assert packed.text.count("## a.py (code · last commit 2026-01-02)") == 1
@@ -41,8 +50,9 @@ def test_a_chunk_whose_lines_are_all_shown_adds_nothing() -> None:
 
 
 def test_a_chunk_between_two_blocks_joins_them() -> None:
-    packed = pack([chunk("a.py", 1, 10), chunk("a.py", 21, 30), chunk("a.py", 11, 20)], {}, 50_000,
-                  COUNTER, "")
+    packed = pack(
+        [chunk("a.py", 1, 10), chunk("a.py", 21, 30), chunk("a.py", 11, 20)], {}, 50_000, COUNTER, ""
+    )
     assert [(b.start, b.end) for b in packed.blocks] == [(1, 30)]
     assert "not shown" not in packed.text
 
@@ -60,7 +70,8 @@ spans = st.tuples(st.sampled_from(["a.py", "b.py", "c/d.py"]), st.integers(1, 30
 @settings(max_examples=150, deadline=None)
 @given(st.lists(spans, min_size=1, max_size=25), st.integers(1, 20_000))
 def test_the_budget_is_never_exceeded_and_no_line_is_printed_twice(
-        picked: list[tuple[str, int, int]], budget: int) -> None:
+    picked: list[tuple[str, int, int]], budget: int
+) -> None:
     ranked = [chunk(path, start, start + length) for path, start, length in picked]
     packed = pack(ranked, {}, budget, COUNTER, "# kbc slice · implementation · header line\n")
     assert COUNTER.count(packed.text) == packed.tokens <= budget
@@ -72,7 +83,8 @@ def test_the_budget_is_never_exceeded_and_no_line_is_printed_twice(
         for (_, end), (start, _) in zip(blocks, blocks[1:], strict=False):
             assert end + 1 < start  # in line order, neither overlapping nor touching
     assert len(printed) == sum(b.end - b.start + 1 for b in packed.blocks if not b.truncated) + sum(
-        b.end - b.start + 1 for b in packed.blocks if b.truncated)
+        b.end - b.start + 1 for b in packed.blocks if b.truncated
+    )
 
 
 def test_fences_outgrow_backticks_in_the_text() -> None:
@@ -91,35 +103,52 @@ def note(path: str, text: str) -> Chunk:
     return Chunk(f"{path}:1", path, 1, lines, "knowledge", "markdown", text, "", role="knowledge")
 
 
-COPIED = ("# Payouts\n\nA payout is money we send to a seller every week, never before the refund window "
-          "of one hundred and eighty days has closed for the orders it pays. Payouts are batched on "
-          "Mondays at six in the morning, in the seller's own currency, and a seller whose account is "
-          "under review is paid only once the review has ended. A payout that bounces is retried three "
-          "times, one day apart, before the seller is asked to check the bank details we hold.\n")
+COPIED = (
+    "# Payouts\n\nA payout is money we send to a seller every week, never before the refund window "
+    "of one hundred and eighty days has closed for the orders it pays. Payouts are batched on "
+    "Mondays at six in the morning, in the seller's own currency, and a seller whose account is "
+    "under review is paid only once the review has ended. A payout that bounces is retried three "
+    "times, one day apart, before the seller is asked to check the bank details we hold.\n"
+)
 
 
 def test_a_note_copied_into_another_document_is_packed_once() -> None:
-    ranked = [note("@knowledge/t/projects/a/payouts.md", COPIED),
-              note("@knowledge/t/projects/b/payouts.md", COPIED.replace("every week", "each week")),
-              chunk("a.py", 1, 5),
-              note("@knowledge/t/domain/other.md", "# Other\n\nSomething else entirely.\n")]
+    ranked = [
+        note("@knowledge/t/projects/a/payouts.md", COPIED),
+        note("@knowledge/t/projects/b/payouts.md", COPIED.replace("every week", "each week")),
+        chunk("a.py", 1, 5),
+        note("@knowledge/t/domain/other.md", "# Other\n\nSomething else entirely.\n"),
+    ]
     packed = pack(ranked, {}, 50_000, COUNTER, "# slice\n", scores=[4, 3, 2, 1])
-    assert [b.path for b in packed.blocks] == ["@knowledge/t/projects/a/payouts.md", "a.py",
-                                               "@knowledge/t/domain/other.md"]
+    assert [b.path for b in packed.blocks] == [
+        "@knowledge/t/projects/a/payouts.md",
+        "a.py",
+        "@knowledge/t/domain/other.md",
+    ]
     assert packed.text.count("refund window") == 1
 
 
 def test_knowledge_is_shown_by_scope_in_the_places_it_took() -> None:
-    ranked = [note("@knowledge/t/projects/a/notes.md", "# Project\n\nBatch on Mondays.\n"),
-              chunk("a.py", 1, 5),
-              note("@knowledge/t/conventions/money.md", "# Money\n\nCents, never floats.\n"),
-              note("@knowledge/t/domain/payouts.md", "# Payouts\n\nWeekly.\n"), chunk("b.py", 1, 5)]
-    order = {"@knowledge/t/domain/payouts.md": 0, "@knowledge/t/conventions/money.md": 1,
-             "@knowledge/t/projects/a/notes.md": 2}
+    ranked = [
+        note("@knowledge/t/projects/a/notes.md", "# Project\n\nBatch on Mondays.\n"),
+        chunk("a.py", 1, 5),
+        note("@knowledge/t/conventions/money.md", "# Money\n\nCents, never floats.\n"),
+        note("@knowledge/t/domain/payouts.md", "# Payouts\n\nWeekly.\n"),
+        chunk("b.py", 1, 5),
+    ]
+    order = {
+        "@knowledge/t/domain/payouts.md": 0,
+        "@knowledge/t/conventions/money.md": 1,
+        "@knowledge/t/projects/a/notes.md": 2,
+    }
     packed = pack(ranked, {}, 50_000, COUNTER, "# slice\n", scores=[5, 4, 3, 2, 1], order=order)
-    assert [b.path for b in packed.blocks] == ["@knowledge/t/domain/payouts.md", "a.py",
-                                               "@knowledge/t/conventions/money.md",
-                                               "@knowledge/t/projects/a/notes.md", "b.py"]
+    assert [b.path for b in packed.blocks] == [
+        "@knowledge/t/domain/payouts.md",
+        "a.py",
+        "@knowledge/t/conventions/money.md",
+        "@knowledge/t/projects/a/notes.md",
+        "b.py",
+    ]
     assert packed.tokens == COUNTER.count(packed.text)
     unordered = pack(ranked, {}, 50_000, COUNTER, "# slice\n", scores=[5, 4, 3, 2, 1])
     assert [b.path for b in unordered.blocks][0] == "@knowledge/t/projects/a/notes.md"

@@ -23,8 +23,13 @@ def test_the_files_of_the_most_similar_commits_are_credited_most() -> None:
 
 
 def test_a_file_changed_with_many_others_gets_a_smaller_share() -> None:
-    commits = [(["alpha", "beta"], ["a.py"]), (["alpha", "beta"], ["b.py", "c.py", "d.py", "e.py"]),
-               (["gamma"], ["f.py"]), (["delta"], ["g.py"]), (["epsilon"], ["h.py"])]
+    commits = [
+        (["alpha", "beta"], ["a.py"]),
+        (["alpha", "beta"], ["b.py", "c.py", "d.py", "e.py"]),
+        (["gamma"], ["f.py"]),
+        (["delta"], ["g.py"]),
+        (["epsilon"], ["h.py"]),
+    ]
     credit = Precedents(commits).credit("alpha beta")
     assert credit["a.py"] == pytest.approx(2 * credit["b.py"])
 

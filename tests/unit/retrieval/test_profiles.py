@@ -11,7 +11,8 @@ from kbc.retrieval.profiles import load_profiles
 
 def test_a_repository_chooses_the_view_kinds_and_the_cited_weight_of_a_profile(tmp_path: Path) -> None:
     (tmp_path / "kbc.toml").write_text(
-        '[profiles.qa]\nview_kinds = ["workflow", "architecture"]\ncited = 0.5\n')
+        '[profiles.qa]\nview_kinds = ["workflow", "architecture"]\ncited = 0.5\n'
+    )
     qa = load_profiles(tmp_path)["qa"]
     assert qa.view_kinds == ("architecture", "workflow") and qa.cited == 0.5  # in the kinds' order
     assert load_profiles()["qa"].view_kinds == VIEW_KINDS
@@ -25,9 +26,20 @@ def test_an_unknown_view_kind_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_a_new_profile_may_leave_cited_at_its_default(tmp_path: Path) -> None:
-    fields = "".join(f"{name} = {value}\n" for name, value in (
-        ("budget", 900), ("code", 1), ("tests", 0), ("docs", 0), ("views", 0), ("config", 0),
-        ("examples", 0), ("vendored", 0), ("graph", 0)))
+    fields = "".join(
+        f"{name} = {value}\n"
+        for name, value in (
+            ("budget", 900),
+            ("code", 1),
+            ("tests", 0),
+            ("docs", 0),
+            ("views", 0),
+            ("config", 0),
+            ("examples", 0),
+            ("vendored", 0),
+            ("graph", 0),
+        )
+    )
     (tmp_path / "kbc.toml").write_text("[profiles.mine]\n" + fields)
     mine = load_profiles(tmp_path)["mine"]
     assert (mine.budget, mine.cited, mine.view_kinds) == (900, 0.0, VIEW_KINDS)

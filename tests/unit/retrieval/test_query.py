@@ -12,7 +12,7 @@ from kbc.domain.models import AnalysisOk, AnalysisTask, EntryPoint, FileFacts
 from kbc.retrieval.query import read_query
 from kbc.retrieval.resolve import FactsLookup, Target
 
-TASK = '''Redirects drop cookies in `Session.resolve_redirects`
+TASK = """Redirects drop cookies in `Session.resolve_redirects`
 
 When `requests.Session` follows a redirect, cookies set by the first response are lost.
 Calling resolve_redirects() by hand shows it; `--max-redirects` does not help.
@@ -35,7 +35,7 @@ $ shop refund --all
 File ~/src/shop/sessions.py:9, in Session.send(self, request)
 ----> 9     return self.adapter.send(request)
 ```
-'''
+"""
 
 
 def test_the_query_names_frames_paths_code_messages_and_options() -> None:
@@ -77,7 +77,8 @@ SHOP = {
         "    '''Follow redirects.'''\n"
         "    if limit > 30:\n"
         "        raise TooManyRedirects('Exceeded %s redirects.' % limit)\n"
-        "    return resp\n"),
+        "    return resp\n"
+    ),
     "shop/cookies.py": "def merge_cookies(jar, cookies):\n    return jar\n",
     "tests/test_sessions.py": "def test_send():\n    pass\n",
 }
@@ -103,11 +104,15 @@ def test_mentions_resolve_to_definitions_files_and_raises(tmp_path: Path) -> Non
     held = "shop.sessions.SessionRedirectMixin.resolve_redirects"
     assert frame == ("frame", (Target("shop/sessions.py", held, 14),))
     assert got[("code", "shop.Session")] == (
-        "reexport", (Target("shop/sessions.py", "shop.sessions.Session"),))  # through shop/__init__.py
+        "reexport",
+        (Target("shop/sessions.py", "shop.sessions.Session"),),
+    )  # through shop/__init__.py
     assert got[("code", "Session.resolve_redirects")][0] == "tail"
     assert got[("path", "shop/cookies.py")] == ("path", (Target("shop/cookies.py", "", 3),))
     assert got[("message", "Exceeded 30 redirects.")] == (
-        "message", (Target("shop/sessions.py", "shop.sessions.follow", 13),))  # the guard's line
+        "message",
+        (Target("shop/sessions.py", "shop.sessions.follow", 13),),
+    )  # the guard's line
     assert "--max-redirects" in {m.text for m in unmatched}  # left to the lexical index
 
 
@@ -123,26 +128,33 @@ def test_a_shared_file_name_or_a_common_name_matches_nothing(tmp_path: Path) -> 
 
 def test_a_frame_of_a_file_the_repository_does_not_hold_names_none_of_its_code(tmp_path: Path) -> None:
     found = lookup(tmp_path)
-    task = ('Traceback (most recent call last):\n'
-            '  File "/usr/lib/python3.11/http/client.py", line 9, in send\n'
-            '  File "/venv/sessions.py", line 2, in resolve_redirects\n')
+    task = (
+        "Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3.11/http/client.py", line 9, in send\n'
+        '  File "/venv/sessions.py", line 2, in resolve_redirects\n'
+    )
     shared = FactsLookup(list(found.facts), [*SHOP, "vendor/sessions.py"])  # two files named sessions.py
     matches, _ = shared.match(read_query(task))
     got = {m.mention.path: (m.how, m.targets) for m in matches}
     assert "/usr/lib/python3.11/http/client.py" not in got  # not Session.send: another file's send
     assert got["/venv/sessions.py"] == (  # which sessions.py: the one defining the frame's function
-        "tail", (Target("shop/sessions.py", "shop.sessions.SessionRedirectMixin.resolve_redirects"),))
+        "tail",
+        (Target("shop/sessions.py", "shop.sessions.SessionRedirectMixin.resolve_redirects"),),
+    )
 
 
 def test_a_shell_command_of_the_repository_names_its_subcommand_code(tmp_path: Path) -> None:
     found = lookup(tmp_path)
     refund = EntryPoint("click", "refund", "shop.cookies.merge_cookies", "shop/cookies.py", 1)
-    facts = [dataclasses.replace(f, entry_points=(refund,)) if f.path == "shop/cookies.py" else f
-             for f in found.facts]
+    facts = [
+        dataclasses.replace(f, entry_points=(refund,)) if f.path == "shop/cookies.py" else f
+        for f in found.facts
+    ]
     task = read_query("Running\n$ shop refund --all\nfails.")
     matches, _ = FactsLookup(facts, SHOP, scripts=["shop"]).match(task)
     assert [(m.how, m.targets) for m in matches if m.mention.label == "command"] == [
-        ("command", (Target("shop/cookies.py", "shop.cookies.merge_cookies"),))]
+        ("command", (Target("shop/cookies.py", "shop.cookies.merge_cookies"),))
+    ]
     matches, _ = FactsLookup(facts, SHOP).match(task)  # `shop` is not this repository's program
     assert not [m for m in matches if m.mention.label == "command"]
 
@@ -167,8 +179,10 @@ def test_reading_a_huge_task_takes_one_pass() -> None:
     import sys
 
     for shape in ('"x" * 300_000', '"a." * 150_000', '"a/" * 150_000'):
-        script = ("from kbc.retrieval.query import bounded, read_query\n"
-                  "from kbc.retrieval.report import clean_report\n"
-                  f"task = bounded({shape})\nread_query(task)\nclean_report(task)\n")
+        script = (
+            "from kbc.retrieval.query import bounded, read_query\n"
+            "from kbc.retrieval.report import clean_report\n"
+            f"task = bounded({shape})\nread_query(task)\nclean_report(task)\n"
+        )
         done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, done.stderr[-500:]

@@ -35,9 +35,11 @@ def test_personalised_pagerank_matches_networkx() -> None:
 
 
 def test_tests_and_docs_weigh_less_than_code_for_implementation() -> None:
-    chunks = {"t": chunk("t", "tests/test_x.py", "a", role="test"),
-              "d": chunk("d", "x.md", "b", "doc", role="doc"),
-              "c": chunk("c", "x.py", "c")}
+    chunks = {
+        "t": chunk("t", "tests/test_x.py", "a", role="test"),
+        "d": chunk("d", "x.md", "b", "doc", role="doc"),
+        "c": chunk("c", "x.py", "c"),
+    }
     ranked = rank(hits(["t", "d", "c"]), ["t", "d", "c"], [], chunks, PROFILE, None)
     assert [cid for cid, _ in ranked] == ["c", "t", "d"]
 
@@ -46,8 +48,11 @@ def test_the_graph_lifts_neighbours_of_the_best_hits() -> None:
     graph = nx.Graph()
     graph.add_weighted_edges_from([("core.py", "helper.py", 3.0)])
     graph.add_nodes_from(["other.py"])
-    chunks = {"core": chunk("core", "core.py", "x"), "other": chunk("other", "other.py", "y"),
-              "helper": chunk("helper", "helper.py", "z")}
+    chunks = {
+        "core": chunk("core", "core.py", "x"),
+        "other": chunk("other", "other.py", "y"),
+        "helper": chunk("helper", "helper.py", "z"),
+    }
     lexical = hits(["core", "other", "helper"])
     without = [cid for cid, _ in rank(lexical, [], [], chunks, PROFILE, None)]
     lifted = [cid for cid, _ in rank(lexical, [], [], chunks, PROFILE, FileGraph(graph))]
@@ -56,8 +61,10 @@ def test_the_graph_lifts_neighbours_of_the_best_hits() -> None:
 
 
 def test_duplicate_text_keeps_only_the_better_chunk() -> None:
-    chunks = {"a": chunk("a", "vendor/x.py", "def f():\n    return 1\n"),
-              "b": chunk("b", "x.py", "def f():  \n    return 1")}
+    chunks = {
+        "a": chunk("a", "vendor/x.py", "def f():\n    return 1\n"),
+        "b": chunk("b", "x.py", "def f():  \n    return 1"),
+    }
     assert [cid for cid, _ in rank(hits(["a", "b"]), [], [], chunks, PROFILE, None)] == ["a"]
 
 
@@ -70,24 +77,34 @@ def test_what_the_query_names_is_a_third_ranked_list() -> None:
 
 
 def test_a_file_that_many_hits_come_from_outranks_one_lucky_unit() -> None:
-    chunks = {"lucky": chunk("lucky", "other.py", "x"),
-              **{f"f{i}": Chunk(f"f{i}", "topic.py", 10 * i, 10 * i + 5, "code", "python", str(i))
-                 for i in range(4)}}
+    chunks = {
+        "lucky": chunk("lucky", "other.py", "x"),
+        **{
+            f"f{i}": Chunk(f"f{i}", "topic.py", 10 * i, 10 * i + 5, "code", "python", str(i))
+            for i in range(4)
+        },
+    }
     lexical = [("lucky", 9.0), ("f0", 8.9), ("f1", 8.0), ("f2", 7.0), ("f3", 6.0)]
     assert [cid for cid, _ in rank(lexical, [], [], chunks, PROFILE, None)][:2] == ["f0", "lucky"]
 
 
 def test_a_view_takes_file_evidence_as_a_file_of_its_own() -> None:
-    chunks = {"view": chunk("view", "@views/architecture.md", "layers", kind="view"),
-              "code": chunk("code", "shop/orders.py", "orders")}
+    chunks = {
+        "view": chunk("view", "@views/architecture.md", "layers", kind="view"),
+        "code": chunk("code", "shop/orders.py", "orders"),
+    }
     fused = fuse([("view", 5.0), ("code", 4.0)], [], [], chunks)
     assert fused["view"] > fused["code"]  # the better lexical hit, whatever its kind
 
 
 def test_the_files_past_commits_like_the_task_changed_count_as_one_more_list(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    chunks = {"first": chunk("first", "a.py", "x"), "second": chunk("second", "b.py", "x"),
-              "third": chunk("third", "c.py", "x")}
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    chunks = {
+        "first": chunk("first", "a.py", "x"),
+        "second": chunk("second", "b.py", "x"),
+        "third": chunk("third", "c.py", "x"),
+    }
     lexical = [("first", 3.0), ("second", 2.9), ("third", 2.8)]
     monkeypatch.setattr(rank_module, "PRECEDENT_WEIGHT", 0.5)
     plain = fuse(lexical, [], [], chunks)
@@ -104,12 +121,22 @@ def spanned(cid: str, path: str, start: int, end: int) -> Chunk:
 
 
 def test_the_best_files_bring_their_other_units_nearest_first() -> None:
-    chunks = {c.id: c for c in [spanned("a.f", "a.py", 10, 20), spanned("a.g", "a.py", 22, 30),
-                                spanned("a.h", "a.py", 80, 90), spanned("a.k", "a.py", 1, 5),
-                                spanned("b.f", "b.py", 1, 9), spanned("c.f", "c.py", 1, 9)]}
+    chunks = {
+        c.id: c
+        for c in [
+            spanned("a.f", "a.py", 10, 20),
+            spanned("a.g", "a.py", 22, 30),
+            spanned("a.h", "a.py", 80, 90),
+            spanned("a.k", "a.py", 1, 5),
+            spanned("b.f", "b.py", 1, 9),
+            spanned("c.f", "c.py", 1, 9),
+        ]
+    }
     ranked = [("a.f", 1.0), ("b.f", 0.9)]
-    units = {"a.py": [("a.k", 1, 5), ("a.f", 10, 20), ("a.g", 22, 30), ("a.h", 80, 90)],
-             "c.py": [("c.f", 1, 9)]}  # a file not in the ranking brings nothing
+    units = {
+        "a.py": [("a.k", 1, 5), ("a.f", 10, 20), ("a.g", 22, 30), ("a.h", 80, 90)],
+        "c.py": [("c.f", 1, 9)],
+    }  # a file not in the ranking brings nothing
     expanded = expand(ranked, chunks, units, share=0.5)
     order = [cid for cid, _ in expanded]
     assert order[:2] == ["a.f", "b.f"]  # what the searches found keeps its place
@@ -120,13 +147,29 @@ def test_the_best_files_bring_their_other_units_nearest_first() -> None:
 
 
 def test_packing_takes_the_head_of_each_leading_file_first() -> None:
-    chunks = {c.id: c for c in [spanned("a.f", "a.py", 1, 9), spanned("a.g", "a.py", 10, 19),
-                                spanned("a.h", "a.py", 20, 29), spanned("b.f", "b.py", 1, 9),
-                                spanned("b.g", "b.py", 10, 19), spanned("c.f", "c.py", 1, 9),
-                                spanned("d.f", "d.py", 1, 9)]}
+    chunks = {
+        c.id: c
+        for c in [
+            spanned("a.f", "a.py", 1, 9),
+            spanned("a.g", "a.py", 10, 19),
+            spanned("a.h", "a.py", 20, 29),
+            spanned("b.f", "b.py", 1, 9),
+            spanned("b.g", "b.py", 10, 19),
+            spanned("c.f", "c.py", 1, 9),
+            spanned("d.f", "d.py", 1, 9),
+        ]
+    }
     chunks["v"] = Chunk("v", "@views/module/a.md", 1, 9, "view", "markdown", "v")  # type: ignore[arg-type]
-    ranked = [("a.f", 0.9), ("a.g", 0.8), ("v", 0.75), ("a.h", 0.7), ("b.f", 0.6), ("b.g", 0.5),
-              ("c.f", 0.4), ("d.f", 0.3)]
+    ranked = [
+        ("a.f", 0.9),
+        ("a.g", 0.8),
+        ("v", 0.75),
+        ("a.h", 0.7),
+        ("b.f", 0.6),
+        ("b.g", 0.5),
+        ("c.f", 0.4),
+        ("d.f", 0.3),
+    ]
     order = [cid for cid, _ in spread(ranked, chunks, files=3)]
     # the best unit of each of the first three repository files, in rank order, then the rest
     assert order == ["a.f", "b.f", "c.f", "a.g", "v", "a.h", "b.g", "d.f"]
@@ -137,8 +180,10 @@ def test_packing_takes_the_head_of_each_leading_file_first() -> None:
 
 def test_a_small_budget_keeps_the_first_files_own_units() -> None:
     sizes = {"a.f": 300, "a.g": 200, "b.f": 200, "c.f": 400}
-    chunks = {cid: replace(spanned(cid, f"{cid[0]}.py", 1 + 10 * i, 9 + 10 * i), tokens=tokens)
-              for i, (cid, tokens) in enumerate(sizes.items())}
+    chunks = {
+        cid: replace(spanned(cid, f"{cid[0]}.py", 1 + 10 * i, 9 + 10 * i), tokens=tokens)
+        for i, (cid, tokens) in enumerate(sizes.items())
+    }
     ranked = [("a.f", 0.9), ("a.g", 0.8), ("b.f", 0.6), ("c.f", 0.4)]
 
     def order(budget: int) -> list[str]:
@@ -156,9 +201,11 @@ def test_a_small_budget_keeps_the_first_files_own_units() -> None:
 def test_a_profile_retrieves_only_its_view_kinds() -> None:
     import dataclasses
 
-    chunks = {"w": chunk("w", "@views/workflow/pkg.run.md", "a", "view", role="doc"),
-              "a": chunk("a", "@views/architecture.md", "b", "view", role="doc"),
-              "c": chunk("c", "x.py", "c")}
+    chunks = {
+        "w": chunk("w", "@views/workflow/pkg.run.md", "a", "view", role="doc"),
+        "a": chunk("a", "@views/architecture.md", "b", "view", role="doc"),
+        "c": chunk("c", "x.py", "c"),
+    }
     lexical = hits(["w", "a", "c"])
     assert {cid for cid, _ in rank(lexical, [], [], chunks, PROFILE, None)} == {"w", "a", "c"}
     only = dataclasses.replace(PROFILE, view_kinds=("architecture",))
@@ -172,12 +219,17 @@ def test_the_code_a_view_cites_is_lifted_at_the_profiles_cited_weight() -> None:
 
     text = "Runs `pkg.run` (src/pkg/run.py:3-9); then src/pkg/store.py:40 and src/pkg/run.py:3-9 again."
     assert citations(text) == [("src/pkg/run.py", 3, 9), ("src/pkg/store.py", 40, 40)]
-    chunks = {"v": chunk("v", "@views/workflow/pkg.run.md", text, "view", role="doc"),
-              "x": chunk("x", "src/pkg/other.py", "x"), "run": chunk("run", "src/pkg/run.py", "r")}
+    chunks = {
+        "v": chunk("v", "@views/workflow/pkg.run.md", text, "view", role="doc"),
+        "x": chunk("x", "src/pkg/other.py", "x"),
+        "run": chunk("run", "src/pkg/run.py", "r"),
+    }
     fused = {"v": 0.03, "x": 0.02, "run": 0.01}
     plain = [cid for cid, _ in finish(fused, [], chunks, PROFILE, None, cited=["run"])]
-    lifted = [cid for cid, _ in finish(fused, [], chunks, dataclasses.replace(PROFILE, cited=1.0), None,
-                                       cited=["run"])]
+    lifted = [
+        cid
+        for cid, _ in finish(fused, [], chunks, dataclasses.replace(PROFILE, cited=1.0), None, cited=["run"])
+    ]
     assert PROFILE.cited == 0.0 and plain.index("run") > plain.index("x")
     assert lifted.index("run") < lifted.index("x")
 
@@ -186,16 +238,20 @@ def test_a_views_citations_are_followed_at_the_rows_the_task_is_about_first() ->
     from kbc.index.tokens import tokens
     from kbc.retrieval.rank import citations
 
-    table = "\n".join([
-        "| `pkg.core.Context` | class | src/pkg/core.py:10-90 | Holds the state of one run. |",
-        "| `pkg.core.Command` | class | src/pkg/core.py:95-300 | A command line program. |",
-        "| `pkg.decorators.option` | function | src/pkg/decorators.py:40-60 | Attaches an option. |",
-        "| `pkg.decorators.command` | function | src/pkg/decorators.py:5-30 | Makes a command. |",
-    ])
+    table = "\n".join(
+        [
+            "| `pkg.core.Context` | class | src/pkg/core.py:10-90 | Holds the state of one run. |",
+            "| `pkg.core.Command` | class | src/pkg/core.py:95-300 | A command line program. |",
+            "| `pkg.decorators.option` | function | src/pkg/decorators.py:40-60 | Attaches an option. |",
+            "| `pkg.decorators.command` | function | src/pkg/decorators.py:5-30 | Makes a command. |",
+        ]
+    )
     assert citations(table, limit=2) == [("src/pkg/core.py", 10, 90), ("src/pkg/core.py", 95, 300)]
     asked = frozenset(tokens("how do the decorators attach an option to a command?"))
-    assert citations(table, limit=2, terms=asked) == [("src/pkg/decorators.py", 40, 60),
-                                                      ("src/pkg/decorators.py", 5, 30)]
+    assert citations(table, limit=2, terms=asked) == [
+        ("src/pkg/decorators.py", 40, 60),
+        ("src/pkg/decorators.py", 5, 30),
+    ]
     # rows sharing as many of the words keep the order they are cited in
     assert citations(table, terms=frozenset({"nothing"})) == citations(table)
 
@@ -208,4 +264,3 @@ def test_shipped_profiles_follow_the_views_ablation() -> None:
         profile = shipped[name]
         assert profile.code >= profile.views >= profile.docs and profile.cited > 0
     assert shipped["implementation"].cited == 0.0  # measured: it cost one instance of the dev split
-

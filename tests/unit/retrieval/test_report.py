@@ -47,13 +47,29 @@ _No response_
 
 def test_the_template_goes_and_the_reporters_words_stay() -> None:
     cleaned = clean_report(REPORT)
-    for kept in ("`Session.resolve_redirects` drops the `Authorization` header",
-                 'requests.get("https://example.org/redirect"', 'File "requests/sessions.py", line 161',
-                 "KeyError: 'Authorization'", "The header is kept."):
+    for kept in (
+        "`Session.resolve_redirects` drops the `Authorization` header",
+        'requests.get("https://example.org/redirect"',
+        'File "requests/sessions.py", line 161',
+        "KeyError: 'Authorization'",
+        "The header is kept.",
+    ):
         assert kept in cleaned
-    for gone in ("Please search", "Bug description", "Steps to reproduce", "Expected behavior",
-                 "I have searched", "Ubuntu", "3.11.4", "2.31.0", "certifi", "pip freeze",
-                 "No response", "Environment", "Additional context"):
+    for gone in (
+        "Please search",
+        "Bug description",
+        "Steps to reproduce",
+        "Expected behavior",
+        "I have searched",
+        "Ubuntu",
+        "3.11.4",
+        "2.31.0",
+        "certifi",
+        "pip freeze",
+        "No response",
+        "Environment",
+        "Additional context",
+    ):
         assert gone not in cleaned
     assert cleaned.count("\n") == REPORT.count("\n")  # lines keep their numbers
 
@@ -68,8 +84,11 @@ def test_a_heading_keeps_its_code_and_a_sentence_keeps_its_version() -> None:
 
 
 def test_a_short_task_that_names_a_version_is_read_whole() -> None:
-    for task in ("update identifier pattern for Python 3.10", "drop support for Python 3.7",
-                 "fix test_package_zip_list on 3.13"):
+    for task in (
+        "update identifier pattern for Python 3.10",
+        "drop support for Python 3.7",
+        "fix test_package_zip_list on 3.13",
+    ):
         assert not is_version_line(task)
         assert clean_report(task) == task
     # Nothing but a version: nothing else to read, so the text is read as it is.

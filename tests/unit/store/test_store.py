@@ -67,10 +67,18 @@ def test_views_round_trip_sorted_and_replaced_whole(tmp_path: Path) -> None:
 
     store = ViewsStore(tmp_path)
     assert not store.exists() and store.read() == []
-    module = View("module:a", "module", "Module a", {"name": "a", "files": ["a.py"]},
-                  {"purpose": "Holds a."}, Provenance("llm", "m", "1", "f" * 64), Grounding(3, 1, ("x.y",)))
-    architecture = View("architecture", "architecture", "Architecture", {}, {"overview": ""},
-                        Provenance("none"))
+    module = View(
+        "module:a",
+        "module",
+        "Module a",
+        {"name": "a", "files": ["a.py"]},
+        {"purpose": "Holds a."},
+        Provenance("llm", "m", "1", "f" * 64),
+        Grounding(3, 1, ("x.y",)),
+    )
+    architecture = View(
+        "architecture", "architecture", "Architecture", {}, {"overview": ""}, Provenance("none")
+    )
     store.write([module, architecture])
     assert store.read() == [architecture, module]
     store.write([module])

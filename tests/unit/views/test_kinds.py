@@ -34,8 +34,12 @@ def test_the_cli_offers_the_defined_kinds() -> None:
 
 def test_a_view_whose_facts_break_its_schema_is_left_out_and_named() -> None:
     good = Draft("entry_points", "entry_points", "Entry points", {"entry_points": []})
-    bad = Draft("feature:x", "feature", "Feature x",
-                {"name": "x", "entry_points": [], "modules": "pkg", "symbols": []})
+    bad = Draft(
+        "feature:x",
+        "feature",
+        "Feature x",
+        {"name": "x", "entry_points": [], "modules": "pkg", "symbols": []},
+    )
     summary = ViewsSummary()
     assert _checked([good, bad], summary) == [good]
     (error,) = summary.errors
