@@ -33,7 +33,8 @@ from kbc.eval.history import MAX_FILES, mine_commits, repository_root
 from kbc.eval.metrics import Scores, summarize
 from kbc.retrieval.profiles import load_profiles
 from kbc.services.components import CONFIGURED
-from kbc.services.evaluate import HISTORY_USE_CASE, _ask, _clone, build_at_parent, history_settings
+from kbc.services.evaluate import HISTORY_USE_CASE, _ask
+from kbc.services.evaluate_history import _clone, build_at_parent, history_settings
 from kbc.services.retrieve import open_retriever
 
 Constants = list[tuple[Any, str, Any]]  # (module, name, value)

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from kbc.cli.common import knowledge_base, say, settings_for
 from kbc.domain.errors import KbcError
+
+if TYPE_CHECKING:
+    from kbc.eval.metrics import Summary
+    from kbc.services.evaluate import EvalReport
 
 
 @click.command(name="eval")
@@ -79,7 +84,7 @@ def eval_command(
     at the use case's budget, and tokens to gold the smallest budget (1,000 to
     27,000 tokens) at which it does. See docs/eval.md.
     """
-    from kbc.services.evaluate import evaluate_history, render_report
+    from kbc.services.evaluate_history import evaluate_history
 
     if (golden is None) == (history is None):
         raise KbcError(
@@ -102,3 +107,94 @@ def eval_command(
         click.echo(json.dumps(report.as_data(), indent=1, ensure_ascii=False))
     else:
         click.echo(render_report(report), nl=False)
+
+
+def render_report(report: EvalReport, misses: int = 10) -> str:
+    """The report as a table, with the questions kbc missed in its top ten."""
+    from kbc.eval.metrics import BUDGETS
+    from kbc.services.evaluate import SYSTEMS, TITLES
+
+    if report.mode == "golden":
+        head = f"kbc eval: {len(report.results)} questions from {report.source}"
+    else:
+        history = report.history
+        skipped = ", ".join(f"{reason} {n}" for reason, n in history.get("skipped", {}).items())
+        head = (
+            f"kbc eval: the last {len(report.results)} qualifying commits of {report.source} "
+            f"({history.get('scanned', 0)} scanned" + (f"; skipped {skipped}" if skipped else "") + ")"
+        )
+    lines = [head, f"retrieval: {report.retrieval or 'none'} · {report.seconds:.1f} s"]
+    if report.mode == "history":
+        refreshes = ", ".join(f"{n} {p}" for p, n in report.history.get("refresh", {}).items())
+        lines.append(f"stores built at each commit's parent: {refreshes}")
+    lines.append("")
+    header = (
+        "use case",
+        "system",
+        "questions",
+        "Recall@5",
+        "Recall@10",
+        "MRR",
+        "Budget recall",
+        "HunkAll@budget",
+        "To gold (median)",
+    )
+    rows: list[tuple[str, ...]] = [header]
+    cases = list(report.summaries("kbc"))
+    for case in cases:
+        for system in SYSTEMS:
+            s = report.summaries(system)[case]
+            rows.append(
+                (
+                    case,
+                    TITLES[system],
+                    str(s.questions),
+                    f"{s.recall_at_5:.3f}",
+                    f"{s.recall_at_10:.3f}",
+                    f"{s.mrr:.3f}",
+                    f"{s.budget_recall:.3f}",
+                    *_line_cells(s),
+                )
+            )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    for index, row in enumerate(rows):
+        cells = [cell.ljust(widths[i]) if i < 2 else cell.rjust(widths[i]) for i, cell in enumerate(row)]
+        lines.append("  ".join(cells).rstrip())
+        if index == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    if report.summaries("kbc")["overall"].hunk_questions:
+        lines += [
+            "",
+            f"HunkAll@budget and to gold: over the questions with line ranges (how many, in "
+            f"brackets, when not all); budgets tried: {BUDGETS[0]:,} to {BUDGETS[-1]:,} tokens.",
+        ]
+    missed = [r for r in report.results if r.scores["kbc"].recall_at_10 < 1.0]
+    if missed and misses > 0:
+        lines += [
+            "",
+            f"gold files kbc did not rank in its top 10 ({len(missed)} "
+            f"question{'s' if len(missed) != 1 else ''}):",
+        ]
+        for result in missed[:misses]:
+            wanted = ", ".join(p for p in result.gold if p not in result.top["kbc"])
+            got = ", ".join(result.top["kbc"][:3]) or "nothing"
+            lines.append(f"  {result.label[:80]}: wanted {wanted}; ranked first {got}")
+        if len(missed) > misses:
+            lines.append(f"  … and {len(missed) - misses} more (--format json lists every question)")
+    return "\n".join(lines) + "\n"
+
+
+def _line_cells(summary: Summary) -> tuple[str, str]:
+    """The HunkAll and tokens-to-gold cells: "-" when no question has line ranges."""
+    if summary.hunk_all is None or summary.tokens_to_gold_median is None:
+        return "-", "-"
+    hunks = f"{summary.hunk_all:.3f}"
+    if summary.hunk_questions != summary.questions:
+        hunks += f" ({summary.hunk_questions})"
+    import math
+
+    median = summary.tokens_to_gold_median
+    to_gold = "never" if math.isinf(median) else f"{median:,.0f}"
+    if summary.tokens_to_gold_never:
+        to_gold += f" ({summary.tokens_to_gold_never} never)"
+    return hunks, to_gold

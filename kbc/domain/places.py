@@ -91,3 +91,15 @@ def named_place(entry: str, source: str, key: str, errors: list[FieldError]) -> 
         )
         return None
     return (name.strip(), "", where) if looks_remote(where) else (name.strip(), where, "")
+
+
+def is_loopback(host: str) -> bool:
+    """True for localhost, 127.0.0.0/8 and ::1 (bracketed or not)."""
+    import ipaddress
+
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from kbc.domain.errors import KbcError
 from kbc.domain.models import Chunk
-from kbc.retrieval.results import Ranking
+from kbc.retrieval.results import RERANKED, Ranking
 
 if TYPE_CHECKING:
     from kbc.store.rerank_cache import RerankCache
@@ -55,7 +55,6 @@ class Reranker(Protocol):
 class Reranked:
     ranked: list[tuple[str, float]]
     note: str  # "reranked by M (N candidates)" or "not reranked (why): fused order"
-    applied: bool
 
 
 PROMPT = """You rank code for a software task. Below are numbered candidates, each a part of a
@@ -139,7 +138,7 @@ def rerank(
     ordered as before; the rest keep their places."""
     head = ranked[:count]
     if len(head) < 2:
-        return Reranked(ranked, f"not reranked (fewer than two candidates): {reranker.name}", False)
+        return Reranked(ranked, "not reranked (fewer than two candidates): fused order")
     candidates = [_candidate(chunks[cid]) for cid, _ in head]
     key = cache_key(reranker.name, task, candidates)
     order = cache.get(key) if cache is not None else None
@@ -148,14 +147,14 @@ def rerank(
             order = reranker.order(task, candidates)
         except Exception as exc:
             reason = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
-            return Reranked(ranked, f"not reranked ({reason}): fused order", False)
+            return Reranked(ranked, f"not reranked ({reason}): fused order")
         order = [i for i in dict.fromkeys(order) if 0 <= i < len(head)]
         if cache is not None:
             cache.put(key, order)
     chosen = order + [i for i in range(len(head)) if i not in order]
     scores = [score for _, score in head]
     reordered = [(head[i][0], scores[place]) for place, i in enumerate(chosen)]
-    return Reranked(reordered + ranked[count:], f"reranked by {reranker.name} ({len(head)} candidates)", True)
+    return Reranked(reordered + ranked[count:], f"{RERANKED}{reranker.name} ({len(head)} candidates)")
 
 
 def _candidate(chunk: Chunk) -> Candidate:
@@ -174,7 +173,7 @@ class Reranking:
 
     def apply(self, task: str, found: Ranking) -> Ranking:
         done = rerank(task, found.ranked, found.chunks, self.reranker, self.candidates, self.cache)
-        return replace(found, ranked=done.ranked, rerank=done.note, reranked=done.applied)
+        return replace(found, ranked=done.ranked, rerank=done.note)
 
     def close(self) -> None:
         if self.cache is not None:

@@ -8,6 +8,8 @@ from typing import Any
 
 from kbc.domain.models import Chunk
 
+RERANKED = "reranked by "  # how a reranked ranking's note starts
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Evidence:
@@ -31,7 +33,10 @@ class Ranking:
     evidence: Evidence
     matched: tuple[dict[str, Any], ...] = ()  # what the query named and what it matched
     rerank: str = ""  # with a reranker configured: whether it re-ordered the ranking, and why not
-    reranked: bool = False
+
+    @property
+    def reranked(self) -> bool:
+        return self.rerank.startswith(RERANKED)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -64,7 +69,10 @@ class Slice:
     low_confidence: bool = False
     knowledge_left_out: int = 0  # team-knowledge sections ranked among the first but not packed
     rerank: str = ""  # "" without a reranker; else "reranked by M (N candidates)" or why not
-    reranked: bool = False
+
+    @property
+    def reranked(self) -> bool:
+        return self.rerank.startswith(RERANKED)
 
     def to_json(self) -> str:
         data: dict[str, Any] = {
@@ -107,4 +115,4 @@ def without(found: Ranking, exclude: frozenset[str]) -> Ranking:
     if not exclude:
         return found
     kept = [(cid, score) for cid, score in found.ranked if found.chunks[cid].path not in exclude]
-    return Ranking(kept, found.chunks, found.evidence, found.matched, found.rerank, found.reranked)
+    return Ranking(kept, found.chunks, found.evidence, found.matched, found.rerank)

@@ -7,29 +7,26 @@ give byte-identical output.
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections import defaultdict
+import functools
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from kbc.domain.errors import EmbedderUnavailable, KbcError, VectorStoreError
-from kbc.domain.models import KNOWLEDGE_PREFIX, Chunk, FileFacts, GraphFacts
-from kbc.domain.views import VIEW_KINDS, VIEW_PREFIX
+from kbc.domain.models import KNOWLEDGE_PREFIX, FileFacts, GraphFacts
+from kbc.domain.views import VIEW_KINDS
 from kbc.index.embed import Embedder
 from kbc.index.exact import ExactVectors, load_snapshot, read_store
 from kbc.index.lexical import PENDING, LexicalIndex
 from kbc.index.progress import progress_of
 from kbc.index.tokencount import TokenCounter
-from kbc.index.tokens import tokens
 from kbc.index.units import best_by_chunk
 from kbc.index.vectors import VectorStore
 from kbc.retrieval import rank, report
+from kbc.retrieval.around import cited_units, expanded, near_units, preludes
 from kbc.retrieval.features import (
     Repository,
     Signals,
     confidence_features,
-    file_features,
     knowledge_evidence,
     query_features,
     repository_of,
@@ -37,22 +34,23 @@ from kbc.retrieval.features import (
 )
 from kbc.retrieval.matched import Matcher
 from kbc.retrieval.model import Ranker, shipped_models
+from kbc.retrieval.modelled import candidate_paths, file_probabilities, modelled
 from kbc.retrieval.neighbours import SymbolNeighbours
 from kbc.retrieval.pack import pack
 from kbc.retrieval.precedent import MIN_PRECEDENTS, Precedents
 from kbc.retrieval.profiles import Profile
 from kbc.retrieval.query import bounded
-from kbc.retrieval.rank import FileGraph, expand, files_in_order, finish, fuse, seeds
+from kbc.retrieval.rank import FileGraph, finish, fuse, seeds
 from kbc.retrieval.report import clean_report
 from kbc.retrieval.rerank import Reranking
-from kbc.retrieval.results import Evidence, Ranking, Slice, SliceItem, without
+from kbc.retrieval.results import Evidence, Ranking, Slice, without
+from kbc.retrieval.slicing import Titles, fingerprint_of, header, items_of, knowledge_left_out
 from kbc.store.layout import LEXICAL
 
 CANDIDATES = 200  # hits taken from each search before fusion
 LEXICAL_POOL = 2000  # BM25 hits kept to order the other units of the best files (about as fast)
 VECTOR_UNITS = 300  # unit hits asked of the vector store (several per chunk)
 QUERY_VECTORS = 32  # query embeddings kept
-LEFT_OUT_RANKS = 50  # the first ranks where a team-knowledge section left out by the budget is counted
 KEPT_KEYS = 50_000  # chunks' duplicate-comparison texts kept between searches
 
 
@@ -84,9 +82,8 @@ class Retriever:
             )
         self.lexical.pin()
         self.dates = {p: r.date for p, r in self.lexical.files().items()}
-        self.labels: Mapping[str, str] = self.dates  # how each file is dated in a slice's titles
+        self.titles = Titles(self.dates)  # how each file is dated in a slice's titles
         self.knowledge_order: Mapping[str, int] = {}  # knowledge document -> its place (by scope)
-        self.behind: dict[str, str] = {}  # document -> why it is behind the code
         self.has_knowledge = any(p.startswith(KNOWLEDGE_PREFIX) for p in self.dates)
         self.state = self.lexical.meta("state")
         indexed_model = self.lexical.meta("model")
@@ -149,78 +146,13 @@ class Retriever:
             self._vectors.pop(next(iter(self._vectors)))
         return found
 
-    def _near(self, seeded: Sequence[str], chunks: dict[str, Chunk]) -> list[str]:
-        """Units of the definitions around the seeds' (added to ``chunks``), strongest first."""
+    def _neighbours_of(self) -> SymbolNeighbours | None:
+        """The definitions around each definition (built on first use); None without facts."""
         if self._graph_facts is None or not self.facts:
-            return []
-        matcher = self.matcher()
+            return None
         if self._neighbours is None:
-            self._neighbours = SymbolNeighbours(self._graph_facts, self.facts, matcher.lookup.table)
-        names = [
-            chunks[cid].symbols[0]
-            for cid in seeded
-            if cid in chunks and chunks[cid].symbols and chunks[cid].unit != "window"
-        ]
-        near = [cid for name in self._neighbours.around(names) if (cid := matcher.definition(name))]
-        missing = [cid for cid in near if cid not in chunks]
-        chunks.update(self.lexical.chunks(missing))
-        return list(dict.fromkeys(near))
-
-    def _cited(
-        self, fused: Mapping[str, float], chunks: dict[str, Chunk], profile: Profile, text: str
-    ) -> list[str]:
-        """The code units the best view chunks cite (added to ``chunks``), best view first,
-        each view's citations on the lines sharing most words with the task (``text``) first:
-        where a view found for the task points."""
-        best = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[: rank.SEEDS]
-        views = [
-            cid
-            for cid, _ in best
-            if chunks[cid].kind == "view" and profile.weight("view", chunks[cid].role, chunks[cid].path) > 0
-        ]
-        by_path = self.matcher().by_path
-        terms = frozenset(tokens(text))
-        found: list[str] = []
-        for cid in views:
-            for path, start, end in rank.citations(chunks[cid].text, terms=terms):
-                found.extend(u.id for u in by_path.get(path, ()) if u.start <= end and start <= u.end)
-        found = list(dict.fromkeys(found))
-        chunks.update(self.lexical.chunks([cid for cid in found if cid not in chunks]))
-        return found
-
-    def _preludes(self, chunks: dict[str, Chunk]) -> dict[str, str]:
-        """Path -> prelude unit id of the candidates' parsed modules (added to ``chunks``)."""
-        matcher = self.matcher()
-        found = {
-            path: cid for path in sorted({c.path for c in chunks.values()}) if (cid := matcher.prelude(path))
-        }
-        chunks.update(self.lexical.chunks([cid for cid in found.values() if cid not in chunks]))
-        return found
-
-    def _expanded(
-        self,
-        ranked: list[tuple[str, float]],
-        chunks: dict[str, Chunk],
-        bm25: dict[str, float],
-        embedding: list[float] | None,
-    ) -> list[tuple[str, float]]:
-        """The ranking with the other units of its best files joined in (their chunks added
-        to ``chunks``), ordered by the query's BM25 (``bm25``: the lexical pool's scores) and
-        vector similarity over them."""
-        if rank.EXPAND_SHARE <= 0:
-            return ranked
-        by_path = self.matcher().by_path
-        units = {
-            path: [(u.id, u.start, u.end) for u in by_path.get(path, [])]
-            for path in files_in_order(ranked, chunks, rank.EXPAND_FILES)
-        }
-        ids = [cid for found in units.values() for cid, _, _ in found]
-        chunks.update(self.lexical.chunks([cid for cid in ids if cid not in chunks]))
-        signals = [{cid: bm25[cid] for cid in ids if cid in bm25}]
-        exact = self._exact[1] if self._exact is not None else None
-        if embedding is not None and exact is not None:
-            signals.append(exact.similarities(embedding, ids))
-        return expand(ranked, chunks, units, signals)
+            self._neighbours = SymbolNeighbours(self._graph_facts, self.facts, self.matcher().lookup.table)
+        return self._neighbours
 
     def matcher(self) -> Matcher:
         """What reads the query's mentions and finds their chunks (built on first use)."""
@@ -276,22 +208,7 @@ class Retriever:
         chosen += [shipped_models().digest]  # its confidence is in every slice
         chosen += [min_confidence, self.confidence_floor] if min_confidence or self.confidence_floor else []
         chosen += [self.reranking.reranker.name] if self.reranking is not None else []
-        key = json.dumps(
-            [
-                self.state,
-                self.mode,
-                profile.name,
-                budget,
-                query,
-                profile.graph,
-                profile.code,
-                profile.tests,
-                profile.docs,
-                profile.views,
-                *chosen,
-            ]
-        )
-        return hashlib.sha256(key.encode()).hexdigest()[:16]
+        return fingerprint_of(self.state, self.mode, profile, budget, query, chosen)
 
     def _knowledge_ids(self) -> frozenset[str]:
         """The chunks of knowledge documents: searched beside the code, never in its pools."""
@@ -347,8 +264,17 @@ class Retriever:
         precedent = history.credit(text) if len(history) >= MIN_PRECEDENTS else None
         fused = fuse(scored, vector, matched.ids, chunks, precedent)
         # The graph's seeds and the views' citations come from the code's ranking alone.
-        near = self._near(seeds(fused, matched.ids), chunks) if profile.graph > 0 else []
-        cited = self._cited(fused, chunks, profile, text) if rank.CITED_WEIGHT * profile.cited > 0 else []
+        neighbours = self._neighbours_of() if profile.graph > 0 else None
+        near = (
+            near_units(seeds(fused, matched.ids), chunks, neighbours, self.matcher(), self.lexical.chunks)
+            if neighbours is not None
+            else []
+        )
+        cited = (
+            cited_units(fused, chunks, profile, text, self.matcher().by_path, self.lexical.chunks)
+            if rank.CITED_WEIGHT * profile.cited > 0
+            else []
+        )
         lift = rank.lift_of(fused, chunks, profile, self.graph, matched.paths)
         code = Signals(
             query=text,
@@ -393,26 +319,25 @@ class Retriever:
             )
         return self._repository
 
-    def candidate_paths(self, signals: Signals) -> list[str]:
-        """The files (and view or knowledge documents) the model ranks: every one holding a
-        chunk some signal found."""
-        paths = {
-            signals.chunks[cid].path
-            for cid in [
-                *(c for c, _ in signals.lexical),
-                *signals.vector,
-                *signals.matched,
-                *signals.near,
-                *signals.cited,
-            ]
-            if cid in signals.chunks
-        }
-        return sorted(paths)
-
     def query_row(self, signals: Signals) -> list[float]:
         """The query's own features (:data:`kbc.retrieval.features.QUERY_FEATURES`)."""
         frequencies, total = self.lexical.frequencies(signals.query)
         return query_features(signals, frequencies, total)
+
+    def candidate_paths(self, signals: Signals) -> list[str]:
+        return candidate_paths(signals)
+
+    def _modelled(
+        self,
+        signals: Signals,
+        profile: Profile,
+        ranker: Ranker,
+        embedding: list[float] | None,
+        unit_files: int,
+    ) -> tuple[dict[str, float], list[float]]:
+        """Scores by the fitted model (:func:`kbc.retrieval.modelled.modelled`)."""
+        rows = functools.partial(self.unit_rows, embedding=embedding)
+        return modelled(signals, profile, ranker, self.repository(), rows, self.lexical.chunks, unit_files)
 
     def unit_rows(
         self, signals: Signals, path: str, embedding: list[float] | None = None
@@ -428,23 +353,9 @@ class Retriever:
             similarity = exact.similarities(embedding, ids)
         return ids, unit_features(signals, path, units, signals.chunks, similarity)
 
-    def _document_marks(self, path: str, kind: str) -> tuple[str, str]:
-        """A document's date as a slice's title gives it, and why it is behind the code ("" for
-        code, which the title alone dates)."""
-        if kind not in ("knowledge", "doc"):
-            return "", ""
-        date = self.dates.get(path, "")
-        return (f"last commit {date}" if date[:1].isdigit() else date), self.behind.get(path, "")
-
     def mark_behind(self, notes: Mapping[str, str]) -> None:
-        """Say in a slice's titles which documents are behind the code, and why (path ->
-        reason): ``## docs/x.md (doc · last commit 2026-11-30 · behind the code: ...)``."""
-        self.behind = dict(notes)
-        labels = dict(self.dates)
-        for path, note in notes.items():
-            dated = self.dates.get(path, "")
-            labels[path] = f"{dated} · behind the code: {note}" if dated else f"behind the code: {note}"
-        self.labels = labels
+        """Say in a slice's titles which documents are behind the code, and why."""
+        self.titles.mark_behind(notes)
 
     def search(self, query: str, profile: Profile) -> Ranking:
         code, team, embedding = self._gather(query, profile)
@@ -470,15 +381,19 @@ class Retriever:
                 chunks,
                 profile,
                 self.graph,
-                self._preludes(chunks),
+                preludes(chunks, self.matcher(), self.lexical.chunks),
                 code.cited,
                 self._keys,
                 code.named,
             )
-            ranked = self._expanded(ranked, chunks, code.pool, embedding)
+            exact = self._exact[1] if self._exact is not None else None
+            similar = None
+            if embedding is not None and exact is not None:
+                similar = functools.partial(exact.similarities, embedding)
+            ranked = expanded(ranked, chunks, code.pool, similar, self.matcher().by_path, self.lexical.chunks)
         if ranker.confidence is not None:
             if files is None:
-                files = self._file_probabilities(code, ranker)
+                files = file_probabilities(code, ranker, self.repository())
             row = confidence_features(self.query_row(code), files)
             confidence = ranker.confidence.probabilities([row])[0]
             floor = ranker.floor if self.confidence_floor is None else self.confidence_floor
@@ -495,76 +410,6 @@ class Retriever:
         )
         found = Ranking(ranked, chunks, evidence, code.described)
         return found if self.reranking is None else self.reranking.apply(bounded(query), found)
-
-    def _file_probabilities(self, signals: Signals, ranker: Ranker) -> list[float]:
-        """The file model's probability for each candidate repository file (views and team
-        knowledge left out): what the confidence reads of the ranking."""
-        paths = [
-            path
-            for path in self.candidate_paths(signals)
-            if not path.startswith((VIEW_PREFIX, KNOWLEDGE_PREFIX))
-        ]
-        return ranker.files.probabilities(file_features(signals, paths, self.repository())) if paths else []
-
-    def _modelled(
-        self,
-        signals: Signals,
-        profile: Profile,
-        ranker: Ranker,
-        embedding: list[float] | None,
-        unit_files: int,
-    ) -> tuple[dict[str, float], list[float]]:
-        """Chunk id -> score: the file model's probability that its file is one to change,
-        weighed by the profile's weight of the file's role, times its unit's probability relative
-        to the best of its file's (every unit of the ``unit_files`` best files is scored; of the
-        others, the chunks the searches found). Also the file model's probabilities of the
-        candidate repository files (for the confidence)."""
-        chunks = signals.chunks
-        paths = self.candidate_paths(signals)
-        if not paths:
-            return {}, []
-        probability = ranker.files.probabilities(file_features(signals, paths, self.repository()))
-        found: dict[str, list[str]] = defaultdict(list)
-        for cid in sorted(chunks):
-            found[chunks[cid].path].append(cid)
-        every = self.repository().units
-        unseen = [every[p][0][0] for p in paths if p not in found and every.get(p)]
-        chunks.update(self.lexical.chunks([cid for cid in unseen if cid not in chunks]))
-        holder = {chunks[cid].path: chunks[cid] for cid in unseen if cid in chunks}
-        holder.update({path: chunks[ids[0]] for path, ids in found.items()})
-        file_score = {}
-        for path, p in zip(paths, probability, strict=True):
-            weight = rank.weight_of(holder[path], profile, signals.named) if path in holder else 0.0
-            if weight > 0:
-                file_score[path] = p * weight
-        ordered = sorted(file_score, key=lambda p: (-file_score[p], p))
-        scored: dict[str, float] = {}
-        for position, path in enumerate(ordered):
-            if position < unit_files:
-                ids, rows = self.unit_rows(signals, path, embedding)
-            else:
-                spans = {c: (chunks[c].start_line, chunks[c].end_line) for c in found.get(path, [])}
-                units = sorted(((c, s, e) for c, (s, e) in spans.items()), key=lambda u: (u[1], u[0]))
-                ids = [u[0] for u in units]
-                rows = unit_features(
-                    signals,
-                    path,
-                    units,
-                    chunks,
-                    {c: signals.similarity[c] for c in ids if c in signals.similarity},
-                )
-            if not ids:
-                continue
-            relative = ranker.units.probabilities(rows)
-            top = max(relative) or 1.0
-            for cid, p in zip(ids, relative, strict=True):
-                scored[cid] = file_score[path] * p / top
-        files = [
-            p
-            for path, p in zip(paths, probability, strict=True)
-            if not path.startswith((VIEW_PREFIX, KNOWLEDGE_PREFIX))
-        ]
-        return scored, files
 
     def retrieve(
         self,
@@ -597,20 +442,11 @@ class Retriever:
         ranked, chunks = found.ranked, found.chunks
         mode = self.mode
         said_note = self.current_note()
-        note = f" ({said_note})" if said_note and mode == "lexical" else ""
         confidence = found.evidence.confidence
-        said = ""
-        if confidence >= 0:
-            said = f" · confidence {confidence:.2f}" + (" (low)" if found.evidence.low_confidence else "")
-        said += f" · {found.rerank}" if found.rerank else ""
-        header = f"# kbc slice · {profile.name} · budget {budget} tokens · retrieval: {mode}{note}{said}\n"
+        head = header(profile.name, budget, mode, said_note, found.evidence, found.rerank, min_confidence)
         if 0 <= confidence < min_confidence:
             ranked = []
-            header += (
-                f"Nothing packed: the confidence {confidence:.2f} is below the minimum asked, "
-                f"{min_confidence:.2f}; little in this repository matches the task.\n"
-            )
-        smallest = self.counter.count(header)
+        smallest = self.counter.count(head)
         if smallest > budget:
             # not even the header fits: a cut header would pass for a slice with nothing in it
             raise KbcError(
@@ -623,44 +459,23 @@ class Retriever:
         # Chunks carry the token counts taken when they were indexed.
         packed = pack(
             [chunks[cid] for cid, _ in ranked],
-            self.labels,
+            self.titles.labels,
             budget,
             self.counter,
-            header,
+            head,
             lambda chunk: chunk.tokens,
             [score for _, score in ranked],
             self.knowledge_order,
         )
-        items = []
-        for b in packed.blocks:
-            date, behind = self._document_marks(b.path, b.kind)
-            items.append(
-                SliceItem(
-                    id=b.chunks[0],
-                    path=b.path,
-                    start_line=b.start,
-                    end_line=b.end,
-                    kind=b.kind,
-                    score=b.score,
-                    tokens=b.tokens,
-                    date=date,
-                    behind=behind,
-                )
-            )
         fingerprint = self.fingerprint(profile, budget, query, exclude, min_confidence)
-        packed_ids = {c.id for c in packed.chunks}
-        left_out = sum(
-            1
-            for cid, _ in ranked[:LEFT_OUT_RANKS]
-            if chunks[cid].kind == "knowledge" and cid not in packed_ids
-        )
+        left_out = knowledge_left_out(ranked, chunks, packed)
         return Slice(
             use_case=profile.name,
             budget=budget,
             tokens=packed.tokens,
             fingerprint=fingerprint,
             retrieval=mode,
-            items=tuple(items),
+            items=items_of(packed, self.titles),
             text=packed.text,
             note=said_note,
             matched=found.matched,
@@ -668,5 +483,4 @@ class Retriever:
             low_confidence=found.evidence.low_confidence,
             knowledge_left_out=left_out,
             rerank=found.rerank,
-            reranked=found.reranked,
         )

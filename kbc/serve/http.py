@@ -24,16 +24,17 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from kbc.domain.errors import KbcError
+from kbc.domain.places import is_loopback
 from kbc.serve.api import PREFIX, error_response, routes
 from kbc.serve.mcp import HTTP_PATH, build_server
 from kbc.serve.metrics import CONTENT_TYPE, Metrics
 from kbc.serve.pages import Site
-from kbc.serve.security import Guard, check_bind, is_loopback
+from kbc.serve.security import Guard, check_bind
 from kbc.serve.worker import Worker
 from kbc.services.knowledge import KnowledgeBase
 from kbc.services.workspace import Workspace
 
-__all__ = ["App", "create_app", "is_loopback", "serve_http"]
+__all__ = ["App", "create_app", "serve_http"]
 
 
 class App:

@@ -14,13 +14,13 @@
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import json
 from urllib.parse import quote, urlsplit
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from kbc.domain.errors import ConfigError, FieldError
+from kbc.domain.places import is_loopback
 
 COOKIE = "kbc_token"
 MIN_TOKEN_CHARS = 16  # of a bearer token that guards a bind beyond loopback
@@ -33,16 +33,6 @@ OPEN_PATHS = ("/login", "/static/", "/api/v1/hooks/")  # webhooks prove themselv
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 # GET paths that run a query when asked one (their query string): only kbc's own pages may send them.
 QUERYING = ("/ask", "/slice", "/search", "/api/v1/search")
-
-
-def is_loopback(host: str) -> bool:
-    """True for localhost, 127.0.0.0/8 and ::1."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def check_bind(host: str, port: int, token: str | None) -> None:

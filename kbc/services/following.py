@@ -15,6 +15,7 @@ from pathlib import Path
 from kbc.retrieval.profiles import Profile
 from kbc.retrieval.results import Evidence, Ranking, Slice
 from kbc.retrieval.retrieve import Retriever
+from kbc.services.serving import tracked_files
 from kbc.services.team import Manifest
 from kbc.store.layout import state_file
 
@@ -70,6 +71,25 @@ class FollowedBuild:
         if self.retriever is not None:
             self.retriever.close()
         self.forget()
+
+    def tracked_files(self, root: Path) -> dict[str, tuple[int, str]]:
+        """Path -> (credentials found, language) of every tracked file of the build."""
+        if self.tracked is None:
+            self.tracked = tracked_files(self._store, root)
+        return self.tracked
+
+    def credential_values(self, root: Path) -> set[str]:
+        """The credential values of the files where the build found some, read again from
+        ``root`` once per build."""
+        if self.values is None:
+            from kbc.analyzers.sweep import own_values
+
+            holders = [
+                (path, language) for path, (found, language) in self.tracked_files(root).items() if found
+            ]
+            found = own_values(root, holders, workers=1)
+            self.values = {value for values in found.values() for value in values}
+        return self.values
 
     def slice(self, key: SliceKey) -> tuple[Slice, Evidence] | None:
         found = self._slices.get(key)

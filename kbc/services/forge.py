@@ -10,7 +10,6 @@ forge that fails costs the proposal nothing, and the message says what to do.
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import urllib.error
 import urllib.parse
@@ -19,6 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kbc.domain.errors import KbcError
+from kbc.domain.places import is_loopback
 from kbc.domain.settings import Settings
 
 KINDS = {"github": "https://api.github.com", "gitlab": "https://gitlab.com/api/v4"}
@@ -263,18 +263,9 @@ def forge_from(settings: Settings) -> Forge | None:
     parsed = urllib.parse.urlsplit(base)
     if parsed.scheme not in ("https", "http") or not parsed.hostname:
         raise KbcError(f"forge.api_base {base!r} is not an http(s) URL", hint=f"e.g. {KINDS[kind]}")
-    if parsed.scheme == "http" and not _loopback(parsed.hostname):
+    if parsed.scheme == "http" and not is_loopback(parsed.hostname):
         raise KbcError(
             f"forge.api_base {base!r} would send the token unencrypted",
             hint="use https (plain http is allowed on loopback only)",
         )
     return Forge(kind, base, settings.forge_repository.strip().strip("/"), settings.forge_token.strip())
-
-
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False

@@ -22,7 +22,7 @@ from kbc.domain.errors import KbcError
 from kbc.index.tokencount import TokenCounter
 from kbc.retrieval.results import Evidence, Slice, SliceItem, item_data
 from kbc.services.querylog import below_floor
-from kbc.services.reads import SearchHit
+from kbc.services.reads import SearchHit, within
 from kbc.services.workspace import Workspace
 
 # Reciprocal-rank constant: the usual one, not fitted (a rank's weight is confidence / (K + rank)).
@@ -242,17 +242,9 @@ def search_across(
             (1 / (K + rank + 1), name, rank, replace(hit, repository=name)) for rank, hit in enumerate(hits)
         )
     scored.sort(key=lambda row: (-row[0], row[1], row[2]))
-    hits = [hit for *_, hit in scored[: max(1, k)]]
-    if budget is None:
-        return hits
-    counter = workspace.components.token_counter()
-    kept, spent = [], 0
-    for hit in hits:
-        spent += counter.count(hit.text)
-        if spent > budget:
-            break
-        kept.append(hit)
-    return kept
+    return within(
+        [hit for *_, hit in scored[: max(1, k)]], budget, workspace.components.token_counter().count
+    )
 
 
 def named(data: dict[str, Any], name: str, workspace: Workspace) -> dict[str, Any]:

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 
 from kbc.domain.drift import DriftReport
 from kbc.domain.errors import KbcError, NotFound
-from kbc.domain.models import KNOWLEDGE_PREFIX
 from kbc.domain.progress import AnalyzeProgress, EmbedProgress, Say, ViewsProgress
 from kbc.domain.settings import Settings, load_settings
 from kbc.domain.views import View
@@ -31,20 +30,13 @@ from kbc.services.evaluate import EvalReport, evaluate_golden
 from kbc.services.following import FollowedBuild
 from kbc.services.forge import forge_from
 from kbc.services.querylog import Listener, QueryLog
-from kbc.services.reads import FileLines, ScopeSummary, SearchHit
+from kbc.services.reads import FileLines, ScopeSummary, SearchHit, hits_of, within
 from kbc.services.refresh import RefreshSummary, refresh
 from kbc.services.retrieve import open_retriever
-from kbc.services.serving import (
-    confine,
-    knowledge_text,
-    lines_of,
-    read_redacted,
-    tracked_files,
-    within_budget,
-)
+from kbc.services.serving import read_lines, within_budget
 from kbc.services.status import Status, repository_status
 from kbc.services.symbols import SymbolReport, find_symbols
-from kbc.services.team import Manifest, chosen_scopes, excluded, knowledge_order, read_manifest
+from kbc.services.team import Manifest, knowledge_order, outside, read_manifest, scope_summaries
 
 if TYPE_CHECKING:
     from kbc.services.proposals import Proposal
@@ -360,30 +352,11 @@ class KnowledgeBase:
         profile = self.profile(use_case)
         with self._lock:
             ranking = without(self.retriever().search(query, profile), self._excluded(scopes))
-        out = []
-        spent = 0
-        counter = self.components.token_counter()
-        for chunk_id, score in ranking.ranked[: max(1, k)]:
-            chunk = ranking.chunks[chunk_id]
-            if budget is not None:
-                spent += chunk.tokens or counter.count(chunk.text)
-                if spent > budget:
-                    break
-            out.append(
-                SearchHit(
-                    id=chunk.id,
-                    path=chunk.path,
-                    start_line=chunk.start_line,
-                    end_line=chunk.end_line,
-                    kind=chunk.kind,
-                    score=score,
-                    heading=chunk.heading,
-                    symbols=chunk.symbols,
-                    text=chunk.text,
-                )
-            )
+        hits = within(
+            hits_of(ranking.ranked, ranking.chunks, k), budget, self.components.token_counter().count
+        )
         self._queries.record("search", query, use_case, ranking.evidence)
-        return out
+        return hits
 
     # -- team knowledge ------------------------------------------------------
 
@@ -398,21 +371,7 @@ class KnowledgeBase:
     def scopes(self) -> list[ScopeSummary]:
         """Every knowledge scope: its name, documents, roots, and whether a request that names
         no scope reads it."""
-        manifest = self.manifest()
-        default = chosen_scopes(manifest, None, self.settings.default_scopes)
-        roots: dict[str, set[str]] = {}
-        for record in manifest.documents.values():
-            for scope in record.scopes:
-                roots.setdefault(scope, set()).add(record.root)
-        return [
-            ScopeSummary(
-                scope=scope,
-                documents=count,
-                roots=tuple(sorted(roots.get(scope, ()))),
-                default=scope in default,
-            )
-            for scope, count in manifest.scopes().items()
-        ]
+        return scope_summaries(self.manifest(), self.settings.default_scopes)
 
     def propose(
         self, path: str, *, content: str | None = None, diff: str | None = None, rationale: str, author: str
@@ -435,21 +394,10 @@ class KnowledgeBase:
     ) -> list[Proposal]:
         """A proposal for every document behind the code (``kbc drift --propose``): a skeleton, or
         with an LLM configured its grounded rewrite, marked as machine-written."""
-        from kbc.graph.mentions import MentionChecker
-        from kbc.graph.symbols import SymbolTable
-        from kbc.services.proposals import propose_drift
+        from kbc.services.drift_proposals import grounding, propose_drift
 
         chosen = None if no_llm else (interpreter or self.components.llm(self.settings))
-        code = None
-        if chosen is not None:
-
-            def source(path: str) -> str:
-                try:
-                    return (self.root / path).read_text(encoding="utf-8", errors="replace")
-                except OSError:
-                    return ""
-
-            code = MentionChecker(SymbolTable(FactsStore(self.store).facts(), source))
+        code = grounding(self.root, self.store) if chosen is not None else None
         return propose_drift(
             self.manifest(), self.root, self.drift(), chosen, code, forge_from(self.settings)
         )
@@ -472,15 +420,7 @@ class KnowledgeBase:
         return close(self.manifest(), proposal_id, forge_from(self.settings))
 
     def _excluded(self, scopes: Sequence[str] | None) -> frozenset[str]:
-        manifest = self.manifest()
-        if not manifest.documents:
-            if scopes:
-                raise KbcError(
-                    "no knowledge scope: no knowledge root was indexed",
-                    hint="configure [[knowledge]] or --knowledge, then `kbc build`",
-                )
-            return frozenset()
-        return excluded(manifest, chosen_scopes(manifest, scopes, self.settings.default_scopes))
+        return outside(self.manifest(), scopes, self.settings.default_scopes)
 
     def views(self, kind: str | None = None) -> list[View]:
         return [v for v in read_views(self.store) if kind is None or v.kind == kind]
@@ -517,21 +457,16 @@ class KnowledgeBase:
         untracked or ignored paths, files where credentials were found) is refused. With
         ``budget``, the lines from ``start`` that fit in that many tokens (``truncated`` says
         whether some were left out)."""
-        max_bytes = self.settings.max_file_bytes
-        if path.startswith(KNOWLEDGE_PREFIX):
-            found = lines_of(path, knowledge_text(self.manifest(), path, max_bytes), start, end)
-        else:
-            clean, language = confine(path, self._tracked_files())
-            # Redacted with the credentials the files that hold them hold now, as indexing does.
-            text = read_redacted(
-                self.root,
-                clean,
-                language,
-                max_bytes,
-                also=self._repository_values(),
-                hint="run `kbc refresh` once the work tree is as it should be",
-            )
-            found = lines_of(clean, text, start, end)
+        found = read_lines(
+            self.root,
+            self.manifest(),
+            self._tracked_files,
+            self._repository_values,
+            path,
+            start,
+            end,
+            self.settings.max_file_bytes,
+        )
         if budget is None:
             return found
         return within_budget(found, budget, self.components.token_counter().count)
@@ -544,24 +479,14 @@ class KnowledgeBase:
 
     def _repository_values(self) -> set[str]:
         """The credential values of the files where the build found some, read again now."""
-        from kbc.analyzers.sweep import own_values
-
         with self._lock:
             self.follow()
-            if self._build.values is None:
-                holders = [
-                    (path, language) for path, (found, language) in self._tracked_files().items() if found
-                ]
-                found = own_values(self.root, holders, workers=1)
-                self._build.values = {value for values in found.values() for value in values}
-            return self._build.values
+            return self._build.credential_values(self.root)
 
     def _tracked_files(self) -> dict[str, tuple[int, str]]:
         with self._lock:
             self.follow()
-            if self._build.tracked is None:
-                self._build.tracked = tracked_files(self.store, self.root)
-            return self._build.tracked
+            return self._build.tracked_files(self.root)
 
     # -- the gap log ---------------------------------------------------------
 

@@ -12,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
 from kbc.domain.errors import KbcError, PathRefused
+from kbc.domain.models import KNOWLEDGE_PREFIX
 from kbc.services.reads import FileLines
 from kbc.services.team import Manifest
 from kbc.store.facts_store import FactsStore
@@ -138,3 +139,32 @@ def within_budget(found: FileLines, budget: int, count: Callable[[str], int]) ->
         kept.append(line)
         spent += cost
     return replace(found, end_line=found.start_line + len(kept) - 1, text="".join(kept), truncated=True)
+
+
+def read_lines(
+    root: Path,
+    manifest: Manifest,
+    tracked: Callable[[], dict[str, tuple[int, str]]],
+    values: Callable[[], set[str]],
+    path: str,
+    start: int | None,
+    end: int | None,
+    max_bytes: int,
+) -> FileLines:
+    """Lines ``start``-``end`` of a tracked file of ``root`` or of a knowledge document, read now;
+    anything else (traversal, absolute, untracked or ignored paths, files where credentials were
+    found) is refused. ``tracked`` and ``values`` give the last build's tracked files and the
+    credential values of the files that hold some (read only when a repository file is asked)."""
+    if path.startswith(KNOWLEDGE_PREFIX):
+        return lines_of(path, knowledge_text(manifest, path, max_bytes), start, end)
+    clean, language = confine(path, tracked())
+    # Redacted with the credentials the files that hold them hold now, as indexing does.
+    text = read_redacted(
+        root,
+        clean,
+        language,
+        max_bytes,
+        also=values(),
+        hint="run `kbc refresh` once the work tree is as it should be",
+    )
+    return lines_of(clean, text, start, end)

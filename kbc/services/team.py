@@ -21,6 +21,7 @@ from kbc.analyzers.knowledge import KnowledgeDocument, OpenedRoot, is_project, o
 from kbc.domain.errors import KbcError
 from kbc.domain.knowledge_roots import KnowledgeRoot
 from kbc.domain.settings import Settings
+from kbc.services.reads import ScopeSummary
 from kbc.store.files import write_atomic
 from kbc.store.layout import knowledge_file
 
@@ -183,6 +184,19 @@ def excluded(manifest: Manifest, scopes: Iterable[str]) -> frozenset[str]:
     return frozenset(path for path, d in manifest.documents.items() if not wanted.intersection(d.scopes))
 
 
+def outside(manifest: Manifest, asked: Sequence[str] | None, default: Sequence[str]) -> frozenset[str]:
+    """The documents a request may not be handed: those outside the scopes it reads (see
+    :func:`chosen_scopes`); naming scopes when no knowledge root was indexed is an error."""
+    if not manifest.documents:
+        if asked:
+            raise KbcError(
+                "no knowledge scope: no knowledge root was indexed",
+                hint="configure [[knowledge]] or --knowledge, then `kbc build`",
+            )
+        return frozenset()
+    return excluded(manifest, chosen_scopes(manifest, asked, default))
+
+
 # Where team knowledge stands in a slice, by scope: what the domain is, then how the team works,
 # then a project's own notes, then the rest.
 SCOPE_ORDER = ("domain", "conventions", "projects")
@@ -199,3 +213,19 @@ def knowledge_order(manifest: Manifest) -> dict[str, int]:
         path: min((place(s) for s in record.scopes), default=len(SCOPE_ORDER))
         for path, record in manifest.documents.items()
     }
+
+
+def scope_summaries(manifest: Manifest, default_scopes: Sequence[str]) -> list[ScopeSummary]:
+    """Every knowledge scope: its name, documents, roots, and whether a request that names no
+    scope reads it (``scopes.default``, else every scope but the projects/... ones)."""
+    default = chosen_scopes(manifest, None, default_scopes)
+    roots: dict[str, set[str]] = {}
+    for record in manifest.documents.values():
+        for scope in record.scopes:
+            roots.setdefault(scope, set()).add(record.root)
+    return [
+        ScopeSummary(
+            scope=scope, documents=count, roots=tuple(sorted(roots.get(scope, ()))), default=scope in default
+        )
+        for scope, count in manifest.scopes().items()
+    ]

@@ -28,8 +28,9 @@ from kbc.domain.settings import Settings
 from kbc.domain.workspace import RepositoryEntry
 from kbc.services.components import CONFIGURED, Components
 from kbc.services.knowledge import KnowledgeBase
+from kbc.services.members import Member, expand, same_url, store_of
 from kbc.services.querylog import Listener
-from kbc.store.layout import state_file, store_path
+from kbc.store.layout import state_file
 from kbc.store.state import read_state
 
 SettingsFor = Callable[[Path], Settings]
@@ -40,76 +41,10 @@ BEHIND_SECONDS = 5.0  # how long an answer trusts "behind or not" before asking 
 
 
 @dataclass(slots=True)
-class Member:
-    """One repository of the workspace and what the workspace knows of it."""
-
-    entry: RepositoryEntry
-    root: Path  # its work tree (for a URL, kbc's clone of it)
-    settings: Settings
-    store: Path
-    pinned: KnowledgeBase | None = None  # a knowledge base given open (never closed when idle)
-    kb: KnowledgeBase | None = None
-    users: int = 0
-    last_used: float = 0.0
-    state: str = "idle"  # idle, queued, refreshing, failed
-    problem: str = ""
-    pushed: str = ""  # the commit a push webhook announced, until a refresh brings it in
-    refreshed: float = 0.0  # when its last refresh ended
-    checked: tuple[float, bool] | None = None  # when it was last found behind or not, and which
-
-    @property
-    def name(self) -> str:
-        return self.entry.name
-
-    def built(self) -> bool:
-        return state_file(self.store).is_file()
-
-
-@dataclass(slots=True)
 class _Queue:
     names: deque[str] = field(default_factory=deque)
     wake: threading.Condition = field(default_factory=threading.Condition)
     stopping: bool = False
-
-
-def expand(entries: Sequence[RepositoryEntry]) -> list[RepositoryEntry]:
-    """Each monorepo entry replaced by its sub-projects (folders matching its ``projects``
-    globs, each named ``<name>/<folder>``); names must be unique."""
-    found: list[RepositoryEntry] = []
-    for entry in entries:
-        if not entry.projects:
-            found.append(entry)
-            continue
-        if entry.url:
-            raise KbcError(
-                f"repository {entry.name!r}: projects are read from a folder, not a URL",
-                hint="clone it and give its path, or drop projects",
-            )
-        base = Path(entry.path).expanduser().resolve()
-        folders = sorted(
-            {
-                p
-                for pattern in entry.projects
-                for p in base.glob(pattern)
-                if p.is_dir() and p.resolve().is_relative_to(base) and p.name != ".git"
-            }
-        )
-        if not folders:
-            raise KbcError(
-                f"repository {entry.name!r}: no folder matches {list(entry.projects)}",
-                hint="projects are globs of folders relative to its path, e.g. services/*",
-            )
-        for folder in folders:
-            relative = folder.resolve().relative_to(base).as_posix()
-            found.append(RepositoryEntry(f"{entry.name}/{relative}", str(folder), branch=entry.branch))
-    names = [e.name for e in found]
-    twice = sorted({n for n in names if names.count(n) > 1})
-    if twice:
-        raise KbcError(
-            f"two repositories are named {', '.join(twice)}",
-            hint="give each its own name (name=path with --repo, or name = ... in [[repositories]])",
-        )
-    return found
 
 
 class Workspace:
@@ -157,7 +92,7 @@ class Workspace:
                 else Path(entry.path).expanduser().resolve()
             )
             own = self._settings_for(root)
-            self._members[entry.name] = Member(entry, root, own, _store_of(entry, root, own))
+            self._members[entry.name] = Member(entry, root, own, store_of(entry, root, own))
 
     @classmethod
     def of(cls, kb: KnowledgeBase, name: str = "") -> Workspace:
@@ -417,7 +352,7 @@ class Workspace:
             if member.entry.url and not member.root.is_dir():  # cloned first, to read its own settings
                 follow(member.entry.url, member.entry.branch, self.settings.data_dir)
                 member.settings = self._settings_for(member.root)
-                member.store = _store_of(member.entry, member.root, member.settings)
+                member.store = store_of(member.entry, member.root, member.settings)
             summary = refresh(
                 target,
                 member.settings,
@@ -444,10 +379,10 @@ class Workspace:
     def pushed_to(self, urls: Sequence[str], branch: str, after: str) -> list[str]:
         """Queue a refresh of every URL repository at one of ``urls`` following ``branch``
         (a push webhook's); returns their names."""
-        wanted = {_same_url(u) for u in urls if u}
+        wanted = {same_url(u) for u in urls if u}
         queued = []
         for member in self._members.values():
-            if not member.entry.url or _same_url(member.entry.url) not in wanted:
+            if not member.entry.url or same_url(member.entry.url) not in wanted:
                 continue
             followed = member.entry.branch
             if not followed and member.root.is_dir():
@@ -524,23 +459,7 @@ class Workspace:
                 self._close(member)
 
 
-def _store_of(entry: RepositoryEntry, root: Path, settings: Settings) -> Path:
-    """A repository's store: the one its entry names, else where its settings put it."""
-    return store_path(root, settings, Path(entry.store).expanduser() if entry.store else None)
-
-
 def _usable(name: str) -> str:
     from kbc.domain.workspace import name_of
 
     return name_of(name)
-
-
-def _same_url(url: str) -> str:
-    """A URL compared without its scheme's case, credentials, trailing slash or ``.git``."""
-    text = url.strip().rstrip("/").removesuffix(".git").rstrip("/")
-    scheme, sep, rest = text.partition("://")
-    if sep:
-        rest = rest.rsplit("@", 1)[-1] if "@" in rest.split("/", 1)[0] else rest
-        host, slash, path = rest.partition("/")
-        return f"{scheme.lower()}://{host.lower()}{slash}{path}"
-    return text

@@ -25,8 +25,8 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent
 
 from kbc.domain.errors import ConfigError, KbcError
+from kbc.domain.places import is_loopback
 from kbc.serve.run import serve
-from kbc.serve.security import is_loopback
 from kbc.services.components import Components
 from kbc.services.knowledge import KnowledgeBase
 

@@ -13,7 +13,7 @@ from kbc.domain.errors import ConfigError, FieldError, KbcError
 from kbc.domain.settings import load_settings
 from kbc.domain.workspace import RepositoryEntry, repository_entry
 from kbc.serve.hooks import push_of, verified
-from kbc.services.workspace import expand
+from kbc.services.members import expand
 
 
 def test_repo_entries_name_folders_and_urls() -> None:
