@@ -12,10 +12,11 @@ import hashlib
 import os
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from kbc.analyzers.gitrepo import git, head_commit, work_tree
-from kbc.analyzers.roles import file_role
+from kbc.analyzers.roles import compiled_paths, file_role
 from kbc.domain.errors import TargetError
 from kbc.domain.models import Inventory, SkippedPath, SourceFile
 
@@ -304,4 +305,6 @@ def discover(
             files.append(result)
         else:
             skipped.append(result)
+    compiled = compiled_paths(f.path for f in files)
+    files = [replace(f, role="generated") if f.path in compiled and f.role == "source" else f for f in files]
     return Inventory(str(root), vcs, commit, tuple(files), tuple(skipped), ignored)

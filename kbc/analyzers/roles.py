@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Iterable
 
 DOC_LANGUAGES = frozenset({"markdown", "rst", "text"})
 CONFIG_LANGUAGES = frozenset({"toml", "yaml", "ini", "json"})
@@ -227,3 +228,50 @@ def _mostly_numbers(head: str) -> bool:
         return False
     numeric = sum(1 for line in rows if _NUMBERS.fullmatch(line) and any(c.isdigit() for c in line))
     return numeric >= 0.8 * len(rows)
+
+
+# Compiled output beside the TypeScript it was built from: ``x.js`` / ``x.cjs`` / ``x.mjs`` and
+# the declarations ``x.d.ts`` next to ``x.ts``, or under an output folder (``dist/``, ``lib/``,
+# ``esm/``, ...) whose path, that folder left out, is a TypeScript source's path with its source
+# folder (``src/``) left out.
+_COMPILED_SUFFIXES = (".d.ts", ".d.cts", ".d.mts", ".js", ".cjs", ".mjs", ".jsx")
+_TS_SUFFIXES = (".ts", ".tsx", ".mts", ".cts")
+_OUTPUT_TOPS = frozenset({"dist", "build", "out", "lib", "esm", "cjs", "es", "umd", "types", "typings"})
+_SOURCE_TOPS = frozenset({"src", "source", "lib", "ts"})
+
+
+def _stem(path: str, suffixes: tuple[str, ...]) -> str | None:
+    lowered = path.lower()
+    for suffix in suffixes:
+        if lowered.endswith(suffix):
+            return path[: -len(suffix)]
+    return None
+
+
+def _without_top(stem: str, tops: frozenset[str]) -> str:
+    parts = stem.split("/")
+    while len(parts) > 1 and parts[0].lower() in tops:
+        parts = parts[1:]
+    return "/".join(parts)
+
+
+def compiled_paths(paths: Iterable[str]) -> set[str]:
+    """The paths that are compiled output of a TypeScript source in ``paths`` (beside it, or
+    under an output folder mirroring its source folder)."""
+    listed = list(paths)
+    sources = {
+        stem
+        for p in listed
+        if (stem := _stem(p, _TS_SUFFIXES)) is not None and _stem(p, _COMPILED_SUFFIXES[:3]) is None
+    }
+    if not sources:
+        return set()
+    mirrored = {_without_top(stem, _SOURCE_TOPS) for stem in sources}
+    out: set[str] = set()
+    for path in listed:
+        stem = _stem(path, _COMPILED_SUFFIXES)
+        if stem is None:
+            continue
+        if stem in sources or _without_top(stem, _OUTPUT_TOPS) in mirrored:
+            out.add(path)
+    return out

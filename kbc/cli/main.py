@@ -320,9 +320,9 @@ def build(
     "--min-confidence",
     "min_confidence",
     type=click.FloatRange(0, 1),
-    default=0.0,
-    show_default=True,
-    help="Pack nothing when the slice's confidence is below this (0: always pack).",
+    default=None,
+    help="Pack nothing (but pointers) when the slice's confidence is below this; default: when "
+    "its relevance is below the floor (retrieval.confidence_floor); 0: always pack.",
 )
 @click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True)
 @click.pass_context
@@ -334,7 +334,7 @@ def retrieve(
     use_case: str,
     budget: int | None,
     scopes: tuple[str, ...],
-    min_confidence: float,
+    min_confidence: float | None,
     fmt: str,
 ) -> None:
     """Print the slice of the repository that TEXT needs, within a token budget.
@@ -343,8 +343,10 @@ def retrieve(
     attribution; the same index and request always give the same bytes. Paths,
     code names, traceback frames, quoted messages and options in TEXT are matched
     against the repository's facts. The header says the slice's confidence (that
-    its first files hold what TEXT needs), marked low below the floor
-    (retrieval.confidence_floor). The JSON form is a stable contract: use_case,
+    its first document is what TEXT needs), marked low when little in the
+    repository matches TEXT (its relevance below retrieval.confidence_floor):
+    then nothing is packed, the header naming the nearest matches, unless
+    --min-confidence says otherwise. The JSON form is a stable contract: use_case,
     budget, tokens, fingerprint, retrieval, note (why retrieval is lexical, and
     how far the vectors have come while they are embedded; else empty),
     confidence, low_confidence, matched (what TEXT named and what it matched),

@@ -251,9 +251,10 @@ FIELDS: tuple[FieldSpec, ...] = (
         float,
         "KBC_CONFIDENCE_FLOOR",
         None,
-        "a slice whose confidence is below this is marked low_confidence and logged as a "
-        "knowledge gap; below 0 means the floor measured for the shipped model and the "
-        "retrieval mode (see docs/index.md)",
+        "a slice whose relevance (that the repository answers the task at all) is below this "
+        "is marked low_confidence, packs nothing but pointers unless a minimum confidence is "
+        "asked, and is logged as a knowledge gap; below 0 means the floor measured for the "
+        "shipped model and the retrieval mode (see docs/index.md)",
     ),
     FieldSpec(
         "session_idle_seconds",

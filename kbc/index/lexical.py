@@ -15,6 +15,7 @@ under the live name, would belong to the file the rename replaced.
 from __future__ import annotations
 
 import json
+import math
 import re
 import sqlite3
 import time
@@ -357,6 +358,13 @@ class LexicalIndex:
                 found[chunk.id] = chunk
         return found
 
+    def openings(self) -> list[Chunk]:
+        """The chunks of code that open a file (line 1), by path."""
+        rows = self.db.execute(
+            f"SELECT {COLUMNS} FROM chunks WHERE start_line = 1 AND kind = 'code' ORDER BY path"
+        )
+        return [_chunk(r) for r in rows]
+
     def all_chunks(self) -> list[Chunk]:
         return [_chunk(r) for r in self.db.execute(f"SELECT {COLUMNS} FROM chunks ORDER BY path, start_line")]
 
@@ -410,6 +418,44 @@ class LexicalIndex:
             }
         (total,) = self.db.execute("SELECT COUNT(*) FROM chunks").fetchone()
         return counts, int(total)
+
+    def coverage(self, query: str, ids: Sequence[str]) -> dict[str, float]:
+        """For each of ``ids``, the share of the query's distinct search terms the chunk holds
+        (its path, names, text or context, as :meth:`search` matches them), each term weighed
+        by its rarity in the index, log(1 + N / (n + 1)): 1 for a chunk that holds every word
+        of the query, whatever the corpus it belongs to or its length."""
+        import numpy as np
+
+        wanted = list(dict.fromkeys(ids))
+        out = dict.fromkeys(wanted, 0.0)
+        terms = query_terms(query)
+        if not terms or not wanted:
+            return out
+        rid_of: dict[int, str] = {}
+        for start in range(0, len(wanted), 500):
+            batch = wanted[start : start + 500]
+            marks = ",".join("?" * len(batch))
+            for cid, rid in self.db.execute(f"SELECT id, rid FROM chunks WHERE id IN ({marks})", batch):
+                rid_of[int(rid)] = str(cid)
+        (total,) = self.db.execute("SELECT COUNT(*) FROM chunks").fetchone()
+        candidates = np.array(sorted(rid_of), dtype=np.int64)
+        weights = ", ".join(str(w) for w in WEIGHTS)
+        held = np.zeros(len(candidates))
+        everything = 0.0
+        for term in terms:
+            if self._remembered is not None:
+                rows = self._remembered.postings_of(term, weights)[0]
+            else:
+                found = self.db.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (term,)).fetchall()
+                rows = np.array([r[0] for r in found], dtype=np.int64)
+            rarity = math.log(1 + int(total) / (len(rows) + 1))
+            everything += rarity
+            if len(rows):
+                held += rarity * np.isin(candidates, rows)
+        if everything > 0:
+            for rid, value in zip(candidates.tolist(), held.tolist(), strict=True):
+                out[rid_of[rid]] = value / everything
+        return out
 
     def search_all(self, words: Sequence[str], limit: int) -> list[str]:
         """Chunk ids holding every one of ``words`` (search tokens), best BM25 first, ties by id."""

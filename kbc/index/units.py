@@ -83,7 +83,12 @@ def units_of(
             if following is not None and following.start_line <= chunk.end_line:
                 region_end = following.start_line - 1
             units.extend(_tile(chunk, region_end, model_id, unit_lines))
-    return units
+    # Two tiles of one chunk with the same text (a file that repeats itself) are one unit: the
+    # same vector, and a vector store takes an id once.
+    unique: dict[str, EmbedUnit] = {}
+    for unit in units:
+        unique.setdefault(unit.id, unit)
+    return list(unique.values())
 
 
 _DEFINITION = ("def ", "async def ", "class ")

@@ -55,7 +55,29 @@ FILE_FEATURES = (
 # clear match as a weak one; the shares of the query's terms the repository holds do not.
 QUERY_FEATURES = ("coverage", "idf_coverage", "similarity", "named", "terms")
 # The confidence model reads the query's features and how sure the file model is of its first file.
-CONFIDENCE_FEATURES = (*QUERY_FEATURES, "top_file", "margin")
+# The merged ranking's first item adds its calibrated score and the share of the query it holds,
+# and a task that names a definition exactly says so.
+CONFIDENCE_FEATURES = (
+    *QUERY_FEATURES,
+    "top_file",
+    "margin",
+    "top_item",
+    "top_coverage",
+    "exact_name",
+    "frame_or_path",
+    "named_share",
+)
+# What the merge across corpora reads of each candidate (kbc.retrieval.corpora): evidence that
+# means the same in code, tests, docs, views and team knowledge.
+MERGE_FEATURES = (
+    "coverage",
+    "coverage_lead",
+    "rank",
+    "similarity",
+    "similarity_lead",
+    "named",
+    "terms",
+)
 UNIT_FEATURES = (
     "lexical_rank",
     "lexical_share",
@@ -103,6 +125,7 @@ class Signals:
     # path -> credit from similar past commits; None: the repository keeps too short a history
     # to have any (the feature then reads as unknown, not as no credit)
     precedent: dict[str, float] | None = None
+    missed: int = 0  # the task's frames, paths and code names that matched nothing here
 
 
 @dataclass(slots=True)
@@ -356,13 +379,48 @@ def logit(p: float) -> float:
     return math.log(p / (1 - p))
 
 
-def confidence_features(query_row: Sequence[float], probabilities: Sequence[float]) -> list[float]:
+def confidence_features(
+    query_row: Sequence[float],
+    probabilities: Sequence[float],
+    top_item: float = math.nan,
+    top_coverage: float = math.nan,
+    named: Sequence[Mapping[str, Any]] = (),
+    missed: int = 0,
+    first_is_file: bool = True,
+) -> list[float]:
     """One row of :data:`CONFIDENCE_FEATURES`: the query's row, the file model's logit for its
-    best file and that logit's lead over the second's."""
+    best file and that logit's lead over the second's (unknown when the ranking's first item is
+    no file of the repository but a note or a view: the file model does not read those), the
+    logit of the merged ranking's first score and the share of the query that item holds
+    (unknown without a merge), whether the task names a definition exactly, whether it names a
+    file of the repository (a traceback frame, a path), and of the files and definitions it
+    names the share the repository holds; ``named``: what the task's mentions matched
+    (:attr:`Signals.described`), ``missed``: how many matched nothing."""
     ordered = sorted(probabilities, reverse=True)
-    first = logit(ordered[0]) if ordered else logit(0.0)
-    second = logit(ordered[1]) if len(ordered) > 1 else logit(0.0)
-    return [*query_row, first, first - second]
+    first = bounded_logit(ordered[0]) if ordered else -LOGIT_BOUND
+    # one candidate alone leads nothing: its lead is unknown, not the distance to zero
+    margin = first - bounded_logit(ordered[1]) if len(ordered) > 1 else math.nan
+    if not first_is_file:
+        first = margin = math.nan
+    item = bounded_logit(top_item) if top_item == top_item else math.nan
+    hows = {d.get("how") for d in named}
+    resolved = sum(1 for d in named if d.get("how") != "text")
+    # of what the task names (files, frames, definitions), the share this repository holds
+    held_names = resolved / (resolved + missed) if resolved + missed else math.nan
+    exact, files = float(bool(hows & EXACT)), float(bool(hows & FILES))
+    return [*query_row, first, margin, item, top_coverage, exact, files, held_names]
+
+
+LOGIT_BOUND = 6.0  # logits the confidence reads are kept within +-6 (probabilities 0.0025 to 0.9975)
+
+
+def bounded_logit(p: float) -> float:
+    """``logit(p)`` within +-LOGIT_BOUND: no feature far outside what the model was fitted on."""
+    return max(-LOGIT_BOUND, min(LOGIT_BOUND, logit(p)))
+
+
+EXACT = frozenset({"qname", "reexport", "tail"})  # a mention matched to a definition by its name
+FILES = frozenset({"frame", "path"})  # a mention matched to a file of the repository
 
 
 def knowledge_evidence(team: Signals | None, chunks: dict[str, Chunk]) -> tuple[float, float]:

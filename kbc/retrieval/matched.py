@@ -20,7 +20,7 @@ from typing import Any
 from kbc.domain.models import FileFacts
 from kbc.index.lexical import LexicalIndex
 from kbc.index.tokens import tokens
-from kbc.retrieval.query import CODE, LINE, MESSAGE, NAME, OPTION, PATH, SNIPPET, Mention, read_query
+from kbc.retrieval.query import CODE, FRAME, LINE, MESSAGE, NAME, OPTION, PATH, SNIPPET, Mention, read_query
 from kbc.retrieval.resolve import FactsLookup, Target, describe
 
 PER_FILE = 2  # units of a file named by its path alone
@@ -47,6 +47,9 @@ class Matched:
     # files the task names on purpose, by their path
     paths: frozenset[str] = frozenset()
     kinds: dict[str, int] = field(default_factory=dict)  # chunk id -> its strongest mention's kind
+    # the task's frames, paths and code names that matched nothing of the repository (what a
+    # task about another repository names)
+    missed: int = 0
 
 
 class Matcher:
@@ -140,6 +143,7 @@ class Matcher:
         described = []
         named: set[str] = set()
         kinds: dict[str, int] = {}
+        missed = 0
         for mention in mentions:  # in the order read: strongest kind first
             match = by_mention.get(id(mention))
             if match is not None:
@@ -151,14 +155,20 @@ class Matcher:
                 found = self._literal(mention)
                 if found:
                     described.append(_found_in_text(mention, found, self.lexical))
+                else:
+                    missed += mention.kind in _NAMING
+                    continue
             else:
+                missed += mention.kind in _NAMING
                 continue
             for cid in found:
                 ids.setdefault(cid, None)
                 kinds[cid] = min(kinds.get(cid, mention.kind), mention.kind)
         kept = list(ids)[:MAX_MATCHED]
-        return Matched(kept, described, frozenset(named), {cid: kinds[cid] for cid in kept})
+        return Matched(kept, described, frozenset(named), {cid: kinds[cid] for cid in kept}, missed)
 
+
+_NAMING = frozenset({FRAME, PATH, CODE, NAME})  # mentions that name a file or a definition
 
 # Where an option is declared or handled: the repository's code first, its tests last.
 _DECLARING = {"source": 0, "test": 3}

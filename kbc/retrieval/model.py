@@ -23,7 +23,7 @@ from importlib import resources
 from typing import Any
 
 from kbc.domain.errors import KbcError
-from kbc.retrieval.features import CONFIDENCE_FEATURES, FILE_FEATURES, UNIT_FEATURES
+from kbc.retrieval.features import CONFIDENCE_FEATURES, FILE_FEATURES, MERGE_FEATURES, UNIT_FEATURES
 
 MODEL_FILE = "ranker.json"
 
@@ -87,8 +87,10 @@ class Ranker:
 
     files: Linear
     units: Linear
-    confidence: Linear | None = None
-    floor: float = 0.0  # below this confidence a slice is marked low-confidence
+    confidence: Linear | None = None  # that the ranking's first document is right
+    floor: float = 0.0  # below this relevance (else confidence) a slice is marked low-confidence
+    merge: Linear | None = None  # each candidate's probability, across corpora (kbc.retrieval.corpora)
+    relevance: Linear | None = None  # that the repository answers the task at all
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,11 +109,15 @@ def parse_models(data: dict[str, Any]) -> Models:
         confidence = (
             Linear.from_data(part["confidence"], CONFIDENCE_FEATURES) if "confidence" in part else None
         )
+        merge = Linear.from_data(part["merge"], MERGE_FEATURES) if "merge" in part else None
+        relevance = Linear.from_data(part["relevance"], CONFIDENCE_FEATURES) if "relevance" in part else None
         return Ranker(
             Linear.from_data(part["files"], FILE_FEATURES),
             Linear.from_data(part["units"], UNIT_FEATURES),
             confidence,
             float(part.get("floor", 0.0)),
+            merge,
+            relevance,
         )
 
     try:

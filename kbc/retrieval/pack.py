@@ -21,6 +21,10 @@ from kbc.domain.models import Chunk
 from kbc.index.chunks import split_lines
 from kbc.index.tokencount import TokenCounter
 
+# The span of the outermost function or method holding a line of a file, if any: a passage
+# cut inside a definition says which of its lines are left out.
+Extents = Callable[[str, int], tuple[int, int] | None]
+MARK_CUTS = True  # False: only the lines between two blocks are marked (for comparison)
 MIN_BLOCK_TOKENS = 12  # an attribution line and two fences, with a line of code
 JOIN_SLACK = 2  # tokens a join may add beyond the parts' own counts
 WIDE = 9_999_999  # line numbers at least as long to write as any file's
@@ -99,14 +103,27 @@ class FileSection:
         date = f" · {said}" if said else ""
         return f"## {self.path} ({self.kind}{date})\n"
 
-    def render(self) -> str:
+    def render(self, extents: Extents | None = None) -> str:
+        """The file's title and blocks, the lines between two blocks marked as not shown, and
+        so the lines of a definition that its first block starts after or its last block ends
+        before (``extents``)."""
         parts = ["\n", self.title()]
         previous: Block | None = None
         for block in self.blocks:
             if previous is not None:
                 parts.append(f"⋮ lines {previous.end + 1}-{block.start - 1} not shown\n")
+            elif (
+                extents is not None
+                and (around := extents(self.path, block.start))
+                and around[0] < block.start
+            ):
+                parts.append(f"⋮ lines {around[0]}-{block.start - 1} not shown\n")
             parts.append(block.render(self.language))
             previous = block
+        if previous is not None and extents is not None and not previous.truncated:
+            around = extents(self.path, previous.end)
+            if around and around[1] > previous.end:
+                parts.append(f"⋮ lines {previous.end + 1}-{around[1]} not shown\n")
         return "".join(parts)
 
     def touching(self, chunk: Chunk) -> list[int]:
@@ -187,8 +204,8 @@ def _in_order(sections: list[FileSection], order: Mapping[str, int]) -> list[Fil
     return placed
 
 
-def _text(header: str, sections: Sequence[FileSection]) -> str:
-    return header + "".join(s.render() for s in sections)
+def _text(header: str, sections: Sequence[FileSection], extents: Extents | None = None) -> str:
+    return header + "".join(s.render(extents) for s in sections)
 
 
 def _layout(taken: Sequence[tuple[Chunk, float, int]], dates: Mapping[str, str]) -> list[FileSection]:
@@ -203,7 +220,7 @@ def _layout(taken: Sequence[tuple[Chunk, float, int]], dates: Mapping[str, str])
     return list(sections.values())
 
 
-def pack(  # noqa: C901 - packing is one loop whose steps share its state
+def pack(  # noqa: C901, PLR0913 - one loop whose steps share its state; what it reads of the repository
     ranked: Sequence[Chunk],
     dates: Mapping[str, str],
     budget: int,
@@ -212,6 +229,7 @@ def pack(  # noqa: C901 - packing is one loop whose steps share its state
     text_tokens: Callable[[Chunk], int] | None = None,
     scores: Sequence[float] | None = None,
     order: Mapping[str, int] | None = None,
+    extents: Extents | None = None,
 ) -> Packed:
     """The best chunks that fit in ``budget`` tokens under ``header``.
 
@@ -224,8 +242,12 @@ def pack(  # noqa: C901 - packing is one loop whose steps share its state
     caller may cache it; a chunk that shares lines with taken ones costs only its
     new lines); the whole text is then counted once, and should the joins have cost
     more than the slack allowed, the last chunks taken are given back until it fits.
+
+    A passage cut inside a function or method (``extents``) is marked: the definition's lines
+    it leaves out are named, never silently dropped.
     """
     size_of = text_tokens or (lambda c: counter.count(c.text))
+    extents = extents if MARK_CUTS else None
     if counter.count(header) > budget:
         header = header.splitlines()[0][: max(0, budget)] + "\n"
         while header and counter.count(header) > budget:
@@ -277,6 +299,7 @@ def pack(  # noqa: C901 - packing is one loop whose steps share its state
             cost += frame_cost(chunk) + size_of(chunk) + JOIN_SLACK
             if section.blocks:
                 cost += elision
+            cost += elision * _cut_sides(chunk, extents)
         if used + cost > budget:
             if taken or touching:
                 continue
@@ -292,12 +315,20 @@ def pack(  # noqa: C901 - packing is one loop whose steps share its state
             known.append((chunk.path, shingled))
     while True:
         laid = _in_order(_layout(taken, dates), order or {})
-        text = _text(header, laid)
+        text = _text(header, laid, extents)
         tokens = counter.count(text)
         if tokens <= budget or not taken:
             break
         taken.pop()  # the parts' counts can differ from the whole's at a join
     return Packed(tuple(b for s in laid for b in s.blocks), text, tokens, tuple(c for c, _, _ in taken))
+
+
+def _cut_sides(chunk: Chunk, extents: Extents | None) -> int:
+    """How many ends of ``chunk`` fall inside a definition that goes on past them (0 to 2)."""
+    if extents is None:
+        return 0
+    first, last = extents(chunk.path, chunk.start_line), extents(chunk.path, chunk.end_line)
+    return int(bool(first and first[0] < chunk.start_line)) + int(bool(last and last[1] > chunk.end_line))
 
 
 def _truncated_first(

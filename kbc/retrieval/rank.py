@@ -14,6 +14,9 @@ from kbc.retrieval.profiles import Profile
 # The fitted model (kbc.retrieval.model) ranks the candidates the searches found; False: the
 # hand-weighted fusion below, kept for comparison (benchmarks/localization.py --constant).
 MODEL = False  # True: the fitted model ranks (below this fusion on unseen issues: RESULTS.md)
+# Corpora (code, tests, docs, views, team knowledge) merged on calibrated scores
+# (kbc.retrieval.corpora); False: one list, each score times its role's weight.
+MERGE = True
 UNIT_FILES = 5  # the best files every unit of which the model scores (of the others: the units found)
 
 RRF_K = 60
@@ -331,8 +334,9 @@ def spread(
     budget: int | None = None,
     share: float | None = None,
 ) -> list[tuple[str, float]]:
-    """The ranking in packing order: the best unit of each of its first ``files`` repository
-    files, in rank order, then the rest in rank order. A small budget then holds the head of
+    """The ranking in packing order: the best unit of each of its first ``files`` files (a team
+    note is a document of its own; views are not heads), in rank order, then the rest in rank
+    order. A small budget then holds the head of
     each leading candidate, not only the first file's lesser units; the order of the files
     (by their best unit) is unchanged. With a ``budget``, a runner-up's head moves ahead only
     while the heads moved so far, with it, take at most ``share`` of the budget: a budget too
@@ -346,7 +350,7 @@ def spread(
         if len(heads) >= files:
             break
         chunk = chunks[cid]
-        if chunk.kind in OUTSIDE_KINDS or chunk.path in heads:
+        if chunk.kind == "view" or chunk.path in heads:
             continue
         taken += chunk.tokens
         if heads and room is not None and taken > room:

@@ -18,8 +18,12 @@ class Evidence:
     lexical_hits: int  # chunks that matched a query term
     best_similarity: float  # cosine similarity of the best embedded unit (-1 when lexical only)
     scores: tuple[float, ...]  # fused scores of the top ten, best first
-    confidence: float = -1.0  # that the first files hold what the task needs (-1: not estimated)
-    low_confidence: bool = False  # the confidence is below the floor
+    confidence: float = -1.0  # that the first document is what the task needs (-1: not estimated)
+    # nothing relevant: the relevance (that the repository answers the task at all) below its
+    # floor; without a relevance model, the confidence below the floor
+    low_confidence: bool = False
+    floor: float = -1.0  # the floor the relevance (else the confidence) is read against (-1: none)
+    relevance: float = -1.0  # that the repository answers the task at all (-1: not estimated)
     # How well team knowledge answered: its best unit's similarity (-1: lexical, or none) and the
     # share of the query's words its best lexical hit holds (0 when none matched).
     knowledge_similarity: float = -1.0
@@ -65,8 +69,9 @@ class Slice:
     text: str
     note: str = ""
     matched: tuple[dict[str, Any], ...] = ()
-    confidence: float = -1.0  # that its first files hold what the task needs (-1: not estimated)
-    low_confidence: bool = False
+    confidence: float = -1.0  # that its first document is what the task needs (-1: not estimated)
+    low_confidence: bool = False  # nothing relevant: below the floor
+    relevance: float = -1.0  # that the repository answers the task at all (-1: not estimated)
     knowledge_left_out: int = 0  # team-knowledge sections ranked among the first but not packed
     rerank: str = ""  # "" without a reranker; else "reranked by M (N candidates)" or why not
 
@@ -84,6 +89,7 @@ class Slice:
             "note": self.note,
             "confidence": round(self.confidence, 3),
             "low_confidence": self.low_confidence,
+            **({"relevance": round(self.relevance, 3)} if self.relevance >= 0 else {}),
             "matched": list(self.matched),
             **({"reranked": self.reranked, "rerank": self.rerank} if self.rerank else {}),
             "items": [item_data(i) for i in self.items],

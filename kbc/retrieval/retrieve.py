@@ -23,17 +23,19 @@ from kbc.index.units import best_by_chunk
 from kbc.index.vectors import VectorStore
 from kbc.retrieval import rank, report
 from kbc.retrieval.around import cited_units, expanded, near_units, preludes
+from kbc.retrieval.copies import Copies, prefer_originals
+from kbc.retrieval.corpora import MergeRow, confidence_of, merge_ranking
+from kbc.retrieval.depth import whole_definitions
 from kbc.retrieval.features import (
     Repository,
     Signals,
-    confidence_features,
     knowledge_evidence,
     query_features,
     repository_of,
     unit_features,
 )
 from kbc.retrieval.matched import Matcher
-from kbc.retrieval.model import Ranker, shipped_models
+from kbc.retrieval.model import Linear, Ranker, shipped_models
 from kbc.retrieval.modelled import candidate_paths, file_probabilities, modelled
 from kbc.retrieval.neighbours import SymbolNeighbours
 from kbc.retrieval.pack import pack
@@ -44,7 +46,8 @@ from kbc.retrieval.rank import FileGraph, finish, fuse, seeds
 from kbc.retrieval.report import clean_report
 from kbc.retrieval.rerank import Reranking
 from kbc.retrieval.results import Evidence, Ranking, Slice, without
-from kbc.retrieval.slicing import Titles, fingerprint_of, header, items_of, knowledge_left_out
+from kbc.retrieval.shaping import Shaping
+from kbc.retrieval.slicing import Titles, fingerprint_of, header, items_of, knowledge_left_out, pointers
 from kbc.store.layout import LEXICAL
 
 CANDIDATES = 200  # hits taken from each search before fusion
@@ -118,6 +121,11 @@ class Retriever:
         self._precedents: Precedents | None = None
         self.confidence_floor: float | None = None  # None: the shipped model's floor
         self.reranking: Reranking | None = None  # re-orders the first candidates (retrieval.rerank_model)
+        self.last_merge: list[MergeRow] = []  # the last merge's rows (for the benchmarks that fit it)
+        self.last_weights: dict[str, float] = {}  # and its candidates' role weights
+        self._merge_rows: dict[str, MergeRow] = {}
+        self._shaping: Shaping | None = None
+        self.last_confidence: list[float] = []  # the last confidence's features
 
     def current_note(self) -> str:
         """Why retrieval is lexical, if it is: for an index whose vectors are being embedded,
@@ -198,7 +206,7 @@ class Retriever:
         budget: int,
         query: str,
         exclude: frozenset[str] = frozenset(),
-        min_confidence: float = 0.0,
+        min_confidence: float | None = None,
     ) -> str:
         chosen: list[object] = [] if profile.view_kinds == VIEW_KINDS else [list(profile.view_kinds)]
         chosen += [profile.cited] if profile.cited else []
@@ -206,7 +214,9 @@ class Retriever:
             chosen += [profile.weight("knowledge", "knowledge"), sorted(exclude)]
         chosen += [profile.incidental, profile.vendored, profile.config, profile.examples]
         chosen += [shipped_models().digest]  # its confidence is in every slice
-        chosen += [min_confidence, self.confidence_floor] if min_confidence or self.confidence_floor else []
+        chosen += (
+            [min_confidence, self.confidence_floor] if min_confidence != 0 or self.confidence_floor else []
+        )
         chosen += [self.reranking.reranker.name] if self.reranking is not None else []
         return fingerprint_of(self.state, self.mode, profile, budget, query, chosen)
 
@@ -291,6 +301,7 @@ class Retriever:
             named=matched.paths,
             described=tuple(matched.described),
             precedent=precedent,
+            missed=matched.missed,
         )
         team = (
             Signals(
@@ -353,16 +364,44 @@ class Retriever:
             similarity = exact.similarities(embedding, ids)
         return ids, unit_features(signals, path, units, signals.chunks, similarity)
 
+    def _merged(
+        self,
+        ranked: list[tuple[str, float]],
+        signals: Signals,
+        embedding: list[float] | None,
+        profile: Profile,
+        model: Linear,
+    ) -> list[tuple[str, float]]:
+        """``ranked`` merged across corpora on calibrated scores (:mod:`kbc.retrieval.corpora`)."""
+        exact = self._exact[1] if self._exact is not None else None
+        similar = functools.partial(exact.similarities, embedding) if embedding and exact else None
+        found, self.last_merge, self.last_weights = merge_ranking(
+            ranked, signals, self.lexical.coverage, similar, profile, model
+        )
+        self._merge_rows = {r.id: r for r in self.last_merge}
+        return found
+
+    def copies(self) -> Copies:
+        """The repository's copies of its own definitions (found on first use)."""
+        return self.shaping().copies()
+
+    def shaping(self) -> Shaping:
+        """What shapes a slice besides its ranking (read on first use)."""
+        if self._shaping is None:
+            self._shaping = Shaping(self.facts, self.lexical, self.matcher, lambda: self.repository().fan_in)
+        return self._shaping
+
     def mark_behind(self, notes: Mapping[str, str]) -> None:
         """Say in a slice's titles which documents are behind the code, and why."""
         self.titles.mark_behind(notes)
 
     def search(self, query: str, profile: Profile) -> Ranking:
+        self.last_merge, self._merge_rows, self.last_confidence = [], {}, []
         code, team, embedding = self._gather(query, profile)
         chunks = code.chunks
         if len(self._keys) > KEPT_KEYS:
             self._keys.clear()
-        confidence, floor = -1.0, -1.0
+        confidence, floor, relevance = -1.0, -1.0, -1.0
         ranker = shipped_models().for_mode(self.mode)
         files: list[float] | None = None  # the file model's probabilities of the candidate files
         if rank.MODEL:
@@ -390,13 +429,30 @@ class Retriever:
             similar = None
             if embedding is not None and exact is not None:
                 similar = functools.partial(exact.similarities, embedding)
+            ranked, originals = prefer_originals(
+                ranked, chunks, self.copies(), self.matcher().by_path, self.lexical.chunks
+            )
+            chunks.update(originals)
             ranked = expanded(ranked, chunks, code.pool, similar, self.matcher().by_path, self.lexical.chunks)
+            if rank.MERGE and ranker.merge is not None:
+                ranked = self._merged(ranked, code, embedding, profile, ranker.merge)
         if ranker.confidence is not None:
             if files is None:
                 files = file_probabilities(code, ranker, self.repository())
-            row = confidence_features(self.query_row(code), files)
-            confidence = ranker.confidence.probabilities([row])[0]
+            first = self._merge_rows.get(ranked[0][0]) if ranked else None
+            confidence, self.last_confidence = confidence_of(
+                ranker.confidence,
+                self.query_row(code),
+                files,
+                ranked,
+                first,
+                code.described,
+                code.missed,
+                chunks[ranked[0][0]].kind if ranked else "code",
+            )
             floor = ranker.floor if self.confidence_floor is None else self.confidence_floor
+            if ranker.relevance is not None:
+                relevance = ranker.relevance.probabilities([self.last_confidence])[0] if ranked else 0.0
         top = [score for _, score in ranked[:10]]
         similarity, coverage = knowledge_evidence(team, chunks)
         evidence = Evidence(
@@ -404,7 +460,9 @@ class Retriever:
             best_similarity=max(code.similarity.values(), default=-1.0),
             scores=tuple(top),
             confidence=confidence,
-            low_confidence=0 <= confidence < floor,
+            low_confidence=0 <= (relevance if relevance >= 0 else confidence) < floor,
+            floor=floor,
+            relevance=relevance,
             knowledge_similarity=similarity,
             knowledge_coverage=coverage,
         )
@@ -417,11 +475,11 @@ class Retriever:
         profile: Profile,
         budget: int | None = None,
         exclude: frozenset[str] = frozenset(),
-        min_confidence: float = 0.0,
+        min_confidence: float | None = None,
     ) -> Slice:
         """The slice; ``exclude`` names documents (knowledge outside the scopes asked for) that
-        may not be in it; a confidence below ``min_confidence`` gives a slice with nothing
-        packed."""
+        may not be in it; a confidence below ``min_confidence`` (None: the confidence floor)
+        gives a slice with nothing packed but pointers to the nearest matches."""
         budget = profile.budget if budget is None else budget
         if budget < 1:
             raise KbcError(f"budget {budget} is too small", hint="give a budget of 1 token or more")
@@ -436,15 +494,26 @@ class Retriever:
         profile: Profile,
         budget: int,
         exclude: frozenset[str] = frozenset(),
-        min_confidence: float = 0.0,
+        min_confidence: float | None = None,
     ) -> Slice:
-        """``found`` packed into ``budget`` tokens (one search serves several budgets)."""
+        """``found`` packed into ``budget`` tokens (one search serves several budgets); below
+        ``min_confidence`` (None: the confidence floor) nothing is packed: the header says so
+        and points at the nearest matches."""
         ranked, chunks = found.ranked, found.chunks
         mode = self.mode
         said_note = self.current_note()
         confidence = found.evidence.confidence
-        head = header(profile.name, budget, mode, said_note, found.evidence, found.rerank, min_confidence)
-        if 0 <= confidence < min_confidence:
+        head = header(
+            profile.name,
+            budget,
+            mode,
+            said_note,
+            found.evidence,
+            found.rerank,
+            min_confidence,
+            pointers(found),
+        )
+        if found.evidence.low_confidence if min_confidence is None else 0 <= confidence < min_confidence:
             ranked = []
         smallest = self.counter.count(head)
         if smallest > budget:
@@ -456,9 +525,16 @@ class Retriever:
             )
         if not rank.MODEL:  # the model's order already weighs a file's next unit against the next file
             ranked = rank.spread(ranked, chunks, budget=budget)
-        # Chunks carry the token counts taken when they were indexed.
+        ranked, pieces = whole_definitions(
+            ranked, chunks, self.matcher().by_path, self.lexical.chunks, budget
+        )
+        chunks = {**chunks, **pieces} if pieces else chunks
+        # Chunks carry the token counts taken when they were indexed; a shared licence header
+        # is left out of the passages it opens (unless the task is about it).
+        taken = self.shaping().without_headers([chunks[cid] for cid, _ in ranked], query, self.counter.count)
+        ranked = [(cid, score) for cid, score in ranked if cid in taken]
         packed = pack(
-            [chunks[cid] for cid, _ in ranked],
+            [taken[cid] for cid, _ in ranked],
             self.titles.labels,
             budget,
             self.counter,
@@ -466,6 +542,7 @@ class Retriever:
             lambda chunk: chunk.tokens,
             [score for _, score in ranked],
             self.knowledge_order,
+            self.shaping().extent,
         )
         fingerprint = self.fingerprint(profile, budget, query, exclude, min_confidence)
         left_out = knowledge_left_out(ranked, chunks, packed)
@@ -481,6 +558,7 @@ class Retriever:
             matched=found.matched,
             confidence=confidence,
             low_confidence=found.evidence.low_confidence,
+            relevance=found.evidence.relevance,
             knowledge_left_out=left_out,
             rerank=found.rerank,
         )

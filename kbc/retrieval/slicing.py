@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from kbc.domain.models import Chunk
 from kbc.retrieval.pack import Packed
 from kbc.retrieval.profiles import Profile
-from kbc.retrieval.results import Evidence, SliceItem
+from kbc.retrieval.results import Evidence, Ranking, SliceItem
 
 LEFT_OUT_RANKS = 50  # the first ranks where a team-knowledge section left out by the budget is counted
 
@@ -43,22 +43,58 @@ class Titles:
         return (f"last commit {date}" if date[:1].isdigit() else date), self.behind.get(path, "")
 
 
+POINTERS = 3  # the nearest matches a slice below its floor points at
+
+
+def pointers(found: Ranking) -> list[str]:
+    """The first ``POINTERS`` passages of a ranking, as ``path:start-end``: what a slice with
+    nothing relevant points at."""
+    out: list[str] = []
+    for cid, _ in found.ranked:
+        chunk = found.chunks[cid]
+        where = f"{chunk.path}:{chunk.start_line}-{chunk.end_line}"
+        if where not in out:
+            out.append(where)
+        if len(out) == POINTERS:
+            break
+    return out
+
+
 def header(
-    use_case: str, budget: int, mode: str, note: str, evidence: Evidence, rerank: str, min_confidence: float
+    use_case: str,
+    budget: int,
+    mode: str,
+    note: str,
+    evidence: Evidence,
+    rerank: str,
+    min_confidence: float | None,
+    nearest: Sequence[str] = (),
 ) -> str:
-    """A slice's first line (and, when the confidence is below the minimum asked, why nothing is
-    packed)."""
+    """A slice's first line (and, when the confidence is below the minimum asked, or below the
+    floor when none is asked, why nothing is packed and where the nearest matches are)."""
     said = ""
     if evidence.confidence >= 0:
         said = f" · confidence {evidence.confidence:.2f}" + (" (low)" if evidence.low_confidence else "")
     said += f" · {rerank}" if rerank else ""
     noted = f" ({note})" if note and mode == "lexical" else ""
     text = f"# kbc slice · {use_case} · budget {budget} tokens · retrieval: {mode}{noted}{said}\n"
-    if 0 <= evidence.confidence < min_confidence:
+    if min_confidence is None and evidence.low_confidence:
+        read = evidence.relevance if evidence.relevance >= 0 else evidence.confidence
+        what = "relevance" if evidence.relevance >= 0 else "confidence"
+        text += (
+            f"Nothing relevant: little in this repository matches the task (its {what} {read:.2f} is "
+            f"below the floor {evidence.floor:.2f}; a minimum confidence of 0 packs the nearest "
+            "matches anyway).\n"
+        )
+    elif min_confidence is not None and 0 <= evidence.confidence < min_confidence:
         text += (
             f"Nothing packed: the confidence {evidence.confidence:.2f} is below the minimum asked, "
             f"{min_confidence:.2f}; little in this repository matches the task.\n"
         )
+    else:
+        return text
+    if nearest:
+        text += f"Nearest matches: {', '.join(nearest)}.\n"
     return text
 
 

@@ -50,11 +50,12 @@ class RetrieveRequest(BaseModel):
         None,
         description="Knowledge scopes the slice may hold (GET /api/v1/scopes); default: all but projects/...",
     )
-    min_confidence: float = Field(
-        0.0,
+    min_confidence: float | None = Field(
+        None,
         ge=0,
         le=1,
-        description="Pack nothing when the slice's confidence is below this (0: always pack).",
+        description="Pack nothing (but pointers to the nearest matches) when the slice's confidence "
+        "is below this; default: the confidence floor; 0: always pack.",
     )
     repository: str | None = Field(None, description=REPOSITORY)
 
@@ -231,8 +232,16 @@ SLICE = {
         "fingerprint": {"type": "string"},
         "retrieval": {"type": "string", "enum": ["hybrid", "lexical"]},
         "note": {"type": "string"},
-        "confidence": {"type": "number"},
-        "low_confidence": {"type": "boolean"},
+        "confidence": {
+            "type": "number",
+            "description": "0 to 1: that the slice's first document is what the task needs (calibrated)",
+        },
+        "low_confidence": {
+            "type": "boolean",
+            "description": "Nothing relevant: little in the repository matches the task (the slice "
+            "packs nothing unless a minimum confidence is given)",
+        },
+        "relevance": {"type": "number", "description": "0 to 1: that the repository answers the task at all"},
         "matched": {"type": "array", "items": {"type": "object"}},
         "items": {"type": "array", "items": ITEM},
         "text": {"type": "string"},

@@ -132,13 +132,14 @@ def build_server(worker: Worker) -> MCPServer:  # noqa: C901 - one nested functi
             ),
         ] = None,
         min_confidence: Annotated[
-            float,
+            float | None,
             Field(
                 ge=0,
                 le=1,
-                description="Pack nothing when the slice's confidence is below this (0: always pack).",
+                description="Pack nothing (but pointers to the nearest matches) when the slice's "
+                "confidence is below this; default: the confidence floor; 0: always pack.",
             ),
-        ] = 0.0,
+        ] = None,
         repository: Repository = None,
     ) -> ObjectResult:
         """Prime work on a task with a precision slice of the repository: the most relevant code,
@@ -148,10 +149,11 @@ def build_server(worker: Worker) -> MCPServer:  # noqa: C901 - one nested functi
         `items` (id, path, start_line, end_line, kind, score, tokens of each printed block),
         `matched` (the paths, code names, traceback frames, messages and options the task named,
         and the definitions or lines they matched), `tokens`, `budget`, `use_case`, `retrieval`
-        ("hybrid" or "lexical"), `confidence` (0 to 1: that the first files hold what the task
-        needs) and `low_confidence` (true when little in the repository matches the task: do not
-        rely on the slice), `fingerprint`, and `query_id` for report_usage. The same task on the
-        same build always gives the same slice."""
+        ("hybrid" or "lexical"), `confidence` (0 to 1: that the first document is what the task
+        needs) and `low_confidence` (true when little in the repository matches the task: then
+        nothing is packed but pointers to the nearest matches, unless min_confidence is given),
+        `fingerprint`, and `query_id` for report_usage. The same task on the same build always
+        gives the same slice."""
 
         def work(kb: KnowledgeBase) -> dict[str, Any]:
             return slice_data(

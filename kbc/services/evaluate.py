@@ -128,7 +128,8 @@ def _ask(
 
     @functools.cache
     def kbc_at(budget: int) -> tuple[Passage, ...]:
-        packed = retriever.slice_of(ranking, query, profile, budget)
+        # the ranking's slice, whatever its confidence: the floor is a decision measured apart
+        packed = retriever.slice_of(ranking, query, profile, budget, min_confidence=0.0)
         return tuple(Passage(i.path, i.start_line, i.end_line) for i in packed.items if i.kind not in outside)
 
     ranked = baseline.rank(query)

@@ -22,7 +22,9 @@ from kbc.store.layout import state_file
 SLICE_CACHE = 256  # slices kept per build
 RANKING_CACHE = 8  # rankings kept per build, each packed into any budget asked (a workspace packs twice)
 
-SliceKey = tuple[str, Profile, int | None, frozenset[str], float]  # task, profile, budget, exclude, floor
+SliceKey = tuple[
+    str, Profile, int | None, frozenset[str], float | None
+]  # task, profile, budget, exclude, minimum
 RankingKey = tuple[str, Profile, frozenset[str]]  # task, profile, exclude
 
 

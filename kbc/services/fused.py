@@ -1,9 +1,10 @@
 """Retrieval across the repositories of a workspace: one slice under one budget.
 
-Each repository ranks and packs the task at the whole budget; their items are then merged
-by reciprocal rank, each repository's ranks weighed by its slice's confidence (the chance
-that its first files hold what the task needs), so a repository the task is about leads
-and one it is not about trails. Walking that merged order, every repository is allotted
+Each repository ranks and packs the task at the whole budget; their items are then merged on
+their scores, which are calibrated probabilities (:mod:`kbc.retrieval.corpora`) and so mean
+the same in every repository: a task about two repositories gets the best of both, a
+repository the task is not about trails (and below its confidence floor packs nothing at all).
+Walking that merged order, every repository is allotted
 the tokens of the items that fit (its slice header and file frames counted with its first
 item); each repository's slice is then packed again into its allotment, from the same
 ranking, and the sections are joined under one header. The slice never exceeds the budget
@@ -25,7 +26,8 @@ from kbc.services.querylog import below_floor
 from kbc.services.reads import SearchHit, within
 from kbc.services.workspace import Workspace
 
-# Reciprocal-rank constant: the usual one, not fitted (a rank's weight is confidence / (K + rank)).
+# Reciprocal-rank constant of the merge before items had calibrated scores (a rank's weight was
+# confidence / (K + rank)): kept for comparison (``k``).
 K = 60
 UNESTIMATED = 1.0  # a repository's weight when its slice has no confidence estimate
 HEADER_SLACK = 2  # tokens a slice's header may take beyond its own count once joined
@@ -46,14 +48,23 @@ def confidence_weight(found: Slice) -> float:
     return max(found.confidence, 0.01) if found.confidence >= 0 else UNESTIMATED
 
 
+def calibrated(found: Slice) -> float:
+    """A repository's weight when its items are merged on their own scores: 1 (each item's
+    score is already the probability that it is what the task needs)."""
+    return 1.0
+
+
 def _merged(parts: Sequence[Part], weigh: Weigh, k: int = K) -> list[tuple[str, SliceItem]]:
-    """Every repository's items, best first: its weight over ``k`` + rank within its repository."""
+    """Every repository's items, best first: its weight times each item's score (a calibrated
+    probability, the same scale in every repository) when ``k`` is 0; else its weight over
+    ``k`` + rank within its repository (reciprocal-rank fusion)."""
     scored: list[tuple[float, str, int, SliceItem]] = []
     for part in parts:
         weight = weigh(part.found)
         ranked = sorted(enumerate(part.found.items), key=lambda pair: (-pair[1].score, pair[0]))
         for rank, (_, item) in enumerate(ranked):
-            scored.append((weight / (k + rank + 1), part.name, rank, item))
+            key = weight * item.score if k <= 0 else weight / (k + rank + 1)
+            scored.append((key, part.name, rank, item))
     scored.sort(key=lambda row: (-row[0], row[1], row[2]))
     return [(name, item) for _, name, _, item in scored]
 
@@ -88,15 +99,16 @@ def retrieve_across(  # noqa: PLR0913 - a retrieval's request, as every interfac
     *,
     names: Sequence[str] | None = None,
     scopes: Sequence[str] | None = None,
-    min_confidence: float = 0.0,
-    weigh: Weigh = confidence_weight,
-    k: int = K,
+    min_confidence: float | None = None,
+    weigh: Weigh = calibrated,
+    k: int = 0,
 ) -> dict[str, Any]:
     """The slice of ``task`` across ``names`` (default: every repository with a build), as the
     retrieve payload: each item names its ``repository``; ``repositories`` gives each one's
     tokens and confidence, ``behind`` those whose store is behind their repository.
-    ``weigh`` gives a repository's weight in the merge from its slice, ``k`` the
-    reciprocal-rank constant."""
+    ``weigh`` gives a repository's weight in the merge from its slice; ``k`` 0 merges the items
+    on their calibrated scores, else by reciprocal rank with that constant (what the merge was
+    before the scores were calibrated)."""
     chosen = list(names) if names else workspace.names()
     parts: list[Part] = []
     skipped: list[str] = []
@@ -227,7 +239,7 @@ def search_across(
     names: Sequence[str] | None = None,
     budget: int | None = None,
 ) -> list[SearchHit]:
-    """The top ``k`` hits across repositories, merged by reciprocal rank; each names its
+    """The top ``k`` hits across repositories, merged on their calibrated scores; each names its
     ``repository``; with ``budget``, as many as their texts fit in that many tokens."""
     scored: list[tuple[float, str, int, SearchHit]] = []
     for name in list(names) if names else workspace.names():
@@ -238,9 +250,7 @@ def search_across(
             if names:
                 raise
             continue
-        scored.extend(
-            (1 / (K + rank + 1), name, rank, replace(hit, repository=name)) for rank, hit in enumerate(hits)
-        )
+        scored.extend((hit.score, name, rank, replace(hit, repository=name)) for rank, hit in enumerate(hits))
     scored.sort(key=lambda row: (-row[0], row[1], row[2]))
     return within(
         [hit for *_, hit in scored[: max(1, k)]], budget, workspace.components.token_counter().count

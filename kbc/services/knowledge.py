@@ -263,11 +263,12 @@ class KnowledgeBase:
         budget: int | None = None,
         kind: str = "retrieve",
         scopes: Sequence[str] | None = None,
-        min_confidence: float = 0.0,
+        min_confidence: float | None = None,
     ) -> tuple[Slice, str]:
         """The slice and the id under which the query was logged (for :meth:`report_usage`).
         ``scopes``: the knowledge scopes it may hold (default: ``scopes.default``, else every
-        scope but the projects/... ones); a confidence below ``min_confidence`` packs nothing."""
+        scope but the projects/... ones); a confidence below ``min_confidence`` (None: the
+        confidence floor) packs nothing but pointers to the nearest matches."""
         found, evidence = self.slice_for(task, use_case, budget, scopes=scopes, min_confidence=min_confidence)
         return found, self.log_query(kind, task, use_case, evidence, found=found)
 
@@ -278,7 +279,7 @@ class KnowledgeBase:
         budget: int | None = None,
         *,
         scopes: Sequence[str] | None = None,
-        min_confidence: float = 0.0,
+        min_confidence: float | None = None,
     ) -> tuple[Slice, Evidence]:
         """The slice and the evidence it was ranked on, without logging the query (what a
         retrieval across repositories packs from, then logs once it knows the answer)."""

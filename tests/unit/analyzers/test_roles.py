@@ -73,3 +73,29 @@ def test_the_path_alone_gives_the_roles_a_path_can_tell() -> None:
     assert role_of("shop/api_pb2.py", "python") == "generated"
     assert role_of("uv.lock", "text") == "lock"
     assert set(ROLES) >= INCIDENTAL and "source" not in INCIDENTAL and "vendored" not in INCIDENTAL
+
+
+def test_javascript_and_declarations_built_from_typescript_are_compiled_output() -> None:
+    from kbc.analyzers.roles import compiled_paths
+
+    paths = [
+        "src/v4/classic/schemas.ts",
+        "v4/classic/schemas.js",
+        "v4/classic/schemas.cjs",
+        "v4/classic/schemas.d.ts",
+        "src/index.ts",
+        "dist/index.js",
+        "a/b.ts",
+        "a/b.js",
+        "lib/util.js",
+        "src/types.d.ts",
+        "scripts/release.js",
+    ]
+    assert compiled_paths(paths) == {
+        "v4/classic/schemas.js",
+        "v4/classic/schemas.cjs",
+        "v4/classic/schemas.d.ts",
+        "dist/index.js",
+        "a/b.js",
+    }
+    assert compiled_paths(["lib/util.js", "index.js"]) == set()  # no TypeScript: JavaScript is source

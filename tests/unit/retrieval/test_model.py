@@ -60,7 +60,9 @@ def test_an_unknown_feature_reads_as_its_mean() -> None:
 def test_confidence_reads_how_far_the_first_file_leads() -> None:
     row = confidence_features([0.5] * 6, [0.9, 0.1, 0.05])
     assert row[:6] == [0.5] * 6 and row[6] > 0 and row[7] > row[6]
-    assert confidence_features([0.5] * 6, [])[6] < -10
+    assert confidence_features([0.5] * 6, [])[6] == -6.0  # no candidate: the bound, never beyond
+    alone = confidence_features([0.5] * 6, [0.99999999])
+    assert alone[6] == 6.0 and alone[7] != alone[7]  # one candidate leads nothing: unknown
 
 
 def test_the_pieces_of_a_long_definition_belong_to_it_and_its_name_is_read_against_the_query() -> None:

@@ -152,3 +152,27 @@ def test_knowledge_is_shown_by_scope_in_the_places_it_took() -> None:
     assert packed.tokens == COUNTER.count(packed.text)
     unordered = pack(ranked, {}, 50_000, COUNTER, "# slice\n", scores=[5, 4, 3, 2, 1])
     assert [b.path for b in unordered.blocks][0] == "@knowledge/t/projects/a/notes.md"
+
+
+def test_a_passage_cut_inside_a_definition_says_which_of_its_lines_are_left_out() -> None:
+    def extents(path: str, line: int) -> tuple[int, int] | None:
+        return (10, 80) if 10 <= line <= 80 else None
+
+    middle = chunk("a.py", 30, 50, heading="def run(self)")
+    packed = pack([middle], {}, 50_000, COUNTER, "# slice\n", extents=extents)
+    assert "⋮ lines 10-29 not shown\n### a.py:30-50 · in def run(self)\n" in packed.text
+    assert packed.text.endswith("```\n⋮ lines 51-80 not shown\n")
+    whole = pack([chunk("a.py", 10, 80)], {}, 50_000, COUNTER, "# slice\n", extents=extents)
+    assert "not shown" not in whole.text
+    assert packed.tokens == COUNTER.count(packed.text) and whole.tokens == COUNTER.count(whole.text)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    budget=st.integers(min_value=20, max_value=600),
+    spans=st.lists(st.integers(1, 90), min_size=1, max_size=6),
+)
+def test_marked_cuts_never_break_the_budget(budget: int, spans: list[int]) -> None:
+    ranked = [chunk("a.py", s, s + 7) for s in spans]
+    packed = pack(ranked, {}, budget, COUNTER, "# s\n", extents=lambda path, line: (1, 200))
+    assert packed.tokens <= budget

@@ -1,0 +1,81 @@
+"""What shapes a slice besides its ranking, read once from the repository: the copies of its
+own definitions (:mod:`kbc.retrieval.copies`), the spans of its functions (a passage cut
+inside one says so), and the header its files share (:mod:`kbc.retrieval.boilerplate`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from kbc.domain.models import Chunk, FileFacts
+from kbc.index.lexical import LexicalIndex
+from kbc.index.tokens import tokens
+from kbc.retrieval.boilerplate import Boilerplate
+from kbc.retrieval.copies import Copies
+from kbc.retrieval.matched import Matcher
+from kbc.retrieval.query import bounded
+
+
+class Shaping:
+    """Each part built on first use, then kept for the reader's life."""
+
+    def __init__(
+        self,
+        facts: Sequence[FileFacts],
+        lexical: LexicalIndex,
+        matcher: Callable[[], Matcher],
+        fan_in: Callable[[], Mapping[str, int]],
+    ) -> None:
+        self._facts = facts
+        self._lexical = lexical
+        self._matcher = matcher
+        self._fan_in = fan_in
+        self._copies: Copies | None = None
+        self._extents: dict[str, list[tuple[int, int]]] | None = None  # path -> its top functions
+        self._boilerplate: Boilerplate | None = None
+
+    def copies(self) -> Copies:
+        """The repository's copies of its own definitions."""
+        if self._copies is None:
+            by_path = self._matcher().by_path
+
+            def text_of(path: str, start: int, end: int) -> str:
+                ids = [u.id for u in by_path.get(path, ()) if u.start <= end and u.end >= start]
+                found = self._lexical.chunks(ids)
+                return "".join(found[cid].text for cid in ids if cid in found)
+
+            self._copies = Copies(self._facts, self._fan_in(), text_of)
+        return self._copies
+
+    def extent(self, path: str, line: int) -> tuple[int, int] | None:
+        """The span of the outermost function or method of ``path`` holding ``line``, if any."""
+        if self._extents is None:
+            spans: dict[str, list[tuple[int, int]]] = {}
+            for facts in self._facts:
+                functions = {s.qname for s in facts.symbols if s.kind in ("function", "method")}
+                spans[facts.path] = sorted(
+                    (s.start_line, s.end_line)
+                    for s in facts.symbols
+                    if s.qname in functions and s.parent not in functions
+                )
+            self._extents = spans
+        for start, end in self._extents.get(path, ()):
+            if start <= line <= end:
+                return start, end
+            if start > line:
+                break
+        return None
+
+    def without_headers(
+        self, ranked: Sequence[Chunk], query: str, count: Callable[[str], int]
+    ) -> dict[str, Chunk]:
+        """The chunks by id, those that open a file without the header the repository's files
+        share; a chunk that is nothing but one is left out."""
+        if self._boilerplate is None:
+            self._boilerplate = Boilerplate(self._lexical.openings())
+        asked = frozenset(tokens(bounded(query)))
+        out: dict[str, Chunk] = {}
+        for chunk in ranked:
+            kept = self._boilerplate.trimmed(chunk, count, asked) if chunk.start_line == 1 else chunk
+            if kept is not None:
+                out[chunk.id] = kept
+        return out
