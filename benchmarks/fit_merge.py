@@ -13,9 +13,12 @@ of the held-out questions' log-loss), never on a question it scores.
 
 Printed: for each C, the held-out log-loss and, re-merging each held-out question's recorded
 candidates with the model fitted without its repository, the share of questions whose first
-document is gold, of knowledge questions whose first note is gold and of every question
-whose first item holds a gold line. ``--loro DIR`` writes the model fitted without each
-repository (``DIR/<owner+name>.json``, for ``shapes.py run --loro-models DIR``);
+document is gold, of knowledge questions whose first note is gold, of every question whose
+first item holds a gold line, and of questions with a note among their first five documents.
+The note floor (a note less likely than it follows the repository's candidates) is the
+probability that best tells, on those held-out probabilities, the answering note of a
+team-note question from the best note of any other question. ``--loro DIR`` writes the model
+fitted without each repository (``DIR/<owner+name>.json``, for ``shapes.py run --loro-models DIR``);
 ``--install`` writes the model fitted on every repository into ``kbc/retrieval/ranker.json``
 for the mode, with what it was fitted on.
 """
@@ -53,6 +56,16 @@ def _label(item: list[Any], gold: set[str], hunks: dict[str, list[list[int]]]) -
     return int(any(start <= b and end >= a for a, b in spans))
 
 
+def _row(item: list[Any]) -> list[float]:
+    """A recorded candidate's merge features; those recorded before the note features were
+    added get them from its corpus and the query's length."""
+    row = [math.nan if f is None else f for f in item[6]]
+    if len(row) == len(MERGE_FEATURES) - 2:
+        note = float(item[4] == "knowledge")
+        row += [note, note * row[MERGE_FEATURES.index("terms")]]
+    return row
+
+
 def group_of(result: dict[str, Any]) -> str:
     """What a question is held out with: its repository, or for a team-note question its corpus
     (the notes are what it is about)."""
@@ -75,7 +88,7 @@ def questions(works: list[Path], mode: str) -> list[dict[str, Any]]:
                     "id": result["instance_id"],
                     "repo": group_of(result),
                     "shape": result["shape"],
-                    "x": [[math.nan if f is None else f for f in item[6]] for item in items],
+                    "x": [_row(item) for item in items],
                     "y": [_label(item, gold, hunks) for item in items],
                     "items": items,
                     "gold": gold,
@@ -109,8 +122,9 @@ def probabilities(model: tuple[Any, Any, Any, float], x: Any) -> Any:
     return 1.0 / (1.0 + np.exp(-(z @ beta + bias)))
 
 
-def remerged(q: dict[str, Any], p: Any) -> list[list[Any]]:
-    """The question's recorded candidates merged again with probabilities ``p``."""
+def remerged(q: dict[str, Any], p: Any, note_floor: float = 0.0) -> list[list[Any]]:
+    """The question's recorded candidates merged again with probabilities ``p`` (notes below
+    ``note_floor`` after every other candidate)."""
     score = [0.0] * len(q["items"])
     for corpus in {item[4] for item in q["items"]}:
         places = sorted(
@@ -122,14 +136,48 @@ def remerged(q: dict[str, Any], p: Any) -> list[list[Any]]:
             score[i] = value
     keyed = sorted(
         range(len(q["items"])),
-        key=lambda i: (-nudged(score[i], q["items"][i][8] if q["items"][i][8] is not None else 1.0), i),
+        key=lambda i: (
+            q["items"][i][4] == "knowledge" and float(p[i]) < note_floor,
+            -nudged(score[i], q["items"][i][8] if q["items"][i][8] is not None else 1.0),
+            i,
+        ),
     )
     return [q["items"][i] for i in keyed]
+
+
+def note_floor_of(scored: list[tuple[dict[str, Any], Any]]) -> float:
+    """The probability a note must reach to be merged among the repository's candidates: the
+    one that best tells (half each) the answering note of a team-note question from the best
+    note of a question no note answers, on held-out probabilities (question, its probabilities)."""
+    answers, others = [], []
+    for q, p in scored:
+        notes = [(float(pp), item) for pp, item in zip(p, q["items"], strict=True) if item[3] == "knowledge"]
+        if not notes:
+            continue
+        if q["shape"] == "knowledge":
+            gold = [pp for pp, item in notes if item[0] in q["gold"]]
+            if gold:
+                answers.append(max(gold))
+        else:
+            others.append(max(pp for pp, _ in notes))
+    if not answers or not others:
+        return 0.0
+    cuts = sorted(set(answers) | set(others))
+    best = max(
+        cuts,
+        key=lambda t: (
+            sum(a >= t for a in answers) / len(answers) + sum(o < t for o in others) / len(others),
+            -t,
+        ),
+    )
+    below = max((v for v in cuts if v < best), default=0.0)
+    return (best + below) / 2
 
 
 def judged(q: dict[str, Any], merged: list[list[Any]]) -> dict[str, float]:
     documents = [item[0] for item in merged if item[3] != "view"]
     out = {
+        "note_in_top5": float(any(d.startswith("@knowledge/") for d in list(dict.fromkeys(documents))[:5])),
         "first_document": float(bool(documents) and documents[0] in q["gold"]),
         "first_item": float(
             bool(merged) and _label(merged[0], q["gold"], {}) and q["y"][q["items"].index(merged[0])]
@@ -181,22 +229,25 @@ def main() -> None:
     for c in [args.c] if args.c else CS:
         losses: list[float] = []
         scores: dict[str, list[float]] = defaultdict(list)
+        scored: list[tuple[dict[str, Any], Any]] = []
         for repo in repos:
             train = [q for q in data if q["repo"] != repo]
             held = [q for q in data if q["repo"] == repo]
             x, y, w = matrices(train)
             model = fit_logistic(x, y, w, c)
             losses.append(statistics.fmean(log_loss(model, q) for q in held))
-            for q in held:
-                p = probabilities(model, np.array(q["x"], dtype=float))
-                for key, value in judged(q, remerged(q, p)).items():
-                    scores[f"{q['shape']}:{key}"].append(value)
+            scored += [(q, probabilities(model, np.array(q["x"], dtype=float))) for q in held]
+        floor = note_floor_of(scored)
+        for q, p in scored:
+            for key, value in judged(q, remerged(q, p, floor)).items():
+                scores[f"{q['shape']}:{key}"].append(value)
         results[c] = {
             "loss": statistics.fmean(losses),
+            "note_floor": floor,
             "scores": {k: statistics.fmean(v) for k, v in scores.items()},
         }
         shown = ", ".join(f"{k} {100 * v:.1f}%" for k, v in sorted(results[c]["scores"].items()))
-        print(f"C={c}: held-out log-loss {results[c]['loss']:.4f}; {shown}")
+        print(f"C={c}: held-out log-loss {results[c]['loss']:.4f}; note floor {floor:.3f}; {shown}")
     chosen = min(results, key=lambda c: (results[c]["loss"], c))
     print(f"chosen C={chosen}")
     if args.loro:
@@ -213,6 +264,7 @@ def main() -> None:
     if args.install:
         ranker = json.loads(RANKER.read_text())
         ranker[args.mode]["merge"] = to_data(model)
+        ranker[args.mode]["note_floor"] = round(results[chosen]["note_floor"], 4)
         ranker["about"][args.mode]["merge"] = {
             "c": chosen,
             "questions": len(data),
@@ -220,6 +272,7 @@ def main() -> None:
             "shapes": {s: sum(1 for q in data if q["shape"] == s) for s in shapes},
             "held_out": {k: round(v, 4) for k, v in results[chosen]["scores"].items()},
             "held_out_log_loss": round(results[chosen]["loss"], 4),
+            "note_floor": round(results[chosen]["note_floor"], 4),
         }
         RANKER.write_text(json.dumps(ranker, indent=1) + "\n")
         print(f"installed into {RANKER}")

@@ -8,9 +8,10 @@ team note that holds every word of the question ranked below the sixtieth code h
 candidate gets a probability from evidence that means the same in every corpus: the
 rarity-weighted share of the query's words it holds (:meth:`LexicalIndex.coverage`), how far
 that is from the best candidate's, its place in its own corpus, its vector similarity and how
-far that is from the best, whether the task names it, and the query's length, read by a
-logistic regression fitted on questions of every shape (``ranker.json``'s ``merge``;
-``benchmarks/fit_merge.py``).
+far that is from the best, whether the task names it, the query's length, and whether it is a
+team note (and that with the query's length: a note answers a short question, rarely a long
+report), read by a logistic regression fitted on questions of every shape (``ranker.json``'s
+``merge``; ``benchmarks/fit_merge.py``).
 
 Within a corpus the fusion's order is kept: the probabilities along it are made non-increasing
 by least squares (an item more likely than those ranked above it shares its probability with
@@ -91,6 +92,7 @@ def merge_rows(
         place = places[corpus] = places.get(corpus, 0) + 1
         held = coverage.get(cid, 0.0)
         near = similarity.get(cid, math.nan) if similarity is not None else math.nan
+        note = float(corpus == "knowledge")
         rows.append(
             MergeRow(
                 cid,
@@ -104,6 +106,8 @@ def merge_rows(
                     near - best_similarity,
                     float(cid in named),
                     terms,
+                    note,
+                    note * terms,
                 ),
             )
         )
@@ -123,11 +127,13 @@ def merged(
     chunks: Mapping[str, Chunk],
     model: Linear,
     weight: Mapping[str, float],
+    note_floor: float = 0.0,
 ) -> list[tuple[str, float]]:
     """The candidates of ``rows`` (in the fusion's order) merged across corpora, best first
     (ties by the fusion's order), each with its calibrated score: its corpus's probabilities
     made non-increasing along the corpus's order (:func:`antitonic`), the odds times its
-    role's ``weight`` (chunk id -> weight; 1 when absent)."""
+    role's ``weight`` (chunk id -> weight; 1 when absent). A note whose probability is below
+    ``note_floor`` (no likely answer) follows every other candidate."""
     probability = model.probabilities([list(r.features) for r in rows])
     score = [0.0] * len(rows)
     for corpus in {r.corpus for r in rows}:
@@ -136,13 +142,15 @@ def merged(
             places.sort(key=lambda i: (-probability[i], i))
         for i, value in zip(places, antitonic([probability[i] for i in places]), strict=True):
             score[i] = value
+    gated = {i for i, row in enumerate(rows) if row.corpus == "knowledge" and probability[i] < note_floor}
     keyed = [
-        (nudged(score[i], weight.get(row.id, 1.0)), i, row.id)
+        (i in gated, nudged(score[i], weight.get(row.id, 1.0)), i, row.id)
         for i, row in enumerate(rows)
         if row.id in chunks
     ]
-    keyed.sort(key=lambda k: (-k[0], k[1]))
-    return [(cid, value) for value, _, cid in keyed]
+    keyed.sort(key=lambda k: (k[0], -k[1], k[2]))
+    lowest = min((value for held, value, _, _ in keyed if not held), default=1.0)
+    return [(cid, min(value, lowest) if held else value) for held, value, _, cid in keyed]
 
 
 def antitonic(values: Sequence[float]) -> list[float]:
@@ -173,6 +181,7 @@ def merge_ranking(
     similar: Callable[[list[str]], dict[str, float]] | None,
     profile: Profile,
     model: Linear,
+    note_floor: float = 0.0,
 ) -> tuple[list[tuple[str, float]], list[MergeRow], dict[str, float]]:
     """``ranked`` (the fusion's order) merged across corpora on calibrated scores, with the
     merge's rows and the role weights it read (``coverage(query, ids)``: the share of the query
@@ -182,7 +191,7 @@ def merge_ranking(
     near = similar(ids) if similar is not None else None
     rows = merge_rows(ranked, signals.chunks, signals.query, held, near, frozenset(signals.matched))
     weights = role_weights(ranked, signals.chunks, profile, signals.named)
-    return merged(rows, signals.chunks, model, weights), rows, weights
+    return merged(rows, signals.chunks, model, weights, note_floor), rows, weights
 
 
 def confidence_of(

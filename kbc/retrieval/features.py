@@ -77,6 +77,9 @@ MERGE_FEATURES = (
     "similarity_lead",
     "named",
     "terms",
+    # what a candidate is: a team note is likely for a short question, not for a long report
+    "note",
+    "note_terms",
 )
 UNIT_FEATURES = (
     "lexical_rank",

@@ -91,6 +91,7 @@ class Ranker:
     floor: float = 0.0  # below this relevance (else confidence) a slice is marked low-confidence
     merge: Linear | None = None  # each candidate's probability, across corpora (kbc.retrieval.corpora)
     relevance: Linear | None = None  # that the repository answers the task at all
+    note_floor: float = 0.0  # a note less likely than this follows the repository's candidates
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +119,7 @@ def parse_models(data: dict[str, Any]) -> Models:
             float(part.get("floor", 0.0)),
             merge,
             relevance,
+            float(part.get("note_floor", 0.0)),
         )
 
     try:

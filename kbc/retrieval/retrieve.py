@@ -35,7 +35,7 @@ from kbc.retrieval.features import (
     unit_features,
 )
 from kbc.retrieval.matched import Matcher
-from kbc.retrieval.model import Linear, Ranker, shipped_models
+from kbc.retrieval.model import Ranker, shipped_models
 from kbc.retrieval.modelled import candidate_paths, file_probabilities, modelled
 from kbc.retrieval.neighbours import SymbolNeighbours
 from kbc.retrieval.pack import pack
@@ -370,13 +370,14 @@ class Retriever:
         signals: Signals,
         embedding: list[float] | None,
         profile: Profile,
-        model: Linear,
+        ranker: Ranker,
     ) -> list[tuple[str, float]]:
         """``ranked`` merged across corpora on calibrated scores (:mod:`kbc.retrieval.corpora`)."""
+        assert ranker.merge is not None
         exact = self._exact[1] if self._exact is not None else None
         similar = functools.partial(exact.similarities, embedding) if embedding and exact else None
         found, self.last_merge, self.last_weights = merge_ranking(
-            ranked, signals, self.lexical.coverage, similar, profile, model
+            ranked, signals, self.lexical.coverage, similar, profile, ranker.merge, ranker.note_floor
         )
         self._merge_rows = {r.id: r for r in self.last_merge}
         return found
@@ -435,7 +436,7 @@ class Retriever:
             chunks.update(originals)
             ranked = expanded(ranked, chunks, code.pool, similar, self.matcher().by_path, self.lexical.chunks)
             if rank.MERGE and ranker.merge is not None:
-                ranked = self._merged(ranked, code, embedding, profile, ranker.merge)
+                ranked = self._merged(ranked, code, embedding, profile, ranker)
         if ranker.confidence is not None:
             if files is None:
                 files = file_probabilities(code, ranker, self.repository())

@@ -10,7 +10,7 @@ MODEL = Linear(
     MERGE_FEATURES,
     mean=(0.0,) * len(MERGE_FEATURES),
     scale=(1.0,) * len(MERGE_FEATURES),
-    weights=(6.0, 0.0, -0.5, 0.0, 0.0, 1.0, 0.0),
+    weights=(6.0, 0.0, -0.5, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0),
     bias=-3.0,
 )
 
@@ -64,3 +64,19 @@ def test_probabilities_along_a_corpus_are_pooled_where_they_rise() -> None:
     assert antitonic([0.9, 0.1, 0.5, 0.2]) == [0.9, 0.3, 0.3, 0.2]
     assert antitonic([0.1, 0.9]) == [0.5, 0.5]
     assert antitonic([]) == []
+
+
+def test_a_note_below_the_note_floor_follows_every_other_candidate() -> None:
+    chunks = {
+        "c1": chunk("c1", "a.py"),
+        "c2": chunk("c2", "b.py"),
+        "k1": chunk("k1", "@knowledge/team/glossary.md", "knowledge", "domain"),
+    }
+    ranked = [("c1", 0.05), ("c2", 0.04), ("k1", 0.016)]
+    coverage = {"c1": 0.3, "c2": 0.1, "k1": 0.25}
+    rows = merge_rows(ranked, chunks, "a long issue report", coverage, None, frozenset())
+    ungated = merged(rows, chunks, MODEL, {"k1": 0.5})
+    assert [cid for cid, _ in ungated] == ["c1", "k1", "c2"]
+    gated = merged(rows, chunks, MODEL, {"k1": 0.5}, note_floor=0.5)
+    assert [cid for cid, _ in gated] == ["c1", "c2", "k1"]
+    assert gated[2][1] <= gated[1][1]  # its score no higher than the candidates it follows
