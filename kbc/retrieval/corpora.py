@@ -194,6 +194,21 @@ def merge_ranking(
     return merged(rows, signals.chunks, model, weights, note_floor), rows, weights
 
 
+# A slice is withheld ("nothing relevant") only while most of the task's words are missing from
+# the repository: the relevance model, fitted on repositories of hundreds of files, may read a
+# small repository's clear match as foreign; where the repository holds at least half of the
+# task's distinct words, the slice is packed whatever the model says.
+HELD_AT_MOST = 0.5
+
+
+def nothing_relevant(relevance: float, confidence: float, floor: float, held: float) -> bool:
+    """Whether a slice says "nothing relevant": its relevance (its confidence without a
+    relevance model) below the floor while the repository holds less than
+    :data:`HELD_AT_MOST` of the task's distinct words (``held``). A negative score is no score."""
+    score = relevance if relevance >= 0 else confidence
+    return 0 <= score < floor and held < HELD_AT_MOST
+
+
 def confidence_of(
     model: Linear,
     query_row: Sequence[float],

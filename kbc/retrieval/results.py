@@ -24,6 +24,7 @@ class Evidence:
     low_confidence: bool = False
     floor: float = -1.0  # the floor the relevance (else the confidence) is read against (-1: none)
     relevance: float = -1.0  # that the repository answers the task at all (-1: not estimated)
+    held: float = -1.0  # the share of the task's distinct words the repository holds (-1: not read)
     # How well team knowledge answered: its best unit's similarity (-1: lexical, or none) and the
     # share of the query's words its best lexical hit holds (0 when none matched).
     knowledge_similarity: float = -1.0

@@ -24,7 +24,7 @@ from kbc.index.vectors import VectorStore
 from kbc.retrieval import rank, report
 from kbc.retrieval.around import cited_units, expanded, near_units, preludes
 from kbc.retrieval.copies import Copies, prefer_originals
-from kbc.retrieval.corpora import MergeRow, confidence_of, merge_ranking
+from kbc.retrieval.corpora import MergeRow, confidence_of, merge_ranking, nothing_relevant
 from kbc.retrieval.depth import whole_definitions
 from kbc.retrieval.features import (
     Repository,
@@ -402,7 +402,7 @@ class Retriever:
         chunks = code.chunks
         if len(self._keys) > KEPT_KEYS:
             self._keys.clear()
-        confidence, floor, relevance = -1.0, -1.0, -1.0
+        confidence, floor, relevance, held = -1.0, -1.0, -1.0, 0.0
         ranker = shipped_models().for_mode(self.mode)
         files: list[float] | None = None  # the file model's probabilities of the candidate files
         if rank.MODEL:
@@ -441,9 +441,11 @@ class Retriever:
             if files is None:
                 files = file_probabilities(code, ranker, self.repository())
             first = self._merge_rows.get(ranked[0][0]) if ranked else None
+            query_row = self.query_row(code)
+            held = query_row[0]  # the share of the task's distinct words the repository holds
             confidence, self.last_confidence = confidence_of(
                 ranker.confidence,
-                self.query_row(code),
+                query_row,
                 files,
                 ranked,
                 first,
@@ -461,9 +463,10 @@ class Retriever:
             best_similarity=max(code.similarity.values(), default=-1.0),
             scores=tuple(top),
             confidence=confidence,
-            low_confidence=0 <= (relevance if relevance >= 0 else confidence) < floor,
+            low_confidence=nothing_relevant(relevance, confidence, floor, held),
             floor=floor,
             relevance=relevance,
+            held=held if ranker.confidence is not None else -1.0,
             knowledge_similarity=similarity,
             knowledge_coverage=coverage,
         )

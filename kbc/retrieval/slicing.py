@@ -81,10 +81,11 @@ def header(
     if min_confidence is None and evidence.low_confidence:
         read = evidence.relevance if evidence.relevance >= 0 else evidence.confidence
         what = "relevance" if evidence.relevance >= 0 else "confidence"
+        words = f"{evidence.held:.0%} of the task's words, " if evidence.held >= 0 else ""
         text += (
-            f"Nothing relevant: little in this repository matches the task (its {what} {read:.2f} is "
-            f"below the floor {evidence.floor:.2f}; a minimum confidence of 0 packs the nearest "
-            "matches anyway).\n"
+            f"Nothing relevant: little in this repository matches the task ({words}{what} "
+            f"{read:.2f} below the floor {evidence.floor:.2f}; minimum confidence 0 packs the "
+            "nearest matches).\n"
         )
     elif min_confidence is not None and 0 <= evidence.confidence < min_confidence:
         text += (

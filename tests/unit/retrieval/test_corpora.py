@@ -1,7 +1,7 @@
 """The merge across corpora: each corpus's own order kept, calibrated scores, priors that nudge."""
 
 from kbc.domain.models import Chunk
-from kbc.retrieval.corpora import corpus_of, merge_rows, merged, nudged
+from kbc.retrieval.corpora import corpus_of, merge_rows, merged, nothing_relevant, nudged
 from kbc.retrieval.features import MERGE_FEATURES
 from kbc.retrieval.model import Linear
 
@@ -80,3 +80,13 @@ def test_a_note_below_the_note_floor_follows_every_other_candidate() -> None:
     gated = merged(rows, chunks, MODEL, {"k1": 0.5}, note_floor=0.5)
     assert [cid for cid, _ in gated] == ["c1", "c2", "k1"]
     assert gated[2][1] <= gated[1][1]  # its score no higher than the candidates it follows
+
+
+def test_nothing_relevant_needs_a_low_relevance_and_most_of_the_task_s_words_missing() -> None:
+    assert nothing_relevant(0.06, 0.09, 0.17, held=0.27)  # the off-topic task of a library
+    # a small repository that holds most of the task's words keeps its slice whatever the model says
+    assert not nothing_relevant(0.14, 0.27, 0.17, held=0.8)
+    assert not nothing_relevant(0.10, 0.20, 0.17, held=0.5)
+    assert not nothing_relevant(0.30, 0.09, 0.17, held=0.1)  # relevant enough
+    assert nothing_relevant(-1.0, 0.09, 0.17, held=0.1)  # without a relevance model, the confidence
+    assert not nothing_relevant(-1.0, -1.0, 0.17, held=0.0)  # no score at all: no floor
