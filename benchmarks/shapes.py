@@ -522,6 +522,24 @@ def calibration_table(results: list[Row], bins: int = 5) -> str:
     return "\n".join(lines)
 
 
+def floor_table(results: list[Row]) -> str:
+    """Per shape, the share of questions whose slice says "nothing relevant" by default (the
+    relevance below its floor while the repository misses most of the task's words): for a
+    question the repository answers, a slice lost; for a foreign one, a full budget of
+    unrelated code not handed over."""
+    shapes: dict[str, list[bool]] = {}
+    for r in results:
+        if r.get("confidence", -1) >= 0:
+            shapes.setdefault(r["shape"], []).append(bool(r.get("low_confidence")))
+    if not shapes:
+        return "No floor recorded."
+    lines = ["| shape | questions | nothing relevant |", "| --- | ---: | ---: |"]
+    for shape in sorted(shapes):
+        said = shapes[shape]
+        lines.append(f"| {shape} | {len(said)} | {100 * sum(said) / len(said):.1f}% |")
+    return "\n".join(lines)
+
+
 def foreign(rows: list[Row]) -> list[Row]:
     """Each question asked where nothing answers it (shape ``foreign``, no gold): a team-note
     question of its repository without the notes; any other of another repository's tree (the
@@ -658,6 +676,8 @@ def main() -> None:
         print(shape_table(results))
         print()
         print(calibration_table(results))
+        print()
+        print(floor_table(results))
 
 
 if __name__ == "__main__":

@@ -530,7 +530,12 @@ class Retriever:
         if not rank.MODEL:  # the model's order already weighs a file's next unit against the next file
             ranked = rank.spread(ranked, chunks, budget=budget)
         ranked, pieces = whole_definitions(
-            ranked, chunks, self.matcher().by_path, self.lexical.chunks, budget
+            ranked,
+            chunks,
+            self.matcher().by_path,
+            self.lexical.chunks,
+            budget,
+            windows_of=lambda path: self.lexical.chunk_ids([path]),
         )
         chunks = {**chunks, **pieces} if pieces else chunks
         # Chunks carry the token counts taken when they were indexed; a shared licence header
