@@ -18,7 +18,7 @@ import hashlib
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from typing import Any
 
@@ -124,13 +124,26 @@ def parse_models(data: dict[str, Any]) -> Models:
 
     try:
         lexical = ranker(data["lexical"])
-        hybrid = ranker(data["hybrid"]) if "hybrid" in data else lexical
+        hybrid = borrowed(ranker(data["hybrid"]), lexical) if "hybrid" in data else lexical
     except (KeyError, TypeError, ValueError) as exc:
         raise KbcError(
             f"the ranking model is malformed: {exc}", hint="fit it again: python benchmarks/fit_ranker.py fit"
         ) from None
     digest = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
     return Models(lexical, hybrid, dict(data.get("about", {})), digest)
+
+
+def borrowed(mode: Ranker, lexical: Ranker) -> Ranker:
+    """A mode's ranker with what it was not fitted for read from the lexical one: the merge
+    across corpora (with its note floor) when it has none, and the confidence, the relevance
+    and their floor together when it has no relevance. The lexical models weigh no vector
+    evidence (their similarity features carry no weight), so they read a hybrid ranking by the
+    evidence both modes share."""
+    if mode.merge is None:
+        mode = replace(mode, merge=lexical.merge, note_floor=lexical.note_floor)
+    if mode.relevance is None:
+        mode = replace(mode, confidence=lexical.confidence, relevance=lexical.relevance, floor=lexical.floor)
+    return mode
 
 
 _shipped: Models | None = None

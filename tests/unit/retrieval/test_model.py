@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import math
+from importlib import resources
 
 import pytest
 
@@ -33,6 +35,24 @@ def test_the_shipped_models_read_the_features_kbc_computes_and_say_how_they_were
     about = models.about["lexical"]
     assert len(about["repositories"]) >= 20 and about["questions"] >= 500
     assert models.digest
+
+
+def test_a_mode_without_a_fitted_merge_or_relevance_reads_the_lexical_ones() -> None:
+    text = resources.files("kbc.retrieval").joinpath("ranker.json").read_text(encoding="utf-8")
+    data = json.loads(text)
+    lexical_part = data["lexical"]
+    bare = {"files": data["hybrid"]["files"], "units": data["hybrid"]["units"]}
+    models = parse_models({"lexical": lexical_part, "hybrid": bare})
+    lexical, hybrid = models.lexical, models.hybrid
+    assert lexical.merge is not None and lexical.relevance is not None
+    # the lexical models weigh no vector evidence, so they read a hybrid ranking as well
+    assert lexical.merge.weights[lexical.merge.features.index("similarity")] == 0.0
+    assert hybrid.merge is lexical.merge and hybrid.note_floor == lexical.note_floor
+    assert hybrid.relevance is lexical.relevance and hybrid.floor == lexical.floor
+    assert hybrid.confidence is lexical.confidence and hybrid.files is not lexical.files
+    # a mode fitted for itself keeps its own
+    own = {**bare, "merge": lexical_part["merge"], "note_floor": 0.5}
+    assert parse_models({"lexical": lexical_part, "hybrid": own}).hybrid.note_floor == 0.5
 
 
 def test_a_model_fitted_on_other_features_is_refused_with_what_to_do() -> None:
