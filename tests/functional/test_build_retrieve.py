@@ -178,6 +178,7 @@ def test_retrieve_returns_the_json_contract_with_exact_ranges(shop: Path) -> Non
         "note",
         "confidence",
         "low_confidence",
+        "relevance",
         "matched",
         "items",
         "text",
