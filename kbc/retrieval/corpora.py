@@ -194,19 +194,24 @@ def merge_ranking(
     return merged(rows, signals.chunks, model, weights, note_floor), rows, weights
 
 
-# A slice is withheld ("nothing relevant") only while most of the task's words are missing from
-# the repository: the relevance model, fitted on repositories of hundreds of files, may read a
-# small repository's clear match as foreign; where the repository holds at least half of the
-# task's distinct words, the slice is packed whatever the model says.
+# The relevance model was fitted on repositories of dozens to thousands of files, and reads a
+# clear match in a repository of a few files as foreign (its file model is sure of nothing
+# there). In a repository with fewer than SMALL_REPOSITORY files of code, a slice is withheld
+# ("nothing relevant") only while the repository also misses most of the task's words (it holds
+# less than HELD_AT_MOST of them).
+SMALL_REPOSITORY = 20
 HELD_AT_MOST = 0.5
 
 
-def nothing_relevant(relevance: float, confidence: float, floor: float, held: float) -> bool:
+def nothing_relevant(relevance: float, confidence: float, floor: float, held: float, files: int) -> bool:
     """Whether a slice says "nothing relevant": its relevance (its confidence without a
-    relevance model) below the floor while the repository holds less than
-    :data:`HELD_AT_MOST` of the task's distinct words (``held``). A negative score is no score."""
+    relevance model) below the floor, and in a repository of fewer than
+    :data:`SMALL_REPOSITORY` code ``files``, less than :data:`HELD_AT_MOST` of the task's
+    distinct words (``held``) found in it. A negative score is no score."""
     score = relevance if relevance >= 0 else confidence
-    return 0 <= score < floor and held < HELD_AT_MOST
+    if not 0 <= score < floor:
+        return False
+    return files >= SMALL_REPOSITORY or held < HELD_AT_MOST
 
 
 def confidence_of(

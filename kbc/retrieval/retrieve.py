@@ -463,7 +463,7 @@ class Retriever:
             best_similarity=max(code.similarity.values(), default=-1.0),
             scores=tuple(top),
             confidence=confidence,
-            low_confidence=nothing_relevant(relevance, confidence, floor, held),
+            low_confidence=nothing_relevant(relevance, confidence, floor, held, len(self.matcher().by_path)),
             floor=floor,
             relevance=relevance,
             held=held if ranker.confidence is not None else -1.0,

@@ -82,11 +82,14 @@ def test_a_note_below_the_note_floor_follows_every_other_candidate() -> None:
     assert gated[2][1] <= gated[1][1]  # its score no higher than the candidates it follows
 
 
-def test_nothing_relevant_needs_a_low_relevance_and_most_of_the_task_s_words_missing() -> None:
-    assert nothing_relevant(0.06, 0.09, 0.17, held=0.27)  # the off-topic task of a library
+def test_nothing_relevant_needs_a_low_relevance_and_in_a_small_repository_most_words_missing() -> None:
+    assert nothing_relevant(0.06, 0.09, 0.17, held=0.27, files=5)  # the off-topic task of a small library
+    assert nothing_relevant(0.10, 0.20, 0.17, held=0.8, files=200)  # a repository the model knows the size of
     # a small repository that holds most of the task's words keeps its slice whatever the model says
-    assert not nothing_relevant(0.14, 0.27, 0.17, held=0.8)
-    assert not nothing_relevant(0.10, 0.20, 0.17, held=0.5)
-    assert not nothing_relevant(0.30, 0.09, 0.17, held=0.1)  # relevant enough
-    assert nothing_relevant(-1.0, 0.09, 0.17, held=0.1)  # without a relevance model, the confidence
-    assert not nothing_relevant(-1.0, -1.0, 0.17, held=0.0)  # no score at all: no floor
+    assert not nothing_relevant(0.14, 0.27, 0.17, held=0.8, files=5)
+    assert not nothing_relevant(0.10, 0.20, 0.17, held=0.5, files=3)
+    assert not nothing_relevant(0.30, 0.09, 0.17, held=0.1, files=200)  # relevant enough
+    assert nothing_relevant(
+        -1.0, 0.09, 0.17, held=0.1, files=200
+    )  # without a relevance model, the confidence
+    assert not nothing_relevant(-1.0, -1.0, 0.17, held=0.0, files=200)  # no score at all: no floor
