@@ -119,14 +119,19 @@ def git_lines(root: Path, *args: str, errors: str = "replace") -> Iterator[str]:
 
 
 def work_tree(root: Path) -> Path | None:
-    """The top of the git work tree ``root`` is in; None outside one (or in a bare repository)."""
+    """The top of the git work tree ``root`` is in; None outside one (or in a bare repository),
+    and None for a folder its work tree ignores (an unpacked archive inside a repository's
+    ignored folder is no part of that repository: git lists none of its files)."""
     try:
         inside = git(root, "rev-parse", "--is-inside-work-tree").strip()
     except (GitFailed, OSError):
         return None
     if inside != "true":
         return None
-    return Path(git(root, "rev-parse", "--show-toplevel").strip())
+    top = Path(git(root, "rev-parse", "--show-toplevel").strip())
+    if top.resolve() != root.resolve() and git_ok(root, "check-ignore", "-q", "."):
+        return None
+    return top
 
 
 _URL = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|[\w.-]+@[\w.-]+:)", re.IGNORECASE)

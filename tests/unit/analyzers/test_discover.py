@@ -24,6 +24,21 @@ def test_only_tracked_files_are_listed_in_a_git_work_tree(make_repo: RepoFactory
     assert inventory.ignored == 1
 
 
+def test_a_folder_its_repository_ignores_is_read_as_a_plain_directory(make_repo: RepoFactory) -> None:
+    # an unpacked source archive inside a repository's ignored folder: git lists none of it
+    root = make_repo({"a.py": "x = 1\n", ".gitignore": "vendor/\n"})
+    unpacked = root / "vendor" / "pkg-1.0"
+    (unpacked / "pkg").mkdir(parents=True)
+    (unpacked / "pkg" / "core.py").write_text("def run():\n    return 1\n")
+    inventory = discover(unpacked, max_file_bytes=10_000)
+    assert [f.path for f in inventory.files] == ["pkg/core.py"]
+    assert inventory.vcs != "git"
+    # the repository itself, and a folder of it that is not ignored, stay git work trees
+    assert discover(root, max_file_bytes=10_000).vcs == "git"
+    (root / "src").mkdir()
+    assert discover(root / "src", max_file_bytes=10_000).vcs == "git"
+
+
 def test_blob_id_matches_git(make_repo: RepoFactory) -> None:
     root = make_repo({"a.py": "print('hi')\n"})
     (source,) = discover(root, max_file_bytes=10_000).files
