@@ -4,6 +4,7 @@ unpacking a package's source distribution."""
 from __future__ import annotations
 
 import argparse
+import importlib
 import shutil
 import tarfile
 import zipfile
@@ -34,3 +35,19 @@ def extract(archive: Path, target: Path) -> Path:
         with tarfile.open(archive) as tarred:
             tarred.extractall(partial, filter="data")
     return partial
+
+
+def set_constants(items: list[str]) -> None:
+    """Set module constants for one run, each ``MODULE.NAME=VALUE`` (a number, or True/False
+    for a switch), keeping the constant's type."""
+    for item in items:
+        name, value = item.split("=", 1)
+        module_name, constant = name.rsplit(".", 1)
+        module = importlib.import_module(module_name)
+        kind = type(getattr(module, constant))
+        if kind is bool:
+            if value not in ("True", "False"):
+                raise SystemExit(f"{name} is a switch: give True or False, not {value!r}")
+            setattr(module, constant, value == "True")
+        else:
+            setattr(module, constant, kind(float(value)))

@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import importlib
 import json
 import os
 import shutil
@@ -52,6 +51,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from common import set_constants
 from results_file import update_section
 
 from kbc.domain.knowledge_roots import KnowledgeRoot
@@ -359,11 +359,7 @@ def main() -> None:
     parser.add_argument("--update-results", action="store_true")
     args = parser.parse_args()
     overrides = {k: float(v) for k, v in (item.split("=", 1) for item in args.set)}
-    for item in args.constant:
-        name, value = item.split("=", 1)
-        module_name, constant = name.rsplit(".", 1)
-        module = importlib.import_module(module_name)
-        setattr(module, constant, type(getattr(module, constant))(float(value)))
+    set_constants(args.constant)
     mirror_root = Path(os.environ.get("MIRROR_ROOT", ""))
     if not mirror_root.is_dir() and not args.table_only:
         sys.exit("set MIRROR_ROOT to the folder holding owner+name/repo mirrors")

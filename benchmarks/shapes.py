@@ -34,7 +34,6 @@ answered by a model that never saw its repository.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import statistics
@@ -426,16 +425,32 @@ def _pct(values: list[float]) -> str:
     return f"{100 * statistics.fmean(values):.1f}%" if values else "–"
 
 
-def compare_table(runs: list[tuple[str, list[Row]]]) -> str:
-    """Each shape's figures for each run (labelled), on the questions every run answered, with
-    whole-file BM25 from the first run."""
+def _head() -> list[str]:
     heads = ["Acc@1", "Acc@5"] + [f"HunkAll {b // 1000}k" for b in HUNK_BUDGETS]
     heads += [f"line precision {b // 1000}k" for b in PRECISION_BUDGETS]
     heads += ["note first among notes", "real definition before its copy", "every repository in 8k"]
-    lines = [
+    return [
         "| shape | n | repositories | system | " + " | ".join(heads) + " |",
         "| --- | ---: | ---: | --- |" + " ---: |" * len(heads),
     ]
+
+
+def _row(shape: str, chosen: list[Row], title: str, got: list[dict[str, float]]) -> str:
+    """One system's figures on one shape's questions."""
+    cells = [_pct([g["acc@1"] for g in got]), _pct([g["acc@5"] for g in got])]
+    cells += [_pct([g[f"hunk@{b}"] for g in got]) for b in HUNK_BUDGETS]
+    cells += [_pct([g[f"precision@{b}"] for g in got]) for b in PRECISION_BUDGETS]
+    cells.append(_pct([g["first_knowledge"] for g in got]) if shape == "knowledge" else "")
+    cells.append(_pct([g["real_first"] for g in got if "real_first" in g]) if shape == "copies" else "")
+    cells.append(_pct([g["both"] for g in got]) if shape == "workspace" else "")
+    repos = len({r["repo"] for r in chosen})
+    return f"| {shape} | {len(chosen)} | {repos} | {title} | " + " | ".join(cells) + " |"
+
+
+def compare_table(runs: list[tuple[str, list[Row]]]) -> str:
+    """Each shape's figures for each run (labelled), on the questions every run answered, with
+    whole-file BM25 from the first run."""
+    lines = _head()
     common = set.intersection(*({r["instance_id"] for r in rows} for _, rows in runs))
     for shape in SHAPES:
         systems: list[tuple[str, list[dict[str, float]]]] = []
@@ -451,47 +466,20 @@ def compare_table(runs: list[tuple[str, list[Row]]]) -> str:
             if index == 0:
                 systems.append(("BM25 whole files", [m["bm25"] for m in scored]))
             systems.append((label, [m["kbc"] for m in scored]))
-        if not chosen:
-            continue
-        repos = len({r["repo"] for r in chosen})
-        for title, got in systems:
-            cells = [_pct([g["acc@1"] for g in got]), _pct([g["acc@5"] for g in got])]
-            cells += [_pct([g[f"hunk@{b}"] for g in got]) for b in HUNK_BUDGETS]
-            cells += [_pct([g[f"precision@{b}"] for g in got]) for b in PRECISION_BUDGETS]
-            cells.append(_pct([g["first_knowledge"] for g in got]) if shape == "knowledge" else "")
-            cells.append(
-                _pct([g["real_first"] for g in got if "real_first" in g]) if shape == "copies" else ""
-            )
-            cells.append(_pct([g["both"] for g in got]) if shape == "workspace" else "")
-            lines.append(f"| {shape} | {len(chosen)} | {repos} | {title} | " + " | ".join(cells) + " |")
+        if chosen:
+            lines.extend(_row(shape, chosen, title, got) for title, got in systems)
     return "\n".join(lines)
 
 
 def shape_table(results: list[Row]) -> str:
-    heads = ["Acc@1", "Acc@5"] + [f"HunkAll {b // 1000}k" for b in HUNK_BUDGETS]
-    heads += [f"line precision {b // 1000}k" for b in PRECISION_BUDGETS]
-    heads += ["note first among notes", "real definition before its copy", "every repository in 8k"]
-    lines = [
-        "| shape | n | repositories | system | " + " | ".join(heads) + " |",
-        "| --- | ---: | ---: | --- |" + " ---: |" * len(heads),
-    ]
+    lines = _head()
     for shape in SHAPES:
         chosen = [r for r in results if r["shape"] == shape]
         if not chosen:
             continue
         scored = [metrics(r) for r in chosen]
-        repos = len({r["repo"] for r in chosen})
         for system, title in (("kbc", "kbc"), ("bm25", "BM25 whole files")):
-            got = [s[system] for s in scored]
-            cells = [_pct([g["acc@1"] for g in got]), _pct([g["acc@5"] for g in got])]
-            cells += [_pct([g[f"hunk@{b}"] for g in got]) for b in HUNK_BUDGETS]
-            cells += [_pct([g[f"precision@{b}"] for g in got]) for b in PRECISION_BUDGETS]
-            cells.append(_pct([g["first_knowledge"] for g in got]) if shape == "knowledge" else "")
-            cells.append(
-                _pct([g["real_first"] for g in got if "real_first" in g]) if shape == "copies" else ""
-            )
-            cells.append(_pct([g["both"] for g in got]) if shape == "workspace" else "")
-            lines.append(f"| {shape} | {len(chosen)} | {repos} | {title} | " + " | ".join(cells) + " |")
+            lines.append(_row(shape, chosen, title, [s[system] for s in scored]))
     return "\n".join(lines)
 
 
@@ -578,11 +566,9 @@ def read_results(work: Path) -> list[Row]:
 
 
 def run(args: argparse.Namespace) -> None:
-    for item in args.constant:
-        name, value = item.split("=", 1)
-        module_name, constant = name.rsplit(".", 1)
-        module = importlib.import_module(module_name)
-        setattr(module, constant, type(getattr(module, constant))(float(value)))
+    from common import set_constants
+
+    set_constants(args.constant)
     mirror_root = Path(os.environ.get("MIRROR_ROOT", "/work/.mirror"))
     rows = [row for folder in args.sets for row in load_set(folder)]
     if args.knowledge:  # a corpus of team notes beside every question that has none

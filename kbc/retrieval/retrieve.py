@@ -24,12 +24,11 @@ from kbc.index.vectors import VectorStore
 from kbc.retrieval import rank, report
 from kbc.retrieval.around import cited_units, expanded, near_units, preludes
 from kbc.retrieval.copies import Copies, prefer_originals
-from kbc.retrieval.corpora import MergeRow, confidence_of, merge_ranking, nothing_relevant
-from kbc.retrieval.depth import whole_definitions
+from kbc.retrieval.corpora import MergeRow, merge_ranking
+from kbc.retrieval.evidence import evidence_of
 from kbc.retrieval.features import (
     Repository,
     Signals,
-    knowledge_evidence,
     query_features,
     repository_of,
     unit_features,
@@ -402,7 +401,6 @@ class Retriever:
         chunks = code.chunks
         if len(self._keys) > KEPT_KEYS:
             self._keys.clear()
-        confidence, floor, relevance, held = -1.0, -1.0, -1.0, 0.0
         ranker = shipped_models().for_mode(self.mode)
         files: list[float] | None = None  # the file model's probabilities of the candidate files
         if rank.MODEL:
@@ -437,38 +435,21 @@ class Retriever:
             ranked = expanded(ranked, chunks, code.pool, similar, self.matcher().by_path, self.lexical.chunks)
             if rank.MERGE and ranker.merge is not None:
                 ranked = self._merged(ranked, code, embedding, profile, ranker)
-        if ranker.confidence is not None:
-            if files is None:
-                files = file_probabilities(code, ranker, self.repository())
-            first = self._merge_rows.get(ranked[0][0]) if ranked else None
-            query_row = self.query_row(code)
-            held = query_row[0]  # the share of the task's distinct words the repository holds
-            confidence, self.last_confidence = confidence_of(
-                ranker.confidence,
-                query_row,
-                files,
-                ranked,
-                first,
-                code.described,
-                code.missed,
-                chunks[ranked[0][0]].kind if ranked else "code",
-            )
-            floor = ranker.floor if self.confidence_floor is None else self.confidence_floor
-            if ranker.relevance is not None:
-                relevance = ranker.relevance.probabilities([self.last_confidence])[0] if ranked else 0.0
-        top = [score for _, score in ranked[:10]]
-        similarity, coverage = knowledge_evidence(team, chunks)
-        evidence = Evidence(
-            lexical_hits=len(code.lexical),
-            best_similarity=max(code.similarity.values(), default=-1.0),
-            scores=tuple(top),
-            confidence=confidence,
-            low_confidence=nothing_relevant(relevance, confidence, floor, held, len(self.matcher().by_path)),
-            floor=floor,
-            relevance=relevance,
-            held=held if ranker.confidence is not None else -1.0,
-            knowledge_similarity=similarity,
-            knowledge_coverage=coverage,
+        modelled_files = files  # read by the confidence when it needs them (mypy: not narrowed in a lambda)
+        evidence, self.last_confidence = evidence_of(
+            ranker,
+            ranked,
+            code,
+            team,
+            self._merge_rows.get(ranked[0][0]) if ranked else None,
+            lambda: self.query_row(code),
+            lambda: (
+                modelled_files
+                if modelled_files is not None
+                else file_probabilities(code, ranker, self.repository())
+            ),
+            self.confidence_floor,
+            len(self.matcher().by_path),
         )
         found = Ranking(ranked, chunks, evidence, code.described)
         return found if self.reranking is None else self.reranking.apply(bounded(query), found)
@@ -503,7 +484,7 @@ class Retriever:
         """``found`` packed into ``budget`` tokens (one search serves several budgets); below
         ``min_confidence`` (None: the confidence floor) nothing is packed: the header says so
         and points at the nearest matches."""
-        ranked, chunks = found.ranked, found.chunks
+        ranked = found.ranked
         mode = self.mode
         said_note = self.current_note()
         confidence = found.evidence.confidence
@@ -527,34 +508,20 @@ class Retriever:
                 hint=f"give a budget of at least {smallest} tokens (a useful slice needs "
                 "a few hundred or more)",
             )
-        if not rank.MODEL:  # the model's order already weighs a file's next unit against the next file
-            ranked = rank.spread(ranked, chunks, budget=budget)
-        ranked, pieces = whole_definitions(
-            ranked,
-            chunks,
-            self.matcher().by_path,
-            self.lexical.chunks,
-            budget,
-            windows_of=lambda path: self.lexical.chunk_ids([path]),
-        )
-        chunks = {**chunks, **pieces} if pieces else chunks
-        # Chunks carry the token counts taken when they were indexed; a shared licence header
-        # is left out of the passages it opens (unless the task is about it).
-        taken = self.shaping().without_headers([chunks[cid] for cid, _ in ranked], query, self.counter.count)
-        ranked = [(cid, score) for cid, score in ranked if cid in taken]
+        order, scores = self.shaping().packing_order(ranked, found.chunks, budget, query, self.counter.count)
         packed = pack(
-            [taken[cid] for cid, _ in ranked],
+            order,
             self.titles.labels,
             budget,
             self.counter,
             head,
             lambda chunk: chunk.tokens,
-            [score for _, score in ranked],
+            scores,
             self.knowledge_order,
             self.shaping().extent,
         )
         fingerprint = self.fingerprint(profile, budget, query, exclude, min_confidence)
-        left_out = knowledge_left_out(ranked, chunks, packed)
+        left_out = knowledge_left_out(order, packed)
         return Slice(
             use_case=profile.name,
             budget=budget,

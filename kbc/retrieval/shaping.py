@@ -1,6 +1,7 @@
 """What shapes a slice besides its ranking, read once from the repository: the copies of its
 own definitions (:mod:`kbc.retrieval.copies`), the spans of its functions (a passage cut
-inside one says so), and the header its files share (:mod:`kbc.retrieval.boilerplate`)."""
+inside one says so), the header its files share (:mod:`kbc.retrieval.boilerplate`), and the
+order a ranking is packed in (:meth:`Shaping.packing_order`)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ from collections.abc import Callable, Mapping, Sequence
 from kbc.domain.models import Chunk, FileFacts
 from kbc.index.lexical import LexicalIndex
 from kbc.index.tokens import tokens
+from kbc.retrieval import rank
 from kbc.retrieval.boilerplate import Boilerplate
 from kbc.retrieval.copies import Copies
+from kbc.retrieval.depth import whole_definitions
 from kbc.retrieval.matched import Matcher
 from kbc.retrieval.query import bounded
 
@@ -79,3 +82,32 @@ class Shaping:
             if kept is not None:
                 out[chunk.id] = kept
         return out
+
+    def packing_order(
+        self,
+        ranked: Sequence[tuple[str, float]],
+        chunks: Mapping[str, Chunk],
+        budget: int,
+        query: str,
+        count: Callable[[str], int],
+    ) -> tuple[list[Chunk], list[float]]:
+        """The chunks of ``ranked`` in the order they are packed, with their scores: the heads
+        of the leading files first (:func:`kbc.retrieval.rank.spread`, unless the fitted model
+        ranks), each long definition or note section followed by its other pieces
+        (:func:`kbc.retrieval.depth.whole_definitions`), and the header the repository's files
+        share left out of the passages it opens (unless the task is about it)."""
+        order = list(ranked)
+        if not rank.MODEL:  # the model's order already weighs a file's next unit against the next file
+            order = rank.spread(order, chunks, budget=budget)
+        order, pieces = whole_definitions(
+            order,
+            chunks,
+            self._matcher().by_path,
+            self._lexical.chunks,
+            budget,
+            windows_of=lambda path: self._lexical.chunk_ids([path]),
+        )
+        every = {**chunks, **pieces} if pieces else chunks
+        taken = self.without_headers([every[cid] for cid, _ in order], query, count)
+        kept = [(cid, score) for cid, score in order if cid in taken]
+        return [taken[cid] for cid, _ in kept], [score for _, score in kept]

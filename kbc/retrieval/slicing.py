@@ -120,14 +120,10 @@ def items_of(packed: Packed, titles: Titles) -> tuple[SliceItem, ...]:
     return tuple(items)
 
 
-def knowledge_left_out(
-    ranked: Sequence[tuple[str, float]], chunks: Mapping[str, Chunk], packed: Packed
-) -> int:
-    """Team-knowledge sections among the first ranks that the budget left out."""
+def knowledge_left_out(order: Sequence[Chunk], packed: Packed) -> int:
+    """Team-knowledge sections among the first in packing order that the budget left out."""
     taken = {c.id for c in packed.chunks}
-    return sum(
-        1 for cid, _ in ranked[:LEFT_OUT_RANKS] if chunks[cid].kind == "knowledge" and cid not in taken
-    )
+    return sum(1 for chunk in order[:LEFT_OUT_RANKS] if chunk.kind == "knowledge" and chunk.id not in taken)
 
 
 def fingerprint_of(
