@@ -150,3 +150,42 @@ def running(
         server.should_exit = True
         thread.join(timeout=30)
         app.close()
+
+
+@contextmanager
+def serving(*repos: str, folder: Path) -> Iterator[str]:
+    """``kbc serve --transport http`` of ``repos`` (each ``[NAME=]PATH``) in a process of its own,
+    lexical, as a user starts it; yields its loopback URL once it answers."""
+    import subprocess
+    import sys
+
+    import httpx
+
+    port = free_port()
+    command = [sys.executable, "-m", "kbc", "-c", "index.embed_model=none", "serve", "--transport", "http"]
+    command += ["--port", str(port), *(a for repo in repos for a in ("--repo", repo))]
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("KBC_")}, "HOME": str(folder)}
+    env["KBC_CONFIG"] = ""
+    log_path = folder / "serve.log"
+    with log_path.open("w") as log:
+        server = subprocess.Popen(command, stdout=log, stderr=log, stdin=subprocess.DEVNULL, env=env)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{url}/api/v1/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"kbc serve did not start: {log_path.read_text()}")
+            time.sleep(0.2)
+        yield url
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()

@@ -132,7 +132,7 @@ def create_app(
     ``token`` the bearer token, if any."""
     workspace = served if isinstance(served, Workspace) else Workspace.of(served)
     only = workspace.single()
-    metrics = Metrics(served if isinstance(served, KnowledgeBase) else None)
+    metrics = Metrics(stores=workspace.open_stores)
     if only is None:
         metrics.repositories(len(workspace.names()), workspace.open_count, workspace.waiting)
     workspace.listen(metrics.heard)

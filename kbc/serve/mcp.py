@@ -83,6 +83,21 @@ ObjectResult = Annotated[CallToolResult, dict[str, Any]]
 ListResult = Annotated[CallToolResult, list[dict[str, Any]]]
 
 
+# The tokens a slice leaves of its budget for the line naming its query_id ("query_id: " and 16
+# hex digits, or "ws-" and 16 across repositories, after a blank line: at most 24 tokens).
+QUERY_ID_TOKENS = 32
+
+
+def packed_within(budget: int) -> int:
+    """The budget a slice is packed within, so that it and its query_id line fit ``budget``."""
+    return max(1, budget - QUERY_ID_TOKENS)
+
+
+def slice_text(data: dict[str, Any]) -> str:
+    """What a client reads of a slice: its text and the query_id to report its usage with."""
+    return f"{data['text']}\n\nquery_id: {data['query_id']}"
+
+
 def create_server(kb: KnowledgeBase) -> MCPServer:
     """An MCP server with kbc's nine tools over ``kb`` (opened once, shared by all calls)."""
     return build_server(Worker(kb))
@@ -145,7 +160,9 @@ def build_server(worker: Worker) -> MCPServer:  # noqa: C901 - one nested functi
         """Prime work on a task with a precision slice of the repository: the most relevant code,
         tests, docs and views, with exact paths and line ranges, packed under a token budget.
 
-        Returns `text` (the slice, ready to read: each file once, its blocks in line order),
+        What you read is the slice itself and a last line naming its `query_id`, within the
+        budget (the line's tokens are kept from it). The structured result holds
+        `text` (the slice, ready to read: each file once, its blocks in line order),
         `items` (id, path, start_line, end_line, kind, score, tokens of each printed block),
         `matched` (the paths, code names, traceback frames, messages and options the task named,
         and the definitions or lines they matched), `tokens`, `budget`, `use_case`, `retrieval`
@@ -156,19 +173,30 @@ def build_server(worker: Worker) -> MCPServer:  # noqa: C901 - one nested functi
         gives the same slice."""
 
         def work(kb: KnowledgeBase) -> dict[str, Any]:
+            asked = kb.profile(use_case).budget if budget is None else budget
             return slice_data(
-                *kb.retrieve_logged(task, use_case, budget, scopes=scopes, min_confidence=min_confidence)
+                *kb.retrieve_logged(
+                    task, use_case, packed_within(asked), scopes=scopes, min_confidence=min_confidence
+                )
             )
 
         def across(workspace: Workspace) -> dict[str, Any]:
             return retrieve_across(
-                workspace, task, use_case, budget, scopes=scopes, min_confidence=min_confidence
+                workspace,
+                task,
+                use_case,
+                budget,
+                scopes=scopes,
+                min_confidence=min_confidence,
+                reserve=QUERY_ID_TOKENS,
             )
 
         def one(kb: KnowledgeBase) -> dict[str, Any]:
             return named(work(kb), worker.workspace.chosen(repository), worker.workspace)
 
-        return await worker.reply("retrieve_slice", one, repository=repository, across=across)
+        return await worker.reply(
+            "retrieve_slice", one, repository=repository, across=across, text_of=slice_text
+        )
 
     @server.tool(annotations=READ_ONLY)
     async def ask(

@@ -8,9 +8,11 @@ a new build has completed.
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kbc.domain.errors import KbcError
@@ -29,10 +31,11 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 class Metrics:
     """The metrics of one server; :meth:`exposition` is what ``/metrics`` serves. With ``kb``
-    (a server of one repository) they include what its store holds; the caller has
-    :meth:`heard` told of every query logged."""
+    (one store, labelled with its folder's name) or ``stores`` (the server's open stores, by
+    repository name) they include what each store holds; the caller has :meth:`heard` told of
+    every query logged."""
 
-    def __init__(self, kb: KnowledgeBase | None = None) -> None:
+    def __init__(self, kb: KnowledgeBase | None = None, *, stores: Stores | None = None) -> None:
         from prometheus_client import CollectorRegistry, Counter, Histogram
 
         self.registry: CollectorRegistry = CollectorRegistry(auto_describe=True)
@@ -100,8 +103,10 @@ class Metrics:
             ["use_case"],
             registry=registry,
         )
-        if kb is not None:
-            registry.register(_StoreCollector(kb))
+        if stores is None and kb is not None:
+            stores = functools.partial(_one, kb.root.name, kb)
+        if stores is not None:
+            registry.register(_StoreCollector(stores))
 
     def repositories(self, served: int, opened: Callable[[], int], queued: Callable[[], int]) -> None:
         """Gauges of a workspace: repositories served, stores open now, refreshes waiting."""
@@ -141,109 +146,137 @@ class Metrics:
         return generate_latest(self.registry)
 
 
-class _StoreCollector:
-    """What the store holds, read at scrape time and kept until the next build completes."""
+Stores = Callable[[], "list[tuple[str, KnowledgeBase]]"]  # the open stores, by repository name
 
-    def __init__(self, kb: KnowledgeBase) -> None:
-        self.kb = kb
+
+def _one(name: str, kb: KnowledgeBase) -> list[tuple[str, KnowledgeBase]]:
+    return [(name, kb)]
+
+
+@dataclass(slots=True)
+class _Held:
+    """What one store holds, as last read (kept until its next build completes)."""
+
+    marker: tuple[int, int, int]
+    index: dict[str, Any]
+    retrieval: str
+    built: float
+    behind: int
+
+
+class _StoreCollector:
+    """What each open store holds, labelled with its repository's name: read at scrape time
+    and kept until that store's next build completes."""
+
+    def __init__(self, stores: Stores) -> None:
+        self.stores = stores
         self._lock = threading.Lock()
-        self._marker: tuple[int, int, int] | None = None
-        self._index: dict[str, Any] = {}
-        self._retrieval = "none"
-        self._built = 0.0
-        self._behind = 0
+        self._held: dict[str, tuple[KnowledgeBase, _Held]] = {}
 
     def describe(self) -> list[Metric]:
         return []  # described by collecting: the values are cheap once cached
 
-    def _read(self) -> None:
-        marker = self.kb.build_marker()
-        if marker == self._marker:
-            return
+    def _read(self, name: str, kb: KnowledgeBase) -> _Held:
+        marker = kb.build_marker()
+        known = self._held.get(name)
+        if known is not None and known[0] is kb and known[1].marker == marker:
+            return known[1]
+        index: dict[str, Any] = {}
+        retrieval, built, behind = "none", 0.0, 0
         try:
-            status = self.kb.status()
+            status = kb.status()
         except KbcError:
-            self._index, self._retrieval, self._built = {}, "none", 0.0
+            pass
         else:
-            self._index, self._retrieval = dict(status.index), status.retrieval
-            self._built = marker[2] / 1e9 if status.built else 0.0
+            index, retrieval = dict(status.index), status.retrieval
+            built = marker[2] / 1e9 if status.built else 0.0
         try:
-            self._behind = len(self.kb.drift())
+            behind = len(kb.drift())
         except (KbcError, OSError):
-            self._behind = 0
-        self._marker = marker
+            behind = 0
+        held = _Held(marker, index, retrieval, built, behind)
+        self._held[name] = (kb, held)
+        return held
 
     def collect(self) -> Iterator[Metric]:
         from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
         from kbc.services.refresh import read_refresh_record
 
+        stores = sorted(self.stores(), key=lambda pair: pair[0])
         with self._lock:
-            self._read()
-            index, retrieval, built, behind = self._index, self._retrieval, self._built, self._behind
-        yield GaugeMetricFamily(
+            held = [(name, kb, self._read(name, kb)) for name, kb in stores]
+            for gone in set(self._held) - {name for name, _kb in stores}:
+                del self._held[gone]
+        repository = ["repository"]
+        behind = GaugeMetricFamily(
             "kbc_documents_behind",
             "Documents (the repository's and team knowledge's) behind the code, as `kbc drift` lists them.",
-            value=behind,
+            labels=repository,
         )
-        yield CounterMetricFamily(
+        hits = CounterMetricFamily(
             "kbc_slice_cache_hits",
             "Slices answered from the cache of the newest "
             "build (the same request on the same build gives the same bytes).",
-            value=self.kb.cache_hits,
+            labels=repository,
         )
-        by_status: dict[str, int] = {"open": 0, "merged": 0, "closed": 0}
-        try:
-            for proposal in self.kb.proposals():
-                by_status[proposal.status] = by_status.get(proposal.status, 0) + 1
-        except (KbcError, OSError):
-            pass
         proposals = GaugeMetricFamily(
-            "kbc_proposals", "Proposals to the knowledge roots, by status.", labels=["status"]
+            "kbc_proposals", "Proposals to the knowledge roots, by status.", labels=[*repository, "status"]
         )
-        for status, count in sorted(by_status.items()):
-            proposals.add_metric([status], count)
-        yield proposals
         sizes = GaugeMetricFamily(
             "kbc_index_size",
             "What the index holds: files, chunks, embedding units and units embedded.",
-            labels=["part"],
+            labels=[*repository, "part"],
         )
-        for part in ("files", "chunks", "units", "embedded"):
-            value = index.get(part)
-            if isinstance(value, int):
-                sizes.add_metric([part], value)
-        yield sizes
         mode = GaugeMetricFamily(
-            "kbc_retrieval_mode", "1 for the retrieval mode the index allows now.", labels=["retrieval"]
+            "kbc_retrieval_mode",
+            "1 for the retrieval mode the index allows now.",
+            labels=[*repository, "retrieval"],
         )
-        for name in ("hybrid", "lexical", "none"):
-            mode.add_metric([name], 1.0 if name == retrieval else 0.0)
-        yield mode
+        last_build = GaugeMetricFamily(
+            "kbc_last_build_timestamp_seconds",
+            "When the last completed build finished (Unix time).",
+            labels=repository,
+        )
+        last_refresh = GaugeMetricFamily(
+            "kbc_last_refresh_timestamp_seconds",
+            "When the last refresh ended (Unix time).",
+            labels=repository,
+        )
+        since = GaugeMetricFamily(
+            "kbc_seconds_since_last_refresh", "Seconds since the last refresh ended.", labels=repository
+        )
+        outcome = GaugeMetricFamily(
+            "kbc_last_refresh_success",
+            "1 if the last refresh succeeded, 0 if it failed; labelled with what it did.",
+            labels=[*repository, "mode"],
+        )
         now = time.time()
-        if built:
-            yield GaugeMetricFamily(
-                "kbc_last_build_timestamp_seconds",
-                "When the last completed build finished (Unix time).",
-                value=built,
-            )
-        record = read_refresh_record(self.kb.store)
-        at = record.get("at")
-        if isinstance(at, (int, float)):
-            yield GaugeMetricFamily(
-                "kbc_last_refresh_timestamp_seconds",
-                "When the last refresh ended (Unix time).",
-                value=float(at),
-            )
-            yield GaugeMetricFamily(
-                "kbc_seconds_since_last_refresh",
-                "Seconds since the last refresh ended.",
-                value=max(0.0, now - float(at)),
-            )
-            outcome = GaugeMetricFamily(
-                "kbc_last_refresh_success",
-                "1 if the last refresh succeeded, 0 if it failed; labelled with what it did.",
-                labels=["mode"],
-            )
-            outcome.add_metric([str(record.get("mode") or "failed")], 1.0 if record.get("ok") else 0.0)
-            yield outcome
+        for name, kb, store in held:
+            behind.add_metric([name], store.behind)
+            hits.add_metric([name], kb.cache_hits)
+            by_status: dict[str, int] = {"open": 0, "merged": 0, "closed": 0}
+            try:
+                for proposal in kb.proposals():
+                    by_status[proposal.status] = by_status.get(proposal.status, 0) + 1
+            except (KbcError, OSError):
+                pass
+            for status, count in sorted(by_status.items()):
+                proposals.add_metric([name, status], count)
+            for part in ("files", "chunks", "units", "embedded"):
+                value = store.index.get(part)
+                if isinstance(value, int):
+                    sizes.add_metric([name, part], value)
+            for retrieval in ("hybrid", "lexical", "none"):
+                mode.add_metric([name, retrieval], 1.0 if retrieval == store.retrieval else 0.0)
+            if store.built:
+                last_build.add_metric([name], store.built)
+            record = read_refresh_record(kb.store)
+            at = record.get("at")
+            if isinstance(at, (int, float)):
+                last_refresh.add_metric([name], float(at))
+                since.add_metric([name], max(0.0, now - float(at)))
+                outcome.add_metric(
+                    [name, str(record.get("mode") or "failed")], 1.0 if record.get("ok") else 0.0
+                )
+        yield from (behind, hits, proposals, sizes, mode, last_build, last_refresh, since, outcome)

@@ -55,9 +55,12 @@ class Worker:
         listing: bool = False,
         repository: str | None = None,
         across: Callable[[Workspace], Any] | None = None,
+        text_of: Callable[[Any], str] | None = None,
     ) -> CallToolResult:
         """The tool's result: ``work`` in the repository named (or the only one), or, when
-        ``across`` is given and several repositories are served with none named, ``across``."""
+        ``across`` is given and several repositories are served with none named, ``across``;
+        its structured content the data, its text content the data as JSON (or ``text_of``
+        the data, where what a client reads must be less than all of it)."""
         started = time.perf_counter()
         try:
             if across is not None and not repository and self.workspace.single() is None:
@@ -70,7 +73,7 @@ class Worker:
             return CallToolResult(content=[TextContent(type="text", text=str(error))], is_error=True)
         if self.metrics is not None:
             self.metrics.tool(tool, True, time.perf_counter() - started)
-        text = json.dumps(data, indent=1, ensure_ascii=False)
+        text = text_of(data) if text_of is not None else json.dumps(data, indent=1, ensure_ascii=False)
         return CallToolResult(
             content=[TextContent(type="text", text=text)],
             structured_content={"result": data} if listing else data,

@@ -102,13 +102,15 @@ def retrieve_across(  # noqa: PLR0913 - a retrieval's request, as every interfac
     min_confidence: float | None = None,
     weigh: Weigh = calibrated,
     k: int = 0,
+    reserve: int = 0,
 ) -> dict[str, Any]:
     """The slice of ``task`` across ``names`` (default: every repository with a build), as the
     retrieve payload: each item names its ``repository``; ``repositories`` gives each one's
     tokens and confidence, ``behind`` those whose store is behind their repository.
     ``weigh`` gives a repository's weight in the merge from its slice; ``k`` 0 merges the items
     on their calibrated scores, else by reciprocal rank with that constant (what the merge was
-    before the scores were calibrated)."""
+    before the scores were calibrated); ``reserve`` tokens of the budget are left unpacked (for
+    what an interface adds after the slice)."""
     chosen = list(names) if names else workspace.names()
     parts: list[Part] = []
     skipped: list[str] = []
@@ -117,6 +119,7 @@ def retrieve_across(  # noqa: PLR0913 - a retrieval's request, as every interfac
         try:
             with workspace.using(name) as kb:
                 budget = kb.profile(use_case).budget if budget_asked is None else budget_asked
+                budget = max(1, budget - reserve)
                 found, evidence = kb.slice_for(
                     task, use_case, budget, scopes=scopes, min_confidence=min_confidence
                 )

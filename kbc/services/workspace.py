@@ -210,6 +210,11 @@ class Workspace:
         if kb is not None:
             kb.close()
 
+    def open_stores(self) -> list[tuple[str, KnowledgeBase]]:
+        """The repositories whose stores are open now, by name (what the metrics read)."""
+        with self._lock:
+            return [(m.name, m.kb) for m in self._members.values() if m.kb is not None]
+
     def open_count(self) -> int:
         with self._lock:
             return sum(1 for m in self._members.values() if m.kb is not None)

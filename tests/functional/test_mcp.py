@@ -120,8 +120,17 @@ def data(result: CallToolResult) -> Any:
     structured = result.structured_content
     assert structured is not None
     plain = structured["result"] if set(structured) == {"result"} else structured
-    assert json.loads(result.content[0].text) == plain
+    if isinstance(plain, dict) and {"text", "items", "query_id"} <= set(plain):  # a slice: its text
+        assert [c.text for c in result.content] == [f"{plain['text']}\n\nquery_id: {plain['query_id']}"]
+    else:
+        assert json.loads(result.content[0].text) == plain
     return plain
+
+
+def read_tokens(result: CallToolResult) -> int:
+    """The tokens of everything a client reads of a result (its text content)."""
+    counter = Components.lexical().token_counter()
+    return sum(counter.count(c.text) for c in result.content if isinstance(c, TextContent))
 
 
 def error_text(result: CallToolResult) -> str:
@@ -149,10 +158,13 @@ async def exercise(session: ClientSession) -> None:
     unknown = await session.call_tool("report_usage", {"query_id": "no-such-query", "helpful_ids": []})
     assert data(unknown) == {"recorded": False}
 
-    small = data(
-        await session.call_tool("retrieve_slice", {"task": "refunds", "use_case": "review", "budget": 300})
+    asked = await session.call_tool(
+        "retrieve_slice", {"task": "refunds", "use_case": "review", "budget": 300}
     )
-    assert small["use_case"] == "review" and small["budget"] == 300 and small["tokens"] <= 300
+    small = data(asked)
+    assert small["use_case"] == "review" and small["budget"] <= 300 and small["tokens"] <= small["budget"]
+    assert read_tokens(asked) <= 300  # the slice and its query_id line: what the client reads
+    assert f"query_id: {small['query_id']}" in asked.content[0].text
 
     answer = data(await session.call_tool("ask", {"question": "how are refunds validated?"}))
     assert answer["mode"] == "extractive" and answer["query_id"]
