@@ -464,3 +464,10 @@ def test_abandoned_http_sessions_are_bounded_and_closed_when_idle(repo: Path, tm
     finally:
         server.terminate()
         server.wait(timeout=15)
+
+
+def test_the_readme_and_the_agents_guide_name_every_tool() -> None:
+    root = Path(__file__).resolve().parents[2]
+    for document in ("README.md", "docs/agents.md"):
+        text = (root / document).read_text(encoding="utf-8")
+        assert {tool for tool in TOOLS if f"`{tool}" not in text} == set(), document
