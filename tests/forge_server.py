@@ -33,6 +33,7 @@ class Forge:
     requests: dict[int, dict[str, Any]] = field(default_factory=dict)  # number -> as the forge shows it
     reviews: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # GitHub's
     approvals: dict[int, list[str]] = field(default_factory=dict)  # GitLab's: who approved
+    echo: bool = False  # a refusal quotes the token it was sent, as some forges' errors do
 
     def writes(self) -> list[Call]:
         return [c for c in self.calls if c.method != "GET"]
@@ -60,8 +61,9 @@ class Forge:
             if self.kind == "github"
             else headers.get("Private-Token", "")
         )
-        if given != self.token:
-            return 401, {"message": "Bad credentials" if self.kind == "github" else "401 Unauthorized"}
+        if given != self.token or self.echo:
+            said = "Bad credentials" if self.kind == "github" else "401 Unauthorized"
+            return 401, {"message": f"{said}: {given}" if self.echo else said}
         route, _, raw_query = path.partition("?")
         query = dict(urllib.parse.parse_qsl(raw_query))
         if self.kind == "github":

@@ -257,7 +257,7 @@ class _StoreCollector:
             hits.add_metric([name], kb.cache_hits)
             by_status: dict[str, int] = {"open": 0, "merged": 0, "closed": 0}
             try:
-                for proposal in kb.proposals():
+                for proposal in kb.proposals(reviewed=False):  # a scrape never waits on the forge
                     by_status[proposal.status] = by_status.get(proposal.status, 0) + 1
             except (KbcError, OSError):
                 pass

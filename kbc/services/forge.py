@@ -5,16 +5,23 @@ The forge is the user's to configure (``forge.kind``, ``forge.api_base``, ``forg
 and ``forge.token``, all trusted-only): nothing in a repository decides where a token goes.
 The token is sent only to ``forge.api_base``, over HTTPS unless that is a loopback address.
 Every call is bounded (``TIMEOUT`` seconds, one response of at most ``MAX_RESPONSE`` bytes); a
-forge that fails costs the proposal nothing, and the message says what to do.
+forge that fails costs the proposal nothing, and the message says what to do. A branch's
+request, once read, is kept for ``LOOKUP_SECONDS``: listings asked again and again (a page
+reloaded, a metrics scrape) ask the forge once. What the forge says is shown without the
+token (a forge may echo it) and without control characters (a page URL holding a terminal
+escape is no URL).
 """
 
 from __future__ import annotations
 
 import json
+import re
+import threading
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kbc.domain.errors import KbcError
@@ -25,6 +32,9 @@ KINDS = {"github": "https://api.github.com", "gitlab": "https://gitlab.com/api/v
 TIMEOUT = 20.0
 MAX_RESPONSE = 4_000_000
 LOOKED_UP = 50  # open proposals whose requests `kbc proposals` reads, newest first
+LOOKUP_SECONDS = 60.0  # how long a branch's request, once read, is taken as the forge's answer
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_PAGE = re.compile(r"https?://[^\s\x00-\x1f\x7f-\x9f]+")
 
 
 class ForgeError(KbcError):
@@ -49,6 +59,13 @@ class Forge:
     api_base: str
     repository: str
     token: str
+    # branch -> (when it was read, its request): what request_for answers for LOOKUP_SECONDS
+    _known: dict[str, tuple[float, Request | None]] = field(default_factory=dict, compare=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
+
+    def _remember(self, branch: str, request: Request | None) -> None:
+        with self._lock:
+            self._known[branch] = (time.monotonic(), request)
 
     def open_request(self, branch: str, base: str, title: str, body: str) -> Request:
         """Open the request from ``branch`` into ``base``; one already open for the branch is
@@ -65,7 +82,7 @@ class Forge:
                 if found is not None:
                     return found
                 raise ForgeError(
-                    f"GitHub refused the pull request: {_message(data)}",
+                    f"GitHub refused the pull request: {self._message(data)}",
                     hint=f"check that {base} exists in {self.repository} and {owner} "
                     f"holds the pushed branch {branch}",
                 )
@@ -87,14 +104,26 @@ class Forge:
                     return found
         if status not in (200, 201) or not isinstance(data, dict):
             raise ForgeError(
-                f"{self.kind} answered {status} to the new request: {_message(data)}",
+                f"{self.kind} answered {status} to the new request: {self._message(data)}",
                 hint=_hint(status, self),
             )
         made = self._request(data, review=False)
-        return replace(made, review="awaiting review") if made.state == "open" else made
+        made = replace(made, review="awaiting review") if made.state == "open" else made
+        self._remember(branch, made)
+        return made
 
     def request_for(self, branch: str) -> Request | None:
-        """The newest request from ``branch`` (any state), with its review state; None when none."""
+        """The newest request from ``branch`` (any state), with its review state; None when none
+        (as read at most ``LOOKUP_SECONDS`` ago)."""
+        with self._lock:
+            known = self._known.get(branch)
+        if known is not None and time.monotonic() - known[0] < LOOKUP_SECONDS:
+            return known[1]
+        found = self._look_up(branch)
+        self._remember(branch, found)
+        return found
+
+    def _look_up(self, branch: str) -> Request | None:
         if self.kind == "github":
             owner = self.repository.split("/", 1)[0]
             query = urllib.parse.urlencode({"head": f"{owner}:{branch}", "state": "all"})
@@ -104,7 +133,7 @@ class Forge:
             status, data = self._call("GET", f"{self._project()}/merge_requests?{query}")
         if status != 200 or not isinstance(data, list):
             raise ForgeError(
-                f"{self.kind} answered {status} when asked for {branch}'s request: {_message(data)}",
+                f"{self.kind} answered {status} when asked for {branch}'s request: {self._message(data)}",
                 hint=_hint(status, self),
             )
         found = [d for d in data if isinstance(d, dict)]
@@ -126,10 +155,12 @@ class Forge:
             )
         if status != 200 or not isinstance(data, dict):
             raise ForgeError(
-                f"{self.kind} answered {status} when closing #{found.number}: {_message(data)}",
+                f"{self.kind} answered {status} when closing #{found.number}: {self._message(data)}",
                 hint=_hint(status, self),
             )
-        return self._request(data, review=False)
+        closed = self._request(data, review=False)
+        self._remember(branch, closed)
+        return closed
 
     # -- the two REST shapes --------------------------------------------------
 
@@ -145,7 +176,7 @@ class Forge:
             said = ""
             if review and state == "open":
                 said = "draft" if data.get("draft") else self._github_review(number)
-            return Request(number, str(data.get("html_url", "")), state, said)
+            return Request(number, _page(data.get("html_url")), _CONTROL.sub("", state), said)
         number = int(data.get("iid", 0) or 0)
         given = str(data.get("state", ""))
         state = {"opened": "open", "locked": "open"}.get(given, given)
@@ -153,7 +184,7 @@ class Forge:
         if review and state == "open":
             draft = data.get("draft") or data.get("work_in_progress")
             said = "draft" if draft else self._gitlab_review(number)
-        return Request(number, str(data.get("web_url", "")), state, said)
+        return Request(number, _page(data.get("web_url")), _CONTROL.sub("", state), said)
 
     def _github_review(self, number: int) -> str:
         status, data = self._call("GET", f"{self._project()}/pulls/{number}/reviews?per_page=100")
@@ -213,17 +244,26 @@ class Forge:
         except json.JSONDecodeError:
             return status, raw.decode("utf-8", "replace")[:300]
 
+    def _message(self, data: Any) -> str:
+        """What the forge said went wrong: at most 300 characters, without the token and
+        without control characters."""
+        if isinstance(data, dict):
+            data = data.get("message") or data.get("error") or data.get("errors") or data
+        text = str(data)
+        if self.token:
+            text = text.replace(self.token, "***")
+        return _CONTROL.sub(" ", text)[:300]
+
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, *args: Any, **kwargs: Any) -> None:
         return None
 
 
-def _message(data: Any) -> str:
-    if isinstance(data, dict):
-        said = data.get("message") or data.get("error") or data.get("errors") or data
-        return str(said)[:300]
-    return str(data)[:300]
+def _page(url: Any) -> str:
+    """A request's page as the forge gives it, if it is a plain http(s) URL; else nothing."""
+    text = str(url or "")
+    return text if _PAGE.fullmatch(text) else ""
 
 
 def _hint(status: int, forge: Forge) -> str:

@@ -28,7 +28,7 @@ from kbc.services.components import CONFIGURED, Components
 from kbc.services.drift import find_drift
 from kbc.services.evaluate import EvalReport, evaluate_golden
 from kbc.services.following import FollowedBuild
-from kbc.services.forge import forge_from
+from kbc.services.forge import Forge, forge_from
 from kbc.services.querylog import Listener, QueryLog
 from kbc.services.reads import FileLines, ScopeSummary, SearchHit, hits_of, within
 from kbc.services.refresh import RefreshSummary, refresh
@@ -92,6 +92,7 @@ class KnowledgeBase:
         self._build = FollowedBuild(self.store)  # what was read of the newest build
         self._queries = QueryLog(gap_log(self.store), self.settings.gap_retention_days)
         self._profiles: tuple[tuple[tuple[str, int, int], ...], dict[str, Profile]] | None = None
+        self._forge_made: tuple[Forge | None] | None = None
 
     def listen(self, listener: Listener) -> None:
         """Call ``listener`` after every query logged (retrieve, ask, search, report_usage)."""
@@ -387,7 +388,7 @@ class KnowledgeBase:
             diff=diff,
             rationale=rationale,
             author=author,
-            forge=forge_from(self.settings),
+            forge=self._forge(),
         )
 
     def propose_drift(
@@ -399,14 +400,20 @@ class KnowledgeBase:
 
         chosen = None if no_llm else (interpreter or self.components.llm(self.settings))
         code = grounding(self.root, self.store) if chosen is not None else None
-        return propose_drift(
-            self.manifest(), self.root, self.drift(), chosen, code, forge_from(self.settings)
-        )
+        return propose_drift(self.manifest(), self.root, self.drift(), chosen, code, self._forge())
 
-    def proposals(self) -> list[Proposal]:
+    def proposals(self, *, reviewed: bool = True) -> list[Proposal]:
+        """Every proposal, newest first; ``reviewed``: the open ones with their requests as the
+        configured forge has them (else as the knowledge roots' branches alone say)."""
         from kbc.services.proposals import proposals
 
-        return proposals(self.manifest(), forge_from(self.settings))
+        return proposals(self.manifest(), self._forge() if reviewed else None)
+
+    def _forge(self) -> Forge | None:
+        """The configured forge, made once (it keeps the requests it has read for a while)."""
+        if self._forge_made is None:
+            self._forge_made = (forge_from(self.settings),)
+        return self._forge_made[0]
 
     def proposal(self, proposal_id: str) -> tuple[Proposal, str]:
         """One proposal and the diff it proposes."""
@@ -418,7 +425,7 @@ class KnowledgeBase:
     def close_proposal(self, proposal_id: str) -> Proposal:
         from kbc.services.proposals import close
 
-        return close(self.manifest(), proposal_id, forge_from(self.settings))
+        return close(self.manifest(), proposal_id, self._forge())
 
     def _excluded(self, scopes: Sequence[str] | None) -> frozenset[str]:
         return outside(self.manifest(), scopes, self.settings.default_scopes)

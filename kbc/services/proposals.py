@@ -331,11 +331,12 @@ def _reviewed(found: list[Proposal], forge: Forge) -> list[Proposal]:
             failed = exc.message
             out.append(replace(proposal, request_error=failed))
             continue
-        out.append(
-            replace(proposal, request=request.url, review=request.said())
-            if request is not None
-            else replace(proposal, review="no request")
-        )
+        if request is None:
+            out.append(replace(proposal, review="no request"))
+        elif request.state in ("merged", "closed"):  # settled on the forge: so is the proposal
+            out.append(replace(proposal, status=request.state, request=request.url, review=request.said()))
+        else:
+            out.append(replace(proposal, request=request.url, review=request.said()))
     return out
 
 

@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from kbc.analyzers.gitrepo import checkout_path, follow, git, head_commit
+from kbc.analyzers.gitrepo import checkout_path, follow, git, head_commit, without_password
 from kbc.domain.errors import KbcError, NotFound, StoreError
 from kbc.domain.progress import Say
 from kbc.domain.settings import Settings
@@ -38,6 +38,7 @@ FUSED_IDS = 1000  # cross-repository query ids remembered for report_usage
 IDLE_CHECK_SECONDS = 30.0  # how often the follower looks for stores idle past serve.idle_seconds
 STOP_SECONDS = 5.0  # how long closing waits for a refresh under way
 BEHIND_SECONDS = 5.0  # how long an answer trusts "behind or not" before asking git again
+NAME_SHOWN = 100  # characters of an unknown repository name an error repeats
 
 
 @dataclass(slots=True)
@@ -115,8 +116,9 @@ class Workspace:
     def member(self, name: str) -> Member:
         found = self._members.get(name)
         if found is None:
+            shown = name if len(name) <= NAME_SHOWN else name[:NAME_SHOWN] + "…"
             raise NotFound(
-                f"no repository named {name!r}",
+                f"no repository named {shown!r}",
                 hint=f"use one of: {', '.join(self._members)} (GET /api/v1/repositories, "
                 "MCP list_repositories)",
             )
@@ -247,7 +249,7 @@ class Workspace:
         return {
             "name": member.name,
             "path": "" if member.entry.url else str(member.root),
-            "url": member.entry.url,
+            "url": without_password(member.entry.url),
             "branch": member.entry.branch,
             "commit": served,
             "built_at": built_at,

@@ -15,8 +15,11 @@ from helpers import LEXICAL, RepoFactory, git
 
 from kbc.cli.main import cli
 from kbc.domain.errors import KbcError
-from kbc.domain.settings import Settings
+from kbc.domain.settings import Settings, load_settings
+from kbc.serve.metrics import Metrics
+from kbc.services.components import Components
 from kbc.services.forge import forge_from
+from kbc.services.knowledge import KnowledgeBase
 
 CODE = {
     "shop/__init__.py": '"""A shop."""\n',
@@ -250,3 +253,57 @@ def test_a_repository_cannot_name_the_forge(repo: Path) -> None:
     assert made.exit_code == 0, made.output
     assert json.loads(made.stdout)["request_error"] == ""
     assert "forge.api_base = 'http://127.0.0.1:9' ignored" in made.stderr
+
+
+def served(repo: Path, forge: Forge) -> KnowledgeBase:
+    """The knowledge base a server keeps open over ``repo``, with ``forge`` configured."""
+    assignments = [
+        f"forge.kind={forge.kind}",
+        f"forge.api_base={forge.url}",
+        f"forge.repository={forge.repository}",
+    ]
+    settings = load_settings(
+        repo, assignments=["index.embed_model=none", *assignments], env={"KBC_FORGE_TOKEN": TOKEN}
+    )
+    return KnowledgeBase(repo, settings=settings, components=Components.lexical())
+
+
+@pytest.mark.slow
+def test_a_server_asks_the_forge_once_for_many_listings_and_never_for_a_scrape(repo: Path) -> None:
+    with forge_server("github", "acme/kn", TOKEN) as forge:
+        assert propose(repo, forge, "A payout is sent every Monday.").exit_code == 0
+        kb = served(repo, forge)
+        before = len(forge.calls)
+        for _ in range(10):
+            (listed,) = kb.proposals()
+            assert listed.review == "#1 open, awaiting review"
+        asked = len(forge.calls) - before
+        assert asked <= 2  # the branch's request and its reviews, once
+        Metrics(kb).exposition()
+        assert len(forge.calls) - before == asked  # a metrics scrape counts the branches alone
+
+
+@pytest.mark.slow
+def test_a_request_closed_on_the_forge_closes_its_proposal(repo: Path) -> None:
+    with forge_server("github", "acme/kn", TOKEN) as forge:
+        proposal = json.loads(propose(repo, forge, "A payout is sent every Monday.").stdout)
+        forge.requests[1]["state"] = "closed"
+        (listed,) = json.loads(run(repo, forge, "proposals", "--format", "json").stdout)
+        assert (listed["id"], listed["status"], listed["review"]) == (proposal["id"], "closed", "#1 closed")
+
+
+@pytest.mark.slow
+def test_what_a_forge_says_is_shown_without_the_token_or_terminal_escapes(repo: Path) -> None:
+    with forge_server("github", "acme/kn", TOKEN) as forge:
+        assert propose(repo, forge, "A payout is sent every Monday.").exit_code == 0
+        forge.requests[1]["html_url"] = "https://github.test/acme/kn/pull/1\x1b]0;pwned\x07\x1b[2J"
+        listed = run(repo, forge, "proposals")
+        assert listed.exit_code == 0 and "\x1b" not in listed.stdout and "\x07" not in listed.stdout
+        assert "#1 open" in listed.stdout
+        forge.echo = True  # every call refused, the refusal quoting the token
+        refused = propose(repo, forge, "Every second Monday.")
+        assert refused.exit_code == 0, refused.output
+        error = json.loads(refused.stdout)["request_error"]
+        assert "401" in error and "Bad credentials: ***" in error and TOKEN not in refused.output
+        again = run(repo, forge, "proposals")
+        assert "401" in again.stdout and TOKEN not in again.output
