@@ -13,7 +13,7 @@ from kbc.retrieval import rank
 from kbc.retrieval.matched import Located, Matcher
 from kbc.retrieval.neighbours import SymbolNeighbours
 from kbc.retrieval.profiles import Profile
-from kbc.retrieval.rank import expand, files_in_order
+from kbc.retrieval.rank import expand, files_in_order, nearest_units
 
 Load = Callable[[list[str]], dict[str, Chunk]]
 
@@ -84,8 +84,14 @@ def expanded(
     BM25 (``bm25``: the lexical pool's scores) and, with vectors, their similarity (``similar``)."""
     if rank.EXPAND_SHARE <= 0:
         return ranked
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for cid, _ in ranked:
+        if cid in chunks:
+            spans.setdefault(chunks[cid].path, []).append((chunks[cid].start_line, chunks[cid].end_line))
     units = {
-        path: [(u.id, u.start, u.end) for u in by_path.get(path, [])]
+        path: nearest_units(
+            [(u.id, u.start, u.end) for u in by_path.get(path, [])], spans.get(path, []), bm25
+        )
         for path in files_in_order(ranked, chunks, rank.EXPAND_FILES)
     }
     ids = [cid for found in units.values() for cid, _, _ in found]

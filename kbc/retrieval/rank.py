@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from typing import Any
 
 from kbc.domain.models import OUTSIDE_KINDS, Chunk, GraphFacts
@@ -32,6 +33,11 @@ FILE_LIFT = True
 PRELUDE_SHARE = 0.8
 EXPAND_FILES = 5  # the best files whose other units join the ranking
 EXPAND_SHARE = 0.5  # of a file's best score, where its other units start (0: no expansion)
+# Of a file's units, at most about this many (those nearest its found ones, and those the
+# searches scored) are weighed: a generated file of tens of thousands of one-line functions
+# costs a slice no more than a long module does. Set above what a module written by hand
+# holds, so that only such files are cut.
+UNITS_NEAR = 1500
 COCHANGE_WEIGHT = 0.0  # of files changed together by a commit (0: off; see RESULTS.md)
 # The files past commits like the task changed (kbc.retrieval.precedent), one more ranked list
 # of files at this weight (0: off). Off: at 0.5, the weight chosen leaving one development
@@ -398,6 +404,29 @@ def expand(
         for position, cid in enumerate(ordered):
             scored[cid] = share * best[path] * (RRF_K + 1) / (RRF_K + 1 + position)
     return sorted(scored.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def nearest_units(
+    units: Sequence[tuple[str, int, int]],
+    spans: Sequence[tuple[int, int]],
+    keep: Container[str] = (),
+    limit: int = UNITS_NEAR,
+) -> list[tuple[str, int, int]]:
+    """``units`` (id, start, end, in line order) when there are at most ``limit``; else the
+    ``limit`` nearest to ``spans`` (by position in the file, nearest first on both sides of
+    each) and every unit in ``keep``, in line order."""
+    if len(units) <= limit:
+        return list(units)
+    starts = [u[1] for u in units]
+    anchors = sorted({max(0, bisect.bisect_right(starts, start) - 1) for start, _ in spans}) or [0]
+    chosen: set[int] = set()
+    radius = 0
+    while len(chosen) < limit and radius < len(units):
+        for anchor in anchors:
+            chosen.update(i for i in (anchor - radius, anchor + radius) if 0 <= i < len(units))
+        radius += 1
+    chosen.update(i for i, unit in enumerate(units) if unit[0] in keep)
+    return [units[i] for i in sorted(chosen)]
 
 
 def _distance(start: int, end: int, spans: Sequence[tuple[int, int]]) -> int:

@@ -41,7 +41,7 @@ from kbc.retrieval.pack import pack
 from kbc.retrieval.precedent import MIN_PRECEDENTS, Precedents
 from kbc.retrieval.profiles import Profile
 from kbc.retrieval.query import bounded
-from kbc.retrieval.rank import FileGraph, finish, fuse, seeds
+from kbc.retrieval.rank import FileGraph, finish, fuse, nearest_units, seeds
 from kbc.retrieval.report import clean_report
 from kbc.retrieval.rerank import Reranking
 from kbc.retrieval.results import Evidence, Ranking, Slice, without
@@ -354,7 +354,12 @@ class Retriever:
     ) -> tuple[list[str], list[list[float]]]:
         """The ids of every unit of ``path`` (their chunks added to the signals') and their rows
         of unit features."""
-        units = list(self.repository().units.get(path, ()))
+        found = [c for c in signals.chunks.values() if c.path == path]
+        units = nearest_units(
+            self.repository().units.get(path, ()),
+            [(c.start_line, c.end_line) for c in found],
+            {c.id for c in found},
+        )
         ids = [u[0] for u in units]
         signals.chunks.update(self.lexical.chunks([cid for cid in ids if cid not in signals.chunks]))
         similarity: dict[str, float] = {}

@@ -5,6 +5,7 @@ order a ranking is packed in (:meth:`Shaping.packing_order`)."""
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Mapping, Sequence
 
 from kbc.domain.models import Chunk, FileFacts
@@ -15,6 +16,7 @@ from kbc.retrieval.boilerplate import Boilerplate
 from kbc.retrieval.copies import Copies
 from kbc.retrieval.depth import whole_definitions
 from kbc.retrieval.matched import Matcher
+from kbc.retrieval.pack import WIDE
 from kbc.retrieval.query import bounded
 
 
@@ -55,17 +57,22 @@ class Shaping:
             spans: dict[str, list[tuple[int, int]]] = {}
             for facts in self._facts:
                 functions = {s.qname for s in facts.symbols if s.kind in ("function", "method")}
-                spans[facts.path] = sorted(
+                outermost: list[tuple[int, int]] = []
+                for span in sorted(
                     (s.start_line, s.end_line)
                     for s in facts.symbols
                     if s.qname in functions and s.parent not in functions
-                )
+                ):
+                    if (
+                        not outermost or span[0] > outermost[-1][1]
+                    ):  # a method of a class in a function: inside it
+                        outermost.append(span)
+                spans[facts.path] = outermost
             self._extents = spans
-        for start, end in self._extents.get(path, ()):
-            if start <= line <= end:
-                return start, end
-            if start > line:
-                break
+        outermost = self._extents.get(path, [])
+        at = bisect.bisect_right(outermost, (line, WIDE)) - 1  # the last span starting at or before line
+        if at >= 0 and outermost[at][0] <= line <= outermost[at][1]:
+            return outermost[at]
         return None
 
     def without_headers(

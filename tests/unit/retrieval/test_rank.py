@@ -264,3 +264,34 @@ def test_shipped_profiles_follow_the_views_ablation() -> None:
         profile = shipped[name]
         assert profile.code >= profile.views >= profile.docs and profile.cited > 0
     assert shipped["implementation"].cited == 0.0  # measured: it cost one instance of the dev split
+
+
+def test_a_file_of_many_units_is_weighed_near_its_found_units_only() -> None:
+    """A generated file of 20,000 one-line functions: the ranking joins in (and reads) the units
+    nearest the ones the searches found, and the ones the searches scored, not all of them."""
+    from kbc.retrieval.around import expanded
+    from kbc.retrieval.matched import Located
+    from kbc.retrieval.rank import UNITS_NEAR, nearest_units
+
+    path = "app/generated.py"
+    every = [Located(line, line, f"u{line}", (f"f{line}",), "function") for line in range(1, 20_001)]
+    found = {
+        cid: Chunk(cid, path, int(cid[1:]), int(cid[1:]), "code", "python", "def f(): 0")
+        for cid in ("u12000", "u3")
+    }
+    read: list[str] = []
+
+    def load(ids: list[str]) -> dict[str, Chunk]:
+        read.extend(ids)
+        return {
+            cid: Chunk(cid, path, int(cid[1:]), int(cid[1:]), "code", "python", "def f(): 0") for cid in ids
+        }
+
+    chunks = dict(found)
+    ranked = expanded([("u12000", 1.0), ("u3", 0.5)], chunks, {"u19999": 3.0}, None, {path: every}, load)
+    assert UNITS_NEAR - 2 <= len(read) <= UNITS_NEAR + 4  # the two found are read already
+    joined = {cid for cid, _ in ranked}
+    assert {"u11999", "u12001", "u1", "u19999"} <= joined and "u8000" not in joined
+    near = nearest_units([(u.id, u.start, u.end) for u in every], [(12_000, 12_000)], {"u5"}, limit=10)
+    assert [u[0] for u in near] == ["u5", *(f"u{line}" for line in range(11_995, 12_006))]
+    assert nearest_units([("a", 1, 1), ("b", 2, 2)], [], limit=10) == [("a", 1, 1), ("b", 2, 2)]
