@@ -14,8 +14,9 @@ import click
 from kbc.cli.common import settings_for
 
 EVENT_BYTES = 1_000_000  # of a hook event read from stdin: a prompt, not a file
+SETTINGS_BYTES = 1_000_000  # of an agent's settings file read before it is rewritten
 HOOK_COMMAND = "kbc hook user-prompt-submit"
-CLAUDE_SETTINGS = Path(".claude") / "settings.json"
+CLAUDE_SETTINGS = ".claude/settings.json"
 
 
 @click.group()
@@ -100,18 +101,32 @@ def hooks() -> None:
 def install(agent: str, repo: Path) -> None:
     """Write the project's hook configuration for AGENT (claude-code: .claude/settings.json,
     a UserPromptSubmit hook running `kbc hook user-prompt-submit`), keeping what is there.
-    Running it again changes nothing."""
+    Running it again changes nothing. Nothing is read or written through a link: a
+    .claude or .claude/settings.json that is one is refused."""
+    from kbc.domain.errors import KbcError, TargetError
+    from kbc.store.files import read_inside, write_inside
+
+    if not repo.is_dir():
+        raise TargetError(f"{repo} is no folder", hint="pass --repo the project's folder")
     target = repo / CLAUDE_SETTINGS
     data: dict[str, Any] = {}
-    if target.is_file():
+    try:
+        raw = read_inside(repo, CLAUDE_SETTINGS, SETTINGS_BYTES)
+    except OSError as exc:
+        raise KbcError(f"{target} cannot be read: {exc.strerror or exc}") from None
+    if raw is not None:
         try:
-            loaded = json.loads(target.read_text(encoding="utf-8"))
+            loaded = json.loads(raw)
+        except RecursionError:
+            raise click.ClickException(
+                f"{target} is nested too deeply; fix it or move it aside first"
+            ) from None
         except ValueError:
             raise click.ClickException(f"{target} is not JSON; fix it or move it aside first") from None
         if not isinstance(loaded, dict):
             raise click.ClickException(f"{target} is not a JSON object; fix it or move it aside first")
         data = loaded
-    entries = data.setdefault("hooks", {}).setdefault("UserPromptSubmit", [])
+    entries = _entries(data, target)
     if any(
         h.get("command") == HOOK_COMMAND
         for e in entries
@@ -122,6 +137,21 @@ def install(agent: str, repo: Path) -> None:
         click.echo(f"{target}: the kbc hook is already there")
         return
     entries.append({"hooks": [{"type": "command", "command": HOOK_COMMAND, "timeout": 30}]})
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    try:
+        write_inside(repo, CLAUDE_SETTINGS, json.dumps(data, indent=2) + "\n")
+    except RecursionError:
+        raise click.ClickException(f"{target} is nested too deeply; fix it or move it aside first") from None
+    except OSError as exc:
+        raise KbcError(f"{target} cannot be written: {exc.strerror or exc}") from None
     click.echo(f"{target}: UserPromptSubmit runs `{HOOK_COMMAND}` (build the store first: kbc build)")
+
+
+def _entries(data: dict[str, Any], target: Path) -> list[Any]:
+    """The UserPromptSubmit entries of ``data``, made when missing."""
+    hooks = data.setdefault("hooks", {})
+    entries = hooks.setdefault("UserPromptSubmit", []) if isinstance(hooks, dict) else None
+    if not isinstance(entries, list):
+        raise click.ClickException(
+            f"{target}: hooks.UserPromptSubmit is not a list; fix it or move the file aside first"
+        )
+    return entries

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 from helpers import LEXICAL, RepoFactory
 
 from kbc.cli.main import cli
@@ -89,3 +89,66 @@ def test_hooks_install_writes_the_project_configuration_once(tmp_path: Path) -> 
     settings.write_text("{not json", encoding="utf-8")
     broken = runner.invoke(cli, ["hooks", "install", "claude-code", "--repo", str(tmp_path)])
     assert broken.exit_code != 0 and "is not JSON" in broken.output
+
+
+def install(repo: Path) -> Result:
+    return CliRunner().invoke(cli, ["hooks", "install", "claude-code", "--repo", str(repo)])
+
+
+def tree(folder: Path) -> dict[str, str]:
+    """Every entry under ``folder``: a link's target, a file's text, a folder's "/"."""
+    found: dict[str, str] = {}
+    for path in sorted(folder.rglob("*")):
+        name = str(path.relative_to(folder))
+        if path.is_symlink():
+            found[name] = "-> " + str(path.readlink())
+        elif path.is_dir():
+            found[name] = "/"
+        else:
+            found[name] = path.read_text(encoding="utf-8")
+    return found
+
+
+@pytest.mark.parametrize(
+    ("link", "to"),
+    [
+        (".claude", "home/.claude"),  # the user's global settings folder
+        (".claude/settings.json", "home/.claude/settings.json"),  # the user's settings file
+        (".claude/settings.json", "home/.claude/absent.json"),  # a file it would create
+        (".claude", "repo/inside"),  # a link inside the repository is refused too
+        (".claude/settings.json", "repo/inside/settings.json"),
+    ],
+)
+def test_hooks_install_refuses_a_link_and_writes_nothing(tmp_path: Path, link: str, to: str) -> None:
+    home = tmp_path / "home" / ".claude"
+    home.mkdir(parents=True)
+    (home / "settings.json").write_text('{"model": "the user\'s own"}\n', encoding="utf-8")
+    repo = tmp_path / "repo"
+    (repo / "inside").mkdir(parents=True)
+    (repo / "inside" / "settings.json").write_text("{}\n", encoding="utf-8")
+    (repo / link).parent.mkdir(parents=True, exist_ok=True)
+    (repo / link).symlink_to(tmp_path / to)
+    before = tree(tmp_path)
+    result = install(repo)
+    assert result.exit_code != 0
+    assert f"{repo / link} is a link" in result.output and "remove the link" in result.output
+    assert "Traceback" not in result.output and not isinstance(result.exception, OSError)
+    assert tree(tmp_path) == before  # nothing written, inside or out, no file left beside
+
+
+def test_hooks_install_replaces_the_file_whole_and_keeps_its_mode(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_text("{}\n", encoding="utf-8")
+    elsewhere.chmod(0o640)
+    settings = tmp_path / "repo" / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.hardlink_to(elsewhere)  # the same file under two names: only the repository's changes
+    result = install(tmp_path / "repo")
+    assert result.exit_code == 0, result.output
+    assert elsewhere.read_text(encoding="utf-8") == "{}\n"
+    assert "kbc hook user-prompt-submit" in settings.read_text(encoding="utf-8")
+    assert settings.stat().st_mode & 0o777 == 0o640
+    assert [p.name for p in settings.parent.iterdir()] == ["settings.json"]
+    missing = install(tmp_path / "nowhere")
+    assert missing.exit_code != 0 and "no folder" in missing.output
+    assert not (tmp_path / "nowhere").exists()
