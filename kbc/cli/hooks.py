@@ -7,15 +7,16 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import click
 
 from kbc.cli.common import settings_for
 
-EVENT_BYTES = 1_000_000  # of a hook event read from stdin: a prompt, not a file
+EVENT_BYTES = 16_000_000  # of a hook event read from stdin: a prompt, however long, not a file
+SETTINGS_BYTES = 1_000_000  # of an agent's settings file read before it is rewritten
 HOOK_COMMAND = "kbc hook user-prompt-submit"
-CLAUDE_SETTINGS = Path(".claude") / "settings.json"
+CLAUDE_SETTINGS = ".claude/settings.json"
 
 
 @click.group()
@@ -30,22 +31,45 @@ def hook() -> None:
     help="The repository (default: the event's cwd, else the current folder).",
 )
 @click.option("--budget", type=click.IntRange(100), help="Tokens of the slice (default: hooks.budget).")
-def user_prompt_submit(repo: Path | None, budget: int | None) -> None:
+@click.pass_context
+def user_prompt_submit(ctx: click.Context, repo: Path | None, budget: int | None) -> None:
     """Claude Code's UserPromptSubmit hook: read the event on stdin and print the hook answer
     whose additionalContext is the prompt's slice (its path:start-end blocks).
 
     Silent (nothing printed, exit 0) when the event has no prompt, the repository has no
     build, or the slice's confidence is low: the turn goes on as if there were no hook. Any
-    error is one line on stderr, never a failed turn.
+    error (an event that is not JSON, nested too deeply or over 16 MB included) is one line on
+    stderr and exit 0, never a failed turn.
     """
     try:
-        event = json.loads(sys.stdin.buffer.read(EVENT_BYTES) or b"{}")
-    except ValueError:
-        click.echo("kbc hook: the event on stdin is not JSON; nothing added", err=True)
+        _answer(repo, budget)
+    except Exception as exc:  # whatever happens, the agent's turn goes on without the hook
+        root = ctx.find_root().obj
+        if isinstance(root, dict) and root.get("debug"):
+            raise
+        from kbc.domain.errors import describe
+
+        click.echo(f"kbc hook: nothing added ({describe(exc)})", err=True)
+
+
+def _answer(repo: Path | None, budget: int | None) -> None:
+    event = _event(sys.stdin.buffer)
+    if isinstance(event, str):
+        click.echo(f"kbc hook: {event}; nothing added", err=True)
         return
-    prompt = event.get("prompt") if isinstance(event, dict) else None
+    prompt = event.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
         return
+    from kbc.retrieval.query import MAX_TASK_CHARS
+
+    if len(prompt) > MAX_TASK_CHARS:
+        click.echo(
+            f"kbc hook: the prompt has {len(prompt):,} characters; "
+            f"its first {MAX_TASK_CHARS:,} characters are the task",
+            err=True,
+        )
+        prompt = prompt[:MAX_TASK_CHARS]
+    prompt = prompt.encode("utf-8", "replace").decode("utf-8")  # half a surrogate pair: "?"
     where = repo or Path(str(event.get("cwd") or "."))
     context = _context(where, prompt, budget)
     if context:
@@ -55,6 +79,23 @@ def user_prompt_submit(repo: Path | None, budget: int | None) -> None:
                 ensure_ascii=False,
             )
         )
+
+
+def _event(stream: BinaryIO) -> dict[str, Any] | str:
+    """The hook event on ``stream``, read whole (at most :data:`EVENT_BYTES`); an event that
+    is not an object is an empty one. What is wrong with it when it cannot be read."""
+    raw = stream.read(EVENT_BYTES + 1)
+    if len(raw) > EVENT_BYTES:
+        while stream.read(1 << 20):  # the agent writes it whole before it reads an answer
+            pass
+        return f"the event on stdin is over {EVENT_BYTES:,} bytes"
+    try:
+        event = json.loads(raw or b"{}")
+    except RecursionError:
+        return "the event on stdin is nested too deeply to read"
+    except ValueError:
+        return "the event on stdin is not JSON"
+    return event if isinstance(event, dict) else {}
 
 
 def _context(where: Path, prompt: str, budget: int | None) -> str:
@@ -100,18 +141,32 @@ def hooks() -> None:
 def install(agent: str, repo: Path) -> None:
     """Write the project's hook configuration for AGENT (claude-code: .claude/settings.json,
     a UserPromptSubmit hook running `kbc hook user-prompt-submit`), keeping what is there.
-    Running it again changes nothing."""
+    Running it again changes nothing. Nothing is read or written through a link: a
+    .claude or .claude/settings.json that is one is refused."""
+    from kbc.domain.errors import KbcError, TargetError
+    from kbc.store.files import read_inside, write_inside
+
+    if not repo.is_dir():
+        raise TargetError(f"{repo} is no folder", hint="pass --repo the project's folder")
     target = repo / CLAUDE_SETTINGS
     data: dict[str, Any] = {}
-    if target.is_file():
+    try:
+        raw = read_inside(repo, CLAUDE_SETTINGS, SETTINGS_BYTES)
+    except OSError as exc:
+        raise KbcError(f"{target} cannot be read: {exc.strerror or exc}") from None
+    if raw is not None:
         try:
-            loaded = json.loads(target.read_text(encoding="utf-8"))
+            loaded = json.loads(raw)
+        except RecursionError:
+            raise click.ClickException(
+                f"{target} is nested too deeply; fix it or move it aside first"
+            ) from None
         except ValueError:
             raise click.ClickException(f"{target} is not JSON; fix it or move it aside first") from None
         if not isinstance(loaded, dict):
             raise click.ClickException(f"{target} is not a JSON object; fix it or move it aside first")
         data = loaded
-    entries = data.setdefault("hooks", {}).setdefault("UserPromptSubmit", [])
+    entries = _entries(data, target)
     if any(
         h.get("command") == HOOK_COMMAND
         for e in entries
@@ -122,6 +177,21 @@ def install(agent: str, repo: Path) -> None:
         click.echo(f"{target}: the kbc hook is already there")
         return
     entries.append({"hooks": [{"type": "command", "command": HOOK_COMMAND, "timeout": 30}]})
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    try:
+        write_inside(repo, CLAUDE_SETTINGS, json.dumps(data, indent=2) + "\n")
+    except RecursionError:
+        raise click.ClickException(f"{target} is nested too deeply; fix it or move it aside first") from None
+    except OSError as exc:
+        raise KbcError(f"{target} cannot be written: {exc.strerror or exc}") from None
     click.echo(f"{target}: UserPromptSubmit runs `{HOOK_COMMAND}` (build the store first: kbc build)")
+
+
+def _entries(data: dict[str, Any], target: Path) -> list[Any]:
+    """The UserPromptSubmit entries of ``data``, made when missing."""
+    hooks = data.setdefault("hooks", {})
+    entries = hooks.setdefault("UserPromptSubmit", []) if isinstance(hooks, dict) else None
+    if not isinstance(entries, list):
+        raise click.ClickException(
+            f"{target}: hooks.UserPromptSubmit is not a list; fix it or move the file aside first"
+        )
+    return entries

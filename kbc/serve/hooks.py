@@ -51,6 +51,21 @@ def verified(headers: Any, body: bytes, secret: str) -> str:
     return ""
 
 
+def parsed(body: bytes) -> Any:
+    """``body`` read as JSON; a :class:`KbcError` saying why it cannot be, whatever the reason."""
+    try:
+        return json.loads(body)
+    except RecursionError:
+        raise KbcError(
+            "the payload is nested too deeply to read",
+            hint="a push event nests a few levels; send the one the forge sends",
+        ) from None
+    except ValueError:  # not JSON, or not in a Unicode encoding
+        raise KbcError(
+            "the payload is not JSON", hint="set the webhook's content type to application/json"
+        ) from None
+
+
 def push_of(payload: Any) -> tuple[list[str], str, str]:
     """A push event's repository URLs, branch and new commit."""
     if not isinstance(payload, dict):
@@ -109,9 +124,7 @@ def push_hook(
                 }
             )
         try:
-            urls, branch, after = push_of(json.loads(body))
-        except ValueError:
-            return _error(400, "the payload is not JSON")
+            urls, branch, after = push_of(parsed(body))
         except KbcError as error:
             return _error(400, error.message, error.hint)
         queued = worker.workspace.pushed_to(urls, branch, after)

@@ -399,6 +399,28 @@ def test_a_push_webhook_brings_the_new_commit_in_without_a_restart(tmp_path: Pat
         assert elsewhere.status_code == 200 and elsewhere.json()["queued"] == []
 
 
+def test_a_webhook_body_that_does_not_parse_is_answered_400(make_repo: Any) -> None:
+    secret = "a-webhook-secret-for-the-tests"
+    settings = Settings(embed_model="none", webhook_secret=secret)
+    kb = KnowledgeBase(make_repo(CLICK), settings=settings, components=Components.lexical())
+    kb.build(no_llm=True)
+    deep = b'{"ref": "refs/heads/main", "repository": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    with running(kb) as url:
+        for body, words in (
+            (deep, "nested too deeply"),
+            (b"payload=%7B%7D", "not JSON"),
+            (b'{"ref": "\xff', "not JSON"),
+            (b"\xff\xfe\x00{", "not JSON"),
+        ):
+            reply = httpx.post(
+                f"{url}/api/v1/hooks/push",
+                content=body,
+                headers={"X-GitHub-Event": "push", "X-Hub-Signature-256": _sign(body, secret)},
+            )
+            assert reply.status_code == 400, reply.text
+            assert words in reply.json()["error"] and reply.json()["hint"], reply.text
+
+
 @pytest.mark.slow
 def test_an_answer_says_when_head_moved_and_the_refresh_tool_brings_it_in(make_repo: Any) -> None:
     root = make_repo(CLICK)

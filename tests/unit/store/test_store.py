@@ -96,6 +96,35 @@ def test_a_replaced_file_is_whole_or_as_it_was(tmp_path: Path) -> None:
     assert [p.name for p in target.parent.iterdir()] == ["state.json"]  # nothing left beside it
 
 
+def test_a_file_inside_a_folder_is_never_read_or_written_through_a_link(tmp_path: Path) -> None:
+    from kbc.domain.errors import PathRefused
+    from kbc.store.files import read_inside, write_atomic, write_inside
+
+    outside = tmp_path / "outside.txt"
+    outside.write_text("the user's own", encoding="utf-8")
+    root = tmp_path / "repo"
+    (root / "a").mkdir(parents=True)
+    (root / "a" / "f").symlink_to(outside)
+    (root / "l").symlink_to(tmp_path)
+    for relative in ("a/f", "l/outside.txt"):
+        with pytest.raises(PathRefused, match="is a link"):
+            write_inside(root, relative, "x")
+        with pytest.raises(PathRefused, match="is a link"):
+            read_inside(root, relative, 100)
+    assert outside.read_text(encoding="utf-8") == "the user's own"
+    write_atomic(root / "a" / "f", "x")  # a link put there at the last moment is replaced
+    assert outside.read_text(encoding="utf-8") == "the user's own"
+    assert not (root / "a" / "f").is_symlink() and (root / "a" / "f").read_text() == "x"
+    write_inside(root, "b/c/d.txt", "new")
+    assert read_inside(root, "b/c/d.txt", 100) == b"new"
+    assert read_inside(root, "b/missing/d.txt", 100) is None
+    with pytest.raises(PathRefused, match="more than the 2 kbc reads"):
+        read_inside(root, "b/c/d.txt", 2)
+    with pytest.raises(PathRefused, match="not a folder"):
+        write_inside(root, "b/c/d.txt/e", "x")
+    assert sorted(p.name for p in (root / "b" / "c").iterdir()) == ["d.txt"]
+
+
 def test_a_file_that_is_not_a_database_is_refused_and_closed(tmp_path: Path) -> None:
     import sqlite3
 
