@@ -28,7 +28,7 @@ from kbc.domain.models import KNOWLEDGE_PREFIX, Chunk, ChunkKind, EmbedUnit, Fil
 from kbc.domain.progress import EmbedProgress
 from kbc.domain.timing import PassTiming, Stopwatch
 from kbc.domain.views import VIEW_PREFIX
-from kbc.index.chunks import chunk_text, knowledge_chunks
+from kbc.index.chunks import chunk_text, knowledge_chunks, readable
 from kbc.index.definitions import Definition
 from kbc.index.embed import Embedder
 from kbc.index.exact import ExactVectors, digest_of, load_snapshot, sweep_snapshots, write_snapshot
@@ -43,7 +43,7 @@ from kbc.store.layout import LEXICAL
 
 STAGED = "lexical.next.sqlite"  # the index a build writes, renamed into place when it publishes
 
-CHUNKER_VERSION = "8"
+CHUNKER_VERSION = "9"  # 9: text indexed as kbc shows it (kbc.index.chunks.readable)
 POOL_MIN_FILES = 64
 EMBED_BATCH = 256  # units handed to the embedder per call (it batches 32 inside)
 
@@ -103,7 +103,7 @@ def _prepare(task: ChunkTask) -> tuple[str, list[Chunk], int]:
         text, secrets = redaction.text, len(redaction.findings)
     chunks = chunk_text(
         task.path,
-        text,
+        readable(text),
         task.language,
         size=task.size,
         overlap=task.overlap,
@@ -162,6 +162,7 @@ def document_chunks(path: str, text: str, size: int, overlap: int, kind: ChunkKi
     document's (``kind``) cut at every section (:func:`kbc.index.chunks.knowledge_chunks`);
     already redacted."""
     counter = default_counter()
+    text = readable(text)
     cut = (
         knowledge_chunks(path, text, counter.count)
         if kind == "knowledge"

@@ -98,6 +98,18 @@ def _markdown_spans(lines: Sequence[str], size: int, overlap: int) -> Iterator[t
     yield from flush()
 
 
+_BLANKS = str.maketrans({"\r": " ", "\f": " ", "\v": " "})
+_CONTROLS = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x9f]")
+
+
+def readable(text: str) -> str:
+    """``text`` as kbc shows it: a CRLF line ending as LF, a lone carriage return, form feed or
+    vertical tab as a space, and any other control character (a bell, a terminal escape) as
+    U+FFFD; tabs and line breaks as they are, so every line keeps its number."""
+    text = text.replace("\r\n", "\n").translate(_BLANKS)
+    return _CONTROLS.sub("\ufffd", text)
+
+
 def split_lines(text: str) -> list[str]:
     """Lines with their endings, split on "\n" only (as git and the analyzer count them)."""
     parts = text.split("\n")

@@ -105,8 +105,11 @@ def knowledge_text(manifest: Manifest, path: str, max_bytes: int) -> str:
 
 
 def lines_of(path: str, text: str, start: int | None, end: int | None) -> FileLines:
-    """Lines ``start``-``end`` of ``text`` (at most MAX_FILE_LINES), as get_file returns them."""
-    lines = text.split("\n")
+    """Lines ``start``-``end`` of ``text`` (at most MAX_FILE_LINES), as get_file returns them
+    (:func:`kbc.index.chunks.readable`: as slices show them)."""
+    from kbc.index.chunks import readable
+
+    lines = readable(text).split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     first = max(1, start or 1)
