@@ -93,7 +93,9 @@ def refresh(
     asked for again only where a view's facts changed; past the drift threshold
     (KB_FULL_REBUILD_FRACTION of tracked files or KB_FULL_REBUILD_FILES files)
     the store is rebuilt from scratch. A URL is cloned into kbc's data folder
-    (KBC_DATA_DIR) and its branch followed by fetch and hard reset.
+    (KBC_DATA_DIR) and its branch followed by fetch and hard reset. A refresh
+    returns with every vector embedded, those a stopped background embedding
+    left included.
     """
     from kbc.analyzers.gitrepo import is_url
     from kbc.services.refresh import refresh as run_refresh

@@ -114,6 +114,11 @@ def resume_filling(root: Path, settings: Settings, store_dir: Path | None = None
     return start_filling(root, settings, store_dir)
 
 
+def waits_for_vectors(store_root: Path) -> bool:
+    """Whether the store's live index waits for vectors (a build left them to embed)."""
+    return bool(_meta(index_dir(store_root), PENDING))
+
+
 def _meta(where: Path, key: str) -> str:
     """A meta value of the live index ("" when there is no readable index)."""
     from kbc.index.lexical import LexicalIndex

@@ -34,6 +34,7 @@ from kbc.index.build import index_problem
 from kbc.services.build import BuildSummary, build_repository
 from kbc.services.components import CONFIGURED, Components
 from kbc.services.drift import find_drift
+from kbc.services.embedding import fill_vectors, waits_for_vectors
 from kbc.services.team import knowledge_moved
 from kbc.store.facts_store import FactsStore
 from kbc.store.files import write_atomic
@@ -271,6 +272,13 @@ def _refresh(  # noqa: PLR0913 - the refresh's inputs, passed by name
     if mode == "up-to-date" and with_knowledge and knowledge_moved(root, settings, store_root):
         mode, reason = "incremental", "no file of the repository changed, but its knowledge roots did"
     if mode == "up-to-date" and before == after:
+        if waits_for_vectors(store_root):  # a stopped embedding's: a refresh returns with them in
+            filled = fill_vectors(root, settings, store_dir, on_wait=on_wait, components=components)
+            if filled.units:
+                reason = (
+                    f"{reason}; the {filled.units} vectors the last build left to embed (its "
+                    f"embedding had stopped) are in: {filled.embedded} embedded now"
+                )
         summary = RefreshSummary(
             root=str(root.resolve()),
             store=str(store_root),

@@ -156,3 +156,21 @@ def test_a_killed_embedding_is_started_again_by_the_server_and_only_once(tmp_pat
     invoke("embed", "--repo", str(root))  # it and the process started take turns
     assert _status(root)["retrieval"] == "hybrid"
     assert resume_filling(root, settings) == 0  # nothing waits to be embedded
+
+
+@pytest.mark.slow
+def test_a_refresh_after_a_stopped_embedding_embeds_what_it_left(tmp_path: Path) -> None:
+    root = _repo(tmp_path / "repo")
+    summary = json.loads(invoke("build", str(root), "--format", "json", "--no-wait"))
+    pid = summary["filling"]
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 30
+    while not _gone(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _status(root)["index"]["filling"] == "stopped"
+    refreshed = json.loads(invoke("refresh", str(root), "--ci"))
+    assert refreshed["path"] == "up-to-date"
+    assert "vectors the last build left to embed (its embedding had stopped) are in" in refreshed["reason"]
+    assert _status(root)["retrieval"] == "hybrid"
+    again = json.loads(invoke("refresh", str(root), "--ci"))
+    assert again["reason"] == "nothing changed since the last build"
