@@ -34,6 +34,9 @@ class Forge:
     reviews: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # GitHub's
     approvals: dict[int, list[str]] = field(default_factory=dict)  # GitLab's: who approved
     echo: bool = False  # a refusal quotes the token it was sent, as some forges' errors do
+    # while set, a GET waits here (a forge that hangs) after setting ``arrived``
+    gate: threading.Event | None = None
+    arrived: threading.Event = field(default_factory=threading.Event)
 
     def writes(self) -> list[Call]:
         return [c for c in self.calls if c.method != "GET"]
@@ -168,6 +171,10 @@ class _Handler(BaseHTTPRequestHandler):
         prefix = urllib.parse.urlsplit(self.forge.url).path
         path = self.path.removeprefix(prefix)
         headers = {k.title(): v for k, v in self.headers.items()}
+        gate = self.forge.gate
+        if gate is not None and self.command == "GET":
+            self.forge.arrived.set()
+            gate.wait(timeout=120)
         with type(self).lock:
             status, data = self.forge.answer(self.command, path, headers, body)
         out = json.dumps(data).encode()

@@ -7,7 +7,9 @@ The token is sent only to ``forge.api_base``, over HTTPS unless that is a loopba
 Every call is bounded (``TIMEOUT`` seconds, one response of at most ``MAX_RESPONSE`` bytes); a
 forge that fails costs the proposal nothing, and the message says what to do. A branch's
 request, once read, is kept for ``LOOKUP_SECONDS``: listings asked again and again (a page
-reloaded, a metrics scrape) ask the forge once. What the forge says is shown without the
+reloaded, a metrics scrape) ask the forge once, and one caller at a time waits on it (the
+others are told the request is not read yet), so a slow forge holds one thread of a server,
+never all of them. What the forge says is shown without the
 token (a forge may echo it) and without control characters (a page URL holding a terminal
 escape is no URL).
 """
@@ -33,12 +35,17 @@ TIMEOUT = 20.0
 MAX_RESPONSE = 4_000_000
 LOOKED_UP = 50  # open proposals whose requests `kbc proposals` reads, newest first
 LOOKUP_SECONDS = 60.0  # how long a branch's request, once read, is taken as the forge's answer
+LISTING_SECONDS = 30.0  # a listing asks the forge no more once it has waited this long on it
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _PAGE = re.compile(r"https?://[^\s\x00-\x1f\x7f-\x9f]+")
 
 
 class ForgeError(KbcError):
     """The forge refused or did not answer."""
+
+
+class ForgeBusy(ForgeError):
+    """Another caller is waiting on the forge: this one does not wait too."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +69,8 @@ class Forge:
     # branch -> (when it was read, its request): what request_for answers for LOOKUP_SECONDS
     _known: dict[str, tuple[float, Request | None]] = field(default_factory=dict, compare=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
+    # held while a lookup waits on the forge: a slow forge holds one caller, never all of them
+    _asking: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
 
     def _remember(self, branch: str, request: Request | None) -> None:
         with self._lock:
@@ -119,7 +128,15 @@ class Forge:
             known = self._known.get(branch)
         if known is not None and time.monotonic() - known[0] < LOOKUP_SECONDS:
             return known[1]
-        found = self._look_up(branch)
+        if not self._asking.acquire(blocking=False):
+            raise ForgeBusy(
+                "not read yet: the forge is still answering another listing",
+                hint="list the proposals again in a moment",
+            )
+        try:
+            found = self._look_up(branch)
+        finally:
+            self._asking.release()
         self._remember(branch, found)
         return found
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import tempfile
+import time
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
@@ -25,7 +26,7 @@ from kbc.analyzers.gitrepo import GitFailed, git, git_failure, git_ok, work_tree
 from kbc.analyzers.knowledge import MARKDOWN, split_indexed
 from kbc.analyzers.secrets import redact
 from kbc.domain.errors import KbcError, NotFound, PathRefused
-from kbc.services.forge import LOOKED_UP, Forge, ForgeError
+from kbc.services.forge import LISTING_SECONDS, LOOKED_UP, Forge, ForgeError
 from kbc.services.team import Manifest, RootRecord
 
 BRANCHES = "refs/heads/kbc/"
@@ -311,10 +312,13 @@ def _reviewed(found: list[Proposal], forge: Forge) -> list[Proposal]:
     out: list[Proposal] = []
     failed = ""
     asked = 0
+    deadline = time.monotonic() + LISTING_SECONDS
     for proposal in found:
         if proposal.status != "open":
             out.append(proposal)
             continue
+        if not failed and time.monotonic() > deadline:
+            failed = f"not read: the forge took over {LISTING_SECONDS:.0f} s for this listing's first ones"
         if failed or asked >= LOOKED_UP:
             out.append(
                 replace(

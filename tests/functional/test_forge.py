@@ -307,3 +307,42 @@ def test_what_a_forge_says_is_shown_without_the_token_or_terminal_escapes(repo: 
         assert "401" in error and "Bad credentials: ***" in error and TOKEN not in refused.output
         again = run(repo, forge, "proposals")
         assert "401" in again.stdout and TOKEN not in again.output
+
+
+@pytest.mark.slow
+def test_a_forge_that_hangs_holds_one_listing_and_no_other_request(repo: Path) -> None:
+    import threading
+
+    import httpx
+    from web import running
+
+    with forge_server("github", "acme/kn", TOKEN) as forge:
+        assert propose(repo, forge, "A payout is sent every Monday.").exit_code == 0
+        kb = served(repo, forge)
+        with running(kb) as url:
+            forge.gate = threading.Event()  # the forge takes every GET and answers none
+            first: list[httpx.Response] = []
+            waiting = threading.Thread(
+                target=lambda: first.append(httpx.get(f"{url}/api/v1/proposals", timeout=120))
+            )
+            waiting.start()
+            assert forge.arrived.wait(timeout=60)
+            others: list[httpx.Response] = []
+
+            def listing() -> None:
+                others.append(httpx.get(f"{url}/api/v1/proposals", timeout=60))
+
+            threads = [threading.Thread(target=listing) for _ in range(5)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(timeout=90)
+            task = {"task": "when are payouts scheduled", "budget": 600}
+            sliced = httpx.post(f"{url}/api/v1/retrieve", json=task, timeout=60)
+            assert not first and waiting.is_alive()  # still held by the forge
+            assert len(others) == 5 and all(r.status_code == 200 for r in others)
+            assert all("still answering another listing" in r.json()[0]["request_error"] for r in others)
+            assert sliced.status_code == 200 and sliced.json()["items"]
+            forge.gate.set()
+            waiting.join(timeout=60)
+        assert first[0].status_code == 200 and first[0].json()[0]["review"] == "#1 open, awaiting review"
