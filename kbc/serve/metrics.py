@@ -188,8 +188,11 @@ class _StoreCollector:
         except KbcError:
             pass
         else:
+            from kbc.store.state import finished_at, read_state
+
             index, retrieval = dict(status.index), status.retrieval
-            built = marker[2] / 1e9 if status.built else 0.0
+            state = read_state(kb.store) if status.built else None
+            built = finished_at(kb.store, state) if state is not None else 0.0
         try:
             behind = len(kb.drift())
         except (KbcError, OSError):

@@ -12,6 +12,7 @@ record, so one stopped in between is known to the next writer (see
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -176,7 +177,13 @@ def _build(  # noqa: PLR0913 - the build's inputs, passed by name
         write_state(
             store_root,
             BuildState(
-                inventory.commit, len(inventory.files), settings.shape(), __version__, generation, dirty
+                inventory.commit,
+                len(inventory.files),
+                settings.shape(),
+                __version__,
+                generation,
+                dirty,
+                finished=time.time(),
             ),
         )
         end_build(store_root)

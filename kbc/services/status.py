@@ -6,7 +6,6 @@ embedding) reports what it has, and the mode retrieval falls back to, with the r
 
 from __future__ import annotations
 
-import os
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -15,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from kbc.domain.errors import KbcError
 from kbc.domain.settings import Settings
-from kbc.store.layout import LEXICAL, state_file
+from kbc.store.layout import LEXICAL
 
 if TYPE_CHECKING:
     from kbc.services.components import Components
@@ -73,12 +72,12 @@ def repository_status(
 
 
 def _last_build(store_root: Path) -> dict[str, str | int]:
-    from kbc.store.state import read_state
+    from kbc.store.state import finished_at, read_state
 
     state = read_state(store_root)
     if state is None:
         return {}
-    finished = os.stat(state_file(store_root)).st_mtime
+    finished = finished_at(store_root, state)
     return {
         "commit": state.commit,
         "tracked": state.tracked,

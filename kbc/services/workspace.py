@@ -30,8 +30,7 @@ from kbc.services.components import CONFIGURED, Components
 from kbc.services.knowledge import KnowledgeBase
 from kbc.services.members import Member, expand, same_url, store_of
 from kbc.services.querylog import Listener
-from kbc.store.layout import state_file
-from kbc.store.state import read_state
+from kbc.store.state import finished_at, read_state
 
 SettingsFor = Callable[[Path], Settings]
 FUSED_IDS = 1000  # cross-repository query ids remembered for report_usage
@@ -232,11 +231,12 @@ class Workspace:
 
     def describe(self, member: Member) -> dict[str, Any]:
         state = read_state(member.store)
-        try:
-            built = datetime.fromtimestamp(state_file(member.store).stat().st_mtime, UTC)
-            built_at = built.isoformat(timespec="seconds").replace("+00:00", "Z")
-        except OSError:
-            built_at = ""
+        finished = finished_at(member.store, state) if state is not None else 0.0
+        built_at = (
+            datetime.fromtimestamp(finished, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+            if finished
+            else ""
+        )
         served = state.commit if state is not None else ""
         ahead = member.pushed or self._upstream(member)
         behind = bool(served and ahead and ahead != served)

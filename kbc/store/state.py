@@ -28,6 +28,7 @@ class BuildState:
     kbc: str  # kbc version
     generation: str = ""  # the facts' generation the build published
     uncommitted: str = ""  # what differed from ``commit`` in the work tree the build read (a digest)
+    finished: float = 0.0  # when the build completed (Unix time; 0: a record from before it was kept)
 
 
 def read_state(store_root: Path) -> BuildState | None:
@@ -36,6 +37,17 @@ def read_state(store_root: Path) -> BuildState | None:
         return BuildState(**data)
     except (OSError, ValueError, TypeError):
         return None
+
+
+def finished_at(store_root: Path, state: BuildState) -> float:
+    """When the build ``state`` records completed: as it says, else (an older record) when
+    its record was written."""
+    if state.finished:
+        return state.finished
+    try:
+        return os.stat(state_file(store_root)).st_mtime
+    except OSError:
+        return 0.0
 
 
 def write_state(store_root: Path, state: BuildState) -> None:
