@@ -100,7 +100,7 @@ class Site:
         self.worker = worker
         self.token = token
         self._lock = threading.Lock()
-        self._snapshots: dict[Path, tuple[tuple[int, int, int], Snapshot]] = {}
+        self._snapshots: dict[Path, tuple[tuple[int, int, int, str], Snapshot]] = {}
 
     def chosen(self, request: Request) -> str:
         """The repository the pages show: the one the switcher chose (a cookie), else the first."""
@@ -109,7 +109,7 @@ class Site:
         return asked if asked in names else names[0]
 
     def snapshot(self, kb: KnowledgeBase) -> Snapshot:
-        marker = kb.build_marker()
+        marker = (*kb.build_marker(), kb.fallback)  # read again when retrieval falls back too
         with self._lock:
             kept = self._snapshots.get(kb.root)
             if kept is not None and kept[0] == marker:

@@ -5,6 +5,7 @@ repository's tracked files."""
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import warnings
 from collections.abc import Sequence
@@ -451,8 +452,25 @@ class KnowledgeBase:
         return find_drift(self.root, self.store)
 
     def status(self) -> Status:
-        """What the store holds and what retrieval will use; builds nothing."""
-        return repository_status(self.root, self.settings, self.store, self.components)
+        """What the store holds and what retrieval will use; builds nothing. Once the open
+        retriever has fallen back to lexical (its model failed), the status says so."""
+        found = repository_status(self.root, self.settings, self.store, self.components)
+        why = self.fallback
+        if why and found.retrieval == "hybrid":
+            found = dataclasses.replace(
+                found, retrieval="lexical", note="; ".join(n for n in (found.note, why) if n)
+            )
+        return found
+
+    @property
+    def fallback(self) -> str:
+        """Why the open retriever reads lexically although its index has every vector (its
+        model failed after it opened); "" when it does not."""
+        with self._lock:
+            live = self._build.retriever
+        if live is None or live.mode != "lexical" or live.waiting:
+            return ""
+        return live.current_note() or "the embedding model failed: retrieval is lexical"
 
     def evaluate(self, golden: Path, use_cases: Sequence[str] = ()) -> EvalReport:
         """Every question of the golden file ``golden`` asked of this store."""
