@@ -385,10 +385,15 @@ class Workspace:
 
     def pushed_to(self, urls: Sequence[str], branch: str, after: str) -> list[str]:
         """Queue a refresh of every URL repository at one of ``urls`` following ``branch``
-        (a push webhook's); returns their names."""
+        (a push webhook's), and of every repository one of whose knowledge roots follows it;
+        returns their names."""
         wanted = {same_url(u) for u in urls if u}
         queued = []
         for member in self._members.values():
+            if _follows_knowledge(member, wanted, branch):
+                self.enqueue(member.name)
+                queued.append(member.name)
+                continue
             if not member.entry.url or same_url(member.entry.url) not in wanted:
                 continue
             followed = member.entry.branch
@@ -464,6 +469,19 @@ class Workspace:
         with self._lock:
             for member in self._members.values():
                 self._close(member)
+
+
+def _follows_knowledge(member: Member, urls: set[str], branch: str) -> bool:
+    """Whether one of ``member``'s knowledge roots (as configured, or as its last build read
+    them) follows a repository at one of ``urls`` on ``branch``."""
+    from kbc.services.team import read_manifest
+
+    roots = [(r.url, r.branch) for r in member.settings.knowledge if r.url]
+    roots += [(r.url, r.branch) for r in read_manifest(member.store).roots if r.url]
+    return any(
+        same_url(url) in urls and (not branch or not followed or followed == branch)
+        for url, followed in roots
+    )
 
 
 def _usable(name: str) -> str:
