@@ -28,6 +28,7 @@ from kbc.domain.errors import KbcError, NotFound
 from kbc.domain.views import VIEW_KINDS, View
 from kbc.serve.api import status_of
 from kbc.serve.markdown import linkify, source_href, to_html, view_href
+from kbc.serve.named import named
 from kbc.serve.security import COOKIE, token_matches
 from kbc.serve.worker import Worker
 from kbc.services.drift import render_drift
@@ -280,6 +281,7 @@ class Site:
             use_case=use_case,
             budget=budget,
             found=found,
+            named=named(found.matched, snap.served) if found else [],
             profiles=list(kb.use_cases().values()),
             scopes=scopes,
             chosen=chosen,

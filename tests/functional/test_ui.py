@@ -15,6 +15,7 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from click.testing import CliRunner
@@ -39,6 +40,7 @@ CHROMIUM_ARGS = [
     "--no-first-run",
     "--disable-quic",
 ]
+NAMING_TASK = "does validate_refund in store/payments/refunds.py check the window?"
 
 
 def chromium() -> str | None:
@@ -257,6 +259,29 @@ def test_a_phone_width_screen_needs_no_sideways_scrolling(browser: Any, url: str
         assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), path
     finally:
         context.close()
+
+
+def test_the_slice_builder_shows_what_the_task_named_not_a_python_dict(page: Any) -> None:
+    page.goto("/slice?task=" + quote(NAMING_TASK))
+    page.wait_for_selector("#slice-tokens")
+    shown = page.evaluate(
+        "(() => { const main = document.querySelector('main').cloneNode(true);"
+        " main.querySelectorAll('pre, textarea').forEach(e => e.remove()); return main.innerText; })()"
+    )
+    for repr_part in ("{'", "': ", "['", "'}"):
+        assert repr_part not in shown
+    named = page.locator("ul.matched > li")
+    assert named.count() == 2
+    assert named.first.locator("code").first.inner_text() == "store/payments/refunds.py"
+    link = named.first.locator("a.loc")
+    assert link.inner_text() == "store/payments/refunds.py"
+    assert link.get_attribute("href") == "/source/store/payments/refunds.py"
+    name = named.nth(1)
+    assert name.locator("code").first.inner_text() == "validate_refund"
+    target = name.locator("a", has_text="store.payments.refunds.validate_refund")
+    assert target.get_attribute("href") == "/symbol?name=store.payments.refunds.validate_refund"
+    target.click()
+    page.wait_for_url("**/symbol?name=store.payments.refunds.validate_refund")
 
 
 def test_beyond_loopback_the_browser_signs_in_with_the_token(browser: Any, repo: Path) -> None:
