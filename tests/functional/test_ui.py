@@ -284,6 +284,23 @@ def test_the_slice_builder_shows_what_the_task_named_not_a_python_dict(page: Any
     page.wait_for_url("**/symbol?name=store.payments.refunds.validate_refund")
 
 
+def test_a_search_hit_keeps_its_label_and_its_names_apart(page: Any) -> None:
+    page.goto("/search?q=refund")
+    hits = page.locator("ol.hits > li")
+    names = 0
+    for i in range(hits.count()):
+        hit = hits.nth(i)
+        text = hit.inner_text()
+        label = hit.locator(".kind").inner_text()
+        assert re.search(rf"(^|\s){re.escape(label)}(\s|$)", text), text
+        for name in hit.locator("a[href^='/symbol'] code").all_inner_texts():
+            at = text.index(name)
+            assert text[at - 1].isspace(), text  # not run into the label or the heading before it
+            names += 1
+    assert names >= 3
+    assert "codestore." not in page.locator("ol.hits").inner_text()
+
+
 def test_beyond_loopback_the_browser_signs_in_with_the_token(browser: Any, repo: Path) -> None:
     kb = KnowledgeBase(repo, components=Components.lexical())
     with running(kb, host="0.0.0.0", token=TOKEN) as url:
