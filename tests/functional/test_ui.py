@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+import httpx
 import pytest
 from click.testing import CliRunner
 from helpers import LEXICAL
@@ -291,7 +292,7 @@ def test_the_phone_width_check_covers_every_page_the_ui_serves() -> None:
     served = {
         r.path for r in Site(None, None).routes() if isinstance(r, Route) and "GET" in (r.methods or ())
     }
-    assert served == set(PAGES)
+    assert served - {"/favicon.ico"} == set(PAGES)  # the icon is no page
 
 
 @pytest.mark.parametrize("route", [*PAGES, UNKNOWN])
@@ -355,6 +356,19 @@ def test_a_search_hit_keeps_its_label_and_its_names_apart(page: Any) -> None:
             names += 1
     assert names >= 3
     assert "codestore." not in page.locator("ol.hits").inner_text()
+
+
+def test_the_favicon_is_an_icon(url: str) -> None:
+    icon = httpx.get(f"{url}/favicon.ico")
+    assert icon.status_code == 200
+    assert icon.headers["content-type"] in ("image/x-icon", "image/vnd.microsoft.icon")
+    assert icon.content.startswith(b"\x00\x00\x01\x00")  # an ICO file's header
+    page = httpx.get(f"{url}/").text
+    linked = re.search(r'<link rel="icon" href="([^"]+)" type="image/svg\+xml">', page)
+    assert linked is not None
+    drawn = httpx.get(url + linked.group(1))
+    assert drawn.status_code == 200 and drawn.headers["content-type"].startswith("image/svg+xml")
+    assert drawn.text.lstrip().startswith("<svg")
 
 
 def test_beyond_loopback_the_browser_signs_in_with_the_token(browser: Any, repo: Path) -> None:
