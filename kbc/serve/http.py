@@ -62,6 +62,7 @@ def _endpoint_label(path: str) -> str:
         "/mcp",
         "/metrics",
         "/static",
+        "/favicon.ico",
         "/login",
         "/views",
         "/view",

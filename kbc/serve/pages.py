@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -28,6 +28,7 @@ from kbc.domain.errors import KbcError, NotFound
 from kbc.domain.views import VIEW_KINDS, View
 from kbc.serve.api import status_of
 from kbc.serve.markdown import linkify, source_href, to_html, view_href
+from kbc.serve.named import named
 from kbc.serve.security import COOKIE, token_matches
 from kbc.serve.worker import Worker
 from kbc.services.drift import render_drift
@@ -56,6 +57,7 @@ SOURCE_LINES = 2000  # lines of a file one page shows
 CONTEXT_LINES = 200  # lines shown around a highlighted range of a long file
 EXCERPT_LINES = 8  # of a search hit
 GRAPH_NODES = 120  # modules drawn in the module graph
+STATIC = Path(__file__).with_name("static")  # the scripts, styles and icons the pages load
 
 
 @cache
@@ -280,6 +282,7 @@ class Site:
             use_case=use_case,
             budget=budget,
             found=found,
+            named=named(found.matched, snap.served) if found else [],
             profiles=list(kb.use_cases().values()),
             scopes=scopes,
             chosen=chosen,
@@ -408,10 +411,14 @@ class Site:
         ]
         found.append(Route("/login", self.login, methods=["GET", "POST"]))
         found.append(Route("/repository", self.switch, methods=["POST"]))
-        found.append(
-            Mount("/static", StaticFiles(directory=str(Path(__file__).with_name("static"))), name="static")
-        )
+        found.append(Route("/favicon.ico", _favicon, methods=["GET"]))
+        found.append(Mount("/static", StaticFiles(directory=str(STATIC)), name="static"))
         return found
+
+
+async def _favicon(request: Request) -> Response:
+    """The icon, for a client that asks where icons used to be (the pages link the SVG)."""
+    return FileResponse(STATIC / "favicon.ico", media_type="image/vnd.microsoft.icon")
 
 
 def _local_path(target: str) -> str:

@@ -15,15 +15,19 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
+import httpx
 import pytest
 from click.testing import CliRunner
 from helpers import LEXICAL
 from llm_server import Reply, chat_server
+from starlette.routing import Route
 from web import SECRET, STORE, TOKEN, built_repository, running
 
 from kbc.cli.main import cli
 from kbc.domain.settings import load_settings
+from kbc.serve.pages import Site
 from kbc.services.components import Components
 from kbc.services.knowledge import KnowledgeBase
 from kbc.views.llm import LiteLLMInterpreter
@@ -39,6 +43,23 @@ CHROMIUM_ARGS = [
     "--no-first-run",
     "--disable-quic",
 ]
+# Names as long as a real project's, which a phone-width page must wrap.
+LONG_NAMES = {
+    "store/payments/settlement.py": '''
+        """Settlement: the acquirer's statement against the ledger."""
+
+
+        def statement_lines_of_the_settlement_day(day: str) -> list[str]:
+            """The acquirer's statement lines of one settlement day."""
+            return [day]
+
+
+        def reconcile_settlement_batches_with_the_acquirer_statement(day: str) -> int:
+            """How many statement lines the ledger does not hold."""
+            return len(statement_lines_of_the_settlement_day(day))
+    ''',
+}
+NAMING_TASK = "does validate_refund in store/payments/refunds.py check the window?"
 
 
 def chromium() -> str | None:
@@ -67,7 +88,7 @@ def browser() -> Iterator[Any]:
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     browser = ("KBC_REQUIRE_BROWSER", "KBC_CHROMIUM")
-    with built_repository(tmp_path_factory.mktemp("ui"), STORE, browser) as root:
+    with built_repository(tmp_path_factory.mktemp("ui"), {**STORE, **LONG_NAMES}, browser) as root:
         yield root
 
 
@@ -239,24 +260,115 @@ def test_keyboard_first_stop_is_the_skip_link_and_it_reaches_main(page: Any) -> 
     assert page.evaluate("document.activeElement.tagName") == "A"
 
 
-@pytest.mark.parametrize(
-    "path",
-    [
-        "/",
-        "/view/architecture",
+# Every page the UI serves (its GET routes, the keys), each at the addresses that fill it in.
+PAGES: dict[str, tuple[str, ...]] = {
+    "/": ("/",),
+    "/views": ("/views", "/views?kind=module"),
+    "/view/{view_id:path}": ("/view/architecture", "/view/no-such-view"),  # and every view listed
+    "/graph": ("/graph", "/graph?all=1"),
+    "/symbol": (
+        "/symbol",
         "/symbol?name=refund",
-        "/slice?task=refund",
+        "/symbol?name=Order",
+        "/symbol?name=statement_lines_of_the_settlement_day",
+        "/symbol?name=nothing_named_so",
+    ),
+    "/source/{path:path}": (
         "/source/store/orders/orders.py?start=3&end=9",
-    ],
-)
-def test_a_phone_width_screen_needs_no_sideways_scrolling(browser: Any, url: str, path: str) -> None:
+        "/source/docs/refunds.md",
+        "/source/store/settings.py",
+    ),
+    "/search": ("/search", "/search?q=refund", "/search?q=settlement+statement", "/search?q=zzkq"),
+    "/slice": ("/slice", "/slice?task=" + quote(NAMING_TASK), "/slice?task=zzkq+xqvv+wwpp"),
+    "/ask": ("/ask", "/ask?q=how+are+refunds+validated%3F&no_llm=1", "/ask?q=how+are+refunds+validated%3F"),
+    "/gaps": ("/gaps",),
+    "/drift": ("/drift",),
+    "/login": ("/login",),
+}
+UNKNOWN = "/no-such-page"  # the error page
+
+
+def test_the_phone_width_check_covers_every_page_the_ui_serves() -> None:
+    served = {
+        r.path for r in Site(None, None).routes() if isinstance(r, Route) and "GET" in (r.methods or ())
+    }
+    assert served - {"/favicon.ico"} == set(PAGES)  # the icon is no page
+
+
+@pytest.mark.parametrize("route", [*PAGES, UNKNOWN])
+def test_a_phone_width_screen_needs_no_sideways_scrolling(browser: Any, url: str, route: str) -> None:
+    """At 390 px no page scrolls sideways: long paths and names wrap, wide tables and code
+    scroll inside themselves."""
     context = browser.new_context(viewport={"width": 390, "height": 844}, base_url=url)
     try:
         page = context.new_page()
-        page.goto(path)
-        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), path
+        addresses = list(PAGES.get(route, (route,)))
+        if route == "/view/{view_id:path}":
+            page.goto("/views")
+            addresses += page.eval_on_selector_all(
+                "main a[href^='/view/']", "links => links.map(a => a.getAttribute('href'))"
+            )
+        wide = []
+        for address in addresses:
+            page.goto(address)
+            if not page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"):
+                wide.append((address, page.evaluate("document.documentElement.scrollWidth")))
+        assert wide == []
     finally:
         context.close()
+
+
+def test_the_slice_builder_shows_what_the_task_named_not_a_python_dict(page: Any) -> None:
+    page.goto("/slice?task=" + quote(NAMING_TASK))
+    page.wait_for_selector("#slice-tokens")
+    shown = page.evaluate(
+        "(() => { const main = document.querySelector('main').cloneNode(true);"
+        " main.querySelectorAll('pre, textarea').forEach(e => e.remove()); return main.innerText; })()"
+    )
+    for repr_part in ("{'", "': ", "['", "'}"):
+        assert repr_part not in shown
+    named = page.locator("ul.matched > li")
+    assert named.count() == 2
+    assert named.first.locator("code").first.inner_text() == "store/payments/refunds.py"
+    link = named.first.locator("a.loc")
+    assert link.inner_text() == "store/payments/refunds.py"
+    assert link.get_attribute("href") == "/source/store/payments/refunds.py"
+    name = named.nth(1)
+    assert name.locator("code").first.inner_text() == "validate_refund"
+    target = name.locator("a", has_text="store.payments.refunds.validate_refund")
+    assert target.get_attribute("href") == "/symbol?name=store.payments.refunds.validate_refund"
+    target.click()
+    page.wait_for_url("**/symbol?name=store.payments.refunds.validate_refund")
+
+
+def test_a_search_hit_keeps_its_label_and_its_names_apart(page: Any) -> None:
+    page.goto("/search?q=refund")
+    hits = page.locator("ol.hits > li")
+    names = 0
+    for i in range(hits.count()):
+        hit = hits.nth(i)
+        text = hit.inner_text()
+        label = hit.locator(".kind").inner_text()
+        assert re.search(rf"(^|\s){re.escape(label)}(\s|$)", text), text
+        for name in hit.locator("a[href^='/symbol'] code").all_inner_texts():
+            at = text.index(name)
+            assert text[at - 1].isspace(), text  # not run into the label or the heading before it
+            names += 1
+    assert names >= 3
+    assert "codestore." not in page.locator("ol.hits").inner_text()
+
+
+def test_the_favicon_is_an_icon(url: str) -> None:
+    icon = httpx.get(f"{url}/favicon.ico")
+    assert icon.status_code == 200
+    assert icon.headers["content-type"] in ("image/x-icon", "image/vnd.microsoft.icon")
+    assert icon.content.startswith(b"\x00\x00\x01\x00")  # an ICO file's header
+    page = httpx.get(f"{url}/").text
+    linked = re.search(r'<link rel="icon" href="([^"]+)" type="image/svg\+xml">', page)
+    assert linked is not None
+    drawn = httpx.get(url + linked.group(1))
+    assert drawn.status_code == 200 and drawn.headers["content-type"].startswith("image/svg+xml")
+    assert drawn.text.lstrip().startswith("<svg")
 
 
 def test_beyond_loopback_the_browser_signs_in_with_the_token(browser: Any, repo: Path) -> None:
