@@ -69,12 +69,52 @@ def to_html(
     and ``here`` is the file of the view being shown, against which relative links resolve."""
     md = _parser()
     env = {"served": served}
-    tokens = md.parse(markdown, env)
+    tokens = md.parse(_locations_kept(markdown), env)
     for token in tokens:
         if token.type == "inline" and token.children:
             _links(token.children, views or {}, here)
     out: str = md.renderer.render(tokens, md.options, env)
     return out
+
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_CODE_SPAN = re.compile(r"(`+)(?:.|\n)*?(?<!`)\1(?!`)")
+
+
+def _locations_kept(markdown: str) -> str:
+    """``markdown`` with the underscores and asterisks of every location outside code escaped,
+    so that ``pkg/__init__.py:1-4`` stays a location, never a path with ``init`` in bold."""
+
+    def escaped(match: re.Match[str]) -> str:
+        return re.sub(r"([_*])", r"\\\1", match.group(0))
+
+    def prose(text: str) -> str:
+        out, at = [], 0
+        for span in _CODE_SPAN.finditer(text):
+            out.append(LOCATION.sub(escaped, text[at : span.start()]))
+            out.append(span.group(0))
+            at = span.end()
+        out.append(LOCATION.sub(escaped, text[at:]))
+        return "".join(out)
+
+    out: list[str] = []
+    block: list[str] = []
+    fence = ""
+    for line in markdown.split("\n"):
+        opened = _FENCE.match(line)
+        if fence:  # inside a fenced block: as it is, until the fence that closes it
+            out.append(line)
+            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):
+                fence = ""
+        elif opened:
+            out.extend(prose("\n".join(block)).split("\n") if block else [])
+            block = []
+            out.append(line)
+            fence = opened.group(1)
+        else:
+            block.append(line)
+    out.extend(prose("\n".join(block)).split("\n") if block else [])
+    return "\n".join(out)
 
 
 def _fence(info: str, content: str, served: Collection[str]) -> str:

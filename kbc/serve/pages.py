@@ -27,6 +27,7 @@ from kbc import __version__
 from kbc.domain.errors import KbcError, NotFound
 from kbc.domain.views import VIEW_KINDS, View
 from kbc.serve.api import status_of
+from kbc.serve.graph import module_graph
 from kbc.serve.markdown import linkify, source_href, to_html, view_href
 from kbc.serve.named import named
 from kbc.serve.security import COOKIE, token_matches
@@ -37,7 +38,7 @@ from kbc.services.payloads import hits_data
 from kbc.services.reads import FileLines
 from kbc.services.status import Status
 from kbc.views.kinds import KINDS
-from kbc.views.render import mermaid_label, render_view, view_file
+from kbc.views.render import render_view, view_file
 
 mimetypes.add_type("text/javascript", ".mjs")  # a module script is refused with another type
 
@@ -56,7 +57,6 @@ HOME_LIMIT = 12  # views of a kind listed on the overview
 SOURCE_LINES = 2000  # lines of a file one page shows
 CONTEXT_LINES = 200  # lines shown around a highlighted range of a long file
 EXCERPT_LINES = 8  # of a search hit
-GRAPH_NODES = 120  # modules drawn in the module graph
 STATIC = Path(__file__).with_name("static")  # the scripts, styles and icons the pages load
 
 
@@ -205,7 +205,7 @@ class Site:
         if architecture is None:
             raise NotFound("no architecture view", hint="run `kbc build` on the repository")
         every = request.query_params.get("all", "") not in ("", "0")
-        body = _module_graph(architecture, {v.id for v in snap.views}, every)
+        body = module_graph(architecture, {v.id for v in snap.views}, every)
         return self.page("page.html", snap, request, title="Module graph", body=body, mermaid=True)
 
     def symbol(self, kb: KnowledgeBase, request: Request) -> HTMLResponse:
@@ -447,55 +447,6 @@ def _by_kind(views: Any) -> list[tuple[str, str, list[View]]]:
         if items:
             out.append((kind, KINDS[kind].heading, items))
     return out
-
-
-def _is_test(module: str) -> bool:
-    return any(part in ("test", "tests", "testing") for part in module.split("."))
-
-
-def _module_graph(architecture: View, ids: set[str], every: bool) -> str:
-    """The modules (the most central first, up to GRAPH_NODES; test packages only with
-    ``every``) and the imports between them."""
-    facts = architecture.facts
-    shown = [m for m in facts["modules"] if every or not _is_test(m["name"])]
-    modules = sorted(shown, key=lambda m: (-m["centrality"], m["name"]))[:GRAPH_NODES]
-    names = sorted(m["name"] for m in modules)
-    node = {name: f"m{i}" for i, name in enumerate(names)}
-    lines = ["graph LR"]
-    lines.extend(f"  {node[m]}[{mermaid_label(m)}]" for m in names)
-    for dependency in facts["dependencies"]:
-        if dependency["source"] in node and dependency["target"] in node:
-            lines.append(f"  {node[dependency['source']]} --> {node[dependency['target']]}")
-    links = "".join(
-        f'<li><a href="{html.escape(view_href("module:" + m))}">{html.escape(m)}</a></li>'
-        if "module:" + m in ids
-        else f"<li>{html.escape(m)}</li>"
-        for m in names
-    )
-    more = len(shown) - len(names)
-    hidden = len(facts["modules"]) - len(shown)
-    note = f'<p class="meta">{more} less central modules are not drawn.</p>' if more > 0 else ""
-    if hidden:
-        note += (
-            f'<p class="meta">{hidden} test module{"s" if hidden != 1 else ""} left out: '
-            '<a href="/graph?all=1">show every module</a>.</p>'
-        )
-    return (
-        f'<h1>Module graph</h1><p class="meta">{len(names)} modules, '
-        f"{sum(1 for d in facts['dependencies'] if d['source'] in node and d['target'] in node)} "
-        f"imports between them; a module opens its page.</p>{note}"
-        f'<pre class="mermaid" data-links="module">{html.escape(chr(10).join(lines))}</pre>'
-        f'<h2>Modules</h2><ul class="views columns">{links}</ul>'
-        f'<script type="application/json" id="module-links">{_json_links(names, ids)}</script>'
-    )
-
-
-def _json_links(names: list[str], ids: set[str]) -> str:
-    import json
-
-    data = {m: view_href("module:" + m) for m in names if "module:" + m in ids}
-    # Safe inside <script>: no "</" can end the element early.
-    return json.dumps(data).replace("</", "<\\/")
 
 
 __all__ = ["Site"]
