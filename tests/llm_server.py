@@ -178,10 +178,12 @@ def grounded_answer(request: dict[str, Any]) -> str:
 @dataclass
 class EmbeddingServer:
     """An OpenAI-compatible embeddings endpoint on loopback: deterministic vectors (each word
-    of a text hashed into one of ``dim`` buckets), every request recorded."""
+    of a text, after ``salt``, hashed into one of ``dim`` buckets), every request recorded.
+    Changing ``dim`` or ``salt`` makes the same model name answer like another model."""
 
     url: str
     dim: int = 32
+    salt: str = ""
     failing: bool = False
     requests: list[dict[str, Any]] = field(default_factory=list)
 
@@ -189,13 +191,13 @@ class EmbeddingServer:
         return sum(len(r.get("input", [])) for r in self.requests)
 
 
-def vector_of(text: str, dim: int) -> list[float]:
+def vector_of(text: str, dim: int, salt: str = "") -> list[float]:
     import hashlib
     import math
 
     counts = [0.0] * dim
     for word in re.findall(r"\w+", text.lower()):
-        counts[int(hashlib.sha256(word.encode()).hexdigest(), 16) % dim] += 1.0
+        counts[int(hashlib.sha256((salt + word).encode()).hexdigest(), 16) % dim] += 1.0
     norm = math.sqrt(sum(c * c for c in counts)) or 1.0
     return [c / norm for c in counts]
 
@@ -215,7 +217,7 @@ def embedding_server(dim: int = 32) -> Iterator[EmbeddingServer]:
         texts = [texts] if isinstance(texts, str) else texts
         if state.failing or not path.endswith("/embeddings"):
             return 500, FAILURE, 0.0
-        vectors = [vector_of(str(t), state.dim) for t in texts]
+        vectors = [vector_of(str(t), state.dim, state.salt) for t in texts]
         encoded: list[Any] = vectors
         if request.get("encoding_format") == "base64":
             encoded = [base64.b64encode(struct.pack(f"<{len(v)}f", *v)).decode() for v in vectors]

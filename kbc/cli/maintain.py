@@ -286,8 +286,9 @@ def status(ctx: click.Context, repo: Path, store: Path | None, fmt: str) -> None
 
     The last finished build (commit, files, kbc version, when), facts, files by
     role (source, test, doc, config, example, vendored, generated, minified,
-    catalog, data, lock), views by kind, the index (files, chunks, embedding units embedded of the total) and
-    the retrieval mode (`hybrid`, or `lexical` with the reason). Builds nothing.
+    catalog, data, lock), views by kind, the index (files, chunks, embedding units embedded of the total,
+    the model and the width of its vectors) and the retrieval mode (`hybrid`, or `lexical` with the
+    reason). Builds nothing; a model behind an API is asked to embed one probe text.
     """
     from kbc.services.payloads import status_data
 
@@ -324,9 +325,17 @@ def status(ctx: click.Context, repo: Path, store: Path | None, fmt: str) -> None
     index = found.index
     if index:
         lines.append(f"  index         {index['chunks']} chunks from {index['files']} files")
+        made = ", ".join(
+            part
+            for key, part in (
+                ("model", f"{index.get('model')}"),
+                ("width", f"{index.get('width')}-wide"),
+                ("fingerprint", f"fingerprint {index.get('fingerprint')}"),
+            )
+            if index.get(key)
+        )
         lines.append(
-            f"  embeddings    {index['embedded']} of {index['units']} units"
-            + (f" ({index['model']})" if index["model"] else "")
+            f"  embeddings    {index['embedded']} of {index['units']} units" + (f" ({made})" if made else "")
         )
     lines.append(f"  retrieval     {found.retrieval}")
     if found.note:

@@ -23,7 +23,7 @@ from kbc.analyzers.discover import git_blob_id
 from kbc.analyzers.pool import pool_context, worker_init
 from kbc.analyzers.python.encoding import decode_source
 from kbc.analyzers.secrets import redact
-from kbc.domain.errors import EmbedderUnavailable, IndexDamaged, KbcError, VectorStoreError, in_pass
+from kbc.domain.errors import EmbedderUnavailable, IndexDamaged, VectorStoreError, in_pass
 from kbc.domain.models import KNOWLEDGE_PREFIX, Chunk, ChunkKind, EmbedUnit, FileFacts, SourceFile
 from kbc.domain.progress import EmbedProgress
 from kbc.domain.timing import PassTiming, Stopwatch
@@ -31,9 +31,10 @@ from kbc.domain.views import VIEW_PREFIX
 from kbc.index.chunks import chunk_text, knowledge_chunks, readable
 from kbc.index.definitions import Definition
 from kbc.index.embed import Embedder
-from kbc.index.exact import ExactVectors, digest_of, load_snapshot, sweep_snapshots, write_snapshot
+from kbc.index.exact import load_snapshot, sweep_snapshots, write_units_snapshot
 from kbc.index.history import commit_messages, last_commit_dates
 from kbc.index.lexical import PENDING, PRECEDENTS, FileRecord, LexicalIndex, move_aside
+from kbc.index.provenance import MADE_BY, Provenance
 from kbc.index.tokencount import default_counter
 from kbc.index.tokens import TOKENS_VERSION
 from kbc.index.units import unit_metadata, units_of
@@ -283,10 +284,12 @@ def build_index(  # noqa: PLR0913 - the index pass's inputs, passed by name
             pending = _unembedded(lexical, embedder.model_id, vectors, embed_tests)
             if pending <= wait_units:
                 pending = 0
+        made: Provenance | None = None  # what made (or is to make) the index's vectors
         if pending:
             lexical.set_meta(PENDING, embedder.model_id if embedder is not None else "")
             lexical.set_meta("model", "")
             lexical.set_meta("vectors", "")
+            made = vectors.made_by() if vectors is not None else None
         else:
             synced = (
                 _synced(lexical, embedder, vectors, progress, index_dir, embed_tests, clock)
@@ -298,11 +301,12 @@ def build_index(  # noqa: PLR0913 - the index pass's inputs, passed by name
                 units_total, embedded, stale_units = synced.units, synced.embedded, synced.stale
                 embedded_views = synced.views
                 retrieval = "hybrid"
-                model, digest = embedder.model_id, synced.digest
+                model, digest, made = embedder.model_id, synced.digest, synced.made
             elif synced is not None:  # the model or the store failed: the index stays lexical
                 note = str(synced)
             lexical.set_meta("model", model)
             lexical.set_meta("vectors", digest)
+        lexical.set_meta(MADE_BY, made.to_json() if made is not None else "")
         lexical_digest = lexical.meta("vectors")
         lexical.set_meta("retrieval", retrieval)
         lexical.set_meta("note", note)
@@ -335,6 +339,9 @@ def seal(lexical: LexicalIndex) -> None:
     fingerprint reads) and commit."""
     state = hashlib.sha256("\n".join(sorted(lexical.chunk_ids())).encode())
     state.update(f"\0{lexical.meta('model')}".encode())
+    made = Provenance.from_json(lexical.meta(MADE_BY))
+    if made is not None:
+        state.update(f"\0{made.key}".encode())
     lexical.set_meta("state", state.hexdigest()[:16])
     lexical.commit()
 
@@ -427,6 +434,7 @@ class VectorSync:
     stale: list[str]  # ids of vectors held that no unit needs any more
     views: int  # of ``embedded``: units of view documents
     digest: str  # of the units held: names the exact-search snapshot written beside the index
+    made: Provenance  # what made the vectors
 
 
 def _synced(
@@ -459,10 +467,11 @@ def _sync_vectors(
     snapshot of its vectors that retrieval searches exactly."""
     clock = clock or Stopwatch()
     units, missing, extra, chunks = _embed_missing(lexical, embedder, vectors, progress, embed_tests, clock)
+    made = vectors.made_by() or embedder.provenance()
     with clock.measure("vector snapshot"):
-        digest = write_units_snapshot(index_dir, embedder.model_id, lexical.meta("vectors"), units, vectors)
+        digest = write_units_snapshot(index_dir, made.key, lexical.meta("vectors"), units, vectors)
     views = sum(1 for u in missing if chunks[u.chunk_id].kind == "view")
-    return VectorSync(len(units), len(missing), extra, views, digest)
+    return VectorSync(len(units), len(missing), extra, views, digest, made)
 
 
 def _embed_missing(
@@ -502,30 +511,3 @@ def _embed_missing(
     clock.record("embed", model_seconds)
     clock.record("vector store", time.perf_counter() - started - model_seconds)
     return units, missing, extra, chunks
-
-
-def write_units_snapshot(
-    index_dir: Path, model_id: str, previous: str, units: Sequence[EmbedUnit], vectors: VectorStore
-) -> str:
-    """The snapshot of ``units``: rows of the last snapshot that still hold, the rest read back
-    from the store (not taken from the embedder: the store keeps its own rounding of a vector,
-    and a snapshot must equal what the store would give)."""
-    owners = {u.id: u.chunk_id for u in units}
-    old = load_snapshot(index_dir, previous)
-    if old is not None and old.digest == digest_of(model_id, owners):
-        return old.digest
-    rows: dict[str, tuple[str, Sequence[float]]] = {}
-    if old is not None:  # unit ids name their model, so rows of another model match none
-        rows = {unit: (owners[unit], old.matrix[i]) for i, unit in enumerate(old.units) if unit in owners}
-    lacking = sorted(set(owners) - set(rows))
-    if lacking:
-        rows.update((unit, (owners[unit], vector)) for unit, vector in vectors.embeddings(lacking).items())
-    absent = set(owners) - set(rows)
-    if absent:
-        raise KbcError(
-            f"the vector store lacks {len(absent)} of the units it was just given",
-            hint="run `kbc build` again; if it persists, delete the store's index folder",
-        )
-    snapshot = ExactVectors.from_rows(model_id, rows)
-    write_snapshot(index_dir, snapshot)
-    return snapshot.digest

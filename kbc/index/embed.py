@@ -19,10 +19,12 @@ from typing import Any, Protocol
 
 from kbc.domain.errors import EmbedderUnavailable
 from kbc.domain.settings import default_cache_dir, quiet_dependencies
+from kbc.index.provenance import Provenance
 
 DEFAULT_MODEL = "minilm-l6-int8"
 FASTEMBED_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+MODEL_WIDTH = 384  # of the packaged model's vectors
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "config.json")
 BATCH_SIZE = 32  # fastembed's default of 256 needs several GB for 256-token inputs
 MAX_TOKENS = 256  # what the packaged model reads of a query
@@ -39,6 +41,10 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
 
     def embed_query(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+    def provenance(self) -> Provenance:
+        """What makes its vectors (:mod:`kbc.index.provenance`)."""
+        ...
 
 
 def cache_home(configured: str = "") -> Path:
@@ -149,6 +155,9 @@ class FastEmbedder:
     def embed_query(self, texts: Sequence[str]) -> list[list[float]]:
         return self._embed(texts, self.query_tokens)
 
+    def provenance(self) -> Provenance:
+        return Provenance(self.model_id, self.dim)
+
 
 def _tokenizer_of(model: Any) -> Any:
     """fastembed's tokenizer (a ``tokenizers.Tokenizer``), or None where it is not reachable:
@@ -219,6 +228,10 @@ class DeferredEmbedder:
 
     def embed_query(self, texts: Sequence[str]) -> list[list[float]]:
         return self._model().embed_query(texts)
+
+    def provenance(self) -> Provenance:
+        """Known without loading the model: its id pins the file, and so the width."""
+        return Provenance(self.model_id, MODEL_WIDTH)
 
 
 def open_embedder(

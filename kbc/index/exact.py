@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kbc.domain.errors import KbcError
+from kbc.domain.models import EmbedUnit
 from kbc.index.vectors import VectorStore
 from kbc.store.files import write_atomic
 
@@ -44,7 +46,8 @@ SNAPSHOT = "vectors-{digest}.json"
 
 
 def digest_of(model_id: str, ids: Iterable[str]) -> str:
-    """What a set of units embedded by ``model_id`` is called: it changes when they do."""
+    """What a set of units embedded by ``model_id`` (what made them: the model, the width, a
+    remote model's fingerprint) is called: it changes when they do."""
     return hashlib.sha256("\n".join([model_id, *sorted(ids)]).encode()).hexdigest()[:16]
 
 
@@ -80,6 +83,11 @@ class ExactVectors:
         for i, unit in enumerate(units):
             matrix[i] = rows[unit][1]
         return cls(model_id, units, [rows[u][0] for u in units], matrix)
+
+    @property
+    def width(self) -> int:
+        """The width of its vectors (0 when it holds none)."""
+        return int(self.matrix.shape[1]) if self.matrix.ndim == 2 else 0
 
     def count_of(self, chunks: frozenset[str]) -> int:
         """How many units belong to ``chunks``."""
@@ -197,8 +205,38 @@ def sweep_snapshots(index_dir: Path, keep: set[str]) -> None:
 
 def read_store(store: VectorStore, model_id: str, chunks: set[str] | None = None) -> ExactVectors:
     """Every vector the store holds (of the ``chunks`` given: the store may also hold those
-    of a build not yet published), with its chunk id (the slow way to a snapshot)."""
+    of a build not yet published), with its chunk id (the slow way to a snapshot), keyed by
+    what the store records made them (by ``model_id`` when it holds none)."""
     rows = store.vectors(None)
     if chunks is not None:
         rows = {unit: row for unit, row in rows.items() if row[0] in chunks}
-    return ExactVectors.from_rows(model_id, rows)
+    made = store.made_by()
+    return ExactVectors.from_rows(made.key if made is not None else model_id, rows)
+
+
+def write_units_snapshot(
+    index_dir: Path, key: str, previous: str, units: Sequence[EmbedUnit], vectors: VectorStore
+) -> str:
+    """The snapshot of ``units``, whose vectors are keyed ``key`` (what made them:
+    :attr:`kbc.index.provenance.Provenance.key`): rows of the last snapshot that still hold,
+    the rest read back from the store (not taken from the embedder: the store keeps its own
+    rounding of a vector, and a snapshot must equal what the store would give)."""
+    owners = {u.id: u.chunk_id for u in units}
+    old = load_snapshot(index_dir, previous)
+    if old is not None and old.digest == digest_of(key, owners):
+        return old.digest
+    rows: dict[str, tuple[str, Sequence[float]]] = {}
+    if old is not None and old.model_id == key:  # vectors made otherwise are not taken
+        rows = {unit: (owners[unit], old.matrix[i]) for i, unit in enumerate(old.units) if unit in owners}
+    lacking = sorted(set(owners) - set(rows))
+    if lacking:
+        rows.update((unit, (owners[unit], vector)) for unit, vector in vectors.embeddings(lacking).items())
+    absent = set(owners) - set(rows)
+    if absent:
+        raise KbcError(
+            f"the vector store lacks {len(absent)} of the units it was just given",
+            hint="run `kbc build` again; if it persists, delete the store's index folder",
+        )
+    snapshot = ExactVectors.from_rows(key, rows)
+    write_snapshot(index_dir, snapshot)
+    return snapshot.digest

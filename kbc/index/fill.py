@@ -22,14 +22,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kbc.domain.models import Chunk, EmbedUnit
-from kbc.index.build import EMBED_BATCH, publish_index, seal, staged_copy, write_units_snapshot
+from kbc.index.build import EMBED_BATCH, publish_index, seal, staged_copy
 from kbc.index.embed import Embedder
-from kbc.index.exact import sweep_snapshots
+from kbc.index.exact import sweep_snapshots, write_units_snapshot
 from kbc.index.lexical import PENDING, LexicalIndex
 from kbc.index.progress import PROGRESS, Progress, write_progress
+from kbc.index.provenance import MADE_BY, Provenance
 from kbc.index.units import unit_metadata, units_of
 from kbc.index.vectors import VectorStore
-from kbc.store.layout import LEXICAL
+from kbc.store.layout import LEXICAL, PARTIAL
 
 if TYPE_CHECKING:
     import numpy as np
@@ -38,8 +39,6 @@ if TYPE_CHECKING:
     Matrix = npt.NDArray[np.float32]
 else:
     Matrix = Any
-
-PARTIAL = "embedding.partial"  # batches embedded so far: a JSON line of unit ids, then their float32 rows
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,12 +174,14 @@ def publish_filled(index_dir: Path, pending: Pending, vectors: VectorStore) -> s
             [unit_metadata(u, pending.chunks[u.chunk_id]) for u in batch],
             [u.text for u in batch],
         )
-    digest = write_units_snapshot(index_dir, pending.model, "", pending.units, vectors)
+    made = vectors.made_by() or Provenance(pending.model, matrix.shape[1] if matrix is not None else 0)
+    digest = write_units_snapshot(index_dir, made.key, "", pending.units, vectors)
     staged, _ = staged_copy(index_dir, "")
     try:
         staged.set_meta(PENDING, "")
         staged.set_meta("model", pending.model)
         staged.set_meta("vectors", digest)
+        staged.set_meta(MADE_BY, made.to_json())
         staged.set_meta("retrieval", "hybrid")
         seal(staged)
     finally:

@@ -1,9 +1,11 @@
 """Embeddings from a model behind an API, through litellm: the team's own model server
 (``ollama/...``), a gateway, or a provider (``openai/...``). ``index.embed_model`` names the
 model and ``index.embed_api_base`` where it answers; both come only from the user
-(configuration, environment, ``-c``), never from the repository. Vectors are keyed by the
-model's name, like the packaged model's; a failure is an :class:`EmbedderUnavailable`, which
-leaves the index lexical with the reason in its note."""
+(configuration, environment, ``-c``), never from the repository. Units are keyed by the
+model's name, like the packaged model's, and the vectors by what the name answers: the width
+and the vector of a fixed probe text (:mod:`kbc.index.provenance`), asked once per embedder;
+an answer of another width than the probe's is refused. A failure is an
+:class:`EmbedderUnavailable`, which leaves the index lexical with the reason in its note."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kbc.domain.errors import EmbedderUnavailable
+from kbc.index.provenance import PROBE, Provenance, folded
 
 # litellm's providers that serve embeddings: a name starting "<provider>/" is one of these models.
 PROVIDERS = frozenset(
@@ -67,19 +70,23 @@ class RemoteEmbedder:
         self._retries = retries
         self._timeout = timeout
         self._dim: int | None = None
+        self._provenance: Provenance | None = None
 
     @property
     def dim(self) -> int:
-        if self._dim is None:
-            self._dim = len(self.embed(["dimension"])[0])
-        return self._dim
+        return self.provenance().width
+
+    def provenance(self) -> Provenance:
+        """The width and the probe text's vector, asked of the model on first use."""
+        if self._provenance is None:
+            (vector,) = self._request([PROBE])
+            self._provenance = Provenance(self.model_id, len(vector), folded(vector))
+        return self._provenance
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         vectors: list[list[float]] = []
         for start in range(0, len(texts), self._batch):
             vectors.extend(self._request(list(texts[start : start + self._batch])))
-        if vectors and self._dim is None:
-            self._dim = len(vectors[0])
         return vectors
 
     def embed_query(self, texts: Sequence[str]) -> list[list[float]]:
@@ -116,6 +123,14 @@ class RemoteEmbedder:
                 f"the embedding model {self.model_id} at {where} answered "
                 f"{len(vectors)} vectors for {len(texts)} texts",
                 hint="check that it is an embedding model",
+            )
+        if self._dim is None:
+            self._dim = len(vectors[0])
+        elif len(vectors[0]) != self._dim:
+            raise EmbedderUnavailable(
+                f"the embedding model {self.model_id} at {where} answered {len(vectors[0])}-wide "
+                f"vectors, {self._dim}-wide before: another model answers under its name",
+                hint="run `kbc build` again: it sets the vectors made before aside and embeds again",
             )
         return vectors
 

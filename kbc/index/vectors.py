@@ -4,10 +4,21 @@
 a ``PersistentClient`` keeps the collection under the store. Telemetry is off
 and the collection always carries kbc's own embedding function, so Chroma
 never reaches for its downloading default.
+
+A collection records what made the vectors it holds (its metadata ``made_by``,
+:mod:`kbc.index.provenance`), and is opened only for a model that makes the same: for one
+whose vectors are of another width, or (behind an API) another model under the same name,
+opening raises :class:`VectorsChanged`, and nothing is read from or added to it. A build
+sets such vectors aside and embeds every unit again; nothing is deleted. A local store is
+moved aside whole (``chroma.aside-<time>`` beside it: delete it once it is no longer
+needed); a collection on a Chroma server is renamed ``<name>-aside-<time>`` there. Either
+way the vectors a background process was embedding for the old model
+(``embedding.partial``) are discarded: they are a cache of work that is done again.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import time
 from collections.abc import Callable, Sequence
@@ -18,7 +29,8 @@ from urllib.parse import urlparse
 from kbc.domain.errors import VectorStoreError
 from kbc.domain.settings import quiet_dependencies
 from kbc.index.embed import Embedder
-from kbc.store.layout import chroma_dir
+from kbc.index.provenance import MADE_BY, Provenance
+from kbc.store.layout import PARTIAL, chroma_dir
 
 ADD_BATCH = 1000
 PAGE = 5000  # rows read from the store per request
@@ -48,6 +60,14 @@ class VectorStore(Protocol):
         ...
 
     def documents(self) -> list[str]: ...
+
+    def made_by(self) -> Provenance | None:
+        """What made the vectors it holds (None: a store not written yet holds none)."""
+        ...
+
+
+class VectorsChanged(VectorStoreError):
+    """The store's vectors were not made as the live model makes them."""
 
 
 class KbcEmbeddingFunction:
@@ -133,12 +153,36 @@ def _adopt_earlier(client: Any, name: str) -> None:
 
 
 class ChromaStore:
-    def __init__(self, client: Any, name: str, embedder: Embedder, embedder_name: str) -> None:
+    def __init__(
+        self, client: Any, name: str, embedder: Embedder, embedder_name: str, live: Provenance
+    ) -> None:
+        """The collection ``name``, created recording ``live``; one made before records were
+        kept, or by another model, records ``live`` too where its vectors are as wide."""
         self._collection = client.get_or_create_collection(
             name=name,
             embedding_function=KbcEmbeddingFunction(embedder_name, embedder),
-            metadata={"hnsw:space": "cosine"},
+            metadata={"hnsw:space": "cosine", MADE_BY: live.to_json()},
         )
+        metadata = dict(self._collection.metadata or {})
+        recorded = Provenance.from_json(str(metadata.get(MADE_BY, "")))
+        made = recorded or Provenance(live.model, self._width() or live.width)
+        if not made.change(live) and (
+            recorded is None or made.model != live.model or (live.probe and not made.probe)
+        ):
+            if recorded is not None and made.model == live.model:  # what it lacked: the probe
+                live = dataclasses.replace(live, replaced=made.replaced)
+            kept = {k: v for k, v in metadata.items() if not k.startswith("hnsw:")}
+            self._collection.modify(metadata={**kept, MADE_BY: live.to_json()})
+            made = live
+        self._made = made
+
+    def made_by(self) -> Provenance:
+        return self._made
+
+    def _width(self) -> int:
+        """The width of the vectors held (0 when none are)."""
+        page = self._collection.get(limit=1, include=["embeddings"])
+        return len(page["embeddings"][0]) if page["ids"] else 0
 
     def ids(self) -> set[str]:
         found: set[str] = set()
@@ -160,12 +204,17 @@ class ChromaStore:
         for start in range(0, len(ids), ADD_BATCH):
             end = start + ADD_BATCH
             # ``add``, not ``upsert``: the ids are new, and an upsert looks each one up first.
-            self._collection.add(
-                ids=list(ids[start:end]),
-                embeddings=[list(v) for v in vectors[start:end]],
-                metadatas=list(metadatas[start:end]),
-                documents=list(documents[start:end]),
-            )
+            try:
+                self._collection.add(
+                    ids=list(ids[start:end]),
+                    embeddings=[list(v) for v in vectors[start:end]],
+                    metadatas=list(metadatas[start:end]),
+                    documents=list(documents[start:end]),
+                )
+            except Exception as exc:  # say, vectors of another width than those it holds
+                raise VectorStoreError(
+                    f"the vector store refused the vectors: {exc}", hint="run `kbc build` again"
+                ) from exc
 
     def delete(self, ids: Sequence[str]) -> None:
         for start in range(0, len(ids), ADD_BATCH):
@@ -255,6 +304,9 @@ class LazyVectorStore:
     def documents(self) -> list[str]:
         return [] if self._unwritten() else self._opened().documents()
 
+    def made_by(self) -> Provenance | None:
+        return None if self._unwritten() else self._opened().made_by()
+
 
 def forget_local_store(path: Path) -> None:
     """Drop the client Chroma keeps for the local store at ``path`` (it keeps one per path,
@@ -276,49 +328,95 @@ def _settings() -> Any:
 
 
 def open_vector_store(
-    store_dir: Path, repo_root: str, embedder: Embedder, url: str = "", embedder_name: str = ""
+    store_dir: Path,
+    repo_root: str,
+    embedder: Embedder,
+    url: str = "",
+    embedder_name: str = "",
+    replaced: str = "",
 ) -> VectorStore:
-    """The repository's collection: on the Chroma server at ``url``, else local."""
+    """The repository's collection: on the Chroma server at ``url``, else local. Its vectors
+    were made as ``embedder`` makes them, or it raises :class:`VectorsChanged`. ``replaced``:
+    why the vectors before were set aside, recorded by a collection created now. Asks the
+    embedder what makes its vectors (a model behind an API embeds a probe text), which may
+    raise EmbedderUnavailable."""
+    live = embedder.provenance()
+    # A local store holds one repository's collection, named for the model alone, so a store
+    # copied or a repository moved keeps its vectors; a server's holds many, named for each.
+    name = collection_name("" if not url else repo_root, embedder.model_id)
+    try:
+        client = _connect(store_dir, url, name)
+        made = dataclasses.replace(live, replaced=replaced)
+        store = ChromaStore(client, name, embedder, embedder_name or embedder.model_id, made)
+    except VectorStoreError:
+        raise
+    except Exception as exc:
+        raise _unusable(store_dir, url, exc) from exc
+    change = store.made_by().change(live)
+    if change:
+        raise VectorsChanged(
+            f"the vectors held cannot be used: {change}",
+            hint="`kbc build` sets them aside and embeds every unit again",
+        )
+    return store
+
+
+def _connect(store_dir: Path, url: str, name: str) -> Any:
+    """A Chroma client of the server at ``url``, else of the local store (where a collection
+    of an earlier name is adopted as ``name``)."""
     quiet_dependencies()
-    embedder_name = embedder_name or embedder.model_id
     try:
         import chromadb
     except ImportError as exc:
         raise VectorStoreError("chromadb is not installed", hint="pip install chromadb") from exc
-    # A local store holds one repository's collection, named for the model alone, so a store
-    # copied or a repository moved keeps its vectors; a server's holds many, named for each.
-    name = collection_name("" if not url else repo_root, embedder.model_id)
     _register()
-    try:
-        if url:
-            parts = urlparse(url)
-            client = chromadb.HttpClient(
-                host=parts.hostname or "127.0.0.1",
-                port=parts.port or 8000,
-                ssl=parts.scheme == "https",
-                settings=_settings(),
-            )
-        else:
-            path = chroma_dir(store_dir)
-            path.mkdir(parents=True, exist_ok=True)
-            client = chromadb.PersistentClient(path=str(path), settings=_settings())
-            _adopt_earlier(client, name)
-        return ChromaStore(client, name, embedder, embedder_name)
-    except Exception as exc:
-        where = url or str(chroma_dir(store_dir))
-        raise VectorStoreError(
-            f"the Chroma store at {where} cannot be used: {exc}",
-            hint="check KBC_CHROMA_URL, or unset it for the local store",
-        ) from exc
+    if url:
+        parts = urlparse(url)
+        return chromadb.HttpClient(
+            host=parts.hostname or "127.0.0.1",
+            port=parts.port or 8000,
+            ssl=parts.scheme == "https",
+            settings=_settings(),
+        )
+    path = chroma_dir(store_dir)
+    path.mkdir(parents=True, exist_ok=True)
+    client = chromadb.PersistentClient(path=str(path), settings=_settings())
+    _adopt_earlier(client, name)
+    return client
+
+
+def _unusable(store_dir: Path, url: str, exc: Exception) -> VectorStoreError:
+    return VectorStoreError(
+        f"the Chroma store at {url or chroma_dir(store_dir)} cannot be used: {exc}",
+        hint="check KBC_CHROMA_URL, or unset it for the local store",
+    )
+
+
+def _stamped(name: str, taken: Callable[[str], bool]) -> str:
+    """``name`` and the time, and a count where that is ``taken``."""
+    stamped = f"{name}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
+    found, count = stamped, 1
+    while taken(found):
+        count += 1
+        found = f"{stamped}-{count}"
+    return found
 
 
 def open_advised(
-    where: Path, repo_root: Path, embedder: Embedder, name: str, url: str, advise: bool = True
+    where: Path,
+    repo_root: Path,
+    embedder: Embedder,
+    name: str,
+    url: str,
+    advise: bool = True,
+    replaced: str = "",
 ) -> VectorStore:
     """The store of the index folder ``where``; when a local one cannot be opened, ``advise``
     adds what fixes it."""
     try:
-        return open_vector_store(where, str(repo_root.resolve()), embedder, url=url, embedder_name=name)
+        return open_vector_store(where, str(repo_root.resolve()), embedder, url, name, replaced)
+    except VectorsChanged:
+        raise
     except VectorStoreError as exc:
         if not advise or url or not chroma_dir(where).exists():
             raise
@@ -331,23 +429,59 @@ def open_or_set_aside(
     where: Path, repo_root: Path, embedder: Embedder, name: str, url: str, *, recover: bool
 ) -> tuple[VectorStore | None, str]:
     """The store, and a note; or None and why not. With ``recover`` (a build, which holds the
-    writer lock), a local Chroma store that cannot be opened is moved aside, never deleted,
-    and a new one is started: its vectors are embedded again, and the note says where the old
-    one went."""
+    writer lock), a store whose vectors were not made as the embedder makes them is set aside
+    (a server's collection renamed, a local store moved), and a local store that cannot be
+    opened is moved aside; nothing is deleted. A new one is started, its vectors embedded
+    again, and the note says where the old one went."""
     try:
         return open_advised(where, repo_root, embedder, name, url, advise=not recover), ""
+    except VectorsChanged as exc:
+        if recover and url:
+            return _set_aside_on_server(where, repo_root, embedder, name, url, exc.message)
+        failure: VectorStoreError = exc
     except VectorStoreError as exc:
-        local = chroma_dir(where)
-        if not recover or url or not local.exists():
-            return None, exc.message
-        aside = where / f"chroma.broken-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
-        forget_local_store(local)
-        local.rename(aside)
-        try:
-            vectors = open_advised(where, repo_root, embedder, name, url)
-        except VectorStoreError as again:
-            return None, again.message
-        return vectors, (
-            f"{exc.message}; it was moved to {aside} and the vectors are embedded again "
-            "(delete it once you no longer need it)"
-        )
+        failure = exc
+    local = chroma_dir(where)
+    if not recover or url or not local.exists():
+        return None, failure.message
+    changed = isinstance(failure, VectorsChanged)
+    aside = where / _stamped(f"chroma.{'aside' if changed else 'broken'}", lambda n: (where / n).exists())
+    forget_local_store(local)
+    local.rename(aside)
+    if changed:
+        (where / PARTIAL).unlink(missing_ok=True)  # embedded for the vectors set aside
+        note = f"{failure.message}; they were set aside (moved to {aside}) and every unit is embedded again"
+    else:
+        note = f"{failure.message}; it was moved to {aside} and the vectors are embedded again"
+    note += " (delete it once you no longer need it)"
+    try:
+        vectors = open_advised(where, repo_root, embedder, name, url, replaced=note if changed else "")
+    except VectorStoreError as again:
+        return None, again.message
+    return vectors, note
+
+
+def _set_aside_on_server(
+    where: Path, repo_root: Path, embedder: Embedder, name: str, url: str, why: str
+) -> tuple[VectorStore | None, str]:
+    """Rename the repository's collection on the server (its vectors changed: ``why``), and
+    start a new one under its name."""
+    collection = collection_name(str(repo_root.resolve()), embedder.model_id)
+    try:
+        client = _connect(where, url, collection)
+        held = {c if isinstance(c, str) else c.name for c in client.list_collections()}
+        aside = _stamped(f"{collection}-aside", held.__contains__)
+        client.get_collection(collection).modify(name=aside)
+    except VectorStoreError as exc:
+        return None, exc.message
+    except Exception as exc:
+        return None, _unusable(where, url, exc).message
+    (where / PARTIAL).unlink(missing_ok=True)  # embedded for the vectors set aside
+    note = (
+        f"{why}; they were set aside (the collection {aside} on the Chroma server) and every unit "
+        "is embedded again"
+    )
+    try:
+        return open_advised(where, repo_root, embedder, name, url, replaced=note), note
+    except VectorStoreError as again:
+        return None, again.message

@@ -18,6 +18,7 @@ from kbc.index.embed import Embedder
 from kbc.index.exact import ExactVectors, load_snapshot, read_store
 from kbc.index.lexical import PENDING, LexicalIndex
 from kbc.index.progress import progress_of
+from kbc.index.provenance import MADE_BY, unsearchable
 from kbc.index.tokencount import TokenCounter
 from kbc.index.units import best_by_chunk
 from kbc.index.vectors import VectorStore
@@ -168,19 +169,23 @@ class Retriever:
         return self._matcher
 
     def _exact_vectors(self) -> ExactVectors | None:
-        """The snapshot the index names, read once; else the store's vectors; else None,
-        and retrieval is lexical from then on, saying why."""
+        """The snapshot the index names, read once; else the store's vectors; else None (none
+        can be read, or they were not made as the embedder makes its queries), and retrieval
+        is lexical from then on, saying why."""
         assert self.embedder is not None and self.vectors is not None
         digest = self.lexical.meta("vectors")
         if self._exact is None or self._exact[0] != digest:
-            found = load_snapshot(self.index_dir, digest)
-            if found is None:
-                try:
-                    found = read_store(self.vectors, self.embedder.model_id, set(self.lexical.chunk_ids()))
-                except VectorStoreError as exc:
-                    self.embedder = self.vectors = None
-                    self.note = exc.message
-                    return None
+            try:
+                found = load_snapshot(self.index_dir, digest) or read_store(
+                    self.vectors, self.embedder.model_id, set(self.lexical.chunk_ids())
+                )
+                problem = unsearchable(self.lexical.meta(MADE_BY), self.embedder.provenance, found.width)
+            except (VectorStoreError, EmbedderUnavailable) as exc:
+                problem = exc.message
+            if problem:  # vectors of another width, or of another model: never scored
+                self.embedder = self.vectors = None
+                self.note = problem
+                return None
             self._exact = (digest, found)
         return self._exact[1]
 

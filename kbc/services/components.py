@@ -100,8 +100,9 @@ class Components:
     ) -> tuple[Embedder | None, VectorStore | None, str]:
         """The embedder and vector store, or (None, None, why not): retrieval then is lexical.
 
-        With ``recover`` (a build), a local Chroma store that cannot be opened is set aside
-        (:func:`kbc.index.vectors.open_or_set_aside`). With
+        With ``recover`` (a build), a Chroma store that cannot be opened, or whose vectors were
+        made otherwise than the embedder makes them (another width, or another model under its
+        name), is set aside (:func:`kbc.index.vectors.open_or_set_aside`). With
         ``lazy`` (retrieval, which mostly reads the exact-search snapshot), the store is
         opened, and Chroma imported, only when it is first used.
         """
@@ -136,7 +137,10 @@ class Components:
                 LazyVectorStore(lambda: open_advised(where, repo_root, embedder, name, url), empty=True),
                 "",
             )
-        vectors, note = open_or_set_aside(where, repo_root, embedder, name, url, recover=recover)
+        try:
+            vectors, note = open_or_set_aside(where, repo_root, embedder, name, url, recover=recover)
+        except EmbedderUnavailable as exc:  # asked what makes its vectors, the model failed
+            return None, None, exc.message
         return (embedder, vectors, note) if vectors is not None else (None, None, note)
 
 

@@ -95,6 +95,7 @@ class RefreshSummary:
                 "embedded": build.index.embedded,
                 "vectors_removed": build.index.removed_units,
                 "retrieval": build.index.retrieval,
+                "note": build.index.note,
                 "waited_for_lock": round(build.waited, 3),
             }
         return data
@@ -139,6 +140,39 @@ def _left_behind(store_root: Path, state: BuildState | None, now: str) -> str:
     if now != then:
         return "the work tree has uncommitted changes" if now else "the last build read uncommitted changes"
     return index_problem(index_dir(store_root))
+
+
+def _vectors_changed(store_root: Path, root: Path, settings: Settings, components: Components) -> str:
+    """Why the index's vectors cannot serve the queries of the model that made them, now that
+    its name answers another width or another probe vector ("" when they can, or when the
+    model cannot say: a build would not help then). Only a model behind an API is asked: a
+    local model's id pins its vectors."""
+    from kbc.domain.errors import EmbedderUnavailable
+    from kbc.index.exact import load_snapshot
+    from kbc.index.lexical import LexicalIndex
+    from kbc.index.provenance import MADE_BY, unsearchable
+    from kbc.index.remote_embed import is_remote
+    from kbc.store.layout import lexical_path
+
+    try:
+        lexical = LexicalIndex(lexical_path(store_root))
+    except KbcError:
+        return ""  # the index pass runs again anyway (index_problem)
+    try:
+        model, recorded, digest = lexical.meta("model"), lexical.meta(MADE_BY), lexical.meta("vectors")
+    finally:
+        lexical.close()
+    if not is_remote(model) or not digest:
+        return ""
+    embedder, _, _ = components.open_embedding(store_root, root, settings, lazy=True)
+    if embedder is None or embedder.model_id != model:
+        return ""
+    try:
+        live = embedder.provenance()
+    except EmbedderUnavailable:
+        return ""
+    snapshot = None if recorded else load_snapshot(index_dir(store_root), digest)
+    return unsearchable(recorded, lambda: live, snapshot.width if snapshot is not None else 0)
 
 
 def resolve_target(target: str, branch: str = "", data: str = "") -> tuple[Path, str, str]:
@@ -266,7 +300,9 @@ def _refresh(  # noqa: PLR0913 - the refresh's inputs, passed by name
     if force_full:
         mode, reason = "full", "asked for with --full"
     if mode == "up-to-date":
-        problem = _left_behind(store_root, state, dirty)
+        problem = _left_behind(store_root, state, dirty) or _vectors_changed(
+            store_root, root, settings, components
+        )
         if problem:
             mode, reason = "incremental", f"no file changed, but {problem}"
     if mode == "up-to-date" and with_knowledge and knowledge_moved(root, settings, store_root):

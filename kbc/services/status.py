@@ -1,7 +1,10 @@
 """`kbc status`: what a store holds and what retrieval will use, read without building.
 
 Every part is read on its own: a store whose build stopped halfway (say, killed while
-embedding) reports what it has, and the mode retrieval falls back to, with the reason.
+embedding) reports what it has, and the mode retrieval falls back to, with the reason. The
+index's vectors are compared with what the configured model makes (a model behind an API is
+asked to embed a probe text, :mod:`kbc.index.provenance`), and vectors set aside by a build
+are named with the reason.
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ class Status:
     last_build: dict[str, str | int] = field(default_factory=dict)  # commit, tracked, kbc, finished
     facts: dict[str, int] = field(default_factory=dict)  # files, python_files, symbols, failed
     views: dict[str, int] = field(default_factory=dict)  # kind -> count
-    index: dict[str, int | str] = field(default_factory=dict)  # files, chunks, units, embedded, model
+    # files, chunks, units, embedded, model; width (and a remote model's fingerprint) of the vectors
+    index: dict[str, int | str] = field(default_factory=dict)
     retrieval: str = "none"  # what retrieve will use now: hybrid, lexical, or none (no index)
     note: str = ""  # why retrieval is not hybrid, or what is incomplete
     roles: dict[str, int] = field(default_factory=dict)  # tracked files by role (kbc.analyzers.roles)
@@ -127,6 +131,7 @@ def _index(
     from kbc.index.exact import load_snapshot
     from kbc.index.lexical import PENDING, LexicalIndex
     from kbc.index.progress import progress_of
+    from kbc.index.provenance import MADE_BY, Provenance, unsearchable
     from kbc.index.units import units_of
     from kbc.store.layout import index_dir
     from kbc.store.lock import filling
@@ -149,6 +154,7 @@ def _index(
             return {}, "none"
         chunks = lexical.all_chunks()
         indexed_model = lexical.meta("model")
+        recorded = lexical.meta(MADE_BY)
         digest = lexical.meta("vectors")
         waiting, state = lexical.meta(PENDING), lexical.meta("state")
         files = len(lexical.files())
@@ -166,6 +172,14 @@ def _index(
         "embedded": embedded,
         "model": model,
     }
+    made = Provenance.from_json(recorded)  # what made the index's vectors (None: no record)
+    width = made.width if made is not None else snapshot.width if snapshot is not None else 0
+    if width:
+        summary["width"] = width
+    if made is not None and made.fingerprint:
+        summary["fingerprint"] = made.fingerprint
+    if made is not None and made.replaced:
+        notes.append(made.replaced)
     if embedder is None:
         notes.append(why)
         return summary, "lexical"
@@ -186,6 +200,10 @@ def _index(
         return summary, "lexical"
     if indexed_model != embedder.model_id or snapshot is None:
         notes.append(f"the index holds no vectors for {embedder.model_id}: run `kbc build` to embed")
+        return summary, "lexical"
+    problem = unsearchable(recorded, embedder.provenance, snapshot.width)
+    if problem:
+        notes.append(problem)
         return summary, "lexical"
     if embedded < len(units):
         notes.append(f"{len(units) - embedded} units are not embedded yet: `kbc build` embeds them")

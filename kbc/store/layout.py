@@ -8,6 +8,7 @@
 <store>/cache/prose.sqlite    the LLM's validated prose per view
 <store>/index/lexical.sqlite  chunks and their FTS5 index
 <store>/index/chroma/         the local vector store
+<store>/index/embedding.partial  vectors embedded after the build, not yet stored (kbc.index.fill)
 <store>/index/vectors.json    the exact-search snapshot's pointer (kbc.index.exact)
 <store>/gaps.sqlite           the knowledge-gap log
 <store>/refresh.json          when the last refresh ran and how it ended
@@ -27,6 +28,7 @@ STATE = "state.json"
 GAPS = "gaps.sqlite"
 LEXICAL = "lexical.sqlite"
 CHROMA = "chroma"
+PARTIAL = "embedding.partial"  # batches embedded so far: a JSON line of unit ids, then their float32 rows
 
 
 def index_dir(store_root: Path) -> Path:

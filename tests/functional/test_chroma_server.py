@@ -183,3 +183,47 @@ def test_a_workspace_keeps_every_repository_on_one_chroma_server(tmp_path: Path,
     assert found["retrieval"] == "hybrid" and {r["retrieval"] for r in found["repositories"]} == {"hybrid"}
     assert found["items"][0]["repository"] == "words" and found["items"][0]["path"] == "words/case.py"
     del client
+
+
+@pytest.mark.slow
+def test_a_servers_collection_of_another_width_is_set_aside_there(
+    tmp_path: Path, chroma_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from llm_server import embedding_server
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    write_tree(root, {"calc/__init__.py": "", "calc/ops.py": 'def divide(a, b):\n    """Divide."""\n'})
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "calc")
+    monkeypatch.setenv("KBC_LLM_API_KEY", "a-key-for-the-test")
+    runner = CliRunner()
+    with embedding_server(dim=32) as server:
+        remote = (
+            *("-c", f"index.chroma_url={chroma_url}", "-c", "index.embed_model=openai/team-embedder"),
+            *("-c", f"index.embed_api_base={server.url}"),
+        )
+        first = runner.invoke(cli, [*remote, "build", str(root), "--format", "json", "--workers", "1"])
+        assert first.exit_code == 0, first.output
+        server.dim = 48
+        built = runner.invoke(cli, [*remote, "build", str(root), "--format", "json", "--workers", "1"])
+        assert built.exit_code == 0, built.output
+        index = json.loads(built.output)["index"]
+        assert index["retrieval"] == "hybrid" and index["embedded"] == index["units"]
+        assert "set aside" in index["note"] and "on the Chroma server" in index["note"]
+        found = runner.invoke(cli, [*remote, "retrieve", "--repo", str(root), "--format", "json", "divide"])
+        assert found.exit_code == 0 and json.loads(found.output)["retrieval"] == "hybrid", found.output
+
+    import chromadb
+
+    host, port = chroma_url.rsplit(":", 1)
+    client = chromadb.HttpClient(host=host.split("//")[1], port=int(port))
+    widths = {
+        c.name: {len(v) for v in client.get_collection(c.name).get(include=["embeddings"])["embeddings"]}
+        for c in client.list_collections()
+    }
+    (aside,) = [name for name in widths if "-aside-" in name]
+    (kept,) = [name for name in widths if name != aside]
+    assert (widths[aside], widths[kept]) == ({32}, {48}) and aside.startswith(kept)
+    del client
