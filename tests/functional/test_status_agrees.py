@@ -16,7 +16,9 @@ from kbc.services.knowledge import KnowledgeBase
 
 SHOP = {
     "shop/__init__.py": '"""A shop."""\n',
-    "shop/refunds.py": '"""Refunds."""\n\n\ndef validate_refund(amount, paid):\n    return 0 < amount <= paid\n',
+    "shop/refunds.py": (
+        '"""Refunds."""\n\n\ndef validate_refund(amount, paid):\n    return 0 < amount <= paid\n'
+    ),
 }
 
 
