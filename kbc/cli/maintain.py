@@ -324,7 +324,9 @@ def status(ctx: click.Context, repo: Path, store: Path | None, fmt: str) -> None
     )
     index = found.index
     if index:
-        lines.append(f"  index         {index['chunks']} chunks from {index['files']} files")
+        documents = [f"{index['files']} files", f"{index['views']} views"]
+        documents += [f"{index['knowledge']} team-knowledge documents"] if index["knowledge"] else []
+        lines.append(f"  index         {index['chunks']} chunks from {', '.join(documents)}")
         made = ", ".join(
             part
             for key, part in (

@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kbc.domain.errors import KbcError
+from kbc.domain.models import KNOWLEDGE_PREFIX
 from kbc.domain.settings import Settings
+from kbc.domain.views import VIEW_PREFIX
 from kbc.store.layout import LEXICAL
 
 if TYPE_CHECKING:
@@ -157,7 +159,7 @@ def _index(
         recorded = lexical.meta(MADE_BY)
         digest = lexical.meta("vectors")
         waiting, state = lexical.meta(PENDING), lexical.meta("state")
-        files = len(lexical.files())
+        indexed = list(lexical.files())
     finally:
         lexical.close()
     embedder, _, why = components.open_embedding(store_root, root, settings, lazy=True)
@@ -165,8 +167,12 @@ def _index(
     units = {u.id for u in units_of(chunks, model, tests=settings.embed_tests)} if model else set()
     snapshot = load_snapshot(where, digest) if digest else None
     embedded = len(units.intersection(snapshot.units)) if snapshot is not None else 0
+    views = sum(1 for path in indexed if path.startswith(VIEW_PREFIX))
+    knowledge = sum(1 for path in indexed if path.startswith(KNOWLEDGE_PREFIX))
     summary: dict[str, int | str] = {
-        "files": files,
+        "files": len(indexed) - views - knowledge,  # the repository's, as the facts count them
+        "views": views,
+        "knowledge": knowledge,  # team-knowledge documents
         "chunks": len(chunks),
         "units": len(units),
         "embedded": embedded,

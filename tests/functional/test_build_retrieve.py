@@ -517,9 +517,14 @@ def test_status_reports_what_the_store_holds_and_the_mode_retrieval_will_use(sho
     assert status["index"]["chunks"] > 0 and status["index"]["embedded"] == status["index"]["units"] > 0
     assert status["retrieval"] == "hybrid" and status["note"] == ""
     assert sum(status["views"].values()) > 0 and "architecture" in status["views"]
+    # the index counts the files the facts count, and the views apart
+    assert status["index"]["files"] == status["facts"]["files"]
+    assert status["index"]["views"] == sum(status["views"].values())
 
     text = invoke(*LEXICAL, "status", "--repo", str(shop))
     assert "  retrieval     lexical\n" in text and "switched off" in text
+    files, views = status["facts"]["files"], sum(status["views"].values())
+    assert f"  facts         {files} files" in text and f"chunks from {files} files, {views} views\n" in text
 
 
 def test_status_of_a_repository_never_built_says_what_to_do(tmp_path: Path) -> None:
