@@ -3,14 +3,17 @@ the index is built turns slices lexical, and the server's status (REST, the UI) 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import httpx
 import pytest
+from click.testing import CliRunner
 from helpers import RepoFactory
 from llm_server import embedding_server
 from web import running
 
+from kbc.cli.main import cli as main
 from kbc.domain.settings import load_settings
 from kbc.services.knowledge import KnowledgeBase
 
@@ -49,3 +52,11 @@ def test_a_server_whose_model_fails_says_lexical_where_slices_are(
             page = httpx.get(f"{url}/").text
         assert status["retrieval"] == "lexical" and "openai/text-embedding-3-small" in status["note"]
         assert "lexical" in page
+        remote = [
+            "-c",
+            "index.embed_model=openai/text-embedding-3-small",
+            "-c",
+            f"index.embed_api_base={server.url}",
+        ]
+        cli = CliRunner().invoke(main, [*remote, "status", "--repo", str(root), "--format", "json"])
+        assert json.loads(cli.output)["retrieval"] == "lexical"  # the command line asks the model too
