@@ -24,6 +24,7 @@ from pydantic import Field
 
 from kbc import __version__
 from kbc.domain.codec import to_data
+from kbc.serve.toollist import CompactServer
 from kbc.serve.worker import Worker
 from kbc.services.fused import named, retrieve_across, search_across, symbols_across
 from kbc.services.knowledge import KnowledgeBase
@@ -67,11 +68,7 @@ integrations) and a budgeted retrieval index.
 
 Repository = Annotated[
     str | None,
-    Field(
-        description="The repository to read (see list_repositories); "
-        "default: the only one, or, where a tool reads "
-        "several, every one."
-    ),
+    Field(description="Repository name (list_repositories); default: the only one, or all."),
 ]
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 RECORDS = ToolAnnotations(
@@ -115,7 +112,7 @@ def serve_stdio(served: KnowledgeBase | Workspace) -> None:
 
 def build_server(worker: Worker) -> MCPServer:  # noqa: C901 - one nested function per tool
     """The MCP server whose tools run on ``worker``."""
-    server: MCPServer = MCPServer(
+    server: MCPServer = CompactServer(
         "kbc", title="kbc knowledge base", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
     )
 
@@ -151,26 +148,16 @@ def build_server(worker: Worker) -> MCPServer:  # noqa: C901 - one nested functi
             Field(
                 ge=0,
                 le=1,
-                description="Pack nothing (but pointers to the nearest matches) when the slice's "
-                "confidence is below this; default: the confidence floor; 0: always pack.",
+                description="Below this confidence pack only pointers; default: the floor; 0: always pack.",
             ),
         ] = None,
         repository: Repository = None,
     ) -> ObjectResult:
-        """Prime work on a task with a precision slice of the repository: the most relevant code,
-        tests, docs and views, with exact paths and line ranges, packed under a token budget.
-
-        What you read is the slice itself and a last line naming its `query_id`, within the
-        budget (the line's tokens are kept from it). The structured result holds
-        `text` (the slice, ready to read: each file once, its blocks in line order),
-        `items` (id, path, start_line, end_line, kind, score, tokens of each printed block),
-        `matched` (the paths, code names, traceback frames, messages and options the task named,
-        and the definitions or lines they matched), `tokens`, `budget`, `use_case`, `retrieval`
-        ("hybrid" or "lexical"), `confidence` (0 to 1: that the first document is what the task
-        needs) and `low_confidence` (true when little in the repository matches the task: then
-        nothing is packed but pointers to the nearest matches, unless min_confidence is given),
-        `fingerprint`, and `query_id` for report_usage. The same task on the same build always
-        gives the same slice."""
+        """Start a task here: the code, tests, docs, views and team notes it needs, with exact
+        paths and line ranges, packed within a token budget. You read the slice and a last line
+        with its `query_id` (for report_usage); its header says the confidence, and when little
+        matches the task it packs only pointers. The structured result adds `items` (id, path,
+        lines, score, tokens) and `matched` (what the task named)."""
 
         def work(kb: KnowledgeBase) -> dict[str, Any]:
             asked = kb.profile(use_case).budget if budget is None else budget
@@ -213,12 +200,9 @@ def build_server(worker: Worker) -> MCPServer:  # noqa: C901 - one nested functi
         ] = None,
         repository: Repository = None,
     ) -> ObjectResult:
-        """Answer a question about the repository from retrieved sources, citing [path:start-end]
-        for every claim; citations that point outside the sources are dropped.
-
-        Returns `answer` (Markdown), `mode` ("llm", or "extractive" when no LLM is configured: the
-        best passages quoted), `citations`, `dropped_citations`, `sources` (id, path, lines, kind,
-        score), `retrieval`, `model`, `note`, and `query_id` for report_usage."""
+        """Answer a question from retrieved sources, citing [path:start-end] for every claim:
+        `answer` (Markdown), `mode` ("llm", or "extractive": passages quoted when no LLM is
+        configured), `citations`, `sources` and `query_id` for report_usage."""
 
         def answer(kb: KnowledgeBase) -> dict[str, Any]:
             return answer_data(*kb.ask(question, scopes=scopes, budget=budget))
@@ -233,16 +217,13 @@ def build_server(worker: Worker) -> MCPServer:  # noqa: C901 - one nested functi
             int | None,
             Field(
                 gt=0,
-                description="Tokens the hits' texts may take: fewer "
-                "hits when they do not fit (default: no "
-                "limit).",
+                description="Tokens the hits' texts may take (default: no limit).",
             ),
         ] = None,
         repository: Repository = None,
     ) -> ListResult:
-        """Ranked lookup over the index (code, tests, docs, views), without a budget: the top k
-        chunks, each with id, path, start_line, end_line, kind, score, heading, symbols and text.
-        To prime work on a task prefer retrieve_slice; use search to locate something specific."""
+        """Ranked lookup over the index: the top k chunks (id, path, lines, kind, score, symbols,
+        text). Use it to locate something specific; for a task prefer retrieve_slice."""
         return await worker.reply(
             "search",
             lambda kb: hits_data(kb.search(query, k, budget=budget)),
@@ -264,16 +245,13 @@ def build_server(worker: Worker) -> MCPServer:  # noqa: C901 - one nested functi
             int | None,
             Field(
                 gt=0,
-                description="Tokens the view may take: its longest lists, "
-                "then texts, are cut until it fits, and "
-                "`truncated` names them.",
+                description="Tokens the view may take (longest lists cut first; `truncated` names them).",
             ),
         ] = None,
         repository: Repository = None,
     ) -> ObjectResult:
-        """One typed view of the repository: `facts` extracted statically from the code (modules,
-        layers, dependencies, rules, entry points, ...), `interpretation` (prose from an LLM or
-        docstrings, grounded in the facts), `title`, `kind`, `provenance` and `grounding`."""
+        """One view of the repository: `facts` extracted from the code (modules, layers,
+        dependencies, rules, entry points, ...) and `interpretation` (prose grounded in them)."""
 
         def view(kb: KnowledgeBase) -> dict[str, Any]:
             data: dict[str, Any] = to_data(kb.view(id))
@@ -293,8 +271,8 @@ def build_server(worker: Worker) -> MCPServer:  # noqa: C901 - one nested functi
         ] = None,
         repository: Repository = None,
     ) -> ListResult:
-        """The views of the repository: id, kind, title and source of their prose ("llm",
-        "docstring" or "none"). Read one with get_view."""
+        """The views of the repository: id, kind, title and where their prose comes from (llm,
+        docstring, none). Read one with get_view."""
         return await worker.reply(
             "list_views", lambda kb: view_list_data(kb.views(kind)), listing=True, repository=repository
         )
@@ -310,8 +288,8 @@ def build_server(worker: Worker) -> MCPServer:  # noqa: C901 - one nested functi
         ],
         repository: Repository = None,
     ) -> ListResult:
-        """Where a function, class or method is defined, with its signature facts, callers and
-        callees; each match carries `location` as "path:start-end" (read it with get_file)."""
+        """Where a function, class or method is defined (`location`: path:start-end), with its
+        signature, callers and callees."""
         return await worker.reply(
             "get_symbol",
             lambda kb: symbols_data(kb.symbol(name)),
@@ -329,16 +307,13 @@ def build_server(worker: Worker) -> MCPServer:  # noqa: C901 - one nested functi
             int | None,
             Field(
                 gt=0,
-                description="Tokens the lines may take: the lines from "
-                "start that fit, `truncated` true when some "
-                "were left out.",
+                description="Tokens the lines may take (`truncated` when some are left out).",
             ),
         ] = None,
         repository: Repository = None,
     ) -> ObjectResult:
-        """Exact lines of a tracked file of the repository (at most 2000 per call): `path`,
-        `start_line`, `end_line`, `lines` (the file's length) and `text`. Absolute paths, '..',
-        untracked or ignored files and files where credentials were detected are refused."""
+        """Exact lines of a tracked file (at most 2000 per call): `text`, `start_line`, `end_line`
+        and `lines` (the file's length). Untracked, ignored and secret files are refused."""
         return await worker.reply(
             "get_file", lambda kb: file_data(kb.file(path, start, end, budget)), repository=repository
         )
@@ -356,8 +331,8 @@ def build_server(worker: Worker) -> MCPServer:  # noqa: C901 - one nested functi
 
     @server.tool(annotations=READ_ONLY)
     async def list_scopes(repository: Repository = None) -> ListResult:
-        """The knowledge scopes (team Markdown beside the code: domain, conventions, projects/...):
-        scope, documents, roots, and default (read when a call names no scopes)."""
+        """Knowledge scopes (team Markdown: domain, conventions, projects/...): scope, documents,
+        roots, default (read when a call names none)."""
         return await worker.reply(
             "list_scopes", lambda kb: scopes_data(kb.scopes()), listing=True, repository=repository
         )
@@ -367,9 +342,8 @@ def build_server(worker: Worker) -> MCPServer:  # noqa: C901 - one nested functi
         path: Annotated[
             str,
             Field(
-                description="The knowledge document, relative to its root (prefixed by "
-                "the root's name when several are configured), or as "
-                "retrieval shows it: @knowledge/<root>/<path>."
+                description="The document as retrieval shows it (@knowledge/<root>/<path>), "
+                "or relative to its root."
             ),
         ],
         rationale: Annotated[str, Field(description="Why it should change: what is wrong or missing.")],
@@ -378,12 +352,10 @@ def build_server(worker: Worker) -> MCPServer:  # noqa: C901 - one nested functi
         diff: Annotated[str | None, Field(description="Or a unified diff of the document.")] = None,
         repository: Repository = None,
     ) -> ObjectResult:
-        """Propose a correction or an addition to the team's knowledge when you find it wrong or
-        missing. kbc never writes it: it makes one commit on a new branch kbc/proposal-<id> of the
-        knowledge root for a person to review and merge; what kbc serves changes only then.
-        Only Markdown under a knowledge root; credentials are redacted. Returns the proposal (id,
-        branch, commit, status "open"; with a forge configured, request: the pull request opened
-        for it, or request_error: why none was)."""
+        """Propose a fix or addition to team knowledge you find wrong or missing: one commit on
+        a new branch kbc/proposal-<id> of its knowledge root, for a person to merge (nothing
+        served changes until then; Markdown only, credentials redacted). Returns the proposal
+        (id, branch, status; with a forge, the pull request opened or why none was)."""
         return await worker.reply(
             "propose_update",
             lambda kb: asdict(
@@ -394,9 +366,8 @@ def build_server(worker: Worker) -> MCPServer:  # noqa: C901 - one nested functi
 
     @server.tool(annotations=READ_ONLY)
     async def list_proposals(repository: Repository = None) -> ListResult:
-        """The proposals to the knowledge roots, newest first: id, root, path, branch, status (open,
-        merged once a person merged it, closed), author, rationale, date; with a forge configured,
-        an open one's request and review ("#12 open, approved")."""
+        """Proposals to team knowledge, newest first: id, path, branch, status (open, merged,
+        closed), author, rationale; with a forge, an open one's review ("#12 open, approved")."""
         return await worker.reply(
             "list_proposals",
             lambda kb: [asdict(p) for p in kb.proposals()],
@@ -413,9 +384,8 @@ def build_server(worker: Worker) -> MCPServer:  # noqa: C901 - one nested functi
         ],
         repository: Repository = None,
     ) -> ObjectResult:
-        """Report which results of a retrieve_slice or ask call helped. An empty list marks the
-        query as a knowledge gap (`kbc gaps` lists them). Returns {"recorded": true}, or false
-        when the query id is unknown or expired."""
+        """Report which results of a retrieve_slice or ask call helped (an empty list marks a
+        knowledge gap). Returns {"recorded": false} for an unknown or expired query id."""
 
         def usage(workspace: Workspace) -> dict[str, Any]:
             return {"recorded": workspace.report_usage(query_id, helpful_ids, repository)}
@@ -426,17 +396,13 @@ def build_server(worker: Worker) -> MCPServer:  # noqa: C901 - one nested functi
     async def refresh(
         wait: Annotated[
             bool,
-            Field(
-                description="Wait until the refresh has ended (at most 10 minutes) "
-                "and return the repository as it is then."
-            ),
+            Field(description="Return once the refresh has ended (at most 10 minutes)."),
         ] = False,
         repository: Repository = None,
     ) -> ObjectResult:
-        """Bring the repository's store up to its work tree or remote (a build where there is
-        none): queued behind any refresh under way, run in the background, one at a time; the
-        answers follow the new build as soon as it is complete. Returns the repository as
-        list_repositories describes it (status "queued" or "refreshing" until it ends)."""
+        """Bring the repository's store up to its work tree or remote, in the background, one
+        refresh at a time; answers follow the new build once it is complete. Returns the
+        repository as list_repositories describes it."""
 
         def queue(workspace: Workspace) -> dict[str, Any]:
             name = workspace.chosen(repository)
@@ -449,11 +415,9 @@ def build_server(worker: Worker) -> MCPServer:  # noqa: C901 - one nested functi
 
     @server.tool(annotations=READ_ONLY)
     async def list_repositories() -> ListResult:
-        """The repositories this server answers for: name, path or url, branch, commit served,
-        built_at, status (ready, building, queued, refreshing, failed, not built), behind (the
-        store is behind its repository: a refresh is queued or needed), open and problem.
-        Every other tool takes `repository`; retrieve_slice, search and get_symbol without one
-        read every repository and name each result's."""
+        """The repositories this server answers for: name, path or url, commit served, status
+        (ready, building, queued, refreshing, failed, not built), behind (a refresh is needed)
+        and problem. retrieve_slice, search and get_symbol without `repository` read all."""
         return await worker.reply(
             "list_repositories",
             lambda kb: worker.workspace.listing(),

@@ -47,6 +47,7 @@ TOOLS = {
     "refresh",
 }
 
+TOOL_LIST_TOKENS = 3_000  # the tool list's budget (cl100k tokens of each tool as JSON)
 SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 SHOP = {
     "shop/__init__.py": '"""A small shop: orders, payments and refunds."""\n',
@@ -144,6 +145,11 @@ async def exercise(session: ClientSession) -> None:
     listed = await session.list_tools()
     assert {t.name for t in listed.tools} == TOOLS and len(listed.tools) == len(TOOLS)
     assert all(t.description and t.output_schema for t in listed.tools)
+    # what every agent turn pays for the tool list: names, descriptions, schemas, annotations
+    counter = Components.lexical().token_counter()
+    listing = [json.dumps(t.model_dump(mode="json", by_alias=True, exclude_none=True)) for t in listed.tools]
+    assert sum(counter.count(text) for text in listing) <= TOOL_LIST_TOKENS
+    assert '"title"' not in "".join(listing) and '"anyOf"' not in "".join(listing)
 
     found = data(await session.call_tool("retrieve_slice", {"task": "validate the refund amount"}))
     assert found["use_case"] == "implementation" and found["retrieval"] == "lexical"
