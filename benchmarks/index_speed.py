@@ -84,7 +84,7 @@ def main() -> None:
             vectors = open_vector_store(Path(tmp), f"bench-{time.monotonic_ns()}", embedder)
             subset = _Subset(store / "index" / "lexical.sqlite", keep)
             start = time.perf_counter()
-            _sync_vectors(subset, embedder, vectors, None, Path(tmp), embed_tests=True)
+            _sync_vectors(subset, embedder, vectors, Path(tmp), embed_tests=True)
             kbc_times.append(time.perf_counter() - start)
             subset.close()
     ratio = min(kbc_times) / min(raw_times)

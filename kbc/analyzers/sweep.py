@@ -25,6 +25,7 @@ from kbc.analyzers.pool import POOL_MIN_FILES, pool_context, worker_init
 from kbc.analyzers.python.encoding import decode_source
 from kbc.analyzers.secrets import own_credentials, present
 from kbc.domain.models import SourceFile
+from kbc.domain.progress import PassReport, Tick, counted
 
 SWEEP_VERSION = "3"  # 2: short quoted hex strings in code found too; 3: every finding counted
 
@@ -69,18 +70,18 @@ def _credentials(item: tuple[str, str, str]) -> tuple[str, frozenset[str], int]:
 
 
 def own_credentials_of(
-    root: Path, files: Sequence[tuple[str, str]], workers: int
+    root: Path, files: Sequence[tuple[str, str]], workers: int, tick: Tick | None = None
 ) -> dict[str, tuple[frozenset[str], int]]:
     """Each of ``files`` ((path, language)) with the credential values it holds itself and how
-    many credentials the detectors find in it."""
+    many credentials the detectors find in it; ``tick`` hears each file scanned."""
     items = [(path, str(root / path), language) for path, language in files]
     if workers <= 1 or len(items) < POOL_MIN_FILES:
-        found = list(map(_credentials, items))
+        found = list(counted(map(_credentials, items), tick))
     else:
         with ProcessPoolExecutor(
             max_workers=workers, mp_context=pool_context(), initializer=worker_init
         ) as pool:
-            found = list(pool.map(_credentials, items, chunksize=16))
+            found = list(counted(pool.map(_credentials, items, chunksize=16), tick))
     return {path: (values, count) for path, values, count in found}
 
 
@@ -95,13 +96,20 @@ def repeated_in(text: str, values: set[str], own: frozenset[str] = frozenset()) 
 
 
 def sweep_secrets(
-    root: Path, files: Sequence[SourceFile], counts: Mapping[str, int], workers: int
+    root: Path,
+    files: Sequence[SourceFile],
+    counts: Mapping[str, int],
+    workers: int,
+    progress: PassReport | None = None,
 ) -> tuple[Sweep, dict[str, int]]:
     """The sweep over ``files``, given ``counts`` (``sweep_key`` -> credentials found, from an
-    earlier build); also the counts of the files scanned now, to keep for the next one."""
+    earlier build); also the counts of the files scanned now, to keep for the next one.
+    ``progress`` hears each file scanned (those known to hold none are skipped)."""
     keys = {f.path: sweep_key(f) for f in files}
     wanted = [(f.path, f.language) for f in files if counts.get(keys[f.path]) != 0]
-    credentials = own_credentials_of(root, wanted, workers)
+    if progress is not None:
+        progress.skip(len(files) - len(wanted))
+    credentials = own_credentials_of(root, wanted, workers, progress.advance if progress else None)
     found = {path: values for path, (values, _) in credentials.items()}
     scanned = {keys[path]: count for path, (_, count) in credentials.items()}
     known = {**counts, **scanned}

@@ -86,7 +86,7 @@ def build_options(command: F) -> F:
                 type=click.Choice(["text", "json"]),
                 default="text",
                 show_default=True,
-                help="Summary format.",
+                help="Summary format (json: one document on stdout, progress as JSON events on stderr).",
             ),
             click.option("--workers", type=int, help="Worker processes (default: one per CPU)."),
         ]
@@ -118,19 +118,24 @@ PROGRESS_MIN_FILES = 50  # files or units below which no progress is drawn
 
 def embed_progress() -> Callable[[str, int, int], None]:
     """Progress of the embedding on a terminal: units done of the total, the rate and the
-    time left (an interrupted run keeps what it embedded; the next one goes on from there)."""
+    time left once enough is done to say (:func:`kbc.domain.progress.eta`); an interrupted run
+    keeps what it embedded, the next one goes on from there."""
     import time
 
+    from kbc.domain.progress import eta
+
     started = time.monotonic()
+    first: list[tuple[int, float]] = []  # the units done and the seconds gone at the first batch
 
     def report(stage: str, done: int, total: int) -> None:
         if not sys.stderr.isatty() or total < PROGRESS_MIN_FILES:
             return
         elapsed = time.monotonic() - started
-        line = f"\r{stage} {done}/{total} units"
-        if 0 < done < total and elapsed > 0:
-            rate = done / elapsed
-            left = (total - done) / rate
+        first[:] = first or [(done, elapsed)]
+        (first_done, first_seconds), line = first[0], f"\r{stage} {done}/{total} units"
+        left = eta(done, total, elapsed, first[0])
+        if left is not None:
+            rate = (done - first_done) / (elapsed - first_seconds)
             line += f" · {rate:.0f}/s · about {duration(left)} left  "
         click.echo(line, err=True, nl=done >= total)
 

@@ -12,40 +12,17 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from kbc import __version__
-from kbc.cli.common import (
-    PROGRESS_MIN_FILES,
-    KbcGroup,
-    build_options,
-    embed_progress,
-    knowledge_base,
-    reading_options,
-    unexpected,
-)
+from kbc.cli.common import KbcGroup, build_options, knowledge_base, reading_options, unexpected
 from kbc.domain.errors import exit_codes_text
 
 if TYPE_CHECKING:
-    from kbc.domain.models import AnalysisResult
+    from kbc.domain.progress import PassEvent
+    from kbc.index.build import IndexSummary
     from kbc.services.analyze import AnalyzeSummary
     from kbc.services.build import KnowledgeSummary
     from kbc.views.build import ViewsSummary
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _progress(total: int) -> Callable[[AnalysisResult], None]:
-    if total < PROGRESS_MIN_FILES or not sys.stderr.isatty():
-        return lambda _result: None
-    bar = click.progressbar(length=total, label="analyzing", file=sys.stderr, show_pos=True, show_eta=True)
-    bar.__enter__()
-    done = [0]
-
-    def step(_result: AnalysisResult) -> None:
-        done[0] += 1
-        bar.update(1)
-        if done[0] >= total:
-            bar.__exit__(None, None, None)
-
-    return step
 
 
 def _render_summary(summary: AnalyzeSummary) -> str:
@@ -109,12 +86,17 @@ def analyze(
 
     Discovers tracked text files, analyzes every Python file with libcst
     (cached by content), builds the import and call graphs and writes the
-    store that later passes read.
+    store that later passes read. Progress goes to stderr, as `kbc build`'s.
     """
     from dataclasses import asdict
 
-    with knowledge_base(path, store, workers=workers, max_file_bytes=max_file_bytes) as kb:
-        summary = kb.analyze(progress=_progress)
+    from kbc.cli.progress import progress_on_stderr
+
+    with (
+        knowledge_base(path, store, workers=workers, max_file_bytes=max_file_bytes) as kb,
+        progress_on_stderr(fmt, _render_stage) as progress,
+    ):
+        summary = kb.analyze(progress=progress)
     if fmt == "json":
         click.echo(json.dumps(asdict(summary), indent=1, sort_keys=True))
     else:
@@ -160,17 +142,6 @@ def symbols(ctx: click.Context, name: str, repo: Path, store: Path | None, fmt: 
     click.echo("\n\n".join(blocks))
 
 
-def _views_progress(total: int) -> Callable[[], None]:
-    done = [0]
-
-    def tick() -> None:
-        done[0] += 1
-        if sys.stderr.isatty():
-            click.echo(f"\rinterpreting views {done[0]}/{total}", err=True, nl=done[0] >= total)
-
-    return tick
-
-
 def _render_views_summary(summary: ViewsSummary) -> str:
     kinds = ", ".join(f"{kind} {n}" for kind, n in summary.by_kind.items())
     sources = ", ".join(f"{source} {n}" for source, n in summary.by_source.items())
@@ -206,15 +177,50 @@ def _render_knowledge(known: KnowledgeSummary) -> list[str]:
     return lines
 
 
-def _render_pending(pending: int, filling: int) -> str:
-    if not pending:
-        return ""
-    if filling < 0:
-        return f"; {pending} not embedded (no process could be started for them): run `kbc embed`"
-    return (
-        f"; {pending} left to a background process (pid {filling}): `kbc status` follows it, "
-        "`kbc embed` finishes it now"
+def _render_index(index: IndexSummary) -> str:
+    retrieval = index.retrieval + (f" ({index.note})" if index.note else "")
+    return "\n".join(
+        [
+            "kbc index:",
+            f"  chunks        {index.chunks} from {index.files} files "
+            f"({index.changed_files} changed, {index.removed_files} removed)",
+            f"  embeddings    {index.units} units, {index.embedded} embedded now, "
+            f"{index.removed_units} removed" + (f"; {index.pending} left to embed" if index.pending else ""),
+            f"  secrets       {index.secrets} redacted",
+            f"  retrieval     {retrieval}",
+            f"  time          {index.seconds:.2f} s",
+        ]
     )
+
+
+def _render_stage(event: PassEvent) -> str:
+    """A stage's summary, printed as soon as the stage ends."""
+    from kbc.index.build import IndexSummary
+    from kbc.services.analyze import AnalyzeSummary
+    from kbc.services.build import KnowledgeSummary
+    from kbc.views.build import ViewsSummary
+
+    result = event.result
+    if isinstance(result, AnalyzeSummary):
+        return _render_summary(result)
+    if isinstance(result, ViewsSummary):
+        return _render_views_summary(result)
+    if isinstance(result, KnowledgeSummary):
+        return "\n".join(_render_knowledge(result))
+    return _render_index(result) if isinstance(result, IndexSummary) else ""
+
+
+def _render_pending(pending: int, filling: int) -> list[str]:
+    if not pending:
+        return []
+    if filling < 0:
+        return [
+            f"  embedding     {pending} not embedded (no process could be started for them): run `kbc embed`"
+        ]
+    return [
+        f"  embedding     {pending} left to a background process (pid {filling}): `kbc status` follows it, "
+        "`kbc embed` finishes it now"
+    ]
 
 
 @cli.command()
@@ -263,37 +269,35 @@ def build(
     Knowledge roots (a folder or a git repository of Markdown: [[knowledge]] in
     kbc.toml, KBC_KNOWLEDGE, --knowledge) are indexed beside the code, each
     document in its scopes (docs/knowledge.md).
+
+    Progress goes to stderr: each pass as it starts (with the files, views or
+    units it goes through), how far it has come at most every 2 s (on a
+    terminal, one line rewritten in place), the time left once it has done a
+    tenth of its items over 5 s from its first, and its end; each stage's
+    summary (analyze, views, knowledge, index) is printed on stdout as soon as
+    the stage ends. With --format json, stderr has one JSON event a line
+    ({"kind": "start"|"progress"|"done"|"summary", "pass": NAME, ...}) and
+    stdout the one JSON document.
     """
     from dataclasses import asdict
 
-    from kbc.services.knowledge import BuildProgress
+    from kbc.cli.progress import progress_on_stderr
 
-    with knowledge_base(path, store, workers=workers, knowledge=knowledge or None) as kb:
-        summary = kb.build(
-            no_llm=no_llm, progress=BuildProgress(_progress, _views_progress, embed_progress()), wait=wait
-        )
+    with (
+        knowledge_base(path, store, workers=workers, knowledge=knowledge or None) as kb,
+        progress_on_stderr(fmt, _render_stage) as progress,
+    ):
+        summary = kb.build(no_llm=no_llm, progress=progress, wait=wait)
     if fmt == "json":
         click.echo(json.dumps(asdict(summary), indent=1, sort_keys=True))
         return
-    index = summary.index
-    click.echo(_render_summary(summary.analyze))
-    click.echo(_render_views_summary(summary.views))
-    retrieval = index.retrieval + (f" ({index.note})" if index.note else "")
     click.echo(
         "\n".join(
             [
-                "kbc index:",
-                f"  chunks        {index.chunks} from {index.files} files "
-                f"({index.changed_files} changed, {index.removed_files} removed)",
-                f"  embeddings    {index.units} units, {index.embedded} embedded now, "
-                f"{index.removed_units} removed" + _render_pending(index.pending, summary.filling),
-                f"  secrets       {index.secrets} redacted",
-                f"  retrieval     {retrieval}",
-                f"  time          {index.seconds:.2f} s",
-                *_render_knowledge(summary.knowledge),
                 "kbc build:",
                 f"  passes        {', '.join(f'{p.name} {p.seconds:.1f} s' for p in summary.passes)}",
                 f"  peak memory   {max((p.peak_rss_mb for p in summary.passes), default=0)} MB",
+                *_render_pending(summary.index.pending, summary.filling),
             ]
         )
     )

@@ -1,5 +1,5 @@
 """Where a build's time and memory go: each pass's wall seconds and the peak resident memory
-reached by its end."""
+reached by its end; each pass measured is reported as it starts and ends."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+
+from kbc.domain.progress import PassReport, Reporter
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,16 +33,20 @@ def peak_rss_mb() -> int:
 
 
 class Stopwatch:
-    """Records the passes run under ``measure`` in the order they end."""
+    """Records the passes run under ``measure`` in the order they end; ``reporter`` hears
+    each one start, advance and end."""
 
-    def __init__(self) -> None:
+    def __init__(self, reporter: Reporter | None = None) -> None:
         self.passes: list[PassTiming] = []
+        self.reporter = reporter or Reporter()
 
     @contextmanager
-    def measure(self, name: str) -> Iterator[None]:
+    def measure(self, name: str, total: int = 0, unit: str = "") -> Iterator[PassReport]:
+        """Time the pass ``name``, going through ``total`` ``unit`` when it counts them."""
         started = time.perf_counter()
         try:
-            yield
+            with self.reporter.running(name, total, unit) as report:
+                yield report
         finally:
             self.record(name, time.perf_counter() - started)
 

@@ -25,7 +25,7 @@ from kbc.analyzers.python.encoding import decode_source
 from kbc.analyzers.secrets import redact
 from kbc.domain.errors import EmbedderUnavailable, IndexDamaged, VectorStoreError, in_pass
 from kbc.domain.models import KNOWLEDGE_PREFIX, Chunk, ChunkKind, EmbedUnit, FileFacts, SourceFile
-from kbc.domain.progress import EmbedProgress
+from kbc.domain.progress import Reporter, Tick, counted
 from kbc.domain.timing import PassTiming, Stopwatch
 from kbc.domain.views import VIEW_PREFIX
 from kbc.index.chunks import chunk_text, knowledge_chunks, readable
@@ -172,11 +172,11 @@ def document_chunks(path: str, text: str, size: int, overlap: int, kind: ChunkKi
     return [dataclasses.replace(c, kind=kind, role=kind, tokens=counter.count(c.text)) for c in cut]
 
 
-def _run(tasks: list[ChunkTask], workers: int) -> list[tuple[str, list[Chunk], int]]:
+def _run(tasks: list[ChunkTask], workers: int, tick: Tick) -> list[tuple[str, list[Chunk], int]]:
     if workers <= 1 or len(tasks) < POOL_MIN_FILES:
-        return [prepare(t) for t in tasks]
+        return list(counted(map(prepare, tasks), tick))
     with ProcessPoolExecutor(max_workers=workers, mp_context=pool_context(), initializer=worker_init) as pool:
-        return list(pool.map(prepare, tasks, chunksize=8))
+        return list(counted(pool.map(prepare, tasks, chunksize=8), tick))
 
 
 def build_index(  # noqa: PLR0913 - the index pass's inputs, passed by name
@@ -191,7 +191,7 @@ def build_index(  # noqa: PLR0913 - the index pass's inputs, passed by name
     embedder: Embedder | None,
     vectors: VectorStore | None,
     note: str = "",
-    progress: EmbedProgress | None = None,
+    progress: Reporter | None = None,
     documents: Mapping[str, str] | None = None,
     fresh: bool = False,
     embed_tests: bool = False,
@@ -210,12 +210,13 @@ def build_index(  # noqa: PLR0913 - the index pass's inputs, passed by name
     published lexical, naming the model it waits for (``PENDING``), and
     :func:`kbc.index.fill.fill_vectors` embeds them after. ``clean``: the paths the credential
     sweep found nothing in, not scanned again (only values found elsewhere are replaced).
+    ``progress`` hears each pass (chunk, lexical index, embed, vector snapshot).
 
     The live index is not touched: a copy of it is brought in line and left beside it, for
     :func:`publish_index` to put in place; vectors are only added (those no longer needed are
     listed for :func:`sweep_index` once the index is published)."""
     started = time.perf_counter()
-    clock = Stopwatch()
+    clock = Stopwatch(progress)
     lexical, note = staged_copy(index_dir, note)
     if lexical.stale:
         lexical.reset()
@@ -246,8 +247,9 @@ def build_index(  # noqa: PLR0913 - the index pass's inputs, passed by name
         ]
         removed = sorted(indexed_paths - set(current))
         changed_files = [f for f in changed if f.path not in texts]
-        with clock.measure("chunk"):
-            results = _run(_tasks(root, changed_files, facts, chunk_lines, overlap, repeated, clean), workers)
+        with clock.measure("chunk", len(changed_files), "files") as chunking:
+            tasks = _tasks(root, changed_files, facts, chunk_lines, overlap, repeated, clean)
+            results = _run(tasks, workers, chunking.advance)
             results += [
                 (
                     f.path,
@@ -292,7 +294,7 @@ def build_index(  # noqa: PLR0913 - the index pass's inputs, passed by name
             made = vectors.made_by() if vectors is not None else None
         else:
             synced = (
-                _synced(lexical, embedder, vectors, progress, index_dir, embed_tests, clock)
+                _synced(lexical, embedder, vectors, index_dir, embed_tests, clock)
                 if embedder is not None and vectors is not None
                 else None
             )
@@ -441,7 +443,6 @@ def _synced(
     lexical: LexicalIndex,
     embedder: Embedder,
     vectors: VectorStore,
-    progress: EmbedProgress | None,
     index_dir: Path,
     embed_tests: bool,
     clock: Stopwatch,
@@ -449,7 +450,7 @@ def _synced(
     """:func:`_sync_vectors`, or why it could not be done: a model that fails to load when it
     first embeds, a store that fails when first written (the vectors written so far are kept)."""
     try:
-        return _sync_vectors(lexical, embedder, vectors, progress, index_dir, embed_tests, clock)
+        return _sync_vectors(lexical, embedder, vectors, index_dir, embed_tests, clock)
     except (EmbedderUnavailable, VectorStoreError) as exc:
         return exc.message
 
@@ -458,15 +459,15 @@ def _sync_vectors(
     lexical: LexicalIndex,
     embedder: Embedder,
     vectors: VectorStore,
-    progress: EmbedProgress | None,
     index_dir: Path,
     embed_tests: bool = False,
     clock: Stopwatch | None = None,
 ) -> VectorSync:
     """Make the vector store hold every unit of the chunk table, and write the
-    snapshot of its vectors that retrieval searches exactly."""
+    snapshot of its vectors that retrieval searches exactly (the clock's reporter hears how
+    far the embedding has come)."""
     clock = clock or Stopwatch()
-    units, missing, extra, chunks = _embed_missing(lexical, embedder, vectors, progress, embed_tests, clock)
+    units, missing, extra, chunks = _embed_missing(lexical, embedder, vectors, embed_tests, clock)
     made = vectors.made_by() or embedder.provenance()
     with clock.measure("vector snapshot"):
         digest = write_units_snapshot(index_dir, made.key, lexical.meta("vectors"), units, vectors)
@@ -478,7 +479,6 @@ def _embed_missing(
     lexical: LexicalIndex,
     embedder: Embedder,
     vectors: VectorStore,
-    progress: EmbedProgress | None,
     embed_tests: bool,
     clock: Stopwatch,
 ) -> tuple[list[EmbedUnit], list[EmbedUnit], list[str], dict[str, Chunk]]:
@@ -488,26 +488,27 @@ def _embed_missing(
     store's ("vector store")."""
     started = time.perf_counter()
     model_seconds = 0.0
-    chunks = {c.id: c for c in lexical.all_chunks()}
-    units = units_of(chunks.values(), embedder.model_id, tests=embed_tests)
-    wanted = {u.id for u in units}
-    present = vectors.ids()
-    extra = sorted(present - wanted)
-    # Similar lengths batched together pad less: the model's cost follows the longest input.
-    missing = sorted((u for u in units if u.id not in present), key=lambda u: (len(u.text), u.id))
-    for start in range(0, len(missing), EMBED_BATCH):
-        batch = missing[start : start + EMBED_BATCH]
-        before = time.perf_counter()
-        embedded = embedder.embed([u.text for u in batch])
-        model_seconds += time.perf_counter() - before
-        vectors.add(
-            [u.id for u in batch],
-            embedded,
-            [unit_metadata(u, chunks[u.chunk_id]) for u in batch],
-            [u.text for u in batch],
-        )
-        if progress is not None:
-            progress("embedding", min(start + EMBED_BATCH, len(missing)), len(missing))
+    with clock.reporter.running("embed") as embedding:
+        chunks = {c.id: c for c in lexical.all_chunks()}
+        units = units_of(chunks.values(), embedder.model_id, tests=embed_tests)
+        wanted = {u.id for u in units}
+        present = vectors.ids()
+        extra = sorted(present - wanted)
+        # Similar lengths batched together pad less: the model's cost follows the longest input.
+        missing = sorted((u for u in units if u.id not in present), key=lambda u: (len(u.text), u.id))
+        embedding.expect(len(missing), "units")
+        for start in range(0, len(missing), EMBED_BATCH):
+            batch = missing[start : start + EMBED_BATCH]
+            before = time.perf_counter()
+            embedded = embedder.embed([u.text for u in batch])
+            model_seconds += time.perf_counter() - before
+            vectors.add(
+                [u.id for u in batch],
+                embedded,
+                [unit_metadata(u, chunks[u.chunk_id]) for u in batch],
+                [u.text for u in batch],
+            )
+            embedding.advance(len(batch))
     clock.record("embed", model_seconds)
     clock.record("vector store", time.perf_counter() - started - model_seconds)
     return units, missing, extra, chunks

@@ -27,15 +27,13 @@ from kbc.domain.models import (
     FileFacts,
     models_shape,
 )
-from kbc.domain.progress import AnalyzeProgress
+from kbc.domain.progress import Reporter
 from kbc.domain.settings import Settings
 from kbc.domain.timing import PassTiming, Stopwatch
 from kbc.graph.build import build_graph
 from kbc.store.cache import AnalysisCache, cache_key
 from kbc.store.facts_store import FactsStore, Snapshot
 from kbc.store.layout import analysis_cache, store_path
-
-# (total files to parse) -> per-result callback; lets the CLI draw a progress bar.
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,11 +75,12 @@ def analyze_repository(
     root: Path,
     settings: Settings,
     store_dir: Path | None = None,
-    progress: AnalyzeProgress | None = None,
+    progress: Reporter | None = None,
     *,
     fresh: bool = False,
 ) -> AnalyzeSummary:
-    """Build the facts store for the repository at ``root``; ``fresh`` parses every file again."""
+    """Build the facts store for the repository at ``root``; ``fresh`` parses every file again;
+    ``progress`` hears each pass (discover, secrets, analyze, graph, store facts)."""
     return analyze_with_sweep(root, settings, store_dir, progress, fresh=fresh)[0]
 
 
@@ -89,7 +88,7 @@ def analyze_with_sweep(
     root: Path,
     settings: Settings,
     store_dir: Path | None = None,
-    progress: AnalyzeProgress | None = None,
+    progress: Reporter | None = None,
     *,
     fresh: bool = False,
     publish: bool = True,
@@ -97,7 +96,7 @@ def analyze_with_sweep(
     """:func:`analyze_repository`, with the credential sweep the index pass needs too;
     ``publish``: make the facts written the live ones (a build does so only at its end)."""
     started = time.perf_counter()
-    clock = Stopwatch()
+    clock = Stopwatch(progress)
     root = root.resolve()
     store_root = store_path(root, settings, store_dir)
     with in_pass("discover"), clock.measure("discover"):
@@ -105,9 +104,10 @@ def analyze_with_sweep(
             root, max_file_bytes=settings.max_file_bytes, exclude=settings.exclude, store_dir=store_root
         )
     cache_file = analysis_cache(store_root)
-    with in_pass("secrets"), clock.measure("secrets"), AnalysisCache(cache_file) as counts:
+    sweeping = clock.measure("secrets", len(inventory.files), "files")
+    with in_pass("secrets"), sweeping as scanning, AnalysisCache(cache_file) as counts:
         known = counts.secret_counts(sweep_key(f) for f in inventory.files)
-        swept, scanned = sweep_secrets(root, inventory.files, known, settings.worker_count())
+        swept, scanned = sweep_secrets(root, inventory.files, known, settings.worker_count(), scanning)
         counts.put_secret_counts(scanned.items())
     roots = detect_source_roots((f.path for f in inventory.files), settings.source_roots)
     warnings: list[str] = []
@@ -159,11 +159,12 @@ def analyze_with_sweep(
         return version_key if task.language == "python" else code_version
 
     keys = [cache_key(task, blob, version_of(task)) for task, blob in tasks]
-    with in_pass("analyze"), clock.measure("analyze"), AnalysisCache(cache_file) as cache:
+    analyzing = clock.measure("analyze", len(tasks), "files")
+    with in_pass("analyze"), analyzing as parsing, AnalysisCache(cache_file) as cache:
         cached = {} if fresh else cache.get_many(keys)
         misses = [task for (task, _), key in zip(tasks, keys, strict=True) if key not in cached]
-        report = progress(len(misses)) if progress is not None and misses else None
-        parsed_now = run_analysis(misses, settings.worker_count(), report)
+        parsing.skip(len(tasks) - len(misses))
+        parsed_now = run_analysis(misses, settings.worker_count(), lambda _result: parsing.advance())
         fresh_keys = [
             cache_key(task, _blob_of(result), version_of(task))
             for task, result in zip(misses, parsed_now, strict=True)

@@ -20,7 +20,7 @@ from pathlib import Path
 from kbc import __version__
 from kbc.analyzers.gitrepo import uncommitted
 from kbc.domain.errors import in_pass
-from kbc.domain.progress import AnalyzeProgress, EmbedProgress, ViewsProgress
+from kbc.domain.progress import Reporter
 from kbc.domain.settings import Settings
 from kbc.domain.timing import PassTiming, Stopwatch
 from kbc.index.build import IndexSummary, build_index, discard_staged, publish_index, sweep_index
@@ -61,12 +61,10 @@ def build_repository(  # noqa: PLR0913 - the build's inputs, passed by name
     root: Path,
     settings: Settings,
     store_dir: Path | None = None,
-    progress: AnalyzeProgress | None = None,
-    embed_progress: EmbedProgress | None = None,
+    progress: Reporter | None = None,
     *,
     no_llm: bool = False,
     interpreter: Interpreter | None = None,
-    views_progress: ViewsProgress | None = None,
     fresh: bool = False,
     on_wait: Callable[[str], None] | None = None,
     components: Components = CONFIGURED,
@@ -79,7 +77,8 @@ def build_repository(  # noqa: PLR0913 - the build's inputs, passed by name
     as a fresh index is chunked; ``interpreter`` overrides the components' one. The build
     state is written last. With more units to embed than ``settings.wait_units`` (``wait``
     True: never; False: any), the index is published lexical and a background process
-    embeds them (:mod:`kbc.services.embedding`)."""
+    embeds them (:mod:`kbc.services.embedding`). ``progress`` hears every pass start, advance
+    and end, and the summary of each stage (analyze, views, knowledge, index) as it ends."""
     store_root = store_path(root, settings, store_dir)
     with writer_lock(store_root, settings.lock_timeout, on_wait) as waited:
         unfinished = unfinished_build(store_root)
@@ -92,11 +91,9 @@ def build_repository(  # noqa: PLR0913 - the build's inputs, passed by name
             root,
             settings,
             store_dir,
-            progress,
-            embed_progress,
+            progress or Reporter(),
             no_llm,
             interpreter or components.llm(settings, no_llm),
-            views_progress,
             fresh,
             components,
             wait_units,
@@ -110,11 +107,9 @@ def _build(  # noqa: PLR0913 - the build's inputs, passed by name
     root: Path,
     settings: Settings,
     store_dir: Path | None,
-    progress: AnalyzeProgress | None,
-    embed_progress: EmbedProgress | None,
+    progress: Reporter,
     no_llm: bool,
     interpreter: Interpreter | None,
-    views_progress: ViewsProgress | None,
     fresh: bool,
     components: Components,
     wait_units: int | None,
@@ -123,19 +118,21 @@ def _build(  # noqa: PLR0913 - the build's inputs, passed by name
     # Read before the files are: a change made while they are read is seen by the next refresh.
     dirty = uncommitted(root, store_path(root, settings, store_dir))
     analyzed, swept = analyze_with_sweep(root, settings, store_dir, progress, fresh=reparse, publish=False)
+    progress.summary("analyze", analyzed)
     store_root = Path(analyzed.store)
     generation = analyzed.generation
-    clock = Stopwatch()
-    with in_pass("views"), clock.measure("views"):
+    clock = Stopwatch(progress)
+    with in_pass("views"), clock.measure("views") as interpreting:
         views, viewed = build_views_pass(
             store_root,
             root,
             settings,
             no_llm=no_llm,
             interpreter=interpreter,
-            progress=views_progress,
+            progress=lambda n: interpreting.expect(n, "views"),
             generation=generation,
         )
+    progress.summary("views", viewed)
     store = FactsStore(store_root, generation)
     facts = {f.path: f for f in store.facts()}
     inventory = store.inventory()
@@ -144,6 +141,12 @@ def _build(  # noqa: PLR0913 - the build's inputs, passed by name
     if roots:
         with in_pass("knowledge"), clock.measure("knowledge"):
             collected = collect(root.resolve(), settings, roots, also=swept.values)
+    manifest = collected.manifest
+    known = KnowledgeSummary(
+        len(manifest.roots), len(manifest.documents), len(manifest.scopes()), manifest.problems
+    )
+    if roots:
+        progress.summary("knowledge", known)
     with clock.measure("load embedder"):
         embedder, vectors, note = components.open_embedding(store_root, root, settings, recover=True)
     with in_pass("index"):
@@ -158,7 +161,7 @@ def _build(  # noqa: PLR0913 - the build's inputs, passed by name
             embedder=embedder,
             vectors=vectors,
             note=note,
-            progress=embed_progress,
+            progress=progress,
             documents=view_documents(views),
             fresh=fresh,
             embed_tests=settings.embed_tests,
@@ -168,7 +171,8 @@ def _build(  # noqa: PLR0913 - the build's inputs, passed by name
             knowledge_dates=collected.dates(),
             wait_units=wait_units,
         )
-    published = Stopwatch()
+    progress.summary("index", indexed)
+    published = Stopwatch(progress)
     with in_pass("publish"), published.measure("publish"):
         ViewsStore(store_root).publish()
         publish_index(index_dir(store_root))
@@ -188,10 +192,6 @@ def _build(  # noqa: PLR0913 - the build's inputs, passed by name
         )
         end_build(store_root)
         sweep_index(index_dir(store_root), indexed, vectors if embedder is not None else None)
-    manifest = collected.manifest
-    known = KnowledgeSummary(
-        len(manifest.roots), len(manifest.documents), len(manifest.scopes()), manifest.problems
-    )
     return BuildSummary(
         analyzed,
         viewed,

@@ -9,13 +9,12 @@ import dataclasses
 import threading
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kbc.domain.drift import DriftReport
 from kbc.domain.errors import KbcError, NotFound
-from kbc.domain.progress import AnalyzeProgress, EmbedProgress, Say, ViewsProgress
+from kbc.domain.progress import Reporter, Say
 from kbc.domain.settings import Settings, load_settings
 from kbc.domain.views import View
 from kbc.retrieval.answer import Answer, extractive, llm_answer
@@ -49,15 +48,6 @@ from kbc.store.rerank_cache import RerankCache
 from kbc.views.llm import Interpreter
 
 BEHIND_CHARS = 200  # of the reasons a slice's title gives for a document behind the code
-
-
-@dataclass(frozen=True, slots=True)
-class BuildProgress:
-    """Who hears a build's progress: files analyzed, views interpreted, units embedded."""
-
-    files: AnalyzeProgress | None = None
-    views: ViewsProgress | None = None
-    embedding: EmbedProgress | None = None
 
 
 class UntrustedSetting(UserWarning):
@@ -101,8 +91,8 @@ class KnowledgeBase:
 
     # -- writing -------------------------------------------------------------
 
-    def analyze(self, *, progress: AnalyzeProgress | None = None) -> AnalyzeSummary:
-        """The facts pass alone (what `kbc analyze` runs)."""
+    def analyze(self, *, progress: Reporter | None = None) -> AnalyzeSummary:
+        """The facts pass alone (what `kbc analyze` runs); ``progress`` hears each of its passes."""
         with self._lock:
             self._reset()
             return analyze_repository(self.root, self.settings, self.store, progress=progress)
@@ -112,23 +102,21 @@ class KnowledgeBase:
         *,
         no_llm: bool = False,
         interpreter: Interpreter | None = None,
-        progress: BuildProgress | None = None,
+        progress: Reporter | None = None,
         wait: bool | None = None,
     ) -> BuildSummary:
-        """Every pass; ``interpreter`` overrides the components' one for this build; ``wait``:
-        see :func:`kbc.services.build.build_repository`."""
-        shown = progress or BuildProgress()
+        """Every pass; ``interpreter`` overrides the components' one for this build;
+        ``progress`` hears each pass and each stage's summary as it ends; ``wait``: see
+        :func:`kbc.services.build.build_repository`."""
         with self._lock:
             self._reset()
             return build_repository(
                 self.root,
                 self.settings,
                 self.store,
-                progress=shown.files,
-                embed_progress=shown.embedding,
+                progress=progress,
                 no_llm=no_llm,
                 interpreter=interpreter,
-                views_progress=shown.views,
                 on_wait=self._notify,
                 components=self.components,
                 wait=wait,

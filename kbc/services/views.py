@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kbc.domain.errors import KbcError
-from kbc.domain.progress import ViewsProgress
+from kbc.domain.progress import Counting
 from kbc.domain.settings import Settings
 from kbc.domain.views import VIEW_PREFIX, View
 from kbc.store.facts_store import FactsStore
@@ -38,7 +38,7 @@ def build_views_pass(
     *,
     no_llm: bool = False,
     interpreter: Interpreter | None = None,
-    progress: ViewsProgress | None = None,
+    progress: Counting | None = None,
     generation: str = "",
 ) -> tuple[list[View], ViewsSummary]:
     """Write the views of the store's current facts (or of the unpublished ``generation``,

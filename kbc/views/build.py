@@ -16,7 +16,7 @@ from typing import Any
 from kbc.analyzers.secrets import redact
 from kbc.domain.errors import LLMError
 from kbc.domain.models import EntryPoint
-from kbc.domain.progress import ViewsProgress
+from kbc.domain.progress import Counting
 from kbc.domain.views import Provenance, View, ViewKind
 from kbc.graph.components import is_component
 from kbc.store.prose_cache import ProseCache, prose_key
@@ -268,7 +268,7 @@ def build_views(
     cache: ProseCache | None,
     *,
     concurrency: int = 4,
-    progress: ViewsProgress | None = None,
+    progress: Counting | None = None,
     cached_model: str = "",
 ) -> tuple[list[View], ViewsSummary]:
     """Every view; prose from ``interpreter`` (cached), or without one from the cache of

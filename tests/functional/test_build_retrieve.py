@@ -117,9 +117,10 @@ SECRET_VALUES = [
 
 
 def invoke(*args: str) -> str:
+    """What the command prints on stdout (progress and notices go to stderr)."""
     result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    return result.output
+    return result.stdout
 
 
 def make_shop(root: Path, extra: dict[str, str] | None = None) -> Path:

@@ -103,7 +103,7 @@ def test_build_and_retrieve_through_a_chroma_server(
     runner = CliRunner()
     built = runner.invoke(cli, [*remote, "build", str(root), "--format", "json", "--workers", "1"])
     assert built.exit_code == 0, built.output
-    index = json.loads(built.output)["index"]
+    index = json.loads(built.stdout)["index"]
     assert index["retrieval"] == "hybrid" and index["embedded"] == index["units"] > 0
     assert not (root / ".kbc" / "index" / "chroma").exists()
 

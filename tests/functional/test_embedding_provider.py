@@ -38,7 +38,7 @@ SHOP = {
 def run(*args: str) -> dict[str, object]:
     result = CliRunner().invoke(cli, list(args))
     assert result.exit_code == 0, result.output
-    data: dict[str, object] = json.loads(result.output)
+    data: dict[str, object] = json.loads(result.stdout)
     return data
 
 

@@ -150,9 +150,10 @@ CALLS = {  # caller -> a callee it must reach, resolved across files where the n
 
 
 def invoke(*args: str) -> str:
+    """What the command prints on stdout (progress and notices go to stderr)."""
     result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    return result.output
+    return result.stdout
 
 
 @pytest.fixture(scope="module")
