@@ -209,7 +209,7 @@ def test_a_servers_collection_of_another_width_is_set_aside_there(
         server.dim = 48
         built = runner.invoke(cli, [*remote, "build", str(root), "--format", "json", "--workers", "1"])
         assert built.exit_code == 0, built.output
-        index = json.loads(built.output)["index"]
+        index = json.loads(built.stdout)["index"]
         assert index["retrieval"] == "hybrid" and index["embedded"] == index["units"]
         assert "set aside" in index["note"] and "on the Chroma server" in index["note"]
         found = runner.invoke(cli, [*remote, "retrieve", "--repo", str(root), "--format", "json", "divide"])
