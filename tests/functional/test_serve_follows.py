@@ -3,7 +3,6 @@ up the others."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -40,9 +39,10 @@ def clean_env(**extra: str) -> dict[str, str]:
 
 
 def text_of(result: Any) -> Any:
+    """A call's data: its structured content (a slice's text content is the slice itself)."""
     assert not result.is_error, result.content
     assert isinstance(result.content[0], TextContent)
-    return json.loads(result.content[0].text)
+    return result.structured_content
 
 
 @pytest.fixture
