@@ -43,7 +43,6 @@ from kbc.services.workspace import Workspace
 __all__ = ["build_server", "create_server", "serve_stdio"]
 
 HTTP_PATH = "/mcp"
-REFRESH_WAIT = 600.0  # seconds the refresh tool waits, when asked to
 
 INSTRUCTIONS = """\
 kbc serves the compiled knowledge base of a repository (or several): facts extracted from the
@@ -399,25 +398,35 @@ def build_server(worker: Worker) -> MCPServer:  # noqa: C901 - one nested functi
         wait: Annotated[
             bool,
             Field(
-                description="Wait until the refresh has ended (at most 10 minutes) "
-                "and return the repository as it is then."
+                description="Wait until the refresh has ended (at most serve.refresh_wait "
+                "seconds, 60 by default) and return the repository as it is then; past that, "
+                "the answer says the refresh continues in the background."
             ),
         ] = False,
         repository: Repository = None,
     ) -> ObjectResult:
         """Bring the repository's store up to its work tree or remote (a build where there is
-        none): queued behind any refresh under way, run in the background, one at a time; the
-        answers follow the new build as soon as it is complete. Returns the repository as
-        list_repositories describes it (status "queued" or "refreshing" until it ends)."""
+        none): queued behind its own refresh under way, run in the background (its fetch beside
+        other repositories', builds one at a time); the answers follow the new build as soon as
+        it is complete. A repository whose last refresh failed is tried again at once. Returns
+        the repository as list_repositories describes it (status "queued" or "refreshing" until
+        it ends; "failed" with its problem and retry_at)."""
 
         def queue(workspace: Workspace) -> dict[str, Any]:
             name = workspace.chosen(repository)
             workspace.enqueue(name)
+            ended = True
             if wait:
-                workspace.wait_for(name, REFRESH_WAIT)
-            return workspace.describe(workspace.member(name))
+                ended = workspace.wait_for(name, workspace.settings.refresh_wait)
+            described = workspace.describe(workspace.member(name))
+            if not ended:
+                described["note"] = (
+                    f"not ended after {workspace.settings.refresh_wait} s (serve.refresh_wait): the "
+                    "refresh continues in the background; list_repositories shows when it ends"
+                )
+            return described
 
-        return await worker.reply("refresh", lambda kb: queue(worker.workspace), across=queue)
+        return await worker.reply("refresh", lambda kb: queue(worker.workspace), across=queue, whole=True)
 
     @server.tool(annotations=READ_ONLY)
     async def list_repositories() -> ListResult:

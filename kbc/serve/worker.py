@@ -55,12 +55,14 @@ class Worker:
         listing: bool = False,
         repository: str | None = None,
         across: Callable[[Workspace], Any] | None = None,
+        whole: bool = False,
     ) -> CallToolResult:
         """The tool's result: ``work`` in the repository named (or the only one), or, when
-        ``across`` is given and several repositories are served with none named, ``across``."""
+        ``across`` is given and several repositories are served with none named, ``across``;
+        ``whole``: ``across`` always (a call that opens no store, e.g. one that builds it)."""
         started = time.perf_counter()
         try:
-            if across is not None and not repository and self.workspace.single() is None:
+            if across is not None and (whole or (not repository and self.workspace.single() is None)):
                 data = await self.across(across)
             else:
                 data = await self.run(work, repository)
