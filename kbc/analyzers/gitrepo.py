@@ -8,7 +8,10 @@ command line (which outranks every configuration file), so reading a
 repository never runs anything it names.
 
 Also here: where HEAD is, what changed since a commit, and following a remote
-repository (clone, then fetch + hard reset).
+repository (clone, then fetch + hard reset). A clone or fetch goes to the network: it runs
+with git's own low-speed limit (a connection that sends nothing fails) and a time limit on the
+whole command, at which it is stopped with every process it started. Within
+:func:`as_fetched`, following a URL already fetched does not go to the network again.
 """
 
 from __future__ import annotations
@@ -16,13 +19,18 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import signal
 import subprocess
+import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from kbc.domain.errors import TargetError
-from kbc.domain.settings import default_data_dir, environment_with
+from kbc.domain.settings import Settings, default_data_dir, environment_with
 
 # What a repository's configuration may not make git run (the command line wins over it).
 SAFE = (
@@ -40,6 +48,7 @@ SAFE = (
     "protocol.ext.allow=never",
 )
 _ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "LC_ALL": "C"}
+POLL_SECONDS = 0.25  # how often a clone or fetch under way is checked against its limit
 
 
 class GitFailed(Exception):
@@ -48,6 +57,10 @@ class GitFailed(Exception):
     def __init__(self, stderr: str) -> None:
         super().__init__(stderr)
         self.stderr = stderr
+
+
+class GitTimedOut(GitFailed):
+    """A clone or fetch stopped at its time limit (or because kbc is closing)."""
 
 
 def _command(root: Path | None, args: Sequence[str]) -> list[str]:
@@ -246,31 +259,156 @@ def checkout_path(url: str, data: str = "") -> Path:
     return data_dir(data) / "repos" / f"{name}-{digest}"
 
 
-def follow(url: str, branch: str = "", data: str = "") -> tuple[Path, str]:
-    """Clone ``url`` into kbc's data folder, or fetch it and hard-reset to the remote branch.
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """How long a clone or fetch may take: ``seconds`` in all; ``stall`` seconds receiving
+    nothing over HTTP(S) (git's http.lowSpeedTime); ``cancel`` stops it early when set."""
 
-    Returns the work tree and the branch followed.
-    """
-    target = checkout_path(url, data)
+    seconds: float
+    stall: int
+    cancel: threading.Event | None = None
+
+    @classmethod
+    def of(cls, settings: Settings, cancel: threading.Event | None = None) -> Limits:
+        """The limits ``settings`` give (discover.git_timeout, discover.git_stall_timeout)."""
+        return cls(settings.git_timeout, settings.git_stall_timeout, cancel)
+
+
+def fetch_git(root: Path | None, *args: str, limits: Limits) -> None:
+    """``git clone`` or ``git fetch`` (``args``) within ``limits``: at the time limit (or on
+    cancel) git and every process it started are stopped and :class:`GitTimedOut` is raised;
+    :class:`GitFailed` when git fails by itself."""
+    speed = ("-c", "http.lowSpeedLimit=1", "-c", f"http.lowSpeedTime={max(1, limits.stall)}")
+    deadline = time.monotonic() + limits.seconds
+    with subprocess.Popen(
+        ["git", *SAFE, *speed, *(["-C", str(root)] if root is not None else []), *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        encoding="utf-8",
+        errors="replace",
+        env=environment_with(_ENV),
+        start_new_session=True,  # its own process group: stopped whole, helpers included
+    ) as process:
+        try:
+            while True:
+                left = deadline - time.monotonic()
+                try:
+                    _, stderr = process.communicate(timeout=max(0.0, min(POLL_SECONDS, left)))
+                    break
+                except subprocess.TimeoutExpired:
+                    cancelled = limits.cancel is not None and limits.cancel.is_set()
+                    if cancelled or time.monotonic() >= deadline:
+                        raise GitTimedOut(
+                            "stopped: kbc is closing"
+                            if cancelled
+                            else f"did not finish within {limits.seconds:g} s (discover.git_timeout)"
+                        ) from None
+        except BaseException:  # the limit, the close, or an interrupt (Ctrl-C reaches kbc only)
+            _stop(process)
+            raise
+    if process.returncode != 0:
+        raise GitFailed(stderr or "")
+
+
+def _stop(process: subprocess.Popen[str]) -> None:
+    """Kill ``process`` and its process group (git's transport helpers, ssh), then reap it."""
     try:
-        if not (target / ".git").is_dir():
+        if hasattr(os, "killpg"):
+            os.killpg(process.pid, signal.SIGKILL)
+        else:  # pragma: no cover - no process groups
+            process.kill()
+    except OSError:
+        process.kill()
+    try:
+        process.communicate(timeout=5)
+    except subprocess.TimeoutExpired:
+        pass  # a helper that left the group still holds the pipe: it is not waited for
+
+
+# The URLs of this context fetched already, each with the failure its fetch met (None: fetched).
+_FETCHED: ContextVar[Mapping[str, TargetError | None] | None] = ContextVar("kbc_fetched", default=None)
+
+
+@contextmanager
+def as_fetched(outcomes: Mapping[str, TargetError | None]) -> Iterator[None]:
+    """Within the block, :func:`follow` of a URL in ``outcomes`` (each fetched by
+    :func:`fetch_remote`, with the failure it met) does not go to the network again: it resets
+    to what was fetched, or fails as the fetch did (the block's thread only)."""
+    token = _FETCHED.set(outcomes)
+    try:
+        yield
+    finally:
+        _FETCHED.reset(token)
+
+
+# One clone or fetch at a time into each of kbc's clones (two repositories may follow one URL).
+_CHECKOUTS: dict[Path, threading.Lock] = {}
+_CHECKOUTS_GUARD = threading.Lock()
+
+
+def _checkout_lock(target: Path) -> threading.Lock:
+    with _CHECKOUTS_GUARD:
+        return _CHECKOUTS.setdefault(target, threading.Lock())
+
+
+def fetch_remote(url: str, branch: str = "", data: str = "", *, limits: Limits) -> Path:
+    """What following ``url`` takes from the network, within ``limits``: a clone into kbc's data
+    folder (checked out at ``branch``), else a fetch of it (its work tree untouched). Returns
+    the clone's folder."""
+    target = checkout_path(url, data)
+    verb = "fetch"
+    try:
+        with _checkout_lock(target):
+            if (target / ".git").is_dir():
+                fetch_git(target, "fetch", "-q", "origin", limits=limits)
+                return target
+            verb = "clone"
             target.parent.mkdir(parents=True, exist_ok=True)
             partial = target.with_name(target.name + ".partial")
             if partial.exists():
                 import shutil
 
                 shutil.rmtree(partial)
-            git(None, "clone", "-q", *(["--branch", branch] if branch else []), "--", url, str(partial))
+            chosen = ["--branch", branch] if branch else []
+            fetch_git(None, "clone", "-q", *chosen, "--", url, str(partial), limits=limits)
             partial.rename(target)
+    except GitTimedOut as exc:
+        raise TargetError(
+            without_password(f"cannot follow {url}: git {verb} {exc.stderr}"),
+            hint="check that this machine can reach it; a remote this slow needs a larger "
+            "discover.git_timeout (KBC_GIT_TIMEOUT)",
+        ) from None
+    except GitFailed as exc:
+        raise _cannot_follow(url, exc) from None
+    return target
+
+
+def follow(url: str, branch: str = "", data: str = "", *, limits: Limits) -> tuple[Path, str]:
+    """Clone ``url`` into kbc's data folder, or fetch it, within ``limits`` (not again for a URL
+    fetched already within :func:`as_fetched`), and hard-reset it to the remote branch.
+
+    Returns the work tree and the branch followed.
+    """
+    fetched = _FETCHED.get() or {}
+    failed = fetched.get(url)
+    if failed is not None:
+        raise TargetError(failed.message, hint=failed.hint)
+    target = checkout_path(url, data) if url in fetched else fetch_remote(url, branch, data, limits=limits)
+    try:
         followed = branch or git(target, "symbolic-ref", "--short", "HEAD").strip()
-        git(target, "fetch", "-q", "origin")
         git(target, "reset", "-q", "--hard", f"origin/{followed}")
     except GitFailed as exc:
-        raise TargetError(
-            without_password(f"cannot follow {url}: {git_failure(exc.stderr)}"),
-            hint="check the URL, the branch and that this machine can reach it",
-        ) from None
+        raise _cannot_follow(url, exc) from None
     return target, followed
+
+
+def _cannot_follow(url: str, failed: GitFailed) -> TargetError:
+    return TargetError(
+        without_password(f"cannot follow {url}: {git_failure(failed.stderr)}"),
+        hint="check the URL, the branch and that this machine can reach it",
+    )
 
 
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s/:@'\"]*):[^\s/@'\"]*@")

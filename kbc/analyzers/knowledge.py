@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 
 from kbc.analyzers.discover import UnsafeRead, read_inside
 from kbc.analyzers.drift import last_commits, parse_front_matter
-from kbc.analyzers.gitrepo import follow, git, head_commit, work_tree
+from kbc.analyzers.gitrepo import Limits, follow, git, head_commit, work_tree
 from kbc.analyzers.secrets import redact
 from kbc.domain.errors import TargetError
 from kbc.domain.knowledge_roots import KnowledgeRoot
@@ -78,11 +78,11 @@ def is_project(scope: str) -> bool:
     return scope == PROJECTS or scope.startswith(PROJECTS + "/")
 
 
-def open_root(root: KnowledgeRoot, repo: Path, data_dir: str = "") -> OpenedRoot:
+def open_root(root: KnowledgeRoot, repo: Path, data_dir: str, limits: Limits) -> OpenedRoot:
     """The root's folder: a folder (relative to the repository), or a clone of its URL
-    fetched and reset to the followed branch, as `kbc refresh URL` does."""
+    fetched (within ``limits``) and reset to the followed branch, as `kbc refresh URL` does."""
     if root.url:
-        folder, branch = follow(root.url, root.branch, data_dir)
+        folder, branch = follow(root.url, root.branch, data_dir, limits=limits)
         return OpenedRoot(root, folder, head_commit(folder), branch)
     folder = Path(root.path).expanduser()
     folder = (folder if folder.is_absolute() else repo / folder).resolve()

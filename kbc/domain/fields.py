@@ -47,6 +47,28 @@ FIELDS: tuple[FieldSpec, ...] = (
         "glob patterns of tracked paths to leave out (comma-separated in the environment)",
     ),
     FieldSpec(
+        "git_timeout",
+        "discover",
+        "git_timeout",
+        int,
+        "KBC_GIT_TIMEOUT",
+        1,
+        "a clone or fetch of a URL (a repository or a knowledge root) not finished after this "
+        "many seconds is stopped, and fails",
+        limit=True,
+    ),
+    FieldSpec(
+        "git_stall_timeout",
+        "discover",
+        "git_stall_timeout",
+        int,
+        "KBC_GIT_STALL_TIMEOUT",
+        1,
+        "an HTTP(S) clone or fetch receiving nothing for this many seconds is stopped (git's "
+        "http.lowSpeedTime, at a byte a second)",
+        limit=True,
+    ),
+    FieldSpec(
         "workers",
         "analyze",
         "workers",
@@ -287,6 +309,17 @@ FIELDS: tuple[FieldSpec, ...] = (
         0,
         "a workspace fetches its URL repositories and knowledge roots, and refreshes what moved, "
         "this often; 0 means only on a push webhook",
+        limit=True,
+    ),
+    FieldSpec(
+        "refresh_wait",
+        "serve",
+        "refresh_wait",
+        int,
+        "KBC_REFRESH_WAIT",
+        0,
+        "seconds the MCP refresh tool waits, when asked to, before answering that the refresh "
+        "goes on in the background",
         limit=True,
     ),
     FieldSpec(

@@ -30,6 +30,8 @@ from kbc.domain.workspace import RepositoryEntry, repository_tables
 @dataclass(frozen=True, slots=True)
 class Settings:
     max_file_bytes: int = 1_000_000
+    git_timeout: int = 300
+    git_stall_timeout: int = 30
     exclude: tuple[str, ...] = ()
     workers: int = 0
     source_roots: tuple[str, ...] = ()
@@ -58,6 +60,7 @@ class Settings:
     session_idle_seconds: int = 300
     max_sessions: int = 1000
     fetch_seconds: int = 60
+    refresh_wait: int = 60
     max_open: int = 24
     idle_seconds: int = 600
     webhook_secret: str = field(default="", repr=False)

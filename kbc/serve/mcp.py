@@ -44,7 +44,6 @@ from kbc.services.workspace import Workspace
 __all__ = ["build_server", "create_server", "serve_stdio"]
 
 HTTP_PATH = "/mcp"
-REFRESH_WAIT = 600.0  # seconds the refresh tool waits, when asked to
 
 INSTRUCTIONS = """\
 kbc serves the compiled knowledge base of a repository (or several): facts extracted from the
@@ -396,22 +395,29 @@ def build_server(worker: Worker) -> MCPServer:  # noqa: C901 - one nested functi
     async def refresh(
         wait: Annotated[
             bool,
-            Field(description="Return once the refresh has ended (at most 10 minutes)."),
+            Field(description="Return once the refresh has ended, or after serve.refresh_wait (60 s)."),
         ] = False,
         repository: Repository = None,
     ) -> ObjectResult:
-        """Bring the repository's store up to its work tree or remote, in the background, one
-        refresh at a time; answers follow the new build once it is complete. Returns the
-        repository as list_repositories describes it."""
+        """Bring the repository's store up to its work tree or remote, in the background; a
+        failed one is tried again at once. Returns the repository as list_repositories describes
+        it (with `wait`, a note when the refresh continues in the background)."""
 
         def queue(workspace: Workspace) -> dict[str, Any]:
             name = workspace.chosen(repository)
             workspace.enqueue(name)
+            ended = True
             if wait:
-                workspace.wait_for(name, REFRESH_WAIT)
-            return workspace.describe(workspace.member(name))
+                ended = workspace.wait_for(name, workspace.settings.refresh_wait)
+            described = workspace.describe(workspace.member(name))
+            if not ended:
+                described["note"] = (
+                    f"not ended after {workspace.settings.refresh_wait} s (serve.refresh_wait): the "
+                    "refresh continues in the background; list_repositories shows when it ends"
+                )
+            return described
 
-        return await worker.reply("refresh", lambda kb: queue(worker.workspace), across=queue)
+        return await worker.reply("refresh", lambda kb: queue(worker.workspace), across=queue, whole=True)
 
     @server.tool(annotations=READ_ONLY)
     async def list_repositories() -> ListResult:

@@ -56,14 +56,16 @@ class Worker:
         repository: str | None = None,
         across: Callable[[Workspace], Any] | None = None,
         text_of: Callable[[Any], str] | None = None,
+        whole: bool = False,
     ) -> CallToolResult:
         """The tool's result: ``work`` in the repository named (or the only one), or, when
         ``across`` is given and several repositories are served with none named, ``across``;
-        its structured content the data, its text content the data as JSON (or ``text_of``
-        the data, where what a client reads must be less than all of it)."""
+        ``whole``: ``across`` always (a call that opens no store, e.g. one that builds it). Its
+        structured content is the data, its text content the data as JSON (or ``text_of`` the
+        data, where what a client reads must be less than all of it)."""
         started = time.perf_counter()
         try:
-            if across is not None and not repository and self.workspace.single() is None:
+            if across is not None and (whole or (not repository and self.workspace.single() is None)):
                 data = await self.across(across)
             else:
                 data = await self.run(work, repository)

@@ -1,5 +1,6 @@
 """The repositories of a workspace: each entry expanded (a monorepo's projects become
-repositories of their own), and what the workspace knows of each (:class:`Member`)."""
+repositories of their own), and what the workspace knows of each (:class:`Member`): a refresh
+that failed is tried again after a wait that doubles with each failure (:func:`retry_after`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ from kbc.domain.settings import Settings
 from kbc.domain.workspace import RepositoryEntry
 from kbc.services.knowledge import KnowledgeBase
 from kbc.store.layout import state_file, store_path
+
+RETRY_FIRST_SECONDS = 30.0  # the wait before a failed refresh is tried again, doubled each failure
+RETRY_MOST_SECONDS = 3600.0  # up to this
 
 
 @dataclass(slots=True)
@@ -31,6 +35,8 @@ class Member:
     pushed: str = ""  # the commit a push webhook announced, until a refresh brings it in
     refreshed: float = 0.0  # when its last refresh ended
     checked: tuple[float, bool] | None = None  # when it was last found behind or not, and which
+    failures: int = 0  # refreshes failed in a row
+    retry_at: float = 0.0  # when (time.monotonic) the last failed one may be tried again
 
     @property
     def name(self) -> str:
@@ -38,6 +44,23 @@ class Member:
 
     def built(self) -> bool:
         return state_file(self.store).is_file()
+
+    def failed(self, problem: str, now: float) -> None:
+        self.state, self.problem = "failed", problem
+        self.failures += 1
+        self.retry_at = now + retry_after(self.failures)
+
+    def succeeded(self) -> None:
+        self.state, self.problem, self.failures, self.retry_at = "idle", "", 0, 0.0
+
+    def backing_off(self, now: float) -> bool:
+        """Whether its last refresh failed and is not to be tried again yet (but when asked to)."""
+        return self.state == "failed" and now < self.retry_at
+
+
+def retry_after(failures: int) -> float:
+    """Seconds before a refresh that failed ``failures`` times in a row is tried again."""
+    return min(RETRY_MOST_SECONDS, RETRY_FIRST_SECONDS * 2.0 ** min(max(0, failures - 1), 32))
 
 
 def expand(entries: Sequence[RepositoryEntry]) -> list[RepositoryEntry]:

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from kbc.analyzers.gitrepo import (
     Changes,
+    Limits,
     changes_since,
     follow,
     head_commit,
@@ -175,11 +176,11 @@ def _vectors_changed(store_root: Path, root: Path, settings: Settings, component
     return unsearchable(recorded, lambda: live, snapshot.width if snapshot is not None else 0)
 
 
-def resolve_target(target: str, branch: str = "", data: str = "") -> tuple[Path, str, str]:
+def resolve_target(target: str, branch: str, settings: Settings) -> tuple[Path, str, str]:
     """A local work tree for ``target``: the path itself, or kbc's followed clone of a URL
-    (kept under ``data``, kbc's data folder)."""
+    (kept in kbc's data folder, fetched within the settings' limits)."""
     if is_url(target):
-        root, followed = follow(target, branch, data)
+        root, followed = follow(target, branch, settings.data_dir, limits=Limits.of(settings))
         return root, target, followed
     root = Path(target)
     if not root.is_dir():
@@ -224,7 +225,7 @@ def refresh(  # noqa: PLR0913 - the refresh's inputs, passed by name
     """Bring the store up to date; how it ended (done, or the error) is recorded in the store.
     ``with_knowledge``: also read the knowledge roots again (fetching those followed by URL)."""
     started = time.perf_counter()
-    root, url, followed = resolve_target(target, branch, settings.data_dir)
+    root, url, followed = resolve_target(target, branch, settings)
     store_root = store_path(root, settings, store_dir)
     try:
         summary = _refresh(

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kbc.analyzers.gitrepo import Limits
 from kbc.analyzers.knowledge import KnowledgeDocument, OpenedRoot, is_project, open_root, read_documents
 from kbc.domain.errors import KbcError
 from kbc.domain.knowledge_roots import KnowledgeRoot
@@ -106,7 +107,7 @@ def collect(
     problems: list[str] = []
     for root in settings.knowledge if roots is None else roots:
         try:
-            opened: OpenedRoot = open_root(root, repo, settings.data_dir)
+            opened: OpenedRoot = open_root(root, repo, settings.data_dir, Limits.of(settings))
         except KbcError as error:
             problems.append(f"{root.name}: {error.message}")
             continue

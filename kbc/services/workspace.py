@@ -3,10 +3,13 @@
 Stores open on first use and close when idle (or when more than ``serve.max_open`` are
 open: the one used least recently goes first); a repository without a build is built in
 the background on first use. URL repositories (and every repository's knowledge roots)
-are fetched and refreshed on a schedule (``serve.fetch_seconds``) and on a push webhook;
-refreshes run one at a time on one background thread, each through a knowledge base of
-its own, so queries keep reading the previous build until the new one is complete, and a
-slow refresh of one repository never holds up queries to the others.
+are fetched and refreshed on a schedule (``serve.fetch_seconds``) and on a push webhook.
+Each repository's refresh runs on a thread of its own: its clone or fetch within the git
+limits, beside the others', then its build, one build at a time (:mod:`kbc.services.upkeep`),
+each through a knowledge base of its own, so queries keep reading the previous build until the
+new one is complete, and a slow remote or refresh of one repository never holds up the others.
+A refresh that failed is tried again on use or on schedule only after a wait that doubles with
+each failure; asked for by name (the refresh tool, a push webhook), at once.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from kbc.analyzers.gitrepo import checkout_path, follow, git, head_commit, without_password
+from kbc.analyzers.gitrepo import checkout_path, git, head_commit, without_password
 from kbc.domain.errors import KbcError, NotFound, StoreError
 from kbc.domain.progress import Say
 from kbc.domain.settings import Settings
@@ -30,12 +33,13 @@ from kbc.services.components import CONFIGURED, Components
 from kbc.services.knowledge import KnowledgeBase
 from kbc.services.members import Member, expand, same_url, store_of
 from kbc.services.querylog import Listener
+from kbc.services.upkeep import Upkeep
 from kbc.store.state import finished_at, read_state
 
 SettingsFor = Callable[[Path], Settings]
 FUSED_IDS = 1000  # cross-repository query ids remembered for report_usage
 IDLE_CHECK_SECONDS = 30.0  # how often the follower looks for stores idle past serve.idle_seconds
-STOP_SECONDS = 5.0  # how long closing waits for a refresh under way
+STOP_SECONDS = 5.0  # how long closing waits for the refreshes under way
 BEHIND_SECONDS = 5.0  # how long an answer trusts "behind or not" before asking git again
 NAME_SHOWN = 100  # characters of an unknown repository name an error repeats
 
@@ -77,6 +81,8 @@ class Workspace:
         self._listeners: list[Listener] = []
         self._queue = _Queue()
         self._thread: threading.Thread | None = None
+        self._workers: dict[str, threading.Thread] = {}  # the refresh under way of each repository
+        self._upkeep = Upkeep(settings, self._settings_for, components, self._notify)
         self._fused: OrderedDict[str, tuple[tuple[str, str, frozenset[str]], ...]] = OrderedDict()
         opened = opened or {}
         for entry in expand(entries):
@@ -154,6 +160,13 @@ class Workspace:
             member = self.member(name)
             if member.kb is None:
                 if not member.built():
+                    if member.backing_off(time.monotonic()):
+                        raise StoreError(
+                            f"repository {name!r} failed to build ({member.problem}); it is retried "
+                            f"after {_clock(member.retry_at)}",
+                            hint="MCP refresh (or a push webhook) tries again at once; "
+                            "GET /api/v1/repositories (MCP list_repositories) shows its status",
+                        )
                     self.enqueue(name)
                     state = "is being built" if member.state in ("queued", "refreshing") else "has no build"
                     raise StoreError(
@@ -258,6 +271,7 @@ class Workspace:
             "upstream": ahead if behind else "",
             "open": member.kb is not None,
             "problem": member.problem,
+            "retry_at": _clock(member.retry_at) if member.state == "failed" else "",
         }
 
     def _upstream(self, member: Member) -> str:
@@ -312,8 +326,8 @@ class Workspace:
         return True
 
     def start(self) -> None:
-        """Follow the repositories in the background: queued refreshes, one at a time, and the
-        scheduled fetch every ``serve.fetch_seconds``."""
+        """Follow the repositories in the background: queued refreshes, each repository's on a
+        thread of its own, and the scheduled fetch every ``serve.fetch_seconds``."""
         if self._thread is None:
             self._thread = threading.Thread(target=self._follow, name="kbc-follow", daemon=True)
             self._thread.start()
@@ -323,65 +337,54 @@ class Workspace:
         due = time.monotonic() + every if every > 0 else float("inf")
         while True:
             with self._queue.wake:
-                if not self._queue.names and not self._queue.stopping:
+                if not self._startable() and not self._queue.stopping:
                     self._queue.wake.wait(max(0.0, min(due - time.monotonic(), IDLE_CHECK_SECONDS)))
                 if self._queue.stopping:
                     return
-                name = self._queue.names.popleft() if self._queue.names else None
-            if name is not None:
-                self.refresh_now(name)
-            elif time.monotonic() >= due:
+                for name in self._startable():
+                    self._queue.names.remove(name)
+                    self.member(name).state = "refreshing"
+                    worker = threading.Thread(
+                        target=self._work, args=(name,), name=f"kbc-refresh-{name}", daemon=True
+                    )
+                    self._workers[name] = worker
+                    worker.start()
+            if time.monotonic() >= due:
                 due = time.monotonic() + every
                 for scheduled in self.scheduled():
                     self.enqueue(scheduled)
             self.close_idle()
 
+    def _startable(self) -> list[str]:
+        """The repositories queued whose refresh is not under way already."""
+        return [name for name in self._queue.names if name not in self._workers]
+
+    def _work(self, name: str) -> None:
+        try:
+            self.refresh_now(name)
+        finally:
+            with self._queue.wake:
+                del self._workers[name]
+                if name in self._queue.names:  # queued again meanwhile: its turn comes next
+                    self.member(name).state = "queued"
+                self._queue.wake.notify_all()
+
     def scheduled(self) -> list[str]:
         """What the schedule refreshes: URL repositories, and built ones with a knowledge root
         followed by URL (a folder's own commits are its owner's to build: the listing says
-        when its store is behind)."""
+        when its store is behind), but those whose failed refresh is not to be tried again yet."""
+        now = time.monotonic()
         return [
             m.name
             for m in self._members.values()
-            if m.entry.url or (m.built() and any(root.url for root in m.settings.knowledge))
+            if (m.entry.url or (m.built() and any(root.url for root in m.settings.knowledge)))
+            and not m.backing_off(now)
         ]
 
     def refresh_now(self, name: str) -> None:
         """Bring ``name``'s store up to its repository (clone, fetch, build or refresh), through a
         knowledge base of its own; a failure is kept as the repository's problem."""
-        from kbc.services.refresh import refresh
-
-        member = self.member(name)
-        member.state = "refreshing"
-        pushed = member.pushed
-        target = member.entry.url or str(member.root)
-        try:
-            if member.entry.url and not member.root.is_dir():  # cloned first, to read its own settings
-                follow(member.entry.url, member.entry.branch, self.settings.data_dir)
-                member.settings = self._settings_for(member.root)
-                member.store = store_of(member.entry, member.root, member.settings)
-            summary = refresh(
-                target,
-                member.settings,
-                member.store if member.entry.store else None,
-                branch=member.entry.branch,
-                on_wait=self._notify,
-                components=self.components,
-            )
-        except KbcError as error:
-            member.state, member.problem = "failed", error.message
-            self._notify(f"kbc: {name}: refresh failed: {error.message}")
-        except Exception as exc:
-            member.state, member.problem = "failed", f"unexpected {type(exc).__name__}: {exc}"
-            self._notify(f"kbc: {name}: refresh failed: {member.problem}")
-        else:
-            member.state, member.problem = "idle", ""
-            if member.pushed == pushed:
-                member.pushed = ""
-            if summary.mode != "up-to-date":
-                self._notify(f"kbc: {name}: refreshed ({summary.mode}: {summary.reason})")
-        member.refreshed = time.monotonic()
-        member.checked = None
+        self._upkeep.run(self.member(name))
 
     def pushed_to(self, urls: Sequence[str], branch: str, after: str) -> list[str]:
         """Queue a refresh of every URL repository at one of ``urls`` following ``branch``
@@ -464,8 +467,12 @@ class Workspace:
         with self._queue.wake:
             self._queue.stopping = True
             self._queue.wake.notify_all()
-        if self._thread is not None:
-            self._thread.join(timeout=STOP_SECONDS)
+            workers = list(self._workers.values())
+        self._upkeep.halt.set()  # fetches under way stop, builds not started are not
+        deadline = time.monotonic() + STOP_SECONDS
+        for thread in [self._thread, *workers]:
+            if thread is not None:
+                thread.join(timeout=max(0.0, deadline - time.monotonic()))
         with self._lock:
             for member in self._members.values():
                 self._close(member)
@@ -482,6 +489,12 @@ def _follows_knowledge(member: Member, urls: set[str], branch: str) -> bool:
         same_url(url) in urls and (not branch or not followed or followed == branch)
         for url, followed in roots
     )
+
+
+def _clock(monotonic: float) -> str:
+    """The UTC time (ISO 8601, seconds) a ``time.monotonic()`` reading stands for."""
+    at = datetime.fromtimestamp(time.time() + monotonic - time.monotonic(), UTC)
+    return at.isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def _usable(name: str) -> str:

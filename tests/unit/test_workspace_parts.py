@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import time
 from pathlib import Path
 
 import pytest
 
-from kbc.domain.errors import ConfigError, FieldError, KbcError
-from kbc.domain.settings import load_settings
+from kbc.domain.errors import ConfigError, FieldError, KbcError, StoreError
+from kbc.domain.settings import Settings, load_settings
 from kbc.domain.workspace import RepositoryEntry, repository_entry
 from kbc.serve.hooks import push_of, verified
-from kbc.services.members import expand
+from kbc.services.members import RETRY_MOST_SECONDS, expand, retry_after
+from kbc.services.workspace import Workspace
 
 
 def test_repo_entries_name_folders_and_urls() -> None:
@@ -121,3 +123,35 @@ def test_push_payloads_name_their_repository_branch_and_commit() -> None:
     assert push_of({**github, "ref": "refs/tags/v1"})[1] == ""
     with pytest.raises(KbcError, match="names no repository URL"):
         push_of({"ref": "refs/heads/main"})
+
+
+def test_a_failed_refresh_is_tried_again_after_a_wait_that_doubles() -> None:
+    assert [retry_after(n) for n in (1, 2, 3, 4)] == [30, 60, 120, 240]
+    assert retry_after(12) == retry_after(10_000) == RETRY_MOST_SECONDS
+
+
+def test_a_failed_repository_waits_for_its_retry_on_use_and_on_schedule(tmp_path: Path) -> None:
+    url = "https://me:pa55word@git.example.org/acme/shop.git"
+    workspace = Workspace([RepositoryEntry("shop", url=url)], Settings(data_dir=str(tmp_path)))
+    try:
+        assert workspace.scheduled() == ["shop"]
+        member = workspace.member("shop")
+        member.failed(
+            "cannot follow https://me:***@git.example.org/acme/shop.git: no answer", time.monotonic()
+        )
+        assert workspace.scheduled() == []
+        with pytest.raises(StoreError, match="failed to build .*no answer.*retried after") as refused:
+            with workspace.using("shop"):
+                pass
+        assert "MCP refresh" in refused.value.hint
+        assert workspace.waiting() == 0  # nothing queued: the clone is not tried on each request
+        listed = workspace.listing()[0]
+        assert listed["status"] == "failed" and listed["retry_at"].endswith("Z")
+        assert "pa55word" not in str(listed)
+        member.retry_at = time.monotonic() - 1  # its wait is over
+        assert workspace.scheduled() == ["shop"]
+        with pytest.raises(StoreError, match="is being built"), workspace.using("shop"):
+            pass
+        assert workspace.waiting() == 1
+    finally:
+        workspace.close()
