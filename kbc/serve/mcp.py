@@ -299,7 +299,7 @@ def build_server(worker: Worker) -> MCPServer:  # noqa: C901 - one nested functi
 
     @server.tool(annotations=READ_ONLY)
     async def get_file(
-        path: Annotated[str, Field(description="Path relative to the repository root, e.g. 'pkg/mod.py'.")],
+        path: Annotated[str, Field(description="Path in the repository, e.g. 'pkg/mod.py'.")],
         start: Annotated[int | None, Field(description="First line, 1-based (default 1).")] = None,
         end: Annotated[int | None, Field(description="Last line, inclusive (default: the end).")] = None,
         budget: Annotated[
@@ -319,8 +319,7 @@ def build_server(worker: Worker) -> MCPServer:  # noqa: C901 - one nested functi
 
     @server.tool(annotations=READ_ONLY)
     async def list_use_cases(repository: Repository = None) -> ListResult:
-        """The retrieval use cases (profiles) for retrieve_slice: name, description and default
-        token budget."""
+        """Retrieval profiles for retrieve_slice: name, description, default budget."""
         return await worker.reply(
             "list_use_cases",
             lambda kb: use_cases_data(kb.use_cases().values()),
@@ -354,7 +353,7 @@ def build_server(worker: Worker) -> MCPServer:  # noqa: C901 - one nested functi
         """Propose a fix or addition to team knowledge you find wrong or missing: one commit on
         a new branch kbc/proposal-<id> of its knowledge root, for a person to merge (nothing
         served changes until then; Markdown only, credentials redacted). Returns the proposal
-        (id, branch, status; with a forge, the pull request opened or why none was)."""
+        and, with a forge, its pull request."""
         return await worker.reply(
             "propose_update",
             lambda kb: asdict(
@@ -395,13 +394,12 @@ def build_server(worker: Worker) -> MCPServer:  # noqa: C901 - one nested functi
     async def refresh(
         wait: Annotated[
             bool,
-            Field(description="Return once the refresh has ended, or after serve.refresh_wait (60 s)."),
+            Field(description="Return once it has ended, or after serve.refresh_wait (60 s)."),
         ] = False,
         repository: Repository = None,
     ) -> ObjectResult:
-        """Bring the repository's store up to its work tree or remote, in the background; a
-        failed one is tried again at once. Returns the repository as list_repositories describes
-        it (with `wait`, a note when the refresh continues in the background)."""
+        """Refresh the repository's store from its work tree or remote, in the background (a
+        failed one is tried again at once). Returns it as list_repositories describes it."""
 
         def queue(workspace: Workspace) -> dict[str, Any]:
             name = workspace.chosen(repository)
