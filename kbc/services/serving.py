@@ -84,7 +84,7 @@ def read_redacted(
     except UnsafeRead as exc:
         raise PathRefused(f"{exc}; it is not served", hint=hint) from None
     text = data.decode("utf-8", errors="replace")
-    return redact(str(folder / relative), text, language, also=also).text
+    return redact(str(folder / relative), text, language, also=also, where=relative).text
 
 
 def knowledge_text(manifest: Manifest, path: str, max_bytes: int) -> str:

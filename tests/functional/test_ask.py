@@ -202,10 +202,10 @@ def test_auto_refresh_applies_to_ask_and_the_api(shop: Path) -> None:
 
 
 def test_a_file_changed_since_the_build_is_served_redacted(shop: Path) -> None:
-    (shop / "shop" / "orders.py").write_text('"""Orders."""\n\nKEY = "AKIAIOSFODNN7EXAMPLE"\n')
+    (shop / "shop" / "orders.py").write_text('"""Orders."""\n\nKEY = "AKIAUJZDEGXDNCF32EPF"\n')
     with open_kb(shop) as kb:
         served = kb.file("shop/orders.py")
-    assert "AKIAIOSFODNN7EXAMPLE" not in served.text and "[REDACTED]" in served.text
+    assert "AKIAUJZDEGXDNCF32EPF" not in served.text and "[REDACTED]" in served.text
     assert (served.start_line, served.end_line, served.lines) == (1, 3, 3)
 
 

@@ -47,7 +47,7 @@ TOOLS = {
     "refresh",
 }
 
-SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+SECRET = "2hpChYgCfrL1spNxnyVmihA+2O76UMFxFkM+R5Kj"
 SHOP = {
     "shop/__init__.py": '"""A small shop: orders, payments and refunds."""\n',
     "shop/payments.py": '''
@@ -76,7 +76,7 @@ SHOP = {
     ''',
     "shop/settings.py": f'''
         """Deployment settings."""
-        AWS_ACCESS_KEY_ID = "AKIAIOSFODNN7EXAMPLE"
+        AWS_ACCESS_KEY_ID = "AKIAUJZDEGXDNCF32EPF"
         AWS_SECRET_ACCESS_KEY = "{SECRET}"
     ''',
     ".gitignore": "local.env\n",

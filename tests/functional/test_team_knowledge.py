@@ -21,7 +21,7 @@ from kbc.services.components import Components
 from kbc.services.knowledge import KnowledgeBase
 from kbc.services.reads import FileLines, ScopeSummary
 
-SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+SECRET = "2hpChYgCfrL1spNxnyVmihA+2O76UMFxFkM+R5Kj"
 CODE = {
     "shop/__init__.py": '"""A shop."""\n',
     "shop/payouts.py": '''
