@@ -26,10 +26,13 @@ _REFERENCE = re.compile(
     r"|true|false|undefined|required|optional|string|str|bytes|int)"
 )
 # Names: snake_case, dotted and Rust/C++ paths, CONSTANT_CASE, a key's name with its separator
-# (``AccountKey=``). A hyphenated value may be a passphrase (``correct-horse-staple-91``).
+# (``AccountKey=``), each part a word (a token's random part is none: ``hvs.5RuHz…``, ``sk_4f8a…``).
+# A hyphenated value may be a passphrase (``correct-horse-staple-91``).
 _NAME_LIKE = re.compile(
-    r"[a-z][a-z0-9]*(?:[_.:][a-z0-9]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Za-z_]\w*(?:(?:\.|::)\w+)+|\w+[=:]"
+    r"[a-z]+[0-9]*(?:[_.:][a-z]+[0-9]*)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+"
+    r"|[A-Za-z_][A-Za-z_]*[0-9]*(?:(?:\.|::)[A-Za-z_][A-Za-z_]*[0-9]*)+|\w+[=:]"
 )
+_CODE = re.compile(r"^[A-Za-z_$][\w.$]*[(\[<]|::|->")  # a call, a subscript, a generic type, a path
 _WORDS_ONLY = re.compile(r"[A-Za-z]+(?:[^A-Za-z0-9]+[A-Za-z]+)*[^A-Za-z0-9]*")
 # Not a secret however it reads: a URL, an e-mail address, a path, a date or a number, a
 # password hash in modular crypt format (``pbkdf2_sha256$30000$…``, ``$2b$12$…``), prose.
@@ -49,7 +52,7 @@ _LEET = str.maketrans({"@": "a", "4": "a", "3": "e", "1": "i", "0": "o", "$": "s
 SEQUENCES = ("0123456789", "9876543210", "abcdefghijklmnopqrstuvwxyz", "qwertyuiop", "asdfghjkl")
 _RUNS = frozenset(sequence[i : i + 6] for sequence in SEQUENCES for i in range(len(sequence) - 5))
 _FILE_MAGIC = (b"\x89PNG", b"GIF8", b"\xff\xd8\xff", b"\x1f\x8b", b"PK\x03\x04", b"%PDF", b"BZh", b"\x00asm")
-_CAMEL = re.compile(r"[A-Z]?[a-z]{2,}(?:[A-Z][a-z]{2,})*")
+_CAMEL = re.compile(r"[A-Z]?[a-z]+(?:[A-Z][a-z]+)*")
 _BASE64 = re.compile(r"[A-Za-z0-9+/_-]+={0,2}")
 
 
@@ -66,7 +69,7 @@ def secret_like(value: str) -> bool:
     value = value.strip().strip("\"'`")
     if len(value) < 8 or placeholder(value) or _REFERENCE.match(value) or _NOT_SECRET.search(value):
         return False
-    if any(c in value for c in "()[]<>") or value.count(":") > 1 or _NAME_LIKE.fullmatch(value):
+    if _CODE.search(value) or value.count(":") > 1 or _NAME_LIKE.fullmatch(value):
         return False  # an expression, an identifier (a URN, an ARN, a Rust path), a name
     if _WORDS_ONLY.fullmatch(value) and not random_run(value, 16):
         return False

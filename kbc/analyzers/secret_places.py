@@ -14,7 +14,8 @@
   ``.. testcode::``, ``.. doctest::``) and the literal blocks, code blocks and fences that the
   text introduces as an example (``For example::``, ``An example key in OpenSSH format::``).
 
-Each is found in one pass over the lines.
+Each is found in one pass over the lines. Apart from all of these, some files are secrets by
+nature, whatever the detectors find in them (:func:`secret_by_nature`).
 """
 
 from __future__ import annotations
@@ -25,9 +26,7 @@ from dataclasses import dataclass
 from kbc.analyzers.placeholders import decoded
 from kbc.analyzers.roles import is_test_path
 
-_TEST_FOLDERS = frozenset(
-    {"t", "unit", "unittests", "integration", "functional", "e2e", "fixtures", "fixture", "testdata"}
-)
+_TEST_FOLDERS = frozenset({"t", "unit", "unittests", "e2e", "fixtures", "fixture", "testdata"})
 _EXAMPLE_NAME = re.compile(
     r"(?i)(?:^|[^a-z])(?:examples?|samples?|demos?|tutorials?|docs?_src)(?:[^a-z]|$)|dummy|fake|mock"
 )
@@ -49,6 +48,17 @@ _TEST_DIRECTIVES = frozenset({"testsetup", "testcode", "doctest", "testoutput", 
 _FENCE = re.compile(r"^(\s*)(```+|~~~+)")
 _EXAMPLE_WORD = re.compile(r"(?i)(?<![\w.])(?:examples?|e\.g\.|for instance|samples?)(?![\w.])")
 PEM_MAX_LINES = 5000  # a PGP public key block runs to hundreds of lines
+# Files that hold secrets by what they are: environment files (not their templates), key stores,
+# private keys, and the files tools keep their credentials in.
+_ENV_FILE = re.compile(r"(?i)^(?:\.env(?:rc)?|\.env\.[\w.-]+|[\w.-]+\.env)$")
+_ENV_TEMPLATE = re.compile(r"(?i)[._-](?:example|sample|template|dist|defaults?|tmpl|tpl)(?:\.|$)")
+_KEY_SUFFIXES = frozenset(
+    {".pem", ".key", ".p8", ".ppk", ".p12", ".pfx", ".pkcs12", ".jks", ".keystore", ".bks", ".kdbx"}
+)
+_KEY_NAME = re.compile(r"^id_(?:rsa|dsa|ecdsa|ed25519)(?:_[\w-]+)?$")
+_CREDENTIAL_FILES = frozenset(
+    {".netrc", "_netrc", ".pgpass", ".git-credentials", ".htpasswd", ".pypirc", ".npmrc", ".dockercfg"}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,7 +213,7 @@ def _example_blocks(lines: list[str]) -> set[int]:
         if opens and (says or (directive is not None and directive.group(2) in _TEST_DIRECTIVES)):
             end = _fence_end(lines, index, fence.group(2)) if fence else _indented_end(lines, index)
             found.update(range(index + 1, end + 1))
-            intro, example, index = stripped, False, end
+            intro, example, index = "", False, end  # a block introduces nothing after it
             continue
         example = opens and directive is not None and says
         intro = stripped
@@ -228,3 +238,24 @@ def _fence_end(lines: list[str], opener: int, fence: str) -> int:
         if lines[end].strip().startswith(fence):
             return end + 1
     return len(lines)
+
+
+def secret_by_nature(path: str) -> str | None:
+    """What the file at ``path`` (in its repository) is, when it is a secret by nature: an
+    environment file (``.env``, ``.env.production``, ``local.env``; not ``.env.example``), a
+    key store, a private key (``.pem``, ``.key``, ``id_rsa``) or a tool's credentials
+    (``.netrc``, ``.pgpass``, ``.git-credentials``, ``.pypirc``, ``.npmrc``, ``.aws/credentials``);
+    None for any other file."""
+    parts = path.split("/")
+    name = parts[-1]
+    suffix = name[name.rfind(".") :].lower() if "." in name else ""
+    if _ENV_FILE.match(name) and not _ENV_TEMPLATE.search(name):
+        return "an environment file"
+    if suffix in _KEY_SUFFIXES or _KEY_NAME.match(name):
+        return "a key file"
+    if name.lower() in _CREDENTIAL_FILES or parts[-2:] in (
+        [".aws", "credentials"],
+        [".docker", "config.json"],
+    ):
+        return "a credentials file"
+    return None
