@@ -338,7 +338,8 @@ def build_server(worker: Worker) -> MCPServer:  # noqa: C901 - one nested functi
     ) -> ObjectResult:
         """Exact lines of a tracked file of the repository (at most 2000 per call): `path`,
         `start_line`, `end_line`, `lines` (the file's length) and `text`. Absolute paths, '..',
-        untracked or ignored files and files where credentials were detected are refused."""
+        untracked or ignored files and files that are secrets by nature (.env, key files) are
+        refused; a credential in a file served is replaced by [REDACTED]."""
         return await worker.reply(
             "get_file", lambda kb: file_data(kb.file(path, start, end, budget)), repository=repository
         )

@@ -212,19 +212,20 @@ async def exercise(session: ClientSession) -> None:
 
 
 async def refusals(session: ClientSession) -> None:
-    """get_file serves tracked files only, never one where credentials were found."""
+    """get_file serves tracked files only, a file holding a credential redacted."""
     expected = {
         "../etc/passwd": "paths that climb out with '..' are refused",
         "/etc/passwd": "absolute paths are refused",
         "notes.txt": "not a tracked text file",
         "local.env": "not a tracked text file",
-        "shop/settings.py": "credentials were found in this file",
     }
     for path, reason in expected.items():
         text = error_text(await session.call_tool("get_file", {"path": path}))
         assert reason in text, (path, text)
         assert "→" in text  # the hint says what to do instead
         assert SECRET not in text and "root:" not in text
+    settings = data(await session.call_tool("get_file", {"path": "shop/settings.py"}))
+    assert SECRET not in settings["text"] and "[REDACTED]" in settings["text"] and settings["lines"] == 3
     # ... and still answers afterwards.
     assert data(await session.call_tool("get_file", {"path": "shop/__init__.py"}))["lines"] == 1
 
