@@ -73,6 +73,8 @@ def secret_like(value: str) -> bool:
         return False  # an expression, an identifier (a URN, an ARN, a Rust path), a name
     if _WORDS_ONLY.fullmatch(value) and not random_run(value, 16):
         return False
+    if len(value) > 64:  # longer than any password made of words and a sequence
+        return len(set(value)) >= 5
     rest = _COMMON.sub("", value.lower().translate(_LEET))
     for sequence in SEQUENCES:
         for size in range(len(sequence), 2, -1):

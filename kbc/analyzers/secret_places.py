@@ -41,7 +41,9 @@ _PEM_END = re.compile(r"-----END [A-Z0-9 ]+-----")
 _PEM_LINE = re.compile(r"\s*[A-Za-z0-9+/=]*\s*|\s*[A-Za-z-]+:.*|.*-----END [A-Z0-9 ]+-----.*")
 _ENCRYPTED = re.compile(r"Proc-Type: *4, *ENCRYPTED|aes\d+-c|bcrypt")
 KEY_MATERIAL = re.compile(r"[A-Za-z0-9+/=]{40,}")
-_SSH_PUBLIC = re.compile(r"(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-\S+|sk-\S+@openssh\.com)\s+AAAA")
+_SSH_PUBLIC = re.compile(
+    r"(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-[\w-]{1,40}|sk-[\w-]{1,60}@openssh\.com)\s{1,8}AAAA"
+)
 _PROMPT = re.compile(r"^\s*(?:>>>|\.\.\.|\$|In \[\d*\]:)(?: |$)")
 _DIRECTIVE = re.compile(r"^(\s*)\.\. ([\w-]+)::")
 _TEST_DIRECTIVES = frozenset({"testsetup", "testcode", "doctest", "testoutput", "testcleanup"})

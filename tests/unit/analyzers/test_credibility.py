@@ -93,3 +93,29 @@ def test_a_value_shown_as_an_example_is_one_wherever_the_document_shows_it(tmp_p
     code = f"SECRET_KEY = '{key}'\n"
     rel = "app/settings.py"
     assert MARK in redact(_write(tmp_path, rel, code), code, "python", where=rel).text
+
+
+LONG_LINES = (  # 400,000 characters and more on one line, each shape a pattern could look back over
+    '"sk-" * 200_000',
+    '"ecdsa-sha2-" + "a" * 400_000',
+    '"-----BEGIN CERTIFICATE-----" + "A" * 400_000',
+    '">>> " + "a:" * 200_000',
+    '"For example::" + " x" * 200_000',
+)
+
+
+@pytest.mark.parametrize("shape", LONG_LINES)
+def test_one_long_line_is_judged_in_one_pass(shape: str) -> None:
+    # In a process of its own that must finish within a minute: a pattern that looks back over
+    # the line at every character needs hours here, a linear one a second or two.
+    import subprocess
+    import sys
+
+    script = (
+        "from kbc.analyzers.credibility import judged\n"
+        f"line = {shape}\n"
+        "judged([(1, 'Secret Keyword', line), (2, 'Base64 High Entropy String', line)],"
+        " [f'password = {line!r}', line], 'python', 'app/x.py')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-500:]
