@@ -5,7 +5,7 @@
 Corpora, each built cold as a git repository with `kbc build --no-llm` (hybrid, the
 packaged model) in a process of its own:
 
-- ``planted``: kbc's planted-secrets corpus (``tests/planted.py``, 38 forms);
+- ``planted``: kbc's planted-secrets corpus (``tests/planted.py``, 45 forms);
 - ``detect-secrets``: the ``test_data`` folder of a detect-secrets checkout (PATH;
   never committed here), whose values are those detect-secrets itself finds there;
 - ``kbc``: kbc's own repository (a fresh clone), for what redaction costs and how much

@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-import kbc.analyzers.secrets as S
+import kbc.analyzers.secret_scan as S
 from kbc.analyzers.discover import language_of
 
 Finding = tuple[int, str, str]

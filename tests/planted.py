@@ -25,6 +25,9 @@ def planted() -> tuple[dict[str, str], dict[str, str]]:
     def alnum(n: int) -> str:
         return _make(rng, _ALNUM, n)
 
+    def digits(n: int) -> str:
+        return _make(rng, string.digits, n)
+
     def hexa(n: int) -> str:
         return _make(rng, "0123456789abcdef", n)
 
@@ -79,6 +82,21 @@ def planted() -> tuple[dict[str, str], dict[str, str]]:
         "txt_anthropic": "sk-ant-api03-" + alnum(80),
         "pem_file_line": pem_body[0],
     }
+    # kinds the packages of benchmarks/secret_precision.py show as examples, here in real formats
+    sa_body = [base64.b64encode(bytes(rng.randrange(256) for _ in range(48))).decode() for _ in range(4)]
+    v.update(
+        {
+            "py_basic_auth_header": base64.b64encode(f"deploy:{alnum(18)}".encode()).decode(),
+            "py_django_secret_key": "django-insecure-"
+            + _make(rng, string.ascii_lowercase + "0123456789!@#$%^&*(-_=+)", 50),
+            "json_service_account_key": sa_body[1],
+            "azure_storage_key": base64.b64encode(bytes(rng.randrange(256) for _ in range(64))).decode(),
+            "test_stripe_live": "sk_live_" + alnum(24),
+            "yaml_slack_bot_token": f"xoxb-{digits(12)}-{digits(13)}-{alnum(24)}",
+            "shell_vault_token": "hvs." + alnum(24),
+        }
+    )
+    sa_key = "\n".join(["-----BEGIN PRIVATE KEY-----", *sa_body, "-----END PRIVATE KEY-----"]) + "\n"
     pem = ["-----BEGIN RSA PRIVATE KEY-----", *pem_body, "-----END RSA PRIVATE KEY-----"]
     notebook = {
         "cells": [
@@ -184,5 +202,36 @@ def planted() -> tuple[dict[str, str], dict[str, str]]:
         ),
         "notes.txt": f"Claude key for the demo: {v['txt_anthropic']}\n",
         "certs/server.pem": "\n".join(pem) + "\n",
+        "app/client_auth.py": (
+            '"""Calls to the deploy service."""\n\n'
+            f'HEADERS = {{"Authorization": "Basic {v["py_basic_auth_header"]}"}}\n'
+        ),
+        "app/django_settings.py": f'SECRET_KEY = "{v["py_django_secret_key"]}"\nDEBUG = False\n',
+        "config/service-account.json": json.dumps(
+            {
+                "type": "service_account",
+                "project_id": "shop-prod",
+                "private_key": sa_key,
+                "client_email": "deploy@shop-prod.iam.gserviceaccount.com",
+            },
+            indent=2,
+        )
+        + "\n",
+        "config/storage.yaml": (
+            "storage:\n  connection: DefaultEndpointsProtocol=https;AccountName=shopdata;"
+            f"AccountKey={v['azure_storage_key']};EndpointSuffix=core.windows.net\n"
+        ),
+        "tests/test_billing.py": (
+            "def test_charge():\n"
+            f'    client = Client(api_key="{v["test_stripe_live"]}")\n'
+            "    assert client.charge(100)\n"
+        ),
+        ".github/workflows/notify.yml": (
+            "on: push\njobs:\n  notify:\n    runs-on: ubuntu-latest\n    env:\n"
+            f"      SLACK_BOT_TOKEN: {v['yaml_slack_bot_token']}\n"
+        ),
+        "scripts/vault.sh": (
+            f"#!/bin/sh\nexport VAULT_TOKEN={v['shell_vault_token']}\nvault kv get secret/shop\n"
+        ),
     }
     return files, v

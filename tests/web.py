@@ -18,7 +18,7 @@ from kbc.services.components import Components
 from kbc.services.knowledge import KnowledgeBase
 from kbc.services.workspace import Workspace
 
-SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+SECRET = "2hpChYgCfrL1spNxnyVmihA+2O76UMFxFkM+R5Kj"
 TOKEN = "a-token-for-the-tests-0123456789"
 STORE = {
     "kbc.toml": "[graph]\nmodule_split_files = 2\n",  # small as it is, one module per subpackage
@@ -86,7 +86,7 @@ STORE = {
     ''',
     "store/settings.py": f'''
         """Deployment settings."""
-        AWS_ACCESS_KEY_ID = "AKIAIOSFODNN7EXAMPLE"
+        AWS_ACCESS_KEY_ID = "AKIAUJZDEGXDNCF32EPF"
         AWS_SECRET_ACCESS_KEY = "{SECRET}"
     ''',
     "docs/refunds.md": """

@@ -139,7 +139,7 @@ def read_documents(
             problems.append(f"{opened.root.name}/{path}: {exc}")
             continue
         text = data.decode("utf-8", errors="replace")
-        cleaned = redact(str(opened.folder / path), text, "markdown", also=also)
+        cleaned = redact(str(opened.folder / path), text, "markdown", also=also, where=path)
         front = parse_front_matter(cleaned.text)
         commit, date = dates.get(path, ("", ""))
         if not commit:  # outside git (or never committed): the day it was last written

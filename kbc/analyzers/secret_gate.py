@@ -2,7 +2,7 @@
 
 detect-secrets reads each line it is handed through every plugin, behind a layer of
 dependency injection, filters and result objects: about 0.2 ms a line, whatever the line.
-Most lines the screens of :mod:`kbc.analyzers.secrets` pass set off nothing (a message
+Most lines the screens of :mod:`kbc.analyzers.secret_scan` pass set off nothing (a message
 catalog's source references, a minified script's names). A plugin can fire on a line only if
 
 - it is a regex-based detector and one of its own patterns matches the line;
@@ -73,7 +73,7 @@ class Gate:
 @dataclass(frozen=True, slots=True)
 class Plugin:
     """What the gate needs of one configured detect-secrets plugin (read by
-    :func:`kbc.analyzers.secrets.gate`, the one module that imports detect-secrets)."""
+    :func:`kbc.analyzers.secret_scan.gate`, the one module that imports detect-secrets)."""
 
     kind: str  # keyword, entropy, regex, or other (a kind the gate does not know)
     words: tuple[str, ...] = ()  # the keyword detector's

@@ -27,7 +27,7 @@ from kbc.analyzers.secrets import own_credentials, present
 from kbc.domain.models import SourceFile
 from kbc.domain.progress import PassReport, Tick, counted
 
-SWEEP_VERSION = "3"  # 2: short quoted hex strings in code found too; 3: every finding counted
+SWEEP_VERSION = "4"  # 2: short hex strings in code found too; 3: every finding counted; 4: judged
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +65,7 @@ def _credentials(item: tuple[str, str, str]) -> tuple[str, frozenset[str], int]:
         return path, frozenset(), -1  # unread: never clean, read again by every later pass
     if not text:
         return path, frozenset(), 0
-    values, count = own_credentials(abspath, text, language)
+    values, count = own_credentials(abspath, text, language, where=path)
     return path, frozenset(values), count
 
 

@@ -44,7 +44,7 @@ from kbc.store.layout import LEXICAL
 
 STAGED = "lexical.next.sqlite"  # the index a build writes, renamed into place when it publishes
 
-CHUNKER_VERSION = "9"  # 9: text indexed as kbc shows it (kbc.index.chunks.readable)
+CHUNKER_VERSION = "10"  # 10: text as kbc shows it (kbc.index.chunks.readable), credentials judged
 POOL_MIN_FILES = 64
 EMBED_BATCH = 256  # units handed to the embedder per call (it batches 32 inside)
 
@@ -100,7 +100,7 @@ def _prepare(task: ChunkTask) -> tuple[str, list[Chunk], int]:
         text = data.decode("utf-8", errors="replace")
     secrets = 0
     if task.scan or task.also:
-        redaction = redact(task.abspath, text, task.language, also=task.also)
+        redaction = redact(task.abspath, text, task.language, also=task.also, where=task.path)
         text, secrets = redaction.text, len(redaction.findings)
     chunks = chunk_text(
         task.path,

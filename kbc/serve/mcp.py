@@ -312,7 +312,8 @@ def build_server(worker: Worker) -> MCPServer:  # noqa: C901 - one nested functi
         repository: Repository = None,
     ) -> ObjectResult:
         """Exact lines of a tracked file (at most 2000 per call): `text`, `start_line`, `end_line`
-        and `lines` (the file's length). Untracked, ignored and secret files are refused."""
+        and `lines`. Untracked, ignored and secret files (.env, keys) are refused; a credential
+        in a file reads [REDACTED]."""
         return await worker.reply(
             "get_file", lambda kb: file_data(kb.file(path, start, end, budget)), repository=repository
         )

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kbc.analyzers.secret_places import secret_by_nature
 from kbc.domain.drift import DriftReport
 from kbc.domain.errors import KbcError, NotFound
 from kbc.domain.progress import Reporter, Say
@@ -467,8 +468,8 @@ class KnowledgeBase:
     def file(
         self, path: str, start: int | None = None, end: int | None = None, budget: int | None = None
     ) -> FileLines:
-        """Lines of a tracked file or a knowledge document; anything else (traversal, absolute,
-        untracked or ignored paths, files where credentials were found) is refused. With
+        """Lines of a tracked file or a knowledge document, redacted; anything else (traversal,
+        absolute, untracked or ignored paths, files that are secrets by nature) is refused. With
         ``budget``, the lines from ``start`` that fit in that many tokens (``truncated`` says
         whether some were left out)."""
         found = read_lines(
@@ -486,9 +487,9 @@ class KnowledgeBase:
         return within_budget(found, budget, self.components.token_counter().count)
 
     def tracked_paths(self) -> frozenset[str]:
-        """The tracked text files that may be served (credentials-free ones) and the knowledge
-        documents."""
-        files = frozenset(path for path, (secrets, _) in self._tracked_files().items() if not secrets)
+        """The tracked text files that may be served (all but those that are secrets by nature)
+        and the knowledge documents."""
+        files = frozenset(path for path in self._tracked_files() if secret_by_nature(path) is None)
         return files | frozenset(self.manifest().documents)
 
     def _repository_values(self) -> set[str]:

@@ -152,7 +152,7 @@ def propose(
         text = content if content is not None else _apply(top, base, in_repo, current, diff or "")
         if len(text) > MAX_CONTENT:
             raise KbcError(f"the proposed document has {len(text)} characters; at most {MAX_CONTENT}")
-        cleaned = redact(str(top / in_repo), text, "markdown")
+        cleaned = redact(str(top / in_repo), text, "markdown", where=in_repo)
         if current is not None and cleaned.text == current:
             raise KbcError(f"{path}: the proposal changes nothing", hint="propose different text")
         commit = _commit(top, base, in_repo, cleaned.text, rationale, author, root.name, inner)

@@ -1,8 +1,10 @@
 """Serving a file's lines: what the knowledge base may hand out, read as it is now, redacted.
 
-Only tracked text files where the build found no credentials are served, and knowledge
-documents the build indexed; every path is confined to its repository or root, and what is
-read is redacted again (the file may have changed since it was indexed).
+Tracked text files and the knowledge documents the build indexed are served, every path
+confined to its repository or root, and what is read is redacted again (the file may have
+changed since it was indexed): a credential in a module is replaced by the mark, as it is in a
+slice. Only files that are secrets by nature (``.env``, key stores, private keys, a tool's
+credentials) are refused whole.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
+from kbc.analyzers.secret_places import secret_by_nature
 from kbc.domain.errors import KbcError, PathRefused
 from kbc.domain.models import KNOWLEDGE_PREFIX
 from kbc.services.reads import FileLines
@@ -39,7 +42,8 @@ def tracked_files(store_root: Path, root: Path) -> dict[str, tuple[int, str]]:
 
 
 def confine(path: str, tracked: dict[str, tuple[int, str]]) -> tuple[str, str]:
-    """The clean relative path of a tracked file that may be served, and its language."""
+    """The clean relative path of a tracked file that may be served, and its language: any but
+    a file that is a secret by nature (a file holding a credential is served redacted)."""
     if not path or "\0" in path:
         raise PathRefused("an empty path is not a file of the repository")
     pure = PurePosixPath(path.replace("\\", "/"))
@@ -57,13 +61,13 @@ def confine(path: str, tracked: dict[str, tuple[int, str]]) -> tuple[str, str]:
             f"{clean}: not a tracked text file of the repository (untracked, ignored, binary or missing)",
             hint="search or list_views shows the paths it knows",
         )
-    secrets, language = tracked[clean]
-    if secrets:
+    nature = secret_by_nature(clean)
+    if nature is not None:
         raise PathRefused(
-            f"{clean}: credentials were found in this file, so it is not served",
+            f"{clean}: {nature} holds secrets by nature, so it is not served",
             hint="read it in the repository itself",
         )
-    return clean, language
+    return clean, tracked[clean][1]
 
 
 def read_redacted(
@@ -84,11 +88,12 @@ def read_redacted(
     except UnsafeRead as exc:
         raise PathRefused(f"{exc}; it is not served", hint=hint) from None
     text = data.decode("utf-8", errors="replace")
-    return redact(str(folder / relative), text, language, also=also).text
+    return redact(str(folder / relative), text, language, also=also, where=relative).text
 
 
-def knowledge_text(manifest: Manifest, path: str, max_bytes: int) -> str:
-    """A knowledge document the last build indexed, read from its root now, redacted."""
+def knowledge_text(manifest: Manifest, path: str, max_bytes: int, also: Iterable[str] = ()) -> str:
+    """A knowledge document the last build indexed, read from its root now, redacted with the
+    repository's credential values too (``also``), as its chunks are."""
     record = manifest.documents.get(path)
     root = manifest.root(record.root) if record is not None else None
     if record is None or root is None:
@@ -96,12 +101,7 @@ def knowledge_text(manifest: Manifest, path: str, max_bytes: int) -> str:
             f"{path}: not a document of a knowledge root",
             hint="`kbc scopes` lists the roots; search finds their documents",
         )
-    if record.secrets:
-        raise PathRefused(
-            f"{path}: credentials were found in this document, so it is not served",
-            hint="read it in its knowledge root itself",
-        )
-    return read_redacted(Path(root.folder), record.path, "markdown", max_bytes)
+    return read_redacted(Path(root.folder), record.path, "markdown", max_bytes, also=also)
 
 
 def lines_of(path: str, text: str, start: int | None, end: int | None) -> FileLines:
@@ -154,12 +154,12 @@ def read_lines(
     end: int | None,
     max_bytes: int,
 ) -> FileLines:
-    """Lines ``start``-``end`` of a tracked file of ``root`` or of a knowledge document, read now;
-    anything else (traversal, absolute, untracked or ignored paths, files where credentials were
-    found) is refused. ``tracked`` and ``values`` give the last build's tracked files and the
-    credential values of the files that hold some (read only when a repository file is asked)."""
+    """Lines ``start``-``end`` of a tracked file of ``root`` or of a knowledge document, read now
+    and redacted; anything else (traversal, absolute, untracked or ignored paths, files that are
+    secrets by nature) is refused. ``tracked`` and ``values`` give the last build's tracked
+    files and the credential values of the files that hold some (read when asked)."""
     if path.startswith(KNOWLEDGE_PREFIX):
-        return lines_of(path, knowledge_text(manifest, path, max_bytes), start, end)
+        return lines_of(path, knowledge_text(manifest, path, max_bytes, also=values()), start, end)
     clean, language = confine(path, tracked())
     # Redacted with the credentials the files that hold them hold now, as indexing does.
     text = read_redacted(

@@ -202,10 +202,10 @@ def test_auto_refresh_applies_to_ask_and_the_api(shop: Path) -> None:
 
 
 def test_a_file_changed_since_the_build_is_served_redacted(shop: Path) -> None:
-    (shop / "shop" / "orders.py").write_text('"""Orders."""\n\nKEY = "AKIAIOSFODNN7EXAMPLE"\n')
+    (shop / "shop" / "orders.py").write_text('"""Orders."""\n\nKEY = "AKIAUJZDEGXDNCF32EPF"\n')
     with open_kb(shop) as kb:
         served = kb.file("shop/orders.py")
-    assert "AKIAIOSFODNN7EXAMPLE" not in served.text and "[REDACTED]" in served.text
+    assert "AKIAUJZDEGXDNCF32EPF" not in served.text and "[REDACTED]" in served.text
     assert (served.start_line, served.end_line, served.lines) == (1, 3, 3)
 
 
@@ -232,12 +232,12 @@ def test_a_file_swapped_since_the_build_for_a_link_out_or_a_fifo_is_refused(
 
 
 def test_a_config_file_changed_since_the_build_is_redacted_as_config(make_repo: RepoFactory) -> None:
-    root = make_repo({**REPO, "deploy/app.env": "DEBUG=true\n"})
+    root = make_repo({**REPO, "deploy/app.cfg": "[app]\nDEBUG=true\n"})
     open_kb(root).build(no_llm=True)
-    (root / "deploy" / "app.env").write_text("DEBUG=true\nDATABASE_PASSWORD=hunter2isnotgood\n")
+    (root / "deploy" / "app.cfg").write_text("[app]\nDEBUG=true\nDATABASE_PASSWORD=hunter2isnotgood\n")
     with open_kb(root) as kb:
-        served = kb.file("deploy/app.env")
-    assert served.text == "DEBUG=true\nDATABASE_PASSWORD=[REDACTED]\n"
+        served = kb.file("deploy/app.cfg")
+    assert served.text == "[app]\nDEBUG=true\nDATABASE_PASSWORD=[REDACTED]\n"
 
 
 def test_a_cli_retrieve_is_logged_like_an_ask(shop: Path) -> None:

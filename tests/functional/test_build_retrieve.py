@@ -89,30 +89,30 @@ SHOP = {
 
 PLANTED = {
     "deploy/settings.py": """
-        AWS_ACCESS_KEY_ID = "AKIAIOSFODNN7EXAMPLE"
-        AWS_SECRET_ACCESS_KEY = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+        AWS_ACCESS_KEY_ID = "AKIAUJZDEGXDNCF32EPF"
+        AWS_SECRET_ACCESS_KEY = "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"
         GITHUB_TOKEN = "ghp_R8vKq2LmZt5Yx9Wn3Hb7Jc1Pd4Fs6Ga0Eu2Q"
-        SLACK_WEBHOOK = "https://hooks.slack.com/services/T0A1B2C3D/B4E5F6G7H/abcdefghijklmnopqrstuvwx"
+        SLACK_WEBHOOK = "https://hooks.slack.com/services/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"
 
-        def connect(password="s3cr3t-Pa55w0rd-XyZ"):
+        def connect(password="Vq7-Lm2x-R9tK-wZ4p"):
             return password
     """,
     "deploy/key.pem": (
         "-----BEGIN RSA PRIVATE KEY-----\n"
-        "MIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM9Oi2pQ8c9JQw7cPnvcR3zMKE2oKJ\n"
-        "b2FkamZsa2RqZmxrc2RqZmxrc2RqZmxrc2RqZmxrc2RqZmxrc2RqZmxrc2Rq\n"
+        "5+7nYV7zXzDkm0guFcrnUAcgHhJhew/tp+Fkd5b/AivqjtAqgqF1kw8jN803lMUi\n"
+        "CABtaxrwwMvWJWWKrCyfqgfRPER+MwUe7vlaYOVhQ9bEO8rXbACKmwprX8kzFUpt\n"
         "-----END RSA PRIVATE KEY-----\n"
     ),
     "deploy/.env": "DATABASE_PASSWORD=hunter2isnotgood\nDEBUG=true\n",
 }
 SECRET_VALUES = [
-    "AKIAIOSFODNN7EXAMPLE",
-    "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "AKIAUJZDEGXDNCF32EPF",
+    "2hpChYgCfrL1spNxnyVmihA+2O76UMFxFkM+R5Kj",
     "ghp_R8vKq2LmZt5Yx9Wn3Hb7Jc1Pd4Fs6Ga0Eu2Q",
-    "T0A1B2C3D/B4E5F6G7H/abcdefghijklmnopqrstuvwx",
-    "MIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM9Oi2pQ8c9JQw7cPnvcR3zMKE2oKJ",
+    "T0H60KVJ5/B00CE9UVW/MFLZDe1f8rESQedUStPKR0Cs",
+    "5+7nYV7zXzDkm0guFcrnUAcgHhJhew/tp+Fkd5b/AivqjtAqgqF1kw8jN803lMUi",
     "hunter2isnotgood",
-    "s3cr3t-Pa55w0rd-XyZ",
+    "Vq7-Lm2x-R9tK-wZ4p",
 ]
 
 

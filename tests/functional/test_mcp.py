@@ -48,7 +48,7 @@ TOOLS = {
 }
 
 TOOL_LIST_TOKENS = 3_000  # the tool list's budget (cl100k tokens of each tool as JSON)
-SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+SECRET = "2hpChYgCfrL1spNxnyVmihA+2O76UMFxFkM+R5Kj"
 SHOP = {
     "shop/__init__.py": '"""A small shop: orders, payments and refunds."""\n',
     "shop/payments.py": '''
@@ -77,7 +77,7 @@ SHOP = {
     ''',
     "shop/settings.py": f'''
         """Deployment settings."""
-        AWS_ACCESS_KEY_ID = "AKIAIOSFODNN7EXAMPLE"
+        AWS_ACCESS_KEY_ID = "AKIAUJZDEGXDNCF32EPF"
         AWS_SECRET_ACCESS_KEY = "{SECRET}"
     ''',
     ".gitignore": "local.env\n",
@@ -218,19 +218,20 @@ async def exercise(session: ClientSession) -> None:
 
 
 async def refusals(session: ClientSession) -> None:
-    """get_file serves tracked files only, never one where credentials were found."""
+    """get_file serves tracked files only, a file holding a credential redacted."""
     expected = {
         "../etc/passwd": "paths that climb out with '..' are refused",
         "/etc/passwd": "absolute paths are refused",
         "notes.txt": "not a tracked text file",
         "local.env": "not a tracked text file",
-        "shop/settings.py": "credentials were found in this file",
     }
     for path, reason in expected.items():
         text = error_text(await session.call_tool("get_file", {"path": path}))
         assert reason in text, (path, text)
         assert "→" in text  # the hint says what to do instead
         assert SECRET not in text and "root:" not in text
+    settings = data(await session.call_tool("get_file", {"path": "shop/settings.py"}))
+    assert SECRET not in settings["text"] and "[REDACTED]" in settings["text"] and settings["lines"] == 3
     # ... and still answers afterwards.
     assert data(await session.call_tool("get_file", {"path": "shop/__init__.py"}))["lines"] == 1
 

@@ -1,4 +1,4 @@
-"""A repository with credentials planted in 38 forms: none reaches a store file, an LLM prompt,
+"""A repository with credentials planted in 45 forms: none reaches a store file, an LLM prompt,
 an output of the CLI, a rendered view or an answer of the MCP server."""
 
 from __future__ import annotations

@@ -92,6 +92,9 @@ def test_views_search_files_use_cases_gaps_and_health(repo: Path, url: str) -> N
         "lines": 17,
         "text": "MAX_REFUND_DAYS = 30\n",
     }
+    settings = httpx.get(f"{url}/api/v1/files/store/settings.py")  # a credential: served redacted
+    assert settings.status_code == 200 and SECRET not in settings.text
+    assert settings.json()["text"].count("[REDACTED]") == 2
     cases = httpx.get(f"{url}/api/v1/use-cases").json()
     assert {"implementation", "qa", "architecture"} <= {c["name"] for c in cases}
     assert isinstance(httpx.get(f"{url}/api/v1/gaps").json(), list)
@@ -113,7 +116,6 @@ def test_ask_answers_with_citations_inside_its_sources(url: str) -> None:
 @pytest.mark.parametrize(
     ("path", "status", "words"),
     [
-        ("/api/v1/files/store/settings.py", 403, "credentials were found"),
         ("/api/v1/files/scratch.txt", 403, "not a tracked text file"),
         ("/api/v1/files/store/%2E%2E/%2E%2E/etc/passwd", 403, "climb out"),
         ("/api/v1/nothing-here", 404, "no endpoint GET /api/v1/nothing-here"),
@@ -237,7 +239,7 @@ def test_metrics_count_requests_tools_slices_gaps_and_the_index(repo: Path) -> N
             ):
                 await session.initialize()
                 found = await session.call_tool("retrieve_slice", {"task": TASK, "budget": 800})
-                await session.call_tool("get_file", {"path": "store/settings.py"})
+                await session.call_tool("get_file", {"path": "scratch.txt"})  # untracked: an error
                 assert found.structured_content is not None
                 return int(found.structured_content["tokens"])
 

@@ -317,10 +317,10 @@ def test_secrets_are_redacted_from_prompts(make_repo: RepoFactory) -> None:
 
         @dataclass
         class Gateway:
-            """The provider, reached with key AKIAIOSFODNN7EXAMPLE."""
+            """The provider, reached with key AKIAUJZDEGXDNCF32EPF."""
 
             url: str = "https://pay.example.com"
-            secret: str = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+            secret: str = "2hpChYgCfrL1spNxnyVmihA+2O76UMFxFkM+R5Kj"
 
 
         def charge(order):
@@ -332,7 +332,7 @@ def test_secrets_are_redacted_from_prompts(make_repo: RepoFactory) -> None:
         build_views_pass(root / ".kbc", root, Settings(workers=1), interpreter=interpreter(server.url))
         sent = json.dumps(server.requests)
     assert "Gateway" in sent  # the concept and its fields were sent, their values redacted
-    assert "AKIAIOSFODNN7EXAMPLE" not in sent and "wJalrXUtnFEMI" not in sent
+    assert "AKIAUJZDEGXDNCF32EPF" not in sent and "2hpChYgCfrL1" not in sent
 
 
 def test_cli_build_views_render_and_architecture_retrieval(shop: Path, tmp_path: Path) -> None:

@@ -62,7 +62,9 @@ def analyze_code(data: bytes, task: AnalysisTask, blob: str = "") -> FileFacts:
     """The facts of one file's bytes (``task.language`` names its grammar); credentials the
     redaction takes out of the file are taken out of the facts too."""
     text = data.decode("utf-8", errors="replace")
-    redaction = redact(task.abspath, text, task.language, also=task.also, scan=not task.clean)
+    redaction = redact(
+        task.abspath, text, task.language, also=task.also, scan=not task.clean, where=task.path
+    )
     tree = parser_for(task.language).parse(data)
     walker = _Walker(
         data, task.path, task.module or code_module(task.path), RULES[task.language], task.language

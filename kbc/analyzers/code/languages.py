@@ -9,7 +9,7 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass
 
-CODE_ANALYZER_VERSION = "1"
+CODE_ANALYZER_VERSION = "2"
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,7 +33,7 @@ from kbc.domain.models import (
 )
 
 # Bump when the facts a file yields change shape or meaning: it keys the cache.
-ANALYZER_VERSION = "13"
+ANALYZER_VERSION = "14"
 
 
 def _public(record: DefRecord, parent_public: bool, exports: tuple[str, ...] | None) -> bool:
@@ -246,7 +246,7 @@ def analyze_source(data: bytes, task: AnalysisTask) -> AnalysisResult:
     carries one (a redacted file may not parse: facts come from the file, not from it)."""
     blob = git_blob_id(data)
     text, warnings = decode_source(data)
-    redaction = redact(task.abspath, text, "python", also=task.also, scan=not task.clean)
+    redaction = redact(task.abspath, text, "python", also=task.also, scan=not task.clean, where=task.path)
     lines = line_count(data)
     if too_deep(text):
         return AnalysisFailed(task.path, blob, "nested too deeply for the parser")

@@ -44,7 +44,7 @@ def _fires(path: str, line: str) -> bool:
 
 @pytest.mark.parametrize("line", FIRING)
 def test_every_line_a_plugin_fires_on_passes_the_gate(line: str) -> None:
-    from kbc.analyzers.secrets import _configure, gate
+    from kbc.analyzers.secret_scan import _configure, gate
 
     _configure()
     assert _fires("settings.py", line), line  # the sample is a real finding
@@ -52,7 +52,7 @@ def test_every_line_a_plugin_fires_on_passes_the_gate(line: str) -> None:
 
 
 def test_lines_no_plugin_fires_on_are_kept_back() -> None:
-    from kbc.analyzers.secrets import _configure, gate
+    from kbc.analyzers.secret_scan import _configure, gate
 
     _configure()
     assert not any(_fires("settings.py", line) for line in PLAIN)
@@ -61,7 +61,7 @@ def test_lines_no_plugin_fires_on_are_kept_back() -> None:
 
 
 def test_an_allowlist_pragma_covers_the_line_after_it_only(tmp_path: Path) -> None:
-    from kbc.analyzers.secrets import _own_findings, _scan
+    from kbc.analyzers.secret_scan import _scan, raw_findings
 
     secret = f'password = "{VALUES["py_password"]}"'
     text = "\n".join(
@@ -78,6 +78,6 @@ def test_an_allowlist_pragma_covers_the_line_after_it_only(tmp_path: Path) -> No
     lines = text.split("\n")
     every_line = _scan(str(path), list(enumerate(lines, start=1)))
     assert [n for n, _, _ in every_line] == [5]
-    found = _own_findings(str(path), text, "python", lines)
+    found = raw_findings(str(path), text, "python", lines)
     kinds = {kind for _, kind, _ in every_line}
     assert {(n, kind, value) for n, kind, value in found if kind in kinds} == set(every_line)

@@ -6,24 +6,25 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kbc.analyzers.secrets import MARK, is_indirect_reference, redact
+from kbc.analyzers.secret_scan import is_indirect_reference
+from kbc.analyzers.secrets import MARK, redact
 
 FAKES = {
-    "aws_key": 'AWS_ACCESS_KEY_ID = "AKIAIOSFODNN7EXAMPLE"\n',
-    "aws_secret": 'aws_secret_access_key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"\n',
+    "aws_key": 'AWS_ACCESS_KEY_ID = "AKIAUJZDEGXDNCF32EPF"\n',
+    "aws_secret": 'aws_secret_access_key = "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"\n',
     "github": 'GITHUB_TOKEN = "ghp_R8vKq2LmZt5Yx9Wn3Hb7Jc1Pd4Fs6Ga0Eu2Q"\n',
-    "slack": 'HOOK = "https://hooks.slack.com/services/T0A1B2C3D/B4E5F6G7H/abcdefghijklmnopqrstuvwx"\n',
+    "slack": 'HOOK = "https://hooks.slack.com/services/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"\n',
 }
 SECRET_VALUES = [
-    "AKIAIOSFODNN7EXAMPLE",
-    "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "AKIAUJZDEGXDNCF32EPF",
+    "2hpChYgCfrL1spNxnyVmihA+2O76UMFxFkM+R5Kj",
     "ghp_R8vKq2LmZt5Yx9Wn3Hb7Jc1Pd4Fs6Ga0Eu2Q",
-    "T0A1B2C3D/B4E5F6G7H/abcdefghijklmnopqrstuvwx",
+    "T0H60KVJ5/B00CE9UVW/MFLZDe1f8rESQedUStPKR0Cs",
 ]
 PEM = (
     'KEY = """\n-----BEGIN RSA PRIVATE KEY-----\n'
-    "MIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM9Oi2pQ8c9JQw7cPnvcR3zMKE2oKJ\n"
-    "b2FkamZsa2RqZmxrc2RqZmxrc2RqZmxrc2RqZmxrc2RqZmxrc2RqZmxrc2Rq\n"
+    "5+7nYV7zXzDkm0guFcrnUAcgHhJhew/tp+Fkd5b/AivqjtAqgqF1kw8jN803lMUi\n"
+    "CABtaxrwwMvWJWWKrCyfqgfRPER+MwUe7vlaYOVhQ9bEO8rXbACKmwprX8kzFUpt\n"
     '-----END RSA PRIVATE KEY-----\n"""\n'
 )
 
@@ -70,7 +71,7 @@ def test_a_whole_file_screened_finds_what_detect_secrets_finds_reading_it_all(
 ) -> None:
     from detect_secrets.core.scan import scan_file
 
-    from kbc.analyzers.secrets import _configure, _scan_whole_file
+    from kbc.analyzers.secret_scan import _configure, _scan_whole_file
 
     path = tmp_path / name
     path.write_text(WHOLE_FILES[name])
@@ -86,9 +87,9 @@ def test_a_whole_file_screened_finds_what_detect_secrets_finds_reading_it_all(
 def test_a_value_that_is_also_a_name_is_redacted_in_the_string_and_the_code_still_parses() -> None:
     import ast
 
-    source = 'app.secret_key = "secret_key"  # secret_key\n'
+    source = 'app.secret_Tk9xQ2mL7vR4wZ8n = "secret_Tk9xQ2mL7vR4wZ8n"  # secret_Tk9xQ2mL7vR4wZ8n\n'
     result = redact("app.py", source)
-    assert result.text == f'app.secret_key = "{MARK}"  # {MARK}\n'
+    assert result.text == f'app.secret_Tk9xQ2mL7vR4wZ8n = "{MARK}"  # {MARK}\n'
     ast.parse(result.text)
 
 
@@ -143,7 +144,7 @@ def test_facts_come_from_the_file_as_written_and_carry_no_credential() -> None:
     assert "sign" in {s.name for s in result.facts.symbols}
     dumped = json.dumps(to_data(result.facts))
     for secret in (
-        "MIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM9Oi2pQ8c9JQw7cPnvcR3zMKE2oKJ",
+        "5+7nYV7zXzDkm0guFcrnUAcgHhJhew/tp+Fkd5b/AivqjtAqgqF1kw8jN803lMUi",
         "ghp_R8vKq2LmZt5Yx9Wn3Hb7Jc1Pd4Fs6Ga0Eu2Q",
     ):
         assert secret not in dumped
@@ -154,13 +155,14 @@ def test_facts_come_from_the_file_as_written_and_carry_no_credential() -> None:
     assert isinstance(found, AnalysisOk) and "planted" in {s.name for s in found.facts.symbols}
 
 
-def test_a_credential_that_is_a_common_word_leaves_the_files_names_and_other_words_alone() -> None:
-    """A test fixture's password "test" (flask's tutorial conftest) is taken out of the
-    signature that holds it, not out of the file's path, module, names or longer words."""
-    import json
+def test_a_test_fixture_s_password_is_no_credential_and_a_word_is_scrubbed_as_a_word() -> None:
+    """A test fixture's password "test" (flask's tutorial conftest) is made up: nothing is taken
+    out of its facts. A value taken out of facts is taken out where it stands as a word, not out
+    of the fields that name things or out of longer words."""
+    from dataclasses import dataclass
 
     from kbc.analyzers.python.analyze import analyze_source
-    from kbc.domain.codec import to_data
+    from kbc.analyzers.secrets import scrub
     from kbc.domain.models import AnalysisOk, AnalysisTask
 
     source = (
@@ -174,19 +176,18 @@ def test_a_credential_that_is_a_common_word_leaves_the_files_names_and_other_wor
     task = AnalysisTask("tests/conftest.py", "/nonexistent/tests/conftest.py", "tests.conftest", False)
     result = analyze_source(source.encode(), task)
     assert isinstance(result, AnalysisOk), result
-    facts = result.facts
-    assert (facts.path, facts.module) == ("tests/conftest.py", "tests.conftest") and facts.secrets
-    assert {s.qname for s in facts.symbols} == {
-        "tests.conftest.AuthActions",
-        "tests.conftest.AuthActions.login",
-        "tests.conftest.test_login",
-    }
-    login = next(s for s in facts.symbols if s.name == "login")
-    assert '"test"' not in login.signature and MARK in login.signature
-    # the value as a word is taken out wherever it stands; "tests" and "test_auth" are other words
-    assert facts.doc == f"Fixtures for the tests: a logged-in {MARK} client."
-    assert login.doc.startswith("Log in as the " + MARK + " user (see tests/test_auth.py)")
-    assert '"test"' not in json.dumps(to_data(facts))
+    login = next(s for s in result.facts.symbols if s.name == "login")
+    assert not result.facts.secrets and '"test"' in login.signature
+
+    @dataclass(frozen=True)
+    class Facts:
+        path: str
+        doc: str
+
+    scrubbed = scrub(
+        Facts("tests/test_auth.py", "Log in as the test user (see tests/test_auth.py)."), ["test"]
+    )
+    assert scrubbed == Facts("tests/test_auth.py", f"Log in as the {MARK} user (see tests/test_auth.py).")
 
 
 # Code whose long runs are snake_case names, with a credential of each kind detect-secrets fires
@@ -208,14 +209,14 @@ SNAKE_CODE = "\n".join(
 
 
 def test_code_screened_finds_what_detect_secrets_finds_reading_every_line(tmp_path: Path) -> None:
-    from kbc.analyzers.secrets import _code_screen, _own_findings, _scan
+    from kbc.analyzers.secret_scan import _code_screen, _scan, raw_findings
 
     path = tmp_path / "settings_module.py"
     path.write_text(SNAKE_CODE)
     lines = SNAKE_CODE.splitlines()
     every_line = _scan(str(path), list(enumerate(lines, start=1)))
     assert len({number for number, _, _ in every_line}) == 6
-    found = {(n, kind, value) for n, kind, value in _own_findings(str(path), SNAKE_CODE, "python", lines)}
+    found = {(n, kind, value) for n, kind, value in raw_findings(str(path), SNAKE_CODE, "python", lines)}
     assert set(every_line) <= found
     # the lines holding only names are not handed to the detectors
     assert [n for n, line in enumerate(lines, start=1) if not _code_screen(line)] == [1, 2, 8]
@@ -238,7 +239,7 @@ KEYWORD_CODE = "\n".join(
 
 
 def test_a_credential_word_is_handed_over_only_with_a_value_beside_it(tmp_path: Path) -> None:
-    from kbc.analyzers.secrets import _code_screen, _scan
+    from kbc.analyzers.secret_scan import _code_screen, _scan
 
     path = tmp_path / "config_module.py"
     path.write_text(KEYWORD_CODE)
