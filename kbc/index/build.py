@@ -221,7 +221,7 @@ def build_index(  # noqa: PLR0913 - the index pass's inputs, passed by name
     if lexical.stale:
         lexical.reset()
     try:
-        layout = f"{CHUNKER_VERSION}:{TOKENS_VERSION}:{chunk_lines}:{overlap}"
+        layout = f"{CHUNKER_VERSION}:{TOKENS_VERSION}:{_analyzers()}:{chunk_lines}:{overlap}"
         indexed = lexical.files()
         indexed_paths = set(indexed)
         if fresh or lexical.meta("layout") != layout:
@@ -405,6 +405,15 @@ def sweep_index(index_dir: Path, summary: IndexSummary, vectors: VectorStore | N
     if vectors is not None and summary.stale_units:
         vectors.delete(list(summary.stale_units))
     sweep_snapshots(index_dir, set(summary.snapshots))
+
+
+def _analyzers() -> str:
+    """The analyzers' versions: units are cut at the definitions they find, so a file is cut
+    again when what reads it changes, though the file did not."""
+    from kbc.analyzers.code.languages import CODE_ANALYZER_VERSION
+    from kbc.analyzers.python.analyze import ANALYZER_VERSION
+
+    return f"{ANALYZER_VERSION}+code-{CODE_ANALYZER_VERSION}"
 
 
 def index_problem(index_dir: Path) -> str:
