@@ -20,7 +20,7 @@ import tokenize
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-UnitKind = str  # prelude | module | class | function | method | window
+UnitKind = str  # prelude | module | class | function | method | constant | window
 CRUMB_SIGNATURE = 60  # a longer signature is shortened in breadcrumbs
 
 
@@ -172,7 +172,7 @@ class _Layout:
                     )
             else:
                 member = definition.kind == "method" or bool(crumbs) and crumbs[-1].startswith("class ")
-                unit = "method" if member else "function"
+                unit = "constant" if definition.kind == "constant" else "method" if member else "function"
                 self.pieces.append(
                     Piece(
                         first,

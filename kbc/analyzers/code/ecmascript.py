@@ -6,11 +6,14 @@ definition of its name when its value is a function (an arrow function or a func
 expression), a class expression, an object literal holding functions (a namespace-like object),
 or a call given a function (a factory: ``core.$constructor("X", (inst) => {...})``, a class
 when its name is written like one, else a function); its span is the whole statement,
-``export`` included. Members: a method, or a field holding a function, of a class that is a
-definition; a function-valued property of an object that is one. A member of anything else (a
-class or object that is passed, returned or assigned) is no symbol of its own, and a method is
-never a top-level name. Names are not unique: an interface and a ``const`` of one name
-(declaration merging) are two definitions of that name.
+``export`` included. Any other value a module exports as a ``const`` (or a CommonJS export) is
+a ``constant`` (``export const email: RegExp = /.../``), unless it only names another binding.
+
+Members: a method, or a field holding a function, of a class that is a definition; a
+function-valued property of an object that is one. A member of anything else (a class or
+object that is passed, returned or assigned) is no symbol of its own, and a method is never a
+top-level name. Names are not unique: an interface and a ``const`` of one name (declaration
+merging) are two definitions of that name.
 """
 
 from __future__ import annotations
@@ -155,7 +158,9 @@ class EcmaScript:
     ) -> Defined | None:
         found = self.value_kind(value, name)
         if found is None:
-            return None
+            if member or not _exported_value(node, value):
+                return None
+            return self._defined(node, name, "constant", scope, value)  # its head ends at its value
         kind, body = found
         if member and kind == "function":
             kind = "method"
@@ -259,6 +264,33 @@ def _exported_name(assignment: Any) -> str:
     if target not in ("exports", "module.exports"):
         return ""
     return text(left.child_by_field_name("property"))
+
+
+_NOT_A_VALUE = frozenset(  # names another binding's value, or holds none
+    {"identifier", "member_expression", "subscript_expression", "assignment_expression", "undefined"}
+)
+
+
+def _exported_value(node: Any, value: Any) -> bool:
+    """Whether a binding is a constant a module exports with a value of its own: ``export const
+    email = /.../``, or CommonJS's ``exports.email = /.../`` (not an alias of another name, not
+    ``exports.x = void 0``)."""
+    value = unwrapped(value)
+    if value is None or value.type in _NOT_A_VALUE:
+        return False
+    if value.type == "unary_expression" and value.children and value.children[0].type == "void":
+        return False
+    if node.type == "assignment_expression":
+        return True  # `_exported_name` found it exported
+    declaration = node.parent
+    return (
+        declaration is not None
+        and declaration.type == "lexical_declaration"
+        and bool(declaration.children)
+        and declaration.children[0].type == "const"
+        and declaration.parent is not None
+        and declaration.parent.type == "export_statement"
+    )
 
 
 def _bases(node: Any, value: Any) -> tuple[str, ...]:

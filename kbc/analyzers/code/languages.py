@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from kbc.analyzers.code import ecmascript
 
-CODE_ANALYZER_VERSION = "2"  # 2: definitions bound to values, members under their owners
+CODE_ANALYZER_VERSION = "2"  # 2: definitions bound to values, exported constants, members under their owners
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,10 @@ A call ``render(...)`` or ``this.render(...)`` is looked for, in order: among th
 the caller's own type (for ``this.``/``self.``/a Go receiver), in the caller's file, in the
 files it imports, in its directory (a Go or Java package), then anywhere in the repository in
 the same language; the first place with exactly one definition of that name answers, and a
-place with several leaves the call unresolved rather than guess.
+place with several leaves the call unresolved rather than guess. In TypeScript and
+JavaScript, ``Owner.member(...)`` whose member no definition declares (a static method a
+factory gave the class it made, ``$ZodType.init``) reaches the class ``Owner`` names, looked
+for the same way.
 """
 
 from __future__ import annotations
@@ -128,14 +131,38 @@ def classify_code(imp: Import, facts: FileFacts, modules: _Modules) -> Import:  
 class _Definitions:
     def __init__(self, files: Sequence[FileFacts]) -> None:
         self.by_name: dict[tuple[str, str], list[tuple[str, str, str]]] = defaultdict(list)
+        self.classes: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(
+            list
+        )  # name -> qname, module
         self.parent_of: dict[str, str] = {}
         for facts in files:
             family = _family(facts.language)
             for symbol in facts.symbols:
                 self.by_name[(family, symbol.name)].append((symbol.qname, facts.module, symbol.parent))
                 self.parent_of[symbol.qname] = symbol.parent
+                if symbol.kind == "class":
+                    self.classes[(family, symbol.name)].append((symbol.qname, facts.module))
 
     def resolve(self, call: Call, facts: FileFacts, imported: set[str], folder: set[str]) -> str:
+        found = self._declared(call, facts, imported, folder)
+        written = call.text
+        if found or _family(facts.language) != "js" or "." not in written or written.startswith(_RECEIVERS):
+            return found
+        owner = written.rsplit(".", 1)[0].rsplit(".", 1)[-1]
+        owners = self.classes.get(("js", owner), [])
+        for place in (
+            [q for q, module in owners if module == facts.module],
+            [q for q, module in owners if module in imported],
+            [q for q, module in owners if module in folder],
+            [q for q, _ in owners],
+        ):
+            unique = sorted(set(place))
+            if unique:
+                return unique[0] if len(unique) == 1 else ""
+        return ""
+
+    def _declared(self, call: Call, facts: FileFacts, imported: set[str], folder: set[str]) -> str:
+        """The definition of the called name itself."""
         written = call.text
         name = written.rsplit(".", 1)[-1]
         candidates = self.by_name.get((_family(facts.language), name), [])
