@@ -261,6 +261,24 @@ def test_variance_annotations_parse_and_every_span_stays_exact() -> None:
     assert check.signature == "export interface $ZodCheck<in T = never>"  # as written, not as parsed
 
 
+def test_overloads_of_a_dual_api_parse_and_the_function_it_makes_is_a_definition() -> None:
+    found = facts(
+        """
+        export const map: {
+          <A, B>(f: (a: A) => B): (self: Option<A>) => Option<B>
+          <A, B>(self: Option<A>, f: (a: A) => B): Option<B>
+        } = dual(2, <A, B>(self: Option<A>, f: (a: A) => B): Option<B> => self)
+        export interface Mapper {
+          (a: A): B
+          /** The generic one. */
+          <X>(b: X): X
+        }
+        """
+    )
+    assert not found.warnings
+    assert spans(found) == {"map": ("function", 1, 4), "Mapper": ("class", 5, 9)}
+
+
 def test_a_file_that_does_not_parse_keeps_the_definitions_that_did() -> None:
     found = facts(
         """
