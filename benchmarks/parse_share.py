@@ -73,7 +73,7 @@ def main() -> int:
     parser.add_argument("--markdown", action="store_true")
     args = parser.parse_args()
     wheels = wheel_parsers()
-    head = ("project", "files", "rows", "pinned grammar", "grammar wheels", "kbc")
+    head = ("project", "language", "files", "pinned grammar", "grammar wheels", "kbc")
     rows = []
     for root in args.roots:
         for row, files in sorted(collect(root).items()):

@@ -29,7 +29,7 @@ from kbc.domain.progress import Reporter, Tick, counted
 from kbc.domain.timing import PassTiming, Stopwatch
 from kbc.domain.views import VIEW_PREFIX
 from kbc.index.chunks import chunk_text, knowledge_chunks, readable
-from kbc.index.definitions import Definition
+from kbc.index.definitions import Definition, definitions_version
 from kbc.index.embed import Embedder
 from kbc.index.exact import load_snapshot, sweep_snapshots, write_units_snapshot
 from kbc.index.history import commit_messages, last_commit_dates
@@ -221,7 +221,7 @@ def build_index(  # noqa: PLR0913 - the index pass's inputs, passed by name
     if lexical.stale:
         lexical.reset()
     try:
-        layout = f"{CHUNKER_VERSION}:{TOKENS_VERSION}:{_analyzers()}:{chunk_lines}:{overlap}"
+        layout = f"{CHUNKER_VERSION}:{TOKENS_VERSION}:{definitions_version()}:{chunk_lines}:{overlap}"
         indexed = lexical.files()
         indexed_paths = set(indexed)
         if fresh or lexical.meta("layout") != layout:
@@ -405,15 +405,6 @@ def sweep_index(index_dir: Path, summary: IndexSummary, vectors: VectorStore | N
     if vectors is not None and summary.stale_units:
         vectors.delete(list(summary.stale_units))
     sweep_snapshots(index_dir, set(summary.snapshots))
-
-
-def _analyzers() -> str:
-    """The analyzers' versions: units are cut at the definitions they find, so a file is cut
-    again when what reads it changes, though the file did not."""
-    from kbc.analyzers.code.languages import CODE_ANALYZER_VERSION
-    from kbc.analyzers.python.analyze import ANALYZER_VERSION
-
-    return f"{ANALYZER_VERSION}+code-{CODE_ANALYZER_VERSION}"
 
 
 def index_problem(index_dir: Path) -> str:

@@ -24,6 +24,15 @@ UnitKind = str  # prelude | module | class | function | method | constant | wind
 CRUMB_SIGNATURE = 60  # a longer signature is shortened in breadcrumbs
 
 
+def definitions_version() -> str:
+    """The versions of the analyzers that find the definitions code is cut at: a file is cut
+    again when what reads it changes, though the file did not."""
+    from kbc.analyzers.code.languages import CODE_ANALYZER_VERSION
+    from kbc.analyzers.python.analyze import ANALYZER_VERSION
+
+    return f"{ANALYZER_VERSION}+code-{CODE_ANALYZER_VERSION}"
+
+
 @dataclass(frozen=True, slots=True)
 class Definition:
     """What the chunker needs of a symbol (picklable, for the worker pool)."""

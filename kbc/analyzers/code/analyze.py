@@ -36,7 +36,7 @@ from kbc.domain.models import (
     Symbol,
 )
 
-__all__ = ["analyze_code", "analyze_code_file", "parser_for"]
+__all__ = ["analyze_code", "analyze_code_file", "definition_rules", "parser_for"]
 
 _ECMASCRIPT = frozenset({"typescript", "tsx", "javascript"})
 
