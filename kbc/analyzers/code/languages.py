@@ -119,6 +119,11 @@ def _stem(path: str) -> tuple[str, str]:
     return posixpath.splitext(path)
 
 
+def code_suffix(path: str) -> str:
+    """What tells apart the files of one stem: ``.cjs`` of ``x.cjs``, ``.d.ts`` of ``x.d.ts``."""
+    return _stem(path)[1]
+
+
 def code_module(path: str) -> str:
     """The module of a non-Python file alone: its path without the suffix (``.d.ts`` whole),
     ``/`` read as ``.``. An import's relative path names a module the same way."""

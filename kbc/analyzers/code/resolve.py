@@ -6,7 +6,9 @@ A call ``render(...)`` or ``this.render(...)`` is looked for, in order: among th
 the caller's own type (for ``this.``/``self.``/a Go receiver), in the caller's file, in the
 files it imports, in its directory (a Go or Java package), then anywhere in the repository in
 the same language; the first place with exactly one definition of that name answers, and a
-place with several leaves the call unresolved rather than guess. In TypeScript and
+place with several leaves the call unresolved rather than guess (in TypeScript and
+JavaScript, unless one of them is in a file of the caller's own suffix: ``x.cjs`` calls what
+``util.cjs`` defines, not ``util.js``). In TypeScript and
 JavaScript, ``Owner.member(...)`` whose member no definition declares (a static method a
 factory gave the class it made, ``$ZodType.init``) reaches the class ``Owner`` names, looked
 for the same way.
@@ -19,6 +21,7 @@ import posixpath
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
+from kbc.analyzers.code.languages import code_module, code_suffix
 from kbc.domain.models import Call, FileFacts, Import
 
 _NODE_BUILTINS = frozenset(
@@ -135,9 +138,11 @@ class _Definitions:
             list
         )  # name -> qname, module
         self.parent_of: dict[str, str] = {}
+        self.file_of: dict[str, tuple[str, str]] = {}  # qname -> its file's stem and suffix
         for facts in files:
             family = _family(facts.language)
             for symbol in facts.symbols:
+                self.file_of[symbol.qname] = (code_module(facts.path), code_suffix(facts.path))
                 self.by_name[(family, symbol.name)].append((symbol.qname, facts.module, symbol.parent))
                 self.parent_of[symbol.qname] = symbol.parent
                 if symbol.kind == "class":
@@ -206,6 +211,10 @@ class _Definitions:
             )
         for found in places:
             unique = sorted(set(found))
+            if len(unique) > 1 and len({self.file_of[q][0] for q in unique}) == 1:
+                # one definition in each of `x.js` and `x.cjs`: the one beside the caller's kind
+                suffix = code_suffix(facts.path)
+                unique = sorted({q for q in unique if self.file_of[q][1] == suffix}) or unique
             if len(unique) == 1:
                 return unique[0]
             if len(unique) > 1:

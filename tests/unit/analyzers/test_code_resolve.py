@@ -4,6 +4,7 @@ definition declares reaches the class that owns it (a factory-made class's ``ini
 from __future__ import annotations
 
 from kbc.analyzers.code.analyze import analyze_code
+from kbc.analyzers.code.languages import code_modules
 from kbc.analyzers.code.resolve import link_code
 from kbc.domain.models import AnalysisTask
 
@@ -39,3 +40,24 @@ def test_a_member_a_factory_made_reaches_the_class_that_owns_it() -> None:
     targets = {c.text: c.target for c in linked["src/classic/schemas.ts"].calls}
     assert targets["core.$ZodEmail.init"] == "src.core.schemas.$ZodEmail"
     assert targets["this.init"] == "" and targets["Object.keys"] == ""
+
+
+def test_a_call_reaches_the_definition_beside_its_own_kind_of_file() -> None:
+    files = {
+        "pkg/util.js": "export function helper(value) {\n  return value;\n}\n",
+        "pkg/util.cjs": "exports.helper = function (value) {\n  return value;\n};\n",
+        "pkg/main.js": 'import * as util from "./util.js";\nutil.helper(1);\n',
+        "pkg/main.cjs": 'const util = require("./util.cjs");\nutil.helper(2);\n',
+    }
+    modules = code_modules(files)
+    facts = [
+        analyze_code(
+            text.encode(), AnalysisTask(path, "/nonexistent", modules[path], False, language="javascript")
+        )
+        for path, text in files.items()
+    ]
+    linked = link_code(facts)
+    assert [c.target for c in linked["pkg/main.js"].calls] == ["pkg.util.helper"]
+    assert [c.target for c in linked["pkg/main.cjs"].calls if c.text == "util.helper"] == [
+        "pkg.util.cjs.helper"
+    ]
