@@ -79,7 +79,7 @@ class EcmaScript:
     def __init__(self, data: bytes, language: str) -> None:
         self.data = data
         self.language = language
-        self._values: dict[tuple[int, int, str], tuple[SymbolKind, Any] | None] = {}
+        self._values: dict[tuple[int, int, str, bool], tuple[SymbolKind, Any] | None] = {}
 
     def scope_name(self, node: Any) -> str:
         return ""
@@ -92,7 +92,7 @@ class EcmaScript:
         value = unwrapped(value)
         if value is None:
             return None
-        key = (value.start_byte, value.end_byte, value.type)
+        key = (value.start_byte, value.end_byte, value.type, _pascal(name))  # a factory's kind is by name
         if key not in self._values:
             self._values[key] = self._value_kind(value, name)
         return self._values[key]

@@ -1,8 +1,8 @@
 """Syntax TypeScript has and its tree-sitter grammar lacks, mended in place so the rest of the
 file parses.
 
-tree-sitter-typescript (0.23.2, the newest release, as pinned in tree-sitter-language-pack)
-has no rule for two things real projects write all the time:
+tree-sitter-typescript (the grammar of tree-sitter-language-pack 0.13.0, the same as its
+newest release, 0.23.2) has no rule for two things real projects write all the time:
 
 - variance annotations on type parameters (TypeScript 4.7: ``interface Schema<out O, in I>``,
   ``<in out T>``): where a type parameter list fails to parse, its ``in`` and ``out``
