@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-SymbolKind = Literal["class", "function", "method"]
+# constant: a value a TypeScript or JavaScript module exports under a name (`export const email = /.../`)
+SymbolKind = Literal["class", "function", "method", "constant"]
 ImportKind = Literal["", "internal", "stdlib", "external", "unresolved"]
 
 

@@ -29,7 +29,7 @@ from kbc.domain.progress import Reporter, Tick, counted
 from kbc.domain.timing import PassTiming, Stopwatch
 from kbc.domain.views import VIEW_PREFIX
 from kbc.index.chunks import chunk_text, knowledge_chunks, readable
-from kbc.index.definitions import Definition
+from kbc.index.definitions import Definition, definitions_version
 from kbc.index.embed import Embedder
 from kbc.index.exact import load_snapshot, sweep_snapshots, write_units_snapshot
 from kbc.index.history import commit_messages, last_commit_dates
@@ -221,7 +221,7 @@ def build_index(  # noqa: PLR0913 - the index pass's inputs, passed by name
     if lexical.stale:
         lexical.reset()
     try:
-        layout = f"{CHUNKER_VERSION}:{TOKENS_VERSION}:{chunk_lines}:{overlap}"
+        layout = f"{CHUNKER_VERSION}:{TOKENS_VERSION}:{definitions_version()}:{chunk_lines}:{overlap}"
         indexed = lexical.files()
         indexed_paths = set(indexed)
         if fresh or lexical.meta("layout") != layout:

@@ -20,8 +20,17 @@ import tokenize
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-UnitKind = str  # prelude | module | class | function | method | window
+UnitKind = str  # prelude | module | class | function | method | constant | window
 CRUMB_SIGNATURE = 60  # a longer signature is shortened in breadcrumbs
+
+
+def definitions_version() -> str:
+    """The versions of the analyzers that find the definitions code is cut at: a file is cut
+    again when what reads it changes, though the file did not."""
+    from kbc.analyzers.code.languages import CODE_ANALYZER_VERSION
+    from kbc.analyzers.python.analyze import ANALYZER_VERSION
+
+    return f"{ANALYZER_VERSION}+code-{CODE_ANALYZER_VERSION}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,7 +181,7 @@ class _Layout:
                     )
             else:
                 member = definition.kind == "method" or bool(crumbs) and crumbs[-1].startswith("class ")
-                unit = "method" if member else "function"
+                unit = "constant" if definition.kind == "constant" else "method" if member else "function"
                 self.pieces.append(
                     Piece(
                         first,

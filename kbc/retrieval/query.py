@@ -42,6 +42,8 @@ _CODE_LINE = re.compile(
 )
 _FENCED = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", re.MULTILINE | re.DOTALL)
 _CALL = re.compile(rf"(?<![\w.])({_NAME}(?:\.{_NAME})*)\s*\(")
+# A method called on what a call returns: `email` in `z.string().email()`
+_CHAINED = re.compile(rf"\)\s*\.\s*({_NAME})\s*\(")
 _IDENTIFIER = re.compile(rf"(?<![\w.-])({_NAME})(?![\w-])")
 _OPTION = re.compile(r"(?<![\w-])(--[A-Za-z][\w-]*[A-Za-z0-9])")
 # A setting named in kebab case: `ignore-paths`, or ``max-line-length = 100`` in a config block.
@@ -159,6 +161,9 @@ def read_query(text: str) -> list[Mention]:  # noqa: C901 - one reading per kind
         if tail in FILE_SUFFIXES or not head or min(len(part) for part in name.split(".")) < 2:
             continue  # a file name, or an abbreviation (e.g, i.e)
         add(Mention(name, NAME, match.start(), name=name))
+    for match in _CHAINED.finditer(prose):
+        if match.group(1) not in BUILTINS:
+            add(Mention(match.group(1), NAME, match.start(1), name=match.group(1)))
     for match in _IDENTIFIER.finditer(prose):
         if _identifier_like(match.group(1)):
             add(Mention(match.group(1), NAME, match.start(), name=match.group(1)))
@@ -237,6 +242,9 @@ def _names(code: str, span: bool) -> list[str]:
         name = _clean_name(match.group(1))
         if name not in BUILTINS:
             out.setdefault(name, None)
+    for match in _CHAINED.finditer(code):
+        if match.group(1) not in BUILTINS:
+            out.setdefault(match.group(1), None)
     for match in _IDENTIFIER.finditer(code):
         word = match.group(1)
         if _identifier_like(word) or (

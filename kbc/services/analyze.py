@@ -9,7 +9,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 from kbc import __version__
-from kbc.analyzers.code.languages import ANALYZED_ROLES, CODE_ANALYZER_VERSION, CODE_LANGUAGES, code_module
+from kbc.analyzers.code.languages import ANALYZED_ROLES, CODE_ANALYZER_VERSION, CODE_LANGUAGES, code_modules
 from kbc.analyzers.discover import discover
 from kbc.analyzers.link import link
 from kbc.analyzers.modules import detect_source_roots, module_name
@@ -113,14 +113,16 @@ def analyze_with_sweep(
     warnings: list[str] = []
     tasks: list[tuple[AnalysisTask, str]] = []
     seen_modules: dict[str, str] = {}
+    code = [f for f in inventory.files if f.language in CODE_LANGUAGES and f.role in ANALYZED_ROLES]
+    code_module_of = code_modules(f.path for f in code)
     for source in inventory.files:
-        if source.language in CODE_LANGUAGES and source.role in ANALYZED_ROLES:
+        if source.path in code_module_of:
             tasks.append(
                 (
                     AnalysisTask(
                         source.path,
                         str(root / source.path),
-                        code_module(source.path),
+                        code_module_of[source.path],
                         False,
                         swept.also(source.path),
                         source.path in swept.clean,

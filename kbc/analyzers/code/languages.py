@@ -7,16 +7,22 @@ A language missing here keeps line windows; Python is read by :mod:`kbc.analyzer
 from __future__ import annotations
 
 import posixpath
+from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-CODE_ANALYZER_VERSION = "2"
+from kbc.analyzers.code import ecmascript
+
+# 2: credentials judged where they stand; 3: definitions bound to values, exported constants,
+# members under their owners
+CODE_ANALYZER_VERSION = "3"
 
 
 @dataclass(frozen=True, slots=True)
 class Rules:
     grammar: str  # the tree-sitter-language-pack grammar
     classes: frozenset[str]  # types, classes, structs, interfaces, traits, enums
-    functions: frozenset[str]  # functions; a method when inside a class or a scope of a type
+    functions: frozenset[str]  # functions (a method when inside a type); other nodes that may define
     scopes: frozenset[str] = frozenset()  # name a scope without being a symbol (impl, namespace)
     calls: frozenset[str] = frozenset()
     imports: frozenset[str] = frozenset()
@@ -25,45 +31,24 @@ class Rules:
     wrappers: frozenset[str] = frozenset()  # a parent whose span a definition takes (export, template)
 
 
-_TS_CLASSES = frozenset(
-    {
-        "class_declaration",
-        "abstract_class_declaration",
-        "interface_declaration",
-        "enum_declaration",
-        "type_alias_declaration",
-    }
-)
-_TS_FUNCTIONS = frozenset(
-    {"function_declaration", "generator_function_declaration", "method_definition", "variable_declarator"}
-)
 _C_LIKE_CALLS = frozenset({"call_expression"})
 
+
+def _ecmascript(grammar: str) -> Rules:
+    return Rules(
+        grammar,
+        ecmascript.DECLARED,
+        ecmascript.FUNCTIONS | ecmascript.BINDERS,
+        calls=frozenset({"call_expression", "new_expression"}),
+        imports=frozenset({"import_statement", "export_statement"}),
+        attributes=frozenset({"decorator"}),
+    )
+
+
 RULES: dict[str, Rules] = {
-    "typescript": Rules(
-        "typescript",
-        _TS_CLASSES,
-        _TS_FUNCTIONS,
-        calls=frozenset({"call_expression", "new_expression"}),
-        imports=frozenset({"import_statement", "export_statement"}),
-        wrappers=frozenset({"export_statement"}),
-    ),
-    "tsx": Rules(
-        "tsx",
-        _TS_CLASSES,
-        _TS_FUNCTIONS,
-        calls=frozenset({"call_expression", "new_expression"}),
-        imports=frozenset({"import_statement", "export_statement"}),
-        wrappers=frozenset({"export_statement"}),
-    ),
-    "javascript": Rules(
-        "javascript",
-        _TS_CLASSES,
-        _TS_FUNCTIONS,
-        calls=frozenset({"call_expression", "new_expression"}),
-        imports=frozenset({"import_statement", "export_statement"}),
-        wrappers=frozenset({"export_statement"}),
-    ),
+    "typescript": _ecmascript("typescript"),
+    "tsx": _ecmascript("tsx"),
+    "javascript": _ecmascript("javascript"),
     "go": Rules(
         "go",
         frozenset({"type_spec"}),
@@ -121,7 +106,44 @@ CODE_LANGUAGES = frozenset(RULES)
 ANALYZED_ROLES = frozenset({"source", "test", "example"})  # not vendored, generated or minified code
 
 
+# TypeScript and what is compiled from it may sit side by side (`x.ts`, `x.js`, `x.cjs`,
+# `x.d.ts`): one stem, several files. The first of these suffixes present keeps the stem's
+# module; each other file's module is its whole name (`x.cjs`, `x.d.ts`), so facts, calls and
+# their locations stay with the file that holds them.
+_ONE_STEM = (".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs", ".d.ts", ".d.mts", ".d.cts")
+_DECLARATIONS = (".d.ts", ".d.mts", ".d.cts")
+
+
+def _stem(path: str) -> tuple[str, str]:
+    for suffix in _DECLARATIONS:
+        if path.endswith(suffix) and len(path) > len(suffix):
+            return path[: -len(suffix)], suffix
+    return posixpath.splitext(path)
+
+
+def code_suffix(path: str) -> str:
+    """What tells apart the files of one stem: ``.cjs`` of ``x.cjs``, ``.d.ts`` of ``x.d.ts``."""
+    return _stem(path)[1]
+
+
 def code_module(path: str) -> str:
-    """The module of a non-Python file: its path without the suffix, ``/`` read as ``.``."""
-    stem, _ = posixpath.splitext(path)
-    return stem.replace("/", ".")
+    """The module of a non-Python file alone: its path without the suffix (``.d.ts`` whole),
+    ``/`` read as ``.``. An import's relative path names a module the same way."""
+    return _stem(path)[0].replace("/", ".")
+
+
+def code_modules(paths: Iterable[str]) -> dict[str, str]:
+    """Path -> module of each non-Python file of a repository, one module per file: of the
+    TypeScript and JavaScript files of one stem, the first by ``_ONE_STEM``'s order keeps the
+    stem, and the others are named by their whole file name."""
+    by_stem: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    modules = {}
+    for path in paths:
+        modules[path] = code_module(path)
+        suffix = _stem(path)[1]
+        if suffix in _ONE_STEM:
+            by_stem[modules[path]].append((_ONE_STEM.index(suffix), path))
+    for files in by_stem.values():
+        for _, path in sorted(files)[1:]:
+            modules[path] = path.replace("/", ".")
+    return modules

@@ -6,7 +6,12 @@ A call ``render(...)`` or ``this.render(...)`` is looked for, in order: among th
 the caller's own type (for ``this.``/``self.``/a Go receiver), in the caller's file, in the
 files it imports, in its directory (a Go or Java package), then anywhere in the repository in
 the same language; the first place with exactly one definition of that name answers, and a
-place with several leaves the call unresolved rather than guess.
+place with several leaves the call unresolved rather than guess (in TypeScript and
+JavaScript, unless one of them is in a file of the caller's own suffix: ``x.cjs`` calls what
+``util.cjs`` defines, not ``util.js``). In TypeScript and
+JavaScript, ``Owner.member(...)`` whose member no definition declares (a static method a
+factory gave the class it made, ``$ZodType.init``) reaches the class ``Owner`` names, looked
+for the same way.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import posixpath
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
+from kbc.analyzers.code.languages import code_module, code_suffix
 from kbc.domain.models import Call, FileFacts, Import
 
 _NODE_BUILTINS = frozenset(
@@ -128,14 +134,40 @@ def classify_code(imp: Import, facts: FileFacts, modules: _Modules) -> Import:  
 class _Definitions:
     def __init__(self, files: Sequence[FileFacts]) -> None:
         self.by_name: dict[tuple[str, str], list[tuple[str, str, str]]] = defaultdict(list)
+        self.classes: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(
+            list
+        )  # name -> qname, module
         self.parent_of: dict[str, str] = {}
+        self.file_of: dict[str, tuple[str, str]] = {}  # qname -> its file's stem and suffix
         for facts in files:
             family = _family(facts.language)
             for symbol in facts.symbols:
+                self.file_of[symbol.qname] = (code_module(facts.path), code_suffix(facts.path))
                 self.by_name[(family, symbol.name)].append((symbol.qname, facts.module, symbol.parent))
                 self.parent_of[symbol.qname] = symbol.parent
+                if symbol.kind == "class":
+                    self.classes[(family, symbol.name)].append((symbol.qname, facts.module))
 
     def resolve(self, call: Call, facts: FileFacts, imported: set[str], folder: set[str]) -> str:
+        found = self._declared(call, facts, imported, folder)
+        written = call.text
+        if found or _family(facts.language) != "js" or "." not in written or written.startswith(_RECEIVERS):
+            return found
+        owner = written.rsplit(".", 1)[0].rsplit(".", 1)[-1]
+        owners = self.classes.get(("js", owner), [])
+        for place in (
+            [q for q, module in owners if module == facts.module],
+            [q for q, module in owners if module in imported],
+            [q for q, module in owners if module in folder],
+            [q for q, _ in owners],
+        ):
+            unique = sorted(set(place))
+            if unique:
+                return unique[0] if len(unique) == 1 else ""
+        return ""
+
+    def _declared(self, call: Call, facts: FileFacts, imported: set[str], folder: set[str]) -> str:
+        """The definition of the called name itself."""
         written = call.text
         name = written.rsplit(".", 1)[-1]
         candidates = self.by_name.get((_family(facts.language), name), [])
@@ -179,6 +211,10 @@ class _Definitions:
             )
         for found in places:
             unique = sorted(set(found))
+            if len(unique) > 1 and len({self.file_of[q][0] for q in unique}) == 1:
+                # one definition in each of `x.js` and `x.cjs`: the one beside the caller's kind
+                suffix = code_suffix(facts.path)
+                unique = sorted({q for q in unique if self.file_of[q][1] == suffix}) or unique
             if len(unique) == 1:
                 return unique[0]
             if len(unique) > 1:

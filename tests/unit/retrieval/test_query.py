@@ -186,3 +186,15 @@ def test_reading_a_huge_task_takes_one_pass() -> None:
         )
         done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, done.stderr[-500:]
+
+
+def test_a_method_called_on_what_a_call_returns_is_a_code_name() -> None:
+    found = {
+        (m.label, m.text)
+        for m in read_query("`z.string().email()` accepts `a@b`; so does `s.trim().lower()`")
+    }
+    assert ("code", "email") in found and ("code", "z.string") in found
+    assert ("code", "lower") in found
+    assert ("name", "email") in {
+        (m.label, m.text) for m in read_query("why does z.string().email() accept it?")
+    }
