@@ -412,11 +412,15 @@ def _cannot_follow(url: str, failed: GitFailed) -> TargetError:
 
 
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s/:@'\"]*):[^\s/@'\"]*@")
+# A URL whose user is a token and no password (``https://ghp_…@github.com/…``): a user name
+# of 16 or more characters holding a digit is taken for one.
+_TOKEN_USER = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)(?=[^\s/:@'\"]*\d)[^\s/:@'\"]{16,}@")
 
 
 def without_password(text: str) -> str:
-    """``text`` with the password of every URL in it masked (``https://me:***@host/x``)."""
-    return _USERINFO.sub(lambda m: f"{m.group(1)}:***@", text)
+    """``text`` with the password of every URL in it masked (``https://me:***@host/x``), and a
+    user that is a token (``https://***@host/x``)."""
+    return _TOKEN_USER.sub(lambda m: f"{m.group(1)}***@", _USERINFO.sub(lambda m: f"{m.group(1)}:***@", text))
 
 
 def git_failure(stderr: str) -> str:

@@ -18,6 +18,7 @@ from kbc.services.components import Components
 from kbc.services.workspace import Workspace
 
 PASSWORD = "hunter2-not-for-your-eyes"
+TOKEN = "ghp_0123456789abcdefghijABCDEFGHIJ012345"
 
 
 @pytest.mark.slow
@@ -27,14 +28,16 @@ def test_no_interface_serves_a_repository_url_s_password(tmp_path: Path) -> None
         entries = [
             RepositoryEntry("shop", str(root)),
             RepositoryEntry("remote", url=f"https://me:{PASSWORD}@127.0.0.1:9/team/remote.git"),
+            RepositoryEntry("token", url=f"https://{TOKEN}@127.0.0.1:9/team/token.git"),
         ]
         settings = Settings(embed_model="none", data_dir=str(tmp_path / "data"), fetch_seconds=0)
         workspace = Workspace(entries, settings, components=Components.lexical())
         with running(workspace) as url:
             listed = httpx.get(f"{url}/api/v1/repositories")
-            assert listed.status_code == 200 and PASSWORD not in listed.text
-            (remote,) = [r for r in listed.json() if r["name"] == "remote"]
-            assert remote["url"] == "https://me:***@127.0.0.1:9/team/remote.git"
+            assert listed.status_code == 200 and PASSWORD not in listed.text and TOKEN not in listed.text
+            urls = {r["name"]: r["url"] for r in listed.json()}
+            assert urls["remote"] == "https://me:***@127.0.0.1:9/team/remote.git"
+            assert urls["token"] == "https://***@127.0.0.1:9/team/token.git"  # a token for a user
 
             async def tool() -> str:
                 async with (
@@ -45,7 +48,8 @@ def test_no_interface_serves_a_repository_url_s_password(tmp_path: Path) -> None
                     found = await session.call_tool("list_repositories", {})
                     return found.model_dump_json()
 
-            assert PASSWORD not in anyio.run(tool)
+            served = anyio.run(tool)
+            assert PASSWORD not in served and TOKEN not in served
 
 
 @pytest.mark.slow
