@@ -7,6 +7,7 @@ import subprocess
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from kbc.analyzers.python.analyze import analyze_source
 from kbc.domain.models import AnalysisOk, AnalysisTask, FileFacts
@@ -85,3 +86,24 @@ def analyze_repo(root: Path, store: Path | None = None, **settings: object) -> F
 
     summary = analyze_repository(root, Settings(workers=1, **settings), store)  # type: ignore[arg-type]
     return FactsStore(Path(summary.store))
+
+
+def until(check: Callable[[], Any], seconds: float = 120) -> Any:
+    """``check()``'s first truthy answer, asked every 0.2 s for up to ``seconds``."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.2)
+    raise AssertionError("timed out")
+
+
+def sign(body: bytes, secret: str) -> str:
+    """A GitHub push webhook's ``X-Hub-Signature-256`` of ``body``."""
+    import hashlib
+    import hmac
+
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()

@@ -16,11 +16,11 @@ import anyio
 import httpx
 import httpx2
 import pytest
-from helpers import git, repo_factory
+from helpers import git, repo_factory, sign, until
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from silent_server import silent_server
-from test_workspace import CLICK, REQUESTS, _sign, _until
+from test_workspace import CLICK, REQUESTS
 from web import built_repository, running
 
 from kbc.analyzers.gitrepo import Limits, as_fetched, follow
@@ -78,7 +78,7 @@ def test_a_clone_from_a_remote_that_never_answers_stops_at_its_time_limit(tmp_pa
         assert PASSWORD not in error.message and PASSWORD not in error.hint
         assert remote.accepted >= 1
         # every process of the clone is stopped: none holds its connection open any more
-        _until(lambda: remote.still_open() == 0, 30)
+        until(lambda: remote.still_open() == 0, 30)
 
 
 def test_a_remote_that_sends_nothing_is_dropped_at_the_stall_limit(tmp_path: Path) -> None:
@@ -128,7 +128,7 @@ def test_a_knowledge_root_that_hangs_holds_up_no_other_repository(tmp_path: Path
         workspace.start()
         try:
             workspace.enqueue("requests")
-            _until(lambda: remote.accepted >= 1, 60)
+            until(lambda: remote.accepted >= 1, 60)
             (click / "click" / "shell.py").write_text('"""Shell completion."""\n')
             git(click, "add", "-A")
             git(click, "commit", "-q", "-m", "shell completion")
@@ -139,7 +139,7 @@ def test_a_knowledge_root_that_hangs_holds_up_no_other_repository(tmp_path: Path
             assert listed["requests"]["status"] == "refreshing" and remote.still_open() >= 1
         finally:
             workspace.close()
-        _until(lambda: remote.still_open() == 0, 30)  # closing stopped the fetch under way
+        until(lambda: remote.still_open() == 0, 30)  # closing stopped the fetch under way
 
 
 def _folder(tmp_path: Path, name: str) -> Path:
@@ -181,8 +181,8 @@ def test_a_hanging_url_repository_holds_up_no_other_repository(tmp_path: Path) -
             # the first request across both queues both builds, the hanging one first
             first = httpx.post(f"{url}/api/v1/retrieve", json={"task": "parse options"}, timeout=30)
             assert "no repository of this server has a build yet" in first.text
-            _until(lambda: remote.accepted >= 1, 60)
-            ready = _until(lambda: _status(url, "click")["status"] == "ready", 60)
+            until(lambda: remote.accepted >= 1, 60)
+            ready = until(lambda: _status(url, "click")["status"] == "ready", 60)
             assert ready
             assert _status(url, "hang")["status"] == "building" and remote.still_open() >= 1
 
@@ -205,11 +205,11 @@ def test_a_hanging_url_repository_holds_up_no_other_repository(tmp_path: Path) -
             hooked = httpx.post(
                 f"{url}/api/v1/hooks/push",
                 content=body,
-                headers={"X-GitHub-Event": "push", "X-Hub-Signature-256": _sign(body, SECRET)},
+                headers={"X-GitHub-Event": "push", "X-Hub-Signature-256": sign(body, SECRET)},
                 timeout=30,
             )
             assert hooked.status_code == 202 and hooked.json()["queued"] == ["click"]
-            _until(lambda: _status(url, "click")["commit"] == pushed, 60)
+            until(lambda: _status(url, "click")["commit"] == pushed, 60)
             # brought in while the hanging clone is still under way, long before its time limit
             assert _status(url, "hang")["status"] == "building" and remote.still_open() >= 1
             found = httpx.post(
@@ -241,7 +241,7 @@ def test_a_failed_clone_says_why_and_is_retried_later_not_on_every_request(tmp_p
             ask = {"task": "send an HTTP request with retries", "budget": 800}
             first = httpx.post(f"{url}/api/v1/retrieve", json=ask, timeout=30)
             assert first.status_code == 200 and first.json()["items"][0]["repository"] == "requests"
-            failed = _until(lambda: _status(url, "hang")["status"] == "failed", 60)
+            failed = until(lambda: _status(url, "hang")["status"] == "failed", 60)
             assert failed
             described = _status(url, "hang")
             assert described["problem"] and PASSWORD not in json.dumps(described)
@@ -274,7 +274,7 @@ def test_a_failed_clone_says_why_and_is_retried_later_not_on_every_request(tmp_p
 
             asked = anyio.run(refresh_now)  # asked for by name: tried again at once
             assert asked["status"] in ("building", "failed")
-            _until(lambda: remote.accepted > tried, 60)
+            until(lambda: remote.accepted > tried, 60)
 
 
 @pytest.mark.slow

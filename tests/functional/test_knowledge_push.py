@@ -3,16 +3,12 @@ knowledge root follows it, at once rather than on the next scheduled fetch."""
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
-import time
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
-from helpers import git, repo_factory
+from helpers import git, repo_factory, sign, until
 from web import running
 
 from kbc.domain.knowledge_roots import KnowledgeRoot
@@ -28,20 +24,6 @@ CODE = {
 }
 NOTES = {"domain/payouts.md": "# Payouts\n\nA payout is money we send to a seller, weekly.\n"}
 TASK = "which bank holiday rule moves a payout to the next working day"
-
-
-def _sign(body: bytes) -> str:
-    return "sha256=" + hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
-
-
-def _until(check: Any, seconds: float = 120) -> Any:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.2)
-    raise AssertionError("timed out")
 
 
 @pytest.mark.slow
@@ -62,7 +44,7 @@ def test_a_push_to_a_knowledge_repository_refreshes_the_repositories_that_read_i
     with running(workspace) as url:
         first = httpx.post(f"{url}/api/v1/retrieve", json={"task": TASK, "budget": 800})
         if first.status_code != 200:  # its first build was queued by that request
-            _until(lambda: httpx.get(f"{url}/api/v1/repositories").json()[0]["status"] == "ready")
+            until(lambda: httpx.get(f"{url}/api/v1/repositories").json()[0]["status"] == "ready")
         (notes / "domain" / "holidays.md").write_text(
             "# Bank holidays\n\nA payout due on a bank holiday moves to the next working day.\n"
         )
@@ -80,7 +62,7 @@ def test_a_push_to_a_knowledge_repository_refreshes_the_repositories_that_read_i
         hooked = httpx.post(
             f"{url}/api/v1/hooks/push",
             content=body,
-            headers={"X-GitHub-Event": "push", "X-Hub-Signature-256": _sign(body)},
+            headers={"X-GitHub-Event": "push", "X-Hub-Signature-256": sign(body, SECRET)},
         )
         assert hooked.status_code == 202 and hooked.json()["queued"] == ["shop"]
 
@@ -90,4 +72,4 @@ def test_a_push_to_a_knowledge_repository_refreshes_the_repositories_that_read_i
                 i["path"] == "@knowledge/team/domain/holidays.md" for i in reply.json()["items"]
             )
 
-        assert _until(found)
+        assert until(found)

@@ -5,8 +5,6 @@ restart (a local bare remote)."""
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import subprocess
 import sys
@@ -19,7 +17,7 @@ import anyio
 import httpx
 import httpx2
 import pytest
-from helpers import git, repo_factory
+from helpers import git, repo_factory, sign, until
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import TextContent
@@ -308,20 +306,6 @@ def test_stores_open_on_use_and_close_beyond_the_limit_or_when_idle(repos: dict[
 # -- URL repositories and push webhooks ---------------------------------------------------
 
 
-def _sign(body: bytes, secret: str) -> str:
-    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
-
-
-def _until(check: Any, seconds: float = 120) -> Any:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.2)
-    raise AssertionError("timed out")
-
-
 @pytest.mark.slow
 def test_a_push_webhook_brings_the_new_commit_in_without_a_restart(tmp_path: Path) -> None:
     work = repo_factory(tmp_path)(CLICK)
@@ -337,7 +321,7 @@ def test_a_push_webhook_brings_the_new_commit_in_without_a_restart(tmp_path: Pat
     )
     with running(workspace) as url:
         # the server's first use of its one repository (opening it) queued its first build
-        ready = _until(
+        ready = until(
             lambda: [r for r in httpx.get(f"{url}/api/v1/repositories").json() if r["status"] == "ready"]
         )
         assert ready[0]["commit"] == git(work, "rev-parse", "HEAD").strip()
@@ -362,7 +346,7 @@ def test_a_push_webhook_brings_the_new_commit_in_without_a_restart(tmp_path: Pat
         forged = httpx.post(
             f"{url}/api/v1/hooks/push",
             content=body,
-            headers={"X-GitHub-Event": "push", "X-Hub-Signature-256": _sign(body, "wrong")},
+            headers={"X-GitHub-Event": "push", "X-Hub-Signature-256": sign(body, "wrong")},
         )
         assert forged.status_code == 401
         hooked = httpx.post(
@@ -370,12 +354,12 @@ def test_a_push_webhook_brings_the_new_commit_in_without_a_restart(tmp_path: Pat
             content=body,
             headers={
                 "X-GitHub-Event": "push",
-                "X-Hub-Signature-256": _sign(body, secret),
+                "X-Hub-Signature-256": sign(body, secret),
                 "Content-Type": "application/json",
             },
         )
         assert hooked.status_code == 202 and hooked.json()["queued"] == ["click"]
-        served = _until(
+        served = until(
             lambda: [
                 r
                 for r in httpx.get(f"{url}/api/v1/repositories").json()
@@ -415,7 +399,7 @@ def test_a_webhook_body_that_does_not_parse_is_answered_400(make_repo: Any) -> N
             reply = httpx.post(
                 f"{url}/api/v1/hooks/push",
                 content=body,
-                headers={"X-GitHub-Event": "push", "X-Hub-Signature-256": _sign(body, secret)},
+                headers={"X-GitHub-Event": "push", "X-Hub-Signature-256": sign(body, secret)},
             )
             assert reply.status_code == 400, reply.text
             assert words in reply.json()["error"] and reply.json()["hint"], reply.text
