@@ -1,6 +1,6 @@
 """What the views look like on a corpus of real packages: a row of quality figures per package.
 
-    python benchmarks/views_corpus.py --work DIR [--packages NAME==VER ...] [--jobs 1]
+    python benchmarks/views_corpus.py --work DIR [--packages NAME==VER ... | --shape SHAPE] [--jobs 1]
         [--timeout S] [--markdown]
 
 Each package (by default :data:`PACKAGES`, pinned versions of some 40 packages of five
@@ -21,7 +21,11 @@ from docstrings), and its views read back with ``kbc views --format json``. Per 
   not a tracked file of the repository, or whose lines are not in it;
 - empty sections: interpretation fields (overview, purpose, summary, ...) left empty;
 - where the prose came from: views by ``provenance.source`` (llm, docstring, none);
-- the build's wall seconds.
+- the build's wall seconds;
+- business rules: the guards the ``business_rules`` views list (and leave out past their cap);
+- the checks of :mod:`views_checks` that can fail: the package's purpose is stated and is not
+  one module's docstring, no demo block is a workflow, every public module has a module view
+  of its own, the build summary's integrations are the views' (the names of those failed).
 
 A Markdown table goes to stdout with ``--markdown`` (else a tab-separated one), every
 figure to ``WORK/views_corpus.json`` (rewritten after each package). A package whose
@@ -49,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from common import extract
+from views_checks import checks, failed
 
 # (NAME==VERSION, shape): each an sdist on PyPI with fewer than ~400 Python files (typer 0.15.1,
 # 586 with its docs' examples, and pyramid 2.0.2, 557, were left out for that).
@@ -98,6 +103,17 @@ PACKAGES: tuple[tuple[str, str], ...] = (
     ("lifelines==0.30.0", "data-science"),
     ("petl==1.7.15", "data-science"),
     ("uncertainties==3.2.2", "data-science"),
+    # utility libraries of independent modules (modules that barely import each other)
+    ("boltons==26.2.0", "utilities"),
+    ("utils==1.0.2", "utilities"),
+    ("utilspie==0.1.0", "utilities"),
+    ("ipython-genutils==0.2.0", "utilities"),
+    ("fastapi-utils==0.8.0", "utilities"),
+    ("lightning-utilities==0.15.3", "utilities"),
+    ("oslo.utils==10.2.0", "utilities"),
+    ("pyutil==3.4.1", "utilities"),
+    ("pydu==0.8.0", "utilities"),
+    ("requests-toolbelt==1.0.0", "utilities"),
 )
 
 # The interpretation's fields of each view kind (kbc/views/kinds.py; the templates print
@@ -425,7 +441,13 @@ def figures(views: list[dict[str, Any]], lines: Lines) -> dict[str, Any]:
             total = explained.setdefault(kind, [0, 0])
             total[0] += len(said)
             total[1] += len(view.get("facts", {}).get(facts) or [])
+    rules = sum(
+        len(v.get("facts", {}).get("rules", [])) + int(v.get("facts", {}).get("omitted", 0))
+        for v in views
+        if v.get("kind") == "business_rules"
+    )
     return {
+        "business_rules": rules,
         "views": len(views),
         "views_by_kind": dict(sorted(by_kind.items())),
         "python_files": (architecture or {}).get("python_files"),
@@ -474,7 +496,10 @@ def run_one(spec: str, shape: str, work: Path, timeout: float) -> dict[str, Any]
         analyze = summary.get("analyze", {})
         row["not_analyzed"] = analyze.get("failed")
         row["build_views"] = summary.get("views", {}).get("by_kind")
-        row.update(figures(read_views(tree), Lines(tree)))
+        views = read_views(tree)
+        lines = Lines(tree)
+        row.update(figures(views, lines))
+        row["checks"] = checks(views, tree, lines.tracked, summary)
     except Failure as failure:
         row["status"] = f"{failure.stage} failed"
         row["error"] = failure.detail
@@ -505,6 +530,9 @@ COLUMNS = (
     "unresolved citations / cited",
     "empty fields / fields",
     "prose llm / docstring / none",
+    "business rules",
+    "public modules with a view of their own",
+    "checks failed",
     "status",
 )
 
@@ -531,6 +559,9 @@ def cells(row: dict[str, Any]) -> list[str]:
         f"{row['unresolved_citations']} / {row['citations']}",
         f"{row['empty_fields']} / {row['interpretation_fields']}",
         f"{prose['llm']} / {prose['docstring']} / {prose['none']}",
+        str(row["business_rules"]),
+        f"{row['checks']['public_modules_alone']} / {row['checks']['public_modules']}",
+        ", ".join(failed(row["checks"])) or "none",
         "ok",
     ]
 
@@ -546,7 +577,8 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     verdict = (
         f"{len(rows)} packages, {len(ok)} built ({seconds:.0f} build s); "
         f"{lost} unresolved of {sum(r['citations'] for r in ok)} citations; "
-        f"{empty} of {fields} interpretation fields empty. `kbc build --no-llm`, "
+        f"{empty} of {fields} interpretation fields empty; "
+        f"{sum(not failed(r['checks']) for r in ok)} pass every check. `kbc build --no-llm`, "
         f"lexical. Date: {date.today().isoformat()}."
     )
     return verdict + "\n\n" + "\n".join(lines)
@@ -562,6 +594,7 @@ def main() -> None:
     parser.add_argument(
         "--packages", nargs="+", metavar="NAME==VER", help="packages to build instead of the default list"
     )
+    parser.add_argument("--shape", help="only the default packages of this shape (utilities, cli, ...)")
     parser.add_argument("--jobs", type=int, default=1, help="packages built at once")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds a build may take")
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
@@ -570,7 +603,7 @@ def main() -> None:
     chosen = (
         [(spec, shapes.get(normalized(parse_spec(spec)[0]), "")) for spec in args.packages]
         if args.packages
-        else list(PACKAGES)
+        else [(spec, shape) for spec, shape in PACKAGES if args.shape in (None, shape)]
     )
     work = args.work.resolve()
     work.mkdir(parents=True, exist_ok=True)

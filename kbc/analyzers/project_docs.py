@@ -27,7 +27,7 @@ _SKIP_LINE = re.compile(
 _MD_HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
 _UNDERLINE = re.compile(r"^\s*([=\-~^\"'`#*+_.:])\1{2,}\s*$")
 _BULLET = re.compile(r"^\s*([-*+•]|\d+[.)])\s+")
-_REF_LINK = re.compile(r"\[([^\]]+)\]\[[^\]]*\]")
+_REF_LINK = re.compile(r"\[([^\]]+)\](?:\[[^\]]*\])?(?![(:])")
 _SUBSTITUTION = re.compile(r"\|[\w -]+\|_?")
 _WORDS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _AUTOMODULE = re.compile(r"^\s*(?:\.\.\s+(?:auto|py:)?module::|:::)\s*([\w.]+)\s*$", re.MULTILINE)

@@ -8,9 +8,11 @@ laid it out, each unit a part of its own:
 
 - a **unit** is a module directly in the package, or a subpackage (its folder is its authors'
   own cut), named by its dotted name;
-- the units **barely link** when, links to a shared helper left out (a unit linked to
+- the units **barely link** when they link in no more pairs than there are units and, links
+  to a shared helper left out (a unit linked to
   ``HUB_LINKS`` or more others, such as ``typeutils`` or ``compat``), more than half of them
-  link to no other unit; the package's ``__init__`` and ``__main__`` do not count;
+  link to no other unit, or the linked pairs are fewer than half the units; the package's
+  ``__init__`` and ``__main__`` do not count;
 - then every public unit (no dotted part private) is a group of its own, named by the unit
   (``boltons.cacheutils``); public units whose names share a topic (``tbutils`` and
   ``tbutils_parsed``: one is the other's name followed by ``_``) are one group named
@@ -81,6 +83,8 @@ def independent_parts(
     if len(public) < MIN_PUBLIC_UNITS:
         return None
     between = _unit_links(units, package, links)
+    if len(between) > len(units):
+        return None  # more pairs linked than units: a web of modules, not a shelf of them
     degree: dict[str, int] = defaultdict(int)
     for a, b in between:
         degree[a] += 1
@@ -92,7 +96,7 @@ def independent_parts(
         partners[a].add(b)
         partners[b].add(a)
     alone = sum(not partners[u] for u in units)
-    if 2 * alone <= len(units):
+    if 2 * alone <= len(units) and 2 * len(pairs) >= len(units):
         return None
     topic = _topic(public, package)
     part_of: dict[str, str] = {}

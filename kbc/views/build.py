@@ -87,6 +87,9 @@ def _package_doc(context: Context) -> str:
     index says first (:mod:`kbc.analyzers.project_docs`), never one module's docstring."""
     packages = Counter(f.module.split(".")[0] for f in context.source_files() if f.module)
     for name, _ in sorted(packages.items(), key=lambda kv: (-kv[1], kv[0])):
+        own = context.module_path.get(name)
+        if own is not None and context.files[own].is_package:
+            return context.files[own].doc or context.docs.summary  # never a subpackage's
         inside = sorted(
             (m for m in context.module_path if m == name or m.startswith(f"{name}.")),
             key=lambda m: (m.count("."), m),

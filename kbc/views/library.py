@@ -89,6 +89,8 @@ def _demo(context: Context) -> set[str]:
     demo = {e.target for e in context.examples() if e.target in context.symbols}
     if not demo:
         return demo
+    commands = {e.target for e in context.entry_points()}
+    demo -= commands  # what a command runs is never only a demo's
 
     def demo_caller(caller: str, target: str) -> bool:
         if caller in demo:
@@ -103,7 +105,7 @@ def _demo(context: Context) -> set[str]:
     while changed:
         changed = False
         for target, callers in context.callers.items():
-            if target in demo or target not in context.symbols or not callers:
+            if target in demo or target in commands or target not in context.symbols or not callers:
                 continue
             if all(demo_caller(c, target) for c in callers):
                 demo.add(target)
