@@ -49,6 +49,7 @@ class Context:
     roles: dict[str, str] = field(default_factory=dict)  # path -> role, as discovery read it
     exported: list[tuple[str, str]] | None = None  # :func:`exported_names`, once read
     library: tuple[str, ...] | None = None  # :func:`library_modules`, once read
+    memo: dict[str, object] = field(default_factory=dict)  # what the view builders read once
 
     def role(self, path: str) -> str:
         """A file's role (:mod:`kbc.analyzers.roles`): the fact discovery recorded, else what

@@ -114,8 +114,14 @@ def _demo(context: Context) -> set[str]:
 
 
 def usage(context: Context) -> Usage:
+    """The copies, demo definitions and callers from outside of the context's code, read once."""
+    found = context.memo.get("usage")
+    if isinstance(found, Usage):
+        return found
     outside = _outside_callers(context)
-    return Usage(_copies(context, outside), _demo(context), outside)
+    made = Usage(_copies(context, outside), _demo(context), outside)
+    context.memo["usage"] = made
+    return made
 
 
 def key_symbols(context: Context, use: Usage, modules: set[str], count: int) -> list[str]:
