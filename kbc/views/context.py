@@ -248,18 +248,27 @@ def public_module(context: Context, module: str) -> bool:
 
 def library_modules(context: Context) -> tuple[str, ...]:
     """The public modules (:func:`public_module`) of a package its users import module by
-    module, its ``__init__`` exporting nothing: one that declares no command, whose README or
-    docs name its modules, or at least ``MIN_DOCUMENTED_MODULES`` of which have a docstring.
-    Empty for any other package."""
+    module, its ``__init__`` exporting nothing: one cut into its independent modules
+    (:mod:`kbc.graph.independent`: a module group named by a plain module), or whose docs
+    name a module in full (``pkg.mod``, or a page documenting it); without a declared command,
+    also one whose README or docs name a module by its last part, or at least
+    ``MIN_DOCUMENTED_MODULES`` of whose modules have a docstring. Empty for any other package."""
     if context.library is not None:
         return context.library
     found: tuple[str, ...] = ()
-    commands = any(e.kind in COMMANDS for e in context.declared_entry_points)
-    if not commands and not exported_names(context):
+    if not exported_names(context):
         modules = tuple(sorted(m for m in context.module_path if public_module(context, m)))
-        documented = [m for m in modules if context.files[context.module_path[m]].doc]
-        named = [m for m in modules if context.docs.mentions_module(m)]
-        if named or len(documented) >= MIN_DOCUMENTED_MODULES:
+        shelf = any(
+            "." in name
+            and name in context.module_path
+            and not context.files[context.module_path[name]].is_package
+            for name in context.groups
+        )
+        in_full = any(m in context.docs.mentions or m in context.docs.titles for m in modules)
+        commands = any(e.kind in COMMANDS for e in context.declared_entry_points)
+        named = any(context.docs.mentions_module(m) for m in modules)
+        documented = sum(bool(context.files[context.module_path[m]].doc) for m in modules)
+        if modules and (shelf or in_full or not commands and (named or documented >= MIN_DOCUMENTED_MODULES)):
             found = modules
     context.library = found
     return found
