@@ -10,7 +10,7 @@ from typing import Any
 import networkx as nx
 
 from kbc.domain.models import EntryPoint, Symbol
-from kbc.views.context import MAX_LIST, Context, exported_names, is_library, location
+from kbc.views.context import MAX_LIST, Context, exported_names, is_library, library_modules, location
 from kbc.views.library import usage
 from kbc.views.structure import entry_point_data
 
@@ -163,7 +163,14 @@ def _beyond_exports(context: Context) -> list[tuple[str, str]]:
         and _public_module(context, q)
     )
     use = usage(context)
-    return [(q, q) for q in (*called, *documented) if q in context.symbols and use.shown(q)]
+    modules = set(library_modules(context))  # a library used module by module: only its modules
+    return [
+        (q, q)
+        for q in (*called, *documented)
+        if q in context.symbols
+        and use.shown(q)
+        and (not modules or context.files[context.symbols[q][1]].module in modules)
+    ]
 
 
 def public_api_entries(context: Context, taken: set[str]) -> list[EntryPoint]:
@@ -171,11 +178,11 @@ def public_api_entries(context: Context, taken: set[str]) -> list[EntryPoint]:
     exported classes, ranked by how much of the call graph they reach, then by PageRank; one
     whose reach a higher one mostly covers is left out; capped at ``views.max_api_workflows``.
     When the exports give fewer flows than that, or a package with no entry point exports
-    nothing (``__init__`` holding only a version), :func:`_beyond_exports` adds candidates,
-    ranked after them."""
+    nothing (``__init__`` holding only a version), or its users import its public modules
+    (:func:`library_modules`), :func:`_beyond_exports` adds candidates, ranked after them."""
     exported = exported_names(context)
     chosen = _api_flows(context, taken, exported)
-    if (exported or not taken) and len(chosen) < context.max_api_workflows:
+    if (exported or not taken or library_modules(context)) and len(chosen) < context.max_api_workflows:
         more = [pair for pair in _beyond_exports(context) if pair[1] not in {q for _, q in exported}]
         chosen = _api_flows(context, taken, exported, more)
     return chosen
