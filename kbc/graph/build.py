@@ -118,6 +118,7 @@ def with_components(
     links: Counter[tuple[str, str]],
     split_files: int,
     max_modules: int,
+    imports: Sequence[Edge] = (),
 ) -> list[ModuleGroup]:
     """Groups of the product's code cut into their components (:mod:`kbc.graph.components`),
     the largest first, while the groups stay within ``max_modules``: a group past
@@ -128,6 +129,7 @@ def with_components(
     the split size stays whole: its folder is its authors' own cut; tests and examples are
     not cut."""
     path_of = {f.module: f.path for f in sorted(files, key=lambda f: f.path)}
+    imported = {(e.source, e.target) for e in imports}
     result = list(groups)
     for group in sorted(groups, key=lambda g: (-len(g.files), g.name)):
         if group.name == OTHER:
@@ -137,7 +139,7 @@ def with_components(
             continue
         top = "." not in group.name
         parts = (
-            independent_parts(group, links, path_of, group.name)
+            independent_parts(group, links, imported, path_of, group.name)
             if top or len(group.files) > split_files
             else None
         )
@@ -172,6 +174,7 @@ def build_graph(files: Sequence[FileFacts], split_files: int, max_modules: int) 
         module_links(files, imports, calls),
         split_files,
         max_modules,
+        imports,
     )
     return GraphFacts(
         modules=_metrics(module_graph),

@@ -7,27 +7,32 @@ view whose purpose is the first module's docstring. Here the package is read as 
 laid it out, each unit a part of its own:
 
 - a **unit** is a module directly in the package, or a subpackage (its folder is its authors'
-  own cut), named by its dotted name;
-- the units **barely link** when they link in no more pairs than there are units and, links
-  to a shared helper left out (a unit linked to
-  ``HUB_LINKS`` or more others, such as ``typeutils`` or ``compat``), more than half of them
-  link to no other unit, or the linked pairs are fewer than half the units; the package's
-  ``__init__`` and ``__main__`` do not count;
-- then every public unit (no dotted part private) is a group of its own, named by the unit
-  (``boltons.cacheutils``); public units whose names share a topic (``tbutils`` and
-  ``tbutils_parsed``: one is the other's name followed by ``_``) are one group named
+  own cut), named by its dotted name; its links count those to the package's units outside
+  the group (subpackages that are groups of their own already);
+- the units **barely link** when those of the group link among themselves in no more pairs
+  than there are units, none imports a third of them (``HUB_LINKS`` at least: an
+  application's ``app`` wiring its modules together) and, shared helpers left out (a unit
+  linked to ``HUB_LINKS`` or more others, such as ``typeutils`` or ``compat``), more than
+  half of the others link to no unit, or they link to one other on average at most;
+  the package's ``__init__`` and ``__main__`` do not count;
+- then every public unit (a name Python can import, not private, holding Python code) is a
+  group of its own, named by the unit (``boltons.cacheutils``); public units whose names
+  share a topic (``tbutils`` and ``tbutils_parsed``: one is the other's name followed by
+  ``_``) are one group named
   ``package[topic]``; a private unit goes with the one public unit it links to, if it links
   to exactly one; what is left (the ``__init__``, ``__main__``, private helpers) keeps the
   package's name.
 
-The same facts give the same groups.
+Only a package (a folder with an ``__init__.py``, its name importable) is read so; a folder
+of scripts or a namespace is not. The same facts give the same groups.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
+from kbc.analyzers.roles import role_of
 from kbc.domain.models import ModuleGroup
 
 MIN_PUBLIC_UNITS = 3
@@ -40,9 +45,19 @@ def _unit(module: str, package: str) -> str:
     return f"{package}.{rest[0]}" if rest else package
 
 
-def _public(unit: str, package: str) -> bool:
+def _public(unit: str, package: str, modules: list[str], path_of: Mapping[str, str]) -> bool:
+    """A unit a user imports: a name Python can import, not private, holding Python code."""
     name = unit[len(package) + 1 :]
-    return bool(name) and not name.startswith("_")
+    return (
+        name.isidentifier()
+        and not name.startswith("_")
+        and any(_product(path_of.get(m, "")) for m in modules)
+    )
+
+
+def _product(path: str) -> bool:
+    """A Python file of the product's own code (not a test, an example or a script of docs)."""
+    return path.endswith(".py") and role_of(path, "python") == "source"
 
 
 def _topic(units: list[str], package: str) -> dict[str, str]:
@@ -57,34 +72,61 @@ def _topic(units: list[str], package: str) -> dict[str, str]:
 
 
 def _unit_links(
-    units: set[str], package: str, links: Mapping[tuple[str, str], int]
+    units: set[str], package: str, links: Mapping[tuple[str, str], int], path_of: Mapping[str, str]
 ) -> dict[tuple[str, str], int]:
+    """Lines linking two units of ``package``, one of them among ``units`` (the other may be a
+    unit of the package outside the group: a subpackage already a group of its own), in the
+    product's code (not the package's own tests)."""
+    home = {package, f"{package}.__main__"}
     between: dict[tuple[str, str], int] = defaultdict(int)
     for (source, target), lines in links.items():
+        if not (source.startswith(package + ".") and target.startswith(package + ".")):
+            continue
+        if not (_product(path_of.get(source, "")) and _product(path_of.get(target, ""))):
+            continue
         a, b = _unit(source, package), _unit(target, package)
-        if a != b and a in units and b in units:
+        if a != b and (a in units or b in units) and a not in home and b not in home:
             between[(min(a, b), max(a, b))] += lines
     return dict(between)
 
 
 def independent_parts(
-    group: ModuleGroup, links: Mapping[tuple[str, str], int], path_of: Mapping[str, str], package: str
+    group: ModuleGroup,
+    links: Mapping[tuple[str, str], int],
+    imports: Collection[tuple[str, str]],
+    path_of: Mapping[str, str],
+    package: str,
 ) -> list[ModuleGroup] | None:
     """The group cut into one part per public unit of ``package`` (the group's package), or
     None when its units link more than barely or too few of them are public. ``links``: lines
-    linking two modules (either way); ``path_of``: each module's file."""
+    linking two modules (either way); ``imports``: (importer, imported) module pairs;
+    ``path_of``: each module's file."""
+    if not path_of.get(package, "").endswith("__init__.py") or not all(
+        part.isidentifier() for part in package.split(".")
+    ):
+        return None  # a folder of scripts, or a namespace: no package whose modules users import
     by_unit: dict[str, list[str]] = defaultdict(list)
     for module in group.modules:
         if module == package or module.startswith(package + "."):
             by_unit[_unit(module, package)].append(module)
     home = {package, f"{package}.__main__"}
     units = {u for u in by_unit if u not in home}
-    public = sorted(u for u in units if _public(u, package))
+    public = sorted(u for u in units if _public(u, package, by_unit[u], path_of))
     if len(public) < MIN_PUBLIC_UNITS:
         return None
-    between = _unit_links(units, package, links)
-    if len(between) > len(units):
+    between = _unit_links(units, package, links, path_of)
+    if sum(a in units and b in units for a, b in between) > len(units):
         return None  # more pairs linked than units: a web of modules, not a shelf of them
+    imported: dict[str, set[str]] = defaultdict(set)
+    for source, target in imports:
+        if (
+            source.startswith(package + ".")
+            and target.startswith(package + ".")
+            and _product(path_of.get(source, ""))
+        ):
+            imported[_unit(source, package)].add(_unit(target, package))
+    if any(len(imported[u] - {u, package}) >= max(HUB_LINKS, len(units) / 3) for u in units):
+        return None  # a core that imports a third of the package: an application wired together
     degree: dict[str, int] = defaultdict(int)
     for a, b in between:
         degree[a] += 1
@@ -95,8 +137,9 @@ def independent_parts(
     for a, b in pairs:
         partners[a].add(b)
         partners[b].add(a)
-    alone = sum(not partners[u] for u in units)
-    if 2 * alone <= len(units) and 2 * len(pairs) >= len(units):
+    plain = [u for u in units if u not in hubs]
+    alone = sum(not partners[u] for u in plain)
+    if not plain or (2 * alone <= len(plain) and 2 * len(pairs) > len(plain)):
         return None
     topic = _topic(public, package)
     part_of: dict[str, str] = {}

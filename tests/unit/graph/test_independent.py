@@ -17,7 +17,7 @@ def test_modules_linked_only_through_a_shared_helper_are_parts_of_their_own() ->
     group, path_of = _group(*names, "_compat")
     links = {(f"pkg.{n}", "pkg.typeutils"): 1 for n in ("cacheutils", "dictutils", "iterutils", "strutils")}
     links[("pkg._compat", "pkg.strutils")] = 2  # a private helper of one module goes with it
-    parts = independent_parts(group, links, path_of, "pkg")
+    parts = independent_parts(group, links, set(links), path_of, "pkg")
     assert parts is not None
     assert {p.name: p.modules for p in parts} == {
         "pkg": ("pkg",),
@@ -34,6 +34,6 @@ def test_modules_linked_only_through_a_shared_helper_are_parts_of_their_own() ->
 def test_modules_that_call_each_other_are_left_to_the_components() -> None:
     group, path_of = _group("cli", "orders", "models", "payments")
     links = {("pkg.cli", "pkg.orders"): 2, ("pkg.models", "pkg.orders"): 3, ("pkg.orders", "pkg.payments"): 1}
-    assert independent_parts(group, links, path_of, "pkg") is None
+    assert independent_parts(group, links, set(links), path_of, "pkg") is None
     few, few_paths = _group("a", "b")
-    assert independent_parts(few, {}, few_paths, "pkg") is None  # too few public modules
+    assert independent_parts(few, {}, set(), few_paths, "pkg") is None  # too few public modules
