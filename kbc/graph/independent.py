@@ -7,13 +7,14 @@ view whose purpose is the first module's docstring. Here the package is read as 
 laid it out, each unit a part of its own:
 
 - a **unit** is a module directly in the package, or a subpackage (its folder is its authors'
-  own cut), named by its dotted name; its links count those to the package's units outside
-  the group (subpackages that are groups of their own already);
+  own cut), named by its dotted name; a unit linked to the package's units outside the group
+  (subpackages that are groups of their own already) is linked to them too;
 - the units **barely link** when those of the group link among themselves in no more pairs
   than there are units, none imports a third of them (``HUB_LINKS`` at least: an
   application's ``app`` wiring its modules together) and, shared helpers left out (a unit
   linked to ``HUB_LINKS`` or more others, such as ``typeutils`` or ``compat``), more than
-  half of the others link to no unit, or they link to one other on average at most;
+  half of the others link to no other unit of the group, or they link to one other on
+  average at most;
   the package's ``__init__`` and ``__main__`` do not count;
 - then every public unit (a name Python can import, not private, holding Python code) is a
   group of its own, named by the unit (``boltons.cacheutils``); public units whose names
@@ -132,7 +133,7 @@ def independent_parts(
         degree[a] += 1
         degree[b] += 1
     hubs = {u for u, n in degree.items() if n >= HUB_LINKS}
-    pairs = [(a, b) for a, b in between if a not in hubs and b not in hubs]
+    pairs = [(a, b) for a, b in between if a in units and b in units and not hubs & {a, b}]
     partners: dict[str, set[str]] = defaultdict(set)
     for a, b in pairs:
         partners[a].add(b)
