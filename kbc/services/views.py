@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from kbc.analyzers.mentions import is_changelog
 from kbc.analyzers.project_docs import ProjectDocs, is_readme, project_docs
 from kbc.analyzers.roles import DOC_LANGUAGES
 from kbc.domain.errors import KbcError
@@ -43,8 +44,9 @@ def load_context(store_root: Path, repo_root: Path, settings: Settings, generati
 
 def read_project_docs(repo_root: Path, inventory: Inventory, modules: Iterable[str]) -> ProjectDocs:
     """What the repository's README and docs say (:mod:`kbc.analyzers.project_docs`): the README
-    and the docs index first, then the other documents, within ``MAX_DOC_FILES`` files and
-    ``MAX_DOC_BYTES`` bytes; the summary with its credentials redacted."""
+    and the docs index first, then the other documents (not changelogs nor packaging's copies
+    in ``*.egg-info`` and ``PKG-INFO``), within ``MAX_DOC_FILES`` files and ``MAX_DOC_BYTES``
+    bytes; the summary with its credentials redacted."""
     from dataclasses import replace
 
     from kbc.analyzers.secrets import redact
@@ -52,7 +54,13 @@ def read_project_docs(repo_root: Path, inventory: Inventory, modules: Iterable[s
     texts: dict[str, str] = {}
     budget = MAX_DOC_BYTES
     documents = [
-        f for f in inventory.files if f.language in DOC_LANGUAGES and (f.role == "doc" or is_readme(f.path))
+        f
+        for f in inventory.files
+        if f.language in DOC_LANGUAGES
+        and (f.role == "doc" or is_readme(f.path))
+        and not is_changelog(f.path)  # a history names internal modules, not what users import
+        and ".egg-info/" not in f.path
+        and f.path.rsplit("/", 1)[-1] != "PKG-INFO"  # packaging's copies of the README
     ]
     for source in sorted(documents, key=lambda f: (not is_readme(f.path), f.path.count("/"), f.path)):
         if len(texts) >= MAX_DOC_FILES or source.size > budget:

@@ -259,10 +259,12 @@ def library_modules(context: Context) -> tuple[str, ...]:
     if not exported_names(context):
         modules = tuple(sorted(m for m in context.module_path if public_module(context, m)))
         shelf = any(
-            "." in name
+            group.modules == (name,)
+            and "." in name
             and name in context.module_path
             and not context.files[context.module_path[name]].is_package
-            for name in context.groups
+            and context.role(context.module_path[name]) == "source"
+            for name, group in context.groups.items()
         )
         in_full = any(m in context.docs.mentions or m in context.docs.titles for m in modules)
         commands = any(e.kind in COMMANDS for e in context.declared_entry_points)
