@@ -117,3 +117,16 @@ def same_url(url: str) -> str:
         host, slash, path = rest.partition("/")
         return f"{scheme.lower()}://{host.lower()}{slash}{path}"
     return text
+
+
+def follows_knowledge(member: Member, urls: set[str], branch: str) -> bool:
+    """Whether one of ``member``'s knowledge roots (as configured, or as its last build read
+    them) follows a repository at one of ``urls`` on ``branch``."""
+    from kbc.services.team import read_manifest
+
+    roots = [(r.url, r.branch) for r in member.settings.knowledge if r.url]
+    roots += [(r.url, r.branch) for r in read_manifest(member.store).roots if r.url]
+    return any(
+        same_url(url) in urls and (not branch or not followed or followed == branch)
+        for url, followed in roots
+    )

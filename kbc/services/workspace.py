@@ -31,7 +31,7 @@ from kbc.domain.settings import Settings
 from kbc.domain.workspace import RepositoryEntry
 from kbc.services.components import CONFIGURED, Components
 from kbc.services.knowledge import KnowledgeBase
-from kbc.services.members import Member, expand, same_url, store_of
+from kbc.services.members import Member, expand, follows_knowledge, same_url, store_of
 from kbc.services.querylog import Listener
 from kbc.services.upkeep import Upkeep
 from kbc.store.state import finished_at, read_state
@@ -393,7 +393,7 @@ class Workspace:
         wanted = {same_url(u) for u in urls if u}
         queued = []
         for member in self._members.values():
-            if _follows_knowledge(member, wanted, branch):
+            if follows_knowledge(member, wanted, branch):
                 self.enqueue(member.name)
                 queued.append(member.name)
                 continue
@@ -476,19 +476,6 @@ class Workspace:
         with self._lock:
             for member in self._members.values():
                 self._close(member)
-
-
-def _follows_knowledge(member: Member, urls: set[str], branch: str) -> bool:
-    """Whether one of ``member``'s knowledge roots (as configured, or as its last build read
-    them) follows a repository at one of ``urls`` on ``branch``."""
-    from kbc.services.team import read_manifest
-
-    roots = [(r.url, r.branch) for r in member.settings.knowledge if r.url]
-    roots += [(r.url, r.branch) for r in read_manifest(member.store).roots if r.url]
-    return any(
-        same_url(url) in urls and (not branch or not followed or followed == branch)
-        for url, followed in roots
-    )
 
 
 def _clock(monotonic: float) -> str:
