@@ -11,16 +11,12 @@ import functools
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from kbc.domain.errors import EmbedderUnavailable, KbcError, VectorStoreError
+from kbc.domain.errors import KbcError
 from kbc.domain.models import KNOWLEDGE_PREFIX, FileFacts, GraphFacts
 from kbc.domain.views import VIEW_KINDS
 from kbc.index.embed import Embedder
-from kbc.index.exact import ExactVectors, load_snapshot, read_store
-from kbc.index.lexical import PENDING, LexicalIndex
-from kbc.index.progress import progress_of
-from kbc.index.provenance import MADE_BY, unsearchable
+from kbc.index.lexical import LexicalIndex
 from kbc.index.tokencount import TokenCounter
-from kbc.index.units import best_by_chunk
 from kbc.index.vectors import VectorStore
 from kbc.retrieval import rank, report
 from kbc.retrieval.around import cited_units, expanded, near_units, preludes
@@ -48,12 +44,12 @@ from kbc.retrieval.rerank import Reranking
 from kbc.retrieval.results import Evidence, Ranking, Slice, without
 from kbc.retrieval.shaping import Shaping
 from kbc.retrieval.slicing import Titles, fingerprint_of, header, items_of, knowledge_left_out, pointers
+from kbc.retrieval.vectorside import VectorSide
 from kbc.store.layout import LEXICAL
 
 CANDIDATES = 200  # hits taken from each search before fusion
 LEXICAL_POOL = 2000  # BM25 hits kept to order the other units of the best files (about as fast)
 VECTOR_UNITS = 300  # unit hits asked of the vector store (several per chunk)
-QUERY_VECTORS = 32  # query embeddings kept
 KEPT_KEYS = 50_000  # chunks' duplicate-comparison texts kept between searches
 
 
@@ -89,29 +85,15 @@ class Retriever:
         self.knowledge_order: Mapping[str, int] = {}  # knowledge document -> its place (by scope)
         self.has_knowledge = any(p.startswith(KNOWLEDGE_PREFIX) for p in self.dates)
         self.state = self.lexical.meta("state")
-        indexed_model = self.lexical.meta("model")
-        self.embedder = embedder if vectors is not None else None
-        self.vectors = vectors
-        self.note = note
-        self.waiting = ""  # the model whose vectors are being embedded after the build (kbc embed)
-        if self.embedder is not None and indexed_model != self.embedder.model_id:
-            if self.lexical.meta(PENDING) == self.embedder.model_id:
-                self.waiting = self.embedder.model_id
-            else:
-                self.note = (
-                    f"the index holds no vectors for {self.embedder.model_id}; run `kbc build` to embed"
-                )
-            self.embedder = self.vectors = None
+        self.side = VectorSide(index_dir, self.lexical, self.state, embedder, vectors, note)
         self.graph = FileGraph.from_facts(graph, module_paths, symbol_paths, cochange) if graph else None
         self.counter = counter
         self.last_evidence = Evidence(
             lexical_hits=0, best_similarity=-1.0, scores=()
         )  # of the last retrieve, for the gap log
-        self._exact: tuple[str, ExactVectors] | None = None  # (the digest the index named, vectors)
         self.facts = facts
         self.scripts = scripts  # the console scripts the packaging metadata declares
         self._matcher: Matcher | None = None
-        self._vectors: dict[str, list[float]] = {}  # the last queries' embeddings, oldest first
         self._graph_facts = graph
         self._neighbours: SymbolNeighbours | None = None
         self._knowledge: frozenset[str] | None = None
@@ -127,32 +109,24 @@ class Retriever:
         self._shaping: Shaping | None = None
         self.last_confidence: list[float] = []  # the last confidence's features
 
-    def current_note(self) -> str:
-        """Why retrieval is lexical, if it is: for an index whose vectors are being embedded,
-        how far that has come (read at each request)."""
-        if not self.waiting:
-            return self.note
-        found = progress_of(self.index_dir, self.state, self.waiting)
-        done = f"{found.embedded} of {found.units} units" if found is not None else "not started"
-        return f"vectors being embedded after the build: {done}; `kbc embed` finishes"
+    @property
+    def embedder(self) -> Embedder | None:
+        return self.side.embedder
 
-    def _query_vector(self, query: str) -> list[float] | None:
-        """The query's embedding; the last few are kept, since a task is often asked again (at
-        another budget, for another use case, by ask after retrieve). None when the model
-        fails to load: retrieval is lexical from then on, saying why."""
-        assert self.embedder is not None
-        found = self._vectors.pop(query, None)
-        if found is None:
-            try:
-                (found,) = self.embedder.embed_query([query])
-            except EmbedderUnavailable as exc:
-                self.embedder = self.vectors = None
-                self.note = exc.message
-                return None
-        self._vectors[query] = found
-        while len(self._vectors) > QUERY_VECTORS:
-            self._vectors.pop(next(iter(self._vectors)))
-        return found
+    @property
+    def vectors(self) -> VectorStore | None:
+        return self.side.vectors
+
+    @property
+    def note(self) -> str:
+        return self.side.note
+
+    @property
+    def waiting(self) -> str:
+        return self.side.waiting
+
+    def current_note(self) -> str:
+        return self.side.current_note()
 
     def _neighbours_of(self) -> SymbolNeighbours | None:
         """The definitions around each definition (built on first use); None without facts."""
@@ -168,27 +142,6 @@ class Retriever:
             self._matcher = Matcher(self.facts, self.lexical, self.scripts)
         return self._matcher
 
-    def _exact_vectors(self) -> ExactVectors | None:
-        """The snapshot the index names, read once; else the store's vectors; else None (none
-        can be read, or they were not made as the embedder makes its queries), and retrieval
-        is lexical from then on, saying why."""
-        assert self.embedder is not None and self.vectors is not None
-        digest = self.lexical.meta("vectors")
-        if self._exact is None or self._exact[0] != digest:
-            try:
-                found = load_snapshot(self.index_dir, digest) or read_store(
-                    self.vectors, self.embedder.model_id, set(self.lexical.chunk_ids())
-                )
-                problem = unsearchable(self.lexical.meta(MADE_BY), self.embedder.provenance, found.width)
-            except (VectorStoreError, EmbedderUnavailable) as exc:
-                problem = exc.message
-            if problem:  # vectors of another width, or of another model: never scored
-                self.embedder = self.vectors = None
-                self.note = problem
-                return None
-            self._exact = (digest, found)
-        return self._exact[1]
-
     def precedents(self) -> Precedents:
         """The latest commits as the build read them (read on first use)."""
         if self._precedents is None:
@@ -202,7 +155,7 @@ class Retriever:
 
     @property
     def mode(self) -> str:
-        return "hybrid" if self.embedder is not None else "lexical"
+        return self.side.mode
 
     def fingerprint(
         self,
@@ -252,24 +205,9 @@ class Retriever:
         known = [hit for hit in found if hit[0] in knowledge][:CANDIDATES]
         scored = pool[:CANDIDATES]  # the same hits, in the same order, as a search for CANDIDATES
         lexical = [cid for cid, _ in scored]
-        vector: list[str] = []
-        similarity: dict[str, float] = {}
-        known_vector: list[str] = []
-        known_similarity: dict[str, float] = {}
-        embedding: list[float] | None = None
-        if self.embedder is not None and self.vectors is not None:
-            exact = self._exact_vectors()
-            embedding = self._query_vector(text) if exact is not None else None
-            if exact is not None and embedding is not None:
-                extra = exact.count_of(knowledge) if knowledge else 0
-                hits = exact.search(embedding, VECTOR_UNITS + extra)
-                code_hits = [h for h in hits if h.chunk not in knowledge][:VECTOR_UNITS]
-                best = best_by_chunk([(h.chunk, h.similarity) for h in code_hits])
-                vector = [cid for cid, _ in sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))][:CANDIDATES]
-                similarity = {cid: best[cid] for cid in vector}
-                closest = best_by_chunk([(h.chunk, h.similarity) for h in hits if h.chunk in knowledge])
-                known_vector = [cid for cid, _ in sorted(closest.items(), key=lambda kv: (-kv[1], kv[0]))]
-                known_similarity = closest
+        hits = self.side.hits(text, knowledge, VECTOR_UNITS, CANDIDATES)
+        vector, similarity, embedding = hits.vector, hits.similarity, hits.embedding
+        known_vector, known_similarity = hits.known_vector, hits.known_similarity
         seen = set(lexical)
         matched = self.matcher().match(query, lexical + [cid for cid in vector if cid not in seen])
         extra_ids = {cid for cid, _ in known} | set(known_vector)
@@ -368,7 +306,7 @@ class Retriever:
         ids = [u[0] for u in units]
         signals.chunks.update(self.lexical.chunks([cid for cid in ids if cid not in signals.chunks]))
         similarity: dict[str, float] = {}
-        exact = self._exact[1] if self._exact is not None else None
+        exact = self.side.loaded()
         if embedding is not None and exact is not None:
             similarity = exact.similarities(embedding, ids)
         return ids, unit_features(signals, path, units, signals.chunks, similarity)
@@ -383,7 +321,7 @@ class Retriever:
     ) -> list[tuple[str, float]]:
         """``ranked`` merged across corpora on calibrated scores (:mod:`kbc.retrieval.corpora`)."""
         assert ranker.merge is not None
-        exact = self._exact[1] if self._exact is not None else None
+        exact = self.side.loaded()
         similar = functools.partial(exact.similarities, embedding) if embedding and exact else None
         found, self.last_merge, self.last_weights = merge_ranking(
             ranked, signals, self.lexical.coverage, similar, profile, ranker.merge, ranker.note_floor
@@ -434,7 +372,7 @@ class Retriever:
                 self._keys,
                 code.named,
             )
-            exact = self._exact[1] if self._exact is not None else None
+            exact = self.side.loaded()
             similar = None
             if embedding is not None and exact is not None:
                 similar = functools.partial(exact.similarities, embedding)
