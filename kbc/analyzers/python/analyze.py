@@ -17,10 +17,11 @@ import libcst as cst
 from kbc.analyzers.discover import git_blob_id, line_count
 from kbc.analyzers.python.detect import Detector, ResolvedCall
 from kbc.analyzers.python.encoding import decode_source
+from kbc.analyzers.python.records import DefRecord, WalkResult
 from kbc.analyzers.python.rules import to_field, to_guard
 from kbc.analyzers.python.scope import Resolver
 from kbc.analyzers.python.syntax import doc_summary, dotted, name_like, squash
-from kbc.analyzers.python.walker import DefRecord, WalkResult, walk
+from kbc.analyzers.python.walker import walk
 from kbc.analyzers.secrets import redact, scrub
 from kbc.domain.models import (
     AnalysisFailed,

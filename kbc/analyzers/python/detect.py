@@ -8,9 +8,9 @@ from dataclasses import dataclass
 import libcst as cst
 
 from kbc.analyzers.python import catalog
+from kbc.analyzers.python.records import DefRecord, WalkResult
 from kbc.analyzers.python.scope import REF, Resolver, Scope
 from kbc.analyzers.python.syntax import dotted, keyword_arg, name_like, positional_arg, squash, string_value
-from kbc.analyzers.python.walker import DefRecord, WalkResult
 from kbc.domain.models import Call, EntryPoint, Integration
 
 
