@@ -34,6 +34,22 @@ def test_console_scripts_from_pyproject(make_repo: RepoFactory) -> None:
     ]
 
 
+def test_console_scripts_from_pyprojects_entry_points_table(make_repo: RepoFactory) -> None:
+    root = make_repo(
+        {
+            "pyproject.toml": """
+            [project]
+            name = "tool"
+            [project.entry-points.'console_scripts']
+            lines = 'tool.scripts.lines:main'
+        """,
+            "tool/__init__.py": "",
+        }
+    )
+    declared = analyze_repo(root).entry_points()
+    assert declared == [EntryPoint("console_script", "lines", "tool.scripts.lines.main", "pyproject.toml", 4)]
+
+
 def test_a_node_packages_commands_and_scripts_from_package_json(make_repo: RepoFactory) -> None:
     root = make_repo(
         {
