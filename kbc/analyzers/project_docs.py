@@ -32,6 +32,10 @@ _SUBSTITUTION = re.compile(r"\|[\w -]+\|_?")
 _WORDS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _AUTOMODULE = re.compile(r"^\s*(?:\.\.\s+(?:auto|py:)?module::|:::)\s*([\w.]+)\s*$", re.MULTILINE)
 _MD_TITLE = re.compile(r"^\s{0,3}#\s+(.+?)\s*#*\s*$")
+# `import pkg.mod`, `from pkg.mod import name`, `from pkg import mod` written in a document
+_IMPORT = re.compile(
+    r"^[\s>.]*(?:import\s+([\w.]+)|from\s+([\w.]+)\s+import\s+\(?\s*([\w, ]+))", re.MULTILINE
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,11 +44,26 @@ class ProjectDocs:
     source: str = ""  # the document it comes from
     mentions: frozenset[str] = frozenset()  # names and dotted names the documents write
     titles: Mapping[str, str] = field(default_factory=dict)  # module -> its docs page's title
+    imports: frozenset[str] = frozenset()  # what the documents' import lines import (:func:`imported`)
 
     def mentions_module(self, module: str) -> bool:
         """Whether the documents name ``module``: in full (``boltons.fileutils``) or by its last
         part (``fileutils``, as a README's list of modules does)."""
         return module in self.mentions or module.rpartition(".")[2] in self.mentions
+
+
+def imported(text: str) -> set[str]:
+    """The dotted names a document's import lines import: ``import pkg.mod`` gives
+    ``pkg.mod``; ``from pkg import mod, name`` gives ``pkg``, ``pkg.mod`` and ``pkg.name``
+    (which of them is a module is the caller's to know)."""
+    found: set[str] = set()
+    for whole, source, names in _IMPORT.findall(text):
+        if whole:
+            found.add(whole)
+            continue
+        found.add(source)
+        found.update(f"{source}.{name.strip()}" for name in names.split(",") if name.strip().isidentifier())
+    return found
 
 
 def is_readme(path: str) -> bool:
@@ -126,6 +145,7 @@ def project_docs(texts: Mapping[str, str], modules: Iterable[str] = ()) -> Proje
             source = path
             break
     mentions: set[str] = set()
+    imports: set[str] = set()
     known = set(modules)
     titles: dict[str, str] = {}
     for _path, text in sorted(texts.items()):
@@ -133,8 +153,9 @@ def project_docs(texts: Mapping[str, str], modules: Iterable[str] = ()) -> Proje
             mentions.add(word)
             if "." in word:
                 mentions.update(word.split("."))
+        imports.update(imported(text))
         title, documented = page_titles(text)
         for module in documented:
             if title and module in known:
                 titles.setdefault(module, title)
-    return ProjectDocs(found, source, frozenset(mentions), titles)
+    return ProjectDocs(found, source, frozenset(mentions), titles, frozenset(imports))

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from kbc.analyzers.project_docs import ProjectDocs
 from kbc.analyzers.roles import ROLES, role_of
 from kbc.domain.models import EntryPoint, FileFacts, GraphFacts, Inventory, ModuleGroup, Symbol
 from kbc.graph.symbols import SymbolTable
+from kbc.views.runnable import is_dev_script, runs_as_program
 
 # Lists inside one view stay readable and fit a prompt.
 MAX_LIST = 60
@@ -79,11 +80,33 @@ class Context:
         return self.inventory.root.rstrip("/").rsplit("/", 1)[-1]
 
     def all_entry_points(self) -> list[EntryPoint]:
+        """Every entry point; a sub-command runs the function its dispatch selects
+        (:mod:`kbc.analyzers.python.dispatch`, read through re-exports such as
+        ``pipx.commands.install``); where a tool dispatches its sub-commands, neither a
+        sub-parser nor the parser of a module that dispatches is a way in of its own (their
+        target is the function that builds the parser)."""
+        known = self.memo.get("entry_points")
+        if isinstance(known, list):
+            return list(known)
         found = list(self.declared_entry_points)
         for facts in self.files.values():
             found.extend(facts.entry_points)
-        unique = {(e.kind, e.name, e.target, e.path, e.line): e for e in found}
-        return sorted(unique.values(), key=lambda e: (e.kind, e.name, e.path, e.line))
+        dispatches = [e for e in found if e.detail.startswith("subcommand ")]
+        where = {e.path for e in dispatches}
+        kept = []
+        for entry in found:
+            if entry.kind == "argparse" and entry.detail in ("", "subcommand") and dispatches:
+                if entry.detail == "subcommand" or entry.path in where:
+                    continue  # builds a parser whose commands are dispatched
+            if entry.detail.startswith("subcommand ") and entry.target not in self.symbols:
+                resolved = self.resolve_bound(entry.target)
+                if resolved is not None and resolved in self.symbols:
+                    entry = replace(entry, target=resolved)
+            kept.append(entry)
+        unique = {(e.kind, e.name, e.target, e.path, e.line): e for e in kept}
+        ordered = sorted(unique.values(), key=lambda e: (e.kind, e.name, e.path, e.line))
+        self.memo["entry_points"] = ordered
+        return list(ordered)
 
     def is_example(self, entry: EntryPoint) -> bool:
         """A demo or self-test block (``if __name__ == "__main__":`` in a module of a library
@@ -98,12 +121,21 @@ class Context:
             return False
         return is_library(self)
 
+    def resolve_bound(self, dotted: str) -> str | None:
+        """What ``dotted`` names, a package's own binding first: ``pipx.commands.install`` is
+        the function ``pipx/commands/__init__.py`` imports, not the submodule of that name."""
+        parent, _, name = dotted.rpartition(".")
+        binding = self.table.bindings.get(parent, {}).get(name) if parent else None
+        found = self.table.resolve(binding) if binding else None
+        return found if found is not None else self.table.resolve(dotted)
+
     def entry_points(self) -> list[EntryPoint]:
-        """The ways into the program: its examples left out (:meth:`is_example`)."""
-        return [e for e in self.all_entry_points() if not self.is_example(e)]
+        """The ways into the program: its examples and a tool's development scripts left out
+        (:meth:`is_example`, :func:`kbc.views.runnable.is_dev_script`)."""
+        return [e for e in self.all_entry_points() if not self.is_example(e) and not is_dev_script(self, e)]
 
     def examples(self) -> list[EntryPoint]:
-        return [e for e in self.all_entry_points() if self.is_example(e)]
+        return [e for e in self.all_entry_points() if self.is_example(e) and not is_dev_script(self, e)]
 
     def group_of_symbol(self, qname: str) -> str:
         found = self.symbols.get(qname)
@@ -250,9 +282,12 @@ def library_modules(context: Context) -> tuple[str, ...]:
     """The public modules (:func:`public_module`) of a package its users import module by
     module, its ``__init__`` exporting nothing: one cut into its independent modules
     (:mod:`kbc.graph.independent`: a module group named by a plain module), or whose docs
-    name a module in full (``pkg.mod``, or a page documenting it); without a declared command,
-    also one whose README or docs name a module by its last part, or at least
-    ``MIN_DOCUMENTED_MODULES`` of whose modules have a docstring. Empty for any other package."""
+    import a module (``from pkg import mod``), name one in full (``pkg.mod``) or have a page
+    documenting one. A package that runs as a program (a declared command, or a main-guarded
+    block that drives the package: :func:`kbc.views.runnable.runs_as_program`) is an
+    application otherwise; any other package is a library also when its README or docs name
+    a module by its last part, or at least ``MIN_DOCUMENTED_MODULES`` of its modules have a
+    docstring. Empty for any other package."""
     if context.library is not None:
         return context.library
     found: tuple[str, ...] = ()
@@ -266,14 +301,22 @@ def library_modules(context: Context) -> tuple[str, ...]:
             and context.role(context.module_path[name]) == "source"
             for name, group in context.groups.items()
         )
-        in_full = any(m in context.docs.mentions or m in context.docs.titles for m in modules)
-        commands = any(e.kind in COMMANDS for e in context.declared_entry_points)
-        named = any(context.docs.mentions_module(m) for m in modules)
-        documented = sum(bool(context.files[context.module_path[m]].doc) for m in modules)
-        if modules and (shelf or in_full or not commands and (named or documented >= MIN_DOCUMENTED_MODULES)):
+        docs = context.docs
+        in_docs = any(m in docs.mentions or m in docs.titles or m in docs.imports for m in modules)
+        if modules and (shelf or in_docs or not _runs(context) and _named_or_documented(context, modules)):
             found = modules
     context.library = found
     return found
+
+
+def _runs(context: Context) -> bool:
+    return any(e.kind in COMMANDS for e in context.declared_entry_points) or runs_as_program(context)
+
+
+def _named_or_documented(context: Context, modules: tuple[str, ...]) -> bool:
+    named = any(context.docs.mentions_module(m) for m in modules)
+    documented = sum(bool(context.files[context.module_path[m]].doc) for m in modules)
+    return named or documented >= MIN_DOCUMENTED_MODULES
 
 
 def is_library(context: Context) -> bool:

@@ -86,6 +86,7 @@ _KIND_ORDER = (
     "fastapi_route",
     "django_route",
     "argparse",
+    "subcommand",
     "main_guard",
 )
 

@@ -155,6 +155,91 @@ def test_argparse_parser_and_subcommands() -> None:
     """) == [("argparse", "tool", "pkg.mod.main", ""), ("argparse", "init", "pkg.mod.main", "subcommand")]
 
 
+def test_a_sub_parsers_defaults_select_the_function_it_runs() -> None:
+    assert points("""
+        import argparse
+
+        def cmd_init(args): ...
+
+        def cmd_sync(args): ...
+
+        def main():
+            parser = argparse.ArgumentParser(prog="tool")
+            sub = parser.add_subparsers()
+            init: argparse.ArgumentParser = sub.add_parser("init")
+            init.set_defaults(func=cmd_init)
+            sub.add_parser("sync").set_defaults(func=lambda args: cmd_sync(args))
+            sub.add_parser("help")
+    """) == [
+        ("argparse", "tool", "pkg.mod.main", ""),
+        ("argparse", "init", "pkg.mod.cmd_init", "subcommand set_defaults"),
+        ("argparse", "sync", "pkg.mod.cmd_sync", "subcommand set_defaults"),
+        ("argparse", "help", "pkg.mod.main", "subcommand"),
+    ]
+
+
+def test_a_dispatch_table_of_an_argument_parsers_module() -> None:
+    assert points("""
+        import argparse
+
+        def show(args): ...
+
+        def hist(args): ...
+
+        DISPATCH = {"show": show, "hist": hist}
+        OPTIONS = {"show": "s", "hist": "h"}
+    """) == [
+        ("argparse", "hist", "pkg.mod.hist", "subcommand table"),
+        ("argparse", "show", "pkg.mod.show", "subcommand table"),
+    ]
+
+
+def test_a_chain_on_the_command_runs_the_function_named_like_it_else_what_it_returns() -> None:
+    assert points("""
+        from pkg import commands, report
+
+        def main(args, mode):
+            if args.command == "install-all":
+                report.start()
+                commands.install_all()
+            elif args.command == "list":
+                report.start()
+                return commands.list_packages()
+            elif args.command == "interpreter":
+                if args.interpreter_command == "prune":
+                    commands.prune()
+                elif args.interpreter_command == "show":
+                    commands.show()
+            elif args.command == "completions":
+                raise commands.Unknown(command)
+            if mode == "fast":
+                commands.fast()
+            elif mode == "slow":
+                commands.slow()
+    """) == [
+        ("subcommand", "install-all", "pkg.commands.install_all", "subcommand chain"),
+        ("subcommand", "list", "pkg.commands.list_packages", "subcommand chain"),
+        ("subcommand", "interpreter prune", "pkg.commands.prune", "subcommand chain"),
+        ("subcommand", "interpreter show", "pkg.commands.show", "subcommand chain"),
+    ]
+
+
+def test_a_match_on_the_command() -> None:
+    assert points("""
+        from pkg.work import build, clean
+
+        def main(args):
+            match args.command:
+                case "build":
+                    return build()
+                case "clean":
+                    return clean()
+    """) == [
+        ("subcommand", "build", "pkg.work.build", "subcommand chain"),
+        ("subcommand", "clean", "pkg.work.clean", "subcommand chain"),
+    ]
+
+
 def test_flask_routes_on_app_and_blueprint() -> None:
     assert points("""
         from flask import Flask, Blueprint

@@ -48,3 +48,20 @@ def test_the_docs_name_modules_and_title_the_pages_that_document_them() -> None:
     assert docs.titles == {"kit.cacheutils": "Cache utilities", "kit.strutils": "Text helpers"}
     assert docs.mentions_module("kit.iterutils") and not docs.mentions_module("kit.timeutils")
     assert is_readme("README.md") and is_readme("docs/index.rst") and not is_readme("pkg/README.md")
+
+
+def test_the_import_lines_of_a_document_say_what_its_users_import() -> None:
+    text = textwrap.dedent(
+        """\
+        Use a module of it:
+
+            >>> from kit.cacheutils import LRU
+            >>> import kit.iterutils
+            from kit import strutils, dictutils
+
+        We import nothing on this line.
+        """
+    )
+    docs = project_docs({"README.md": text})
+    assert {"kit.cacheutils", "kit.iterutils", "kit.strutils", "kit.dictutils"} <= docs.imports
+    assert "nothing" not in docs.imports and "on" not in docs.imports
