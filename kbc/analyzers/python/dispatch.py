@@ -5,13 +5,14 @@ Three ways tools say it, each read off one module:
 - a sub-parser's defaults: ``p = subparsers.add_parser("install")`` then
   ``p.set_defaults(func=cmd_install)`` (or chained, or a ``lambda`` that calls the function);
 - a dispatch table: a dict literal of two or more string keys, each mapped to a function of the
-  product (``{"show": cmd_show, "hist": cmd_hist}``), in a module that builds an argument
-  parser;
+  product (``{"show": cmd_show, "hist": functools.partial(cmd_hist, args)}``), in a module
+  that parses arguments (argparse, optparse) or bound to a name like a command's
+  (``CLI_TASKS``, ``COMMANDS``);
 - a chain on the command: ``if args.command == "install": return install(...)`` ``elif ...``
   (or ``match args.command:`` with ``case "install":``), two branches or more comparing one
   subject to a string; in a module that builds sub-parsers, or whose subject is named for a
-  command (``command``, ``cmd``). A chain inside a branch names its sub-commands after the
-  branch's (``interpreter list``).
+  command (``command``, ``cmd``; ``action`` in a module that parses arguments). A chain
+  inside a branch names its sub-commands after the branch's (``interpreter list``).
 
 A branch runs, of the calls it makes itself (not those of a nested chain), the product's
 function named like the command (``install-all`` → ``install_all``, ``cmd_install_all``),
@@ -35,9 +36,14 @@ from kbc.analyzers.python.walker import WalkResult
 
 MIN_BRANCHES = 2
 _COMMAND_SUBJECT = re.compile(r"(command|cmd)", re.IGNORECASE)
+_ACTION_SUBJECT = re.compile(r"action", re.IGNORECASE)  # a command, where arguments are parsed
+_TABLE_NAME = re.compile(r"(command|cmd|cli|task|action)", re.IGNORECASE)
 _NAMED_CHAIN = re.compile(
-    r"(?:command|cmd)\w*\s*==\s*['\"]|match\s+[\w.]*(?:command|cmd)\w*\s*:", re.IGNORECASE
+    r"(?:command|cmd)\w*\s*==\s*['\"]|match\s+[\w.]*(?:command|cmd)\w*\s*:"
+    r"|(?:command|cmd|cli|task)\w*\s*=\s*\{",
+    re.IGNORECASE,
 )
+PARSERS = frozenset({"argparse", "optparse"})
 _PREFIXES = ("cmd_", "do_", "command_", "run_")
 _SUFFIXES = ("_command", "_cmd", "_main", "_f")
 
@@ -62,7 +68,7 @@ class Found:
 
 def worth_reading(source: str, imported_tops: set[str]) -> bool:
     """Whether a module may dispatch sub-commands: it uses argparse, or compares a command."""
-    return "argparse" in imported_tops or bool(_NAMED_CHAIN.search(source))
+    return bool(PARSERS & imported_tops) or bool(_NAMED_CHAIN.search(source))
 
 
 def _stem(name: str) -> str:
@@ -86,6 +92,7 @@ class _Reader(cst.CSTVisitor):
         self.reading = reading
         self.scopes: list[Scope] = [reading.walk.module_scope]
         self.inside_chain: set[int] = set()  # ids of If nodes already read as part of a chain
+        self.named_tables: set[int] = set()  # ids of dicts bound to a name like CLI_TASKS
 
     def _line(self, node: cst.CSTNode) -> int:
         return int(self.get_metadata(PositionProvider, node).start.line)
@@ -100,7 +107,12 @@ class _Reader(cst.CSTVisitor):
         self.scopes.pop()
 
     def visit_Dict(self, node: cst.Dict) -> None:
-        self.reading.table(node, self.scopes[-1], self._line)
+        self.reading.table(node, self.scopes[-1], self._line, id(node) in self.named_tables)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        names = [t.target.value for t in node.targets if isinstance(t.target, cst.Name)]
+        if isinstance(node.value, cst.Dict) and any(_TABLE_NAME.search(n) for n in names):
+            self.named_tables.add(id(node.value))
 
     def visit_If(self, node: cst.If) -> None:
         if id(node) not in self.inside_chain:
@@ -129,6 +141,7 @@ class DispatchReader:
         self.defs = {id(r.node): r for r in walk.defs}
         self.found: list[Dispatch] = []
         self.parser_names: set[str] = set()
+        self.parses = bool(PARSERS & {i.module.split(".")[0] for i in walk.imports if i.module})
 
     # -- the product's functions ---------------------------------------------
 
@@ -136,7 +149,13 @@ class DispatchReader:
         return target.split(".")[0] == self.package and not target.startswith("builtins.")
 
     def _function(self, node: cst.BaseExpression, scope: Scope) -> str:
-        """The product function an expression names (a name, or a lambda calling one)."""
+        """The product function an expression names (a name, a lambda calling one, or
+        ``functools.partial(cmd_show, args)``)."""
+        if isinstance(node, cst.Call):
+            found = self.calls.get(id(node))
+            first = positional_arg(node, 0)
+            partial = found is not None and found.target == "functools.partial"
+            return self._function(first, scope) if partial and first is not None else ""
         if isinstance(node, cst.Lambda):
             body = node.body
             found = self.calls.get(id(body)) if isinstance(body, cst.Call) else None
@@ -182,8 +201,8 @@ class DispatchReader:
 
     # -- dispatch tables -------------------------------------------------------
 
-    def table(self, node: cst.Dict, scope: Scope, line_of: _LineOf) -> None:
-        if "argparse" not in {i.module.split(".")[0] for i in self.walk.imports if i.module}:
+    def table(self, node: cst.Dict, scope: Scope, line_of: _LineOf, named: bool) -> None:
+        if not named and not self.parses:
             return
         entries: list[tuple[str, str, int]] = []
         for element in node.elements:
@@ -200,7 +219,12 @@ class DispatchReader:
     # -- chains on the command -------------------------------------------------
 
     def _command_subject(self, subject: str) -> bool:
-        return bool(self.parser_names) or bool(_COMMAND_SUBJECT.search(subject.rpartition(".")[2]))
+        last = subject.rpartition(".")[2]
+        return (
+            bool(self.parser_names)
+            or bool(_COMMAND_SUBJECT.search(last))
+            or (self.parses and bool(_ACTION_SUBJECT.search(last)))
+        )
 
     def chain(self, node: cst.If, prefix: str, line_of: _LineOf, seen: set[int]) -> bool:
         """Read the chain that starts at ``node``; whether it is one on the command."""

@@ -181,16 +181,31 @@ def test_a_sub_parsers_defaults_select_the_function_it_runs() -> None:
 def test_a_dispatch_table_of_an_argument_parsers_module() -> None:
     assert points("""
         import argparse
+        import functools
 
         def show(args): ...
 
         def hist(args): ...
 
-        DISPATCH = {"show": show, "hist": hist}
-        OPTIONS = {"show": "s", "hist": "h"}
+        def main(args):
+            dispatch = {"show": show, "hist": functools.partial(hist, args)}
+            options = {"show": "s", "hist": "h"}
+            return dispatch[args.action]()
     """) == [
         ("argparse", "hist", "pkg.mod.hist", "subcommand table"),
         ("argparse", "show", "pkg.mod.show", "subcommand table"),
+    ]
+
+
+def test_a_dispatch_table_named_for_commands_anywhere_and_no_other() -> None:
+    assert points("""
+        from pkg.tasks import export_args, plugins
+
+        CLI_TASKS = {"export-args": export_args, "plugins": plugins}
+        FORMATS = {"json": export_args, "text": plugins}
+    """) == [
+        ("subcommand", "export-args", "pkg.tasks.export_args", "subcommand table"),
+        ("subcommand", "plugins", "pkg.tasks.plugins", "subcommand table"),
     ]
 
 
