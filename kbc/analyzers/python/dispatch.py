@@ -4,6 +4,9 @@ Three ways tools say it, each read off one module:
 
 - a sub-parser's defaults: ``p = subparsers.add_parser("install")`` then
   ``p.set_defaults(func=cmd_install)`` (or chained, or a ``lambda`` that calls the function);
+- a registration: ``parser.add_command("list", ["l"], "list environments", list_env)``, a call
+  of a method named ``add_command``, ``register_command`` or ``add_subcommand`` with the
+  command's name first and a function of the product among its arguments;
 - a dispatch table: a dict literal of two or more string keys, each mapped to a function of the
   product (``{"show": cmd_show, "hist": functools.partial(cmd_hist, args)}``), in a module
   that parses arguments (argparse, optparse) or bound to a name like a command's
@@ -40,10 +43,11 @@ _ACTION_SUBJECT = re.compile(r"action", re.IGNORECASE)  # a command, where argum
 _TABLE_NAME = re.compile(r"(command|cmd|cli|task|action)", re.IGNORECASE)
 _NAMED_CHAIN = re.compile(
     r"(?:command|cmd)\w*\s*==\s*['\"]|match\s+[\w.]*(?:command|cmd)\w*\s*:"
-    r"|(?:command|cmd|cli|task)\w*\s*=\s*\{",
+    r"|(?:command|cmd|cli|task)\w*\s*=\s*\{|\.(?:add|register)_?(?:sub)?(?:command|cmd)\(",
     re.IGNORECASE,
 )
 PARSERS = frozenset({"argparse", "optparse"})
+_REGISTER = re.compile(r"^(add|register)_?(sub)?(command|cmd)$")
 _PREFIXES = ("cmd_", "do_", "command_", "run_")
 _SUFFIXES = ("_command", "_cmd", "_main", "_f")
 
@@ -185,6 +189,8 @@ class DispatchReader:
                 bound.setdefault((found.scope.qname, target.value), []).append((found.line, named[id(value)]))
         for found in ordered:
             func = found.node.func
+            if isinstance(func, cst.Attribute) and _REGISTER.match(func.attr.value):
+                self._registered(found)
             if not (isinstance(func, cst.Attribute) and func.attr.value == "set_defaults"):
                 continue
             owner = func.value
@@ -198,6 +204,14 @@ class DispatchReader:
             runs = self._function(given, found.scope) if name and given is not None else ""
             if runs:
                 self.found.append(Dispatch(name, runs, found.line, "set_defaults"))
+
+    def _registered(self, found: Found) -> None:
+        name = string_value(positional_arg(found.node, 0))
+        for arg in found.node.args[1:] if name else ():
+            runs = self._function(arg.value, found.scope)
+            if runs:
+                self.found.append(Dispatch(name or "", runs, found.line, "registered"))
+                return
 
     # -- dispatch tables -------------------------------------------------------
 

@@ -239,6 +239,16 @@ def test_a_chain_on_the_command_runs_the_function_named_like_it_else_what_it_ret
     ]
 
 
+def test_a_command_registered_with_the_function_it_runs() -> None:
+    assert points("""
+        def list_env(state): ...
+
+        def tox_add_option(parser):
+            parser.add_command("list", ["l"], "list environments", list_env)
+            parser.add_argument("--all", help="list all")
+    """) == [("subcommand", "list", "pkg.mod.list_env", "subcommand registered")]
+
+
 def test_a_match_on_the_command() -> None:
     assert points("""
         from pkg.work import build, clean
