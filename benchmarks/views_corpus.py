@@ -3,9 +3,10 @@
     python benchmarks/views_corpus.py --work DIR [--packages NAME==VER ... | --shape SHAPE] [--jobs 1]
         [--timeout S] [--markdown]
 
-Each package (by default :data:`PACKAGES`, pinned versions of some 40 packages of five
-shapes: flat libraries, frameworks, CLIs, applications, data-science; none of those kbc
-is tuned on) is fetched as its sdist with ``pip download --no-deps --no-binary :all:``
+Each package (by default :data:`PACKAGES`, pinned versions of some 60 packages of seven
+shapes: flat libraries, frameworks, CLIs, applications, data-science, utility libraries of
+independent modules, tools with sub-commands; the tools' sources were read while kbc's
+reading of dispatches was written, the others' not before their rows) is fetched as its sdist with ``pip download --no-deps --no-binary :all:``
 into ``WORK/dl`` (once), unpacked into ``WORK/src/NAME-VER`` and committed to a fresh git
 repository there (kbc reads the files git tracks), then built from nothing, lexical and
 without an LLM (``kbc -c index.embed_model=none build DIR --no-llm``: the views' prose comes
@@ -25,7 +26,9 @@ from docstrings), and its views read back with ``kbc views --format json``. Per 
 - business rules: the guards the ``business_rules`` views list (and leave out past their cap);
 - the checks of :mod:`views_checks` that can fail: the package's purpose is stated and is not
   one module's docstring, no demo block is a workflow, every public module has a module view
-  of its own, the build summary's integrations are the views' (the names of those failed).
+  of its own (not asked of a tool with sub-commands), the build summary's integrations are
+  the views'; for the tools with sub-commands, each listed sub-command's workflow reaches the
+  function that does its work (:mod:`views_commands`); the names of those failed.
 
 A Markdown table goes to stdout with ``--markdown`` (else a tab-separated one), every
 figure to ``WORK/views_corpus.json`` (rewritten after each package). A package whose
@@ -53,6 +56,7 @@ from typing import Any
 
 from common import extract
 from views_checks import checks, failed
+from views_commands import subcommand_check
 from views_figures import Lines, figures
 
 # (NAME==VERSION, shape): each an sdist on PyPI with fewer than ~400 Python files (typer 0.15.1,
@@ -83,13 +87,9 @@ PACKAGES: tuple[tuple[str, str], ...] = (
     # command-line tools
     ("cleo==2.1.0", "cli"),
     ("cookiecutter==2.6.0", "cli"),
-    ("httpie==3.2.4", "cli"),
     ("invoke==2.2.0", "cli"),
     ("fire==0.7.0", "cli"),
     ("twine==6.0.1", "cli"),
-    ("pipx==1.7.1", "cli"),
-    ("pre-commit==4.0.1", "cli"),
-    ("tox==4.23.2", "cli"),
     # applications
     ("mkdocs==1.6.1", "application"),
     ("pelican==4.10.2", "application"),
@@ -114,6 +114,19 @@ PACKAGES: tuple[tuple[str, str], ...] = (
     ("pyutil==3.4.1", "utilities"),
     ("pydu==0.8.0", "utilities"),
     ("requests-toolbelt==1.0.0", "utilities"),
+    # tools with sub-commands (each dispatched: sub-parsers' set_defaults, a dispatch table, a
+    # chain on the command, a registration); views_commands.WORK says what each one runs
+    ("pipx==1.7.1", "subcommands"),
+    ("pre-commit==4.0.1", "subcommands"),
+    ("httpie==3.2.4", "subcommands"),
+    ("tox==4.23.2", "subcommands"),
+    ("wheel==0.48.0", "subcommands"),
+    ("pyperf==2.11.0", "subcommands"),
+    ("gita==0.16.8.2", "subcommands"),
+    ("nb-clean==4.0.1", "subcommands"),
+    ("coverage==7.18.0", "subcommands"),
+    ("git-machete==3.46.1", "subcommands"),
+    ("flit==4.2.0", "subcommands"),
 )
 
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".tar", ".zip")
@@ -321,6 +334,9 @@ def run_one(spec: str, shape: str, work: Path, timeout: float) -> dict[str, Any]
         lines = Lines(tree, set(git(tree, "ls-files", "-z").split("\0")) - {""})
         row.update(figures(views, lines))
         row["checks"] = checks(views, tree, lines.tracked, summary)
+        if shape == "subcommands":  # a tool is not a library of independent modules
+            row["checks"]["modules"] = None
+            row["checks"].update(subcommand_check(views, normalized(name)))
     except Failure as failure:
         row["status"] = f"{failure.stage} failed"
         row["error"] = failure.detail
@@ -353,6 +369,7 @@ COLUMNS = (
     "prose llm / docstring / none",
     "business rules",
     "public modules with a view of their own",
+    "sub-commands reaching their work",
     "checks failed",
     "status",
 )
@@ -382,6 +399,7 @@ def cells(row: dict[str, Any]) -> list[str]:
         f"{prose['llm']} / {prose['docstring']} / {prose['none']}",
         str(row["business_rules"]),
         f"{row['checks']['public_modules_alone']} / {row['checks']['public_modules']}",
+        row["checks"].get("subcommands_reached", "–"),
         ", ".join(failed(row["checks"])) or "none",
         "ok",
     ]
