@@ -6,7 +6,8 @@
 Each package (by default :data:`PACKAGES`, pinned versions of some 60 packages of seven
 shapes: flat libraries, frameworks, CLIs, applications, data-science, utility libraries of
 independent modules, tools with sub-commands; the tools' sources were read while kbc's
-reading of dispatches was written, the others' not before their rows) is fetched as its sdist with ``pip download --no-deps --no-binary :all:``
+reading of dispatches was written, the others' not before their rows) is fetched as its sdist with
+``pip download --no-deps --no-binary :all:``
 into ``WORK/dl`` (once), unpacked into ``WORK/src/NAME-VER`` and committed to a fresh git
 repository there (kbc reads the files git tracks), then built from nothing, lexical and
 without an LLM (``kbc -c index.embed_model=none build DIR --no-llm``: the views' prose comes
