@@ -34,6 +34,7 @@ from kbc.domain.progress import Reporter
 from kbc.domain.settings import Settings
 from kbc.domain.timing import PassTiming, Stopwatch
 from kbc.graph.build import build_graph
+from kbc.graph.dispatched import settle_dispatches
 from kbc.store.cache import AnalysisCache, cache_key
 from kbc.store.facts_store import FactsStore, Snapshot
 from kbc.store.layout import analysis_cache, store_path
@@ -198,7 +199,7 @@ def analyze_with_sweep(
     for facts_item in facts:
         warnings.extend(f"{facts_item.path}: {w}" for w in facts_item.warnings)
     with in_pass("graph"), clock.measure("graph"):
-        linked = link(facts)
+        linked = settle_dispatches(link(facts))
         declared, problems = metadata_entry_points(
             root,
             (

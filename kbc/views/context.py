@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from kbc.analyzers.project_docs import ProjectDocs
 from kbc.analyzers.roles import ROLES, role_of
@@ -81,10 +81,10 @@ class Context:
 
     def all_entry_points(self) -> list[EntryPoint]:
         """Every entry point; a sub-command runs the function its dispatch selects
-        (:mod:`kbc.analyzers.python.dispatch`, read through re-exports such as
-        ``pipx.commands.install``); where a tool dispatches its sub-commands, neither a
-        sub-parser nor the parser of a module that dispatches is a way in of its own (their
-        target is the function that builds the parser)."""
+        (:mod:`kbc.analyzers.python.dispatch`, :mod:`kbc.graph.dispatched`); where a tool
+        dispatches its sub-commands, neither a sub-parser nor the parser of a module that
+        dispatches is a way in of its own (their target is the function that builds the
+        parser)."""
         known = self.memo.get("entry_points")
         if isinstance(known, list):
             return list(known)
@@ -98,10 +98,6 @@ class Context:
             if entry.kind == "argparse" and entry.detail in ("", "subcommand") and dispatches:
                 if entry.detail == "subcommand" or entry.path in where:
                     continue  # builds a parser whose commands are dispatched
-            if entry.detail.startswith("subcommand ") and entry.target not in self.symbols:
-                resolved = self.resolve_bound(entry.target)
-                if resolved is not None and resolved in self.symbols:
-                    entry = replace(entry, target=resolved)
             kept.append(entry)
         unique = {(e.kind, e.name, e.target, e.path, e.line): e for e in kept}
         ordered = sorted(unique.values(), key=lambda e: (e.kind, e.name, e.path, e.line))
@@ -120,14 +116,6 @@ class Context:
         if entry.kind == "argparse" and entry.target != facts.module:
             return False
         return is_library(self)
-
-    def resolve_bound(self, dotted: str) -> str | None:
-        """What ``dotted`` names, a package's own binding first: ``pipx.commands.install`` is
-        the function ``pipx/commands/__init__.py`` imports, not the submodule of that name."""
-        parent, _, name = dotted.rpartition(".")
-        binding = self.table.bindings.get(parent, {}).get(name) if parent else None
-        found = self.table.resolve(binding) if binding else None
-        return found if found is not None else self.table.resolve(dotted)
 
     def entry_points(self) -> list[EntryPoint]:
         """The ways into the program: its examples and a tool's development scripts left out

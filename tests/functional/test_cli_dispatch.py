@@ -1,5 +1,6 @@
 """Views of command-line tools whose sub-commands are dispatched: by a sub-parser's
-``set_defaults(func=...)``, by a dispatch table, and by a chain on the command. Each
+``set_defaults(func=...)``, by a dispatch table, and by a chain on the command (one through
+a package's re-export, ``commands.write``, which is also a submodule's name). Each
 sub-command's workflow starts at its dispatch and reaches the function that does the work;
 the tools' development scripts are not entry points."""
 
@@ -141,18 +142,34 @@ TOOLS = {
             """The journal's last lines."""
             return LINES[-count:]
     ''',
+    "jot/commands/__init__.py": '''
+        """What jot's commands do."""
+
+        from jot.commands.write import write
+    ''',
+    "jot/commands/write.py": '''
+        """Writing to the journal."""
+
+        from jot.journal import append_line
+
+
+        def write(words: list[str]) -> None:
+            """Write the words as one line."""
+            append_line(" ".join(words))
+    ''',
     "jot/cli.py": '''
         """The jot command."""
 
         import sys
 
-        from jot.journal import append_line, last_lines
+        from jot import commands
+        from jot.journal import last_lines
 
 
         def main() -> int:
             command = sys.argv[1]
             if command == "write":
-                append_line(" ".join(sys.argv[2:]))
+                commands.write(sys.argv[2:])
             elif command == "show":
                 print("\\n".join(last_lines(int(sys.argv[2]))))
             return 0
@@ -180,8 +197,8 @@ DISPATCHED = {
     "done": ("tasker/cli.py:26", "tasker.cli.cmd_done", "tasker.store.finish_task"),
     "new": ("notes/cli.py:19", "notes.cli.new_note", "notes.pages.write_page"),
     "list": ("notes/cli.py:19", "notes.cli.list_notes", "notes.pages.page_titles"),
-    "write": ("jot/cli.py:10", "jot.journal.append_line", "jot.journal.append_line"),
-    "show": ("jot/cli.py:12", "jot.journal.last_lines", "jot.journal.last_lines"),
+    "write": ("jot/cli.py:11", "jot.commands.write.write", "jot.journal.append_line"),
+    "show": ("jot/cli.py:13", "jot.journal.last_lines", "jot.journal.last_lines"),
 }
 
 
