@@ -34,7 +34,7 @@ from kbc.domain.models import (
 )
 
 # Bump when the facts a file yields change shape or meaning: it keys the cache.
-ANALYZER_VERSION = "15"
+ANALYZER_VERSION = "16"
 
 
 def _public(record: DefRecord, parent_public: bool, exports: tuple[str, ...] | None) -> bool:
@@ -152,7 +152,8 @@ class _Extractor:
         detector.main_guards(calls)
         if worth_reading(self.text, detector.imported_tops):
             found = [Found(r.node, r.call.target, r.call.line, r.scope) for r in resolved]
-            detector.dispatched(read_dispatches(self.module, self.walk, self.resolver, task.module, found))
+            dispatches = read_dispatches(self.module, self.walk, self.resolver, task.module, found, self.text)
+            detector.dispatched(dispatches)
         return FileFacts(
             path=task.path,
             module=task.module,

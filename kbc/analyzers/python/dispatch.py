@@ -1,6 +1,6 @@
 """Where a command-line tool dispatches its sub-commands: the function each one runs.
 
-Three ways tools say it, each read off one module:
+Four ways tools say it, each read off one module:
 
 - a sub-parser's defaults: ``p = subparsers.add_parser("install")`` then
   ``p.set_defaults(func=cmd_install)`` (or chained, or a ``lambda`` that calls the function);
@@ -9,13 +9,16 @@ Three ways tools say it, each read off one module:
   command's name first and a function of the product among its arguments;
 - a dispatch table: a dict literal of two or more string keys, each mapped to a function of the
   product (``{"show": cmd_show, "hist": functools.partial(cmd_hist, args)}``), in a module
-  that parses arguments (argparse, optparse) or bound to a name like a command's
-  (``CLI_TASKS``, ``COMMANDS``);
+  that reads the command line (below) or bound to a name like a command's (``CLI_TASKS``,
+  ``COMMANDS``);
 - a chain on the command: ``if args.command == "install": return install(...)`` ``elif ...``
   (or ``match args.command:`` with ``case "install":``), two branches or more comparing one
-  subject to a string; in a module that builds sub-parsers, or whose subject is named for a
-  command (``command``, ``cmd``; ``action`` in a module that parses arguments). A chain
-  inside a branch names its sub-commands after the branch's (``interpreter list``).
+  subject to a string; in a module that builds sub-parsers, or in a module that reads the
+  command line (it imports argparse, optparse or getopt, reads ``argv``, or is named ``cli``,
+  ``main``, ``__main__``, ``cmdline``, ``commands``...) on a subject named for a command
+  (``command``, ``cmd``, ``subcmd``, ``action``; not ``root_cmd`` of a parser of a tool's
+  output in another module). A chain inside a branch names its sub-commands after the
+  branch's (``interpreter list``).
 
 A branch runs, of the calls it makes itself (not those of a nested chain), the product's
 function named like the command (``install-all`` → ``install_all``, ``cmd_install_all``),
@@ -46,7 +49,9 @@ _NAMED_CHAIN = re.compile(
     r"|(?:command|cmd|cli|task)\w*\s*=\s*\{|\.(?:add|register)_?(?:sub)?(?:command|cmd)\(",
     re.IGNORECASE,
 )
-PARSERS = frozenset({"argparse", "optparse"})
+PARSERS = frozenset({"argparse", "optparse", "getopt"})
+_ARGV = re.compile(r"\bargv\b")
+_COMMAND_MODULE = re.compile(r"^(cli|cmdline|command_line|commands?|console|main|__main__)$")
 _REGISTER = re.compile(r"^(add|register)_?(sub)?(command|cmd)$")
 _PREFIXES = ("cmd_", "do_", "command_", "run_")
 _SUFFIXES = ("_command", "_cmd", "_main", "_f")
@@ -73,6 +78,13 @@ class Found:
 def worth_reading(source: str, imported_tops: set[str]) -> bool:
     """Whether a module may dispatch sub-commands: it uses argparse, or compares a command."""
     return bool(PARSERS & imported_tops) or bool(_NAMED_CHAIN.search(source))
+
+
+def reads_command_line(source: str, imported_tops: set[str], module_name: str) -> bool:
+    """Whether a module reads the command line: it imports a parser of arguments, reads
+    ``argv``, or is named as a program's front (``cli``, ``main``, ``__main__``, ...)."""
+    last = module_name.rpartition(".")[2]
+    return bool(PARSERS & imported_tops) or bool(_ARGV.search(source)) or bool(_COMMAND_MODULE.match(last))
 
 
 def _stem(name: str) -> str:
@@ -136,6 +148,7 @@ class DispatchReader:
         resolver: Resolver,
         module_name: str,
         calls: Sequence[Found],
+        source: str = "",
     ) -> None:
         self.module = module
         self.walk = walk
@@ -145,7 +158,8 @@ class DispatchReader:
         self.defs = {id(r.node): r for r in walk.defs}
         self.found: list[Dispatch] = []
         self.parser_names: set[str] = set()
-        self.parses = bool(PARSERS & {i.module.split(".")[0] for i in walk.imports if i.module})
+        tops = {i.module.split(".")[0] for i in walk.imports if i.module}
+        self.parses = reads_command_line(source, tops, module_name)
 
     # -- the product's functions ---------------------------------------------
 
@@ -234,11 +248,8 @@ class DispatchReader:
 
     def _command_subject(self, subject: str) -> bool:
         last = subject.rpartition(".")[2]
-        return (
-            bool(self.parser_names)
-            or bool(_COMMAND_SUBJECT.search(last))
-            or (self.parses and bool(_ACTION_SUBJECT.search(last)))
-        )
+        named = _COMMAND_SUBJECT.search(last) or _ACTION_SUBJECT.search(last)
+        return bool(self.parser_names) or (self.parses and bool(named))
 
     def chain(self, node: cst.If, prefix: str, line_of: _LineOf, seen: set[int]) -> bool:
         """Read the chain that starts at ``node``; whether it is one on the command."""
@@ -377,10 +388,15 @@ def _own_calls(body: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, cst.Call | None
 
 
 def read_dispatches(
-    module: cst.Module, walk: WalkResult, resolver: Resolver, module_name: str, calls: Sequence[Found]
+    module: cst.Module,
+    walk: WalkResult,
+    resolver: Resolver,
+    module_name: str,
+    calls: Sequence[Found],
+    source: str = "",
 ) -> list[Dispatch]:
-    """The sub-commands one module dispatches, and the function each runs."""
-    reader = DispatchReader(module, walk, resolver, module_name, calls)
+    """The sub-commands one module (of text ``source``) dispatches, and the function each runs."""
+    reader = DispatchReader(module, walk, resolver, module_name, calls, source)
     reader.defaults(sorted(calls, key=lambda c: c.line))
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     wrapper.visit(_Reader(reader))

@@ -211,6 +211,7 @@ def test_a_dispatch_table_named_for_commands_anywhere_and_no_other() -> None:
 
 def test_a_chain_on_the_command_runs_the_function_named_like_it_else_what_it_returns() -> None:
     assert points("""
+        import argparse
         from pkg import commands, report
 
         def main(args, mode):
@@ -232,11 +233,26 @@ def test_a_chain_on_the_command_runs_the_function_named_like_it_else_what_it_ret
             elif mode == "slow":
                 commands.slow()
     """) == [
-        ("subcommand", "install-all", "pkg.commands.install_all", "subcommand chain"),
-        ("subcommand", "list", "pkg.commands.list_packages", "subcommand chain"),
-        ("subcommand", "interpreter prune", "pkg.commands.prune", "subcommand chain"),
-        ("subcommand", "interpreter show", "pkg.commands.show", "subcommand chain"),
+        ("argparse", "install-all", "pkg.commands.install_all", "subcommand chain"),
+        ("argparse", "list", "pkg.commands.list_packages", "subcommand chain"),
+        ("argparse", "interpreter prune", "pkg.commands.prune", "subcommand chain"),
+        ("argparse", "interpreter show", "pkg.commands.show", "subcommand chain"),
     ]
+
+
+def test_a_chain_on_a_command_named_field_of_a_module_that_reads_no_command_line() -> None:
+    assert (
+        points("""
+        from pkg.units import to_bytes, _
+
+        def parse_line(root_cmd, details):
+            if root_cmd == "virtual_size":
+                return to_bytes(details)
+            elif root_cmd == "snapshot_list":
+                raise ValueError(_("no header"))
+    """)
+        == []
+    )
 
 
 def test_a_command_registered_with_the_function_it_runs() -> None:
@@ -251,9 +267,10 @@ def test_a_command_registered_with_the_function_it_runs() -> None:
 
 def test_a_match_on_the_command() -> None:
     assert points("""
+        import sys
         from pkg.work import build, clean
 
-        def main(args):
+        def main(args=sys.argv):
             match args.command:
                 case "build":
                     return build()
