@@ -23,8 +23,8 @@ Four ways tools say it, each read off one module:
 A branch runs, of the calls it makes itself (not those of a nested chain), the product's
 function named like the command (``install-all`` → ``install_all``, ``cmd_install_all``),
 else the call it returns, else its first; a class it calls (``ExitCode(0)``, an exception) is
-none of them. Only calls and names that resolve to the product's
-own package count (``pipx.commands.install``), never the standard library's or a builtin.
+none of them. Only calls and names that resolve to the product's own package count
+(``pipx.commands.install``), never the standard library's or a builtin.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ class Dispatch:
     name: str  # the sub-command
     target: str  # the function it runs
     line: int  # where it is dispatched
-    how: str  # set_defaults | table | chain
+    how: str  # set_defaults | registered | table | chain
 
 
 @dataclass(frozen=True, slots=True)
