@@ -1,11 +1,13 @@
 """What the views look like on a corpus of real packages: a row of quality figures per package.
 
-    python benchmarks/views_corpus.py --work DIR [--packages NAME==VER ...] [--jobs 1]
+    python benchmarks/views_corpus.py --work DIR [--packages NAME==VER ... | --shape SHAPE] [--jobs 1]
         [--timeout S] [--markdown]
 
-Each package (by default :data:`PACKAGES`, pinned versions of some 40 packages of five
-shapes: flat libraries, frameworks, CLIs, applications, data-science; none of those kbc
-is tuned on) is fetched as its sdist with ``pip download --no-deps --no-binary :all:``
+Each package (by default :data:`PACKAGES`, pinned versions of some 60 packages of seven
+shapes: flat libraries, frameworks, CLIs, applications, data-science, utility libraries of
+independent modules, tools with sub-commands; the tools' sources were read while kbc's
+reading of dispatches was written, the others' not before their rows) is fetched as its sdist with
+``pip download --no-deps --no-binary :all:``
 into ``WORK/dl`` (once), unpacked into ``WORK/src/NAME-VER`` and committed to a fresh git
 repository there (kbc reads the files git tracks), then built from nothing, lexical and
 without an LLM (``kbc -c index.embed_model=none build DIR --no-llm``: the views' prose comes
@@ -21,7 +23,13 @@ from docstrings), and its views read back with ``kbc views --format json``. Per 
   not a tracked file of the repository, or whose lines are not in it;
 - empty sections: interpretation fields (overview, purpose, summary, ...) left empty;
 - where the prose came from: views by ``provenance.source`` (llm, docstring, none);
-- the build's wall seconds.
+- the build's wall seconds;
+- business rules: the guards the ``business_rules`` views list (and leave out past their cap);
+- the checks of :mod:`views_checks` that can fail: the package's purpose is stated and is not
+  one module's docstring, no demo block is a workflow, every public module has a module view
+  of its own (not asked of a tool with sub-commands), the build summary's integrations are
+  the views'; for the tools with sub-commands, each listed sub-command's workflow reaches the
+  function that does its work (:mod:`views_commands`); the names of those failed.
 
 A Markdown table goes to stdout with ``--markdown`` (else a tab-separated one), every
 figure to ``WORK/views_corpus.json`` (rewritten after each package). A package whose
@@ -42,13 +50,15 @@ import tarfile
 import threading
 import time
 import zipfile
-from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from datetime import date
 from pathlib import Path
 from typing import Any
 
 from common import extract
+from views_checks import checks, failed
+from views_commands import subcommand_check
+from views_figures import Lines, figures
 
 # (NAME==VERSION, shape): each an sdist on PyPI with fewer than ~400 Python files (typer 0.15.1,
 # 586 with its docs' examples, and pyramid 2.0.2, 557, were left out for that).
@@ -78,13 +88,9 @@ PACKAGES: tuple[tuple[str, str], ...] = (
     # command-line tools
     ("cleo==2.1.0", "cli"),
     ("cookiecutter==2.6.0", "cli"),
-    ("httpie==3.2.4", "cli"),
     ("invoke==2.2.0", "cli"),
     ("fire==0.7.0", "cli"),
     ("twine==6.0.1", "cli"),
-    ("pipx==1.7.1", "cli"),
-    ("pre-commit==4.0.1", "cli"),
-    ("tox==4.23.2", "cli"),
     # applications
     ("mkdocs==1.6.1", "application"),
     ("pelican==4.10.2", "application"),
@@ -98,35 +104,33 @@ PACKAGES: tuple[tuple[str, str], ...] = (
     ("lifelines==0.30.0", "data-science"),
     ("petl==1.7.15", "data-science"),
     ("uncertainties==3.2.2", "data-science"),
+    # utility libraries of independent modules (modules that barely import each other)
+    ("boltons==26.2.0", "utilities"),
+    ("utils==1.0.2", "utilities"),
+    ("utilspie==0.1.0", "utilities"),
+    ("ipython-genutils==0.2.0", "utilities"),
+    ("fastapi-utils==0.8.0", "utilities"),
+    ("lightning-utilities==0.15.3", "utilities"),
+    ("oslo.utils==10.2.0", "utilities"),
+    ("pyutil==3.4.1", "utilities"),
+    ("pydu==0.8.0", "utilities"),
+    ("requests-toolbelt==1.0.0", "utilities"),
+    # tools with sub-commands (each dispatched: sub-parsers' set_defaults, a dispatch table, a
+    # chain on the command, a registration); views_commands.WORK says what each one runs
+    ("pipx==1.7.1", "subcommands"),
+    ("pre-commit==4.0.1", "subcommands"),
+    ("httpie==3.2.4", "subcommands"),
+    ("tox==4.23.2", "subcommands"),
+    ("wheel==0.48.0", "subcommands"),
+    ("pyperf==2.11.0", "subcommands"),
+    ("gita==0.16.8.2", "subcommands"),
+    ("nb-clean==4.0.1", "subcommands"),
+    ("coverage==7.18.0", "subcommands"),
+    ("git-machete==3.46.1", "subcommands"),
+    ("flit==4.2.0", "subcommands"),
 )
 
-# The interpretation's fields of each view kind (kbc/views/kinds.py; the templates print
-# "_No overview._", "None stated." and the like for an empty one). A field a view carries
-# beyond these is counted too.
-PROSE_FIELDS: dict[str, tuple[str, ...]] = {
-    "architecture": ("overview", "design_decisions"),
-    "module": ("purpose", "responsibilities", "collaborators"),
-    "feature": ("summary",),
-    "workflow": ("summary", "steps"),
-    "entry_points": ("summary",),
-    "domain_concepts": ("concepts",),
-    "business_rules": ("rules",),
-    "integrations": ("integrations",),
-}
-# Keyed prose: (interpretation field, facts list) whose items it explains.
-KEYED = {
-    "workflow": ("steps", "steps"),
-    "domain_concepts": ("concepts", "concepts"),
-    "business_rules": ("rules", "rules"),
-    "integrations": ("integrations", "integrations"),
-}
-LOCATION = re.compile(r"^(?P<path>[^\s:][^:]*):(?P<start>\d+)(?:-(?P<end>\d+))?$")  # the schema's form
-# Facts that hold the code's own text (docstrings, messages, expressions), never a location.
-TEXT_KEYS = frozenset(
-    {"doc", "message", "condition", "outcome", "signature", "annotation", "default", "detail", "limits"}
-)
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".tar", ".zip")
-SAMPLES = 10  # unresolved citations kept per package, as examples
 
 
 class Failure(Exception):
@@ -313,153 +317,6 @@ def read_views(tree: Path) -> list[dict[str, Any]]:
     return views
 
 
-class Lines:
-    """Line counts of the repository's tracked files, read when first cited."""
-
-    def __init__(self, tree: Path) -> None:
-        self.tree = tree
-        self.tracked = set(git(tree, "ls-files", "-z").split("\0")) - {""}
-        self.counts: dict[str, int] = {}
-
-    def count(self, path: str) -> int | None:
-        """Lines in ``path`` (as Python counts them: ``\\n``, ``\\r\\n`` or ``\\r`` ends one), or
-        None when git does not track it."""
-        if path not in self.tracked:
-            return None
-        if path not in self.counts:
-            try:
-                data = (self.tree / path).read_bytes()
-            except OSError:
-                return None
-            data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-            self.counts[path] = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
-        return self.counts[path]
-
-
-def locations(value: Any, key: str = "") -> list[tuple[str, str]]:
-    """Every (key, ``path:start[-end]`` string) in ``value``, at any depth, but in the facts
-    that quote the code's text."""
-    if key in TEXT_KEYS:
-        return []
-    if isinstance(value, dict):
-        return [found for k, item in value.items() for found in locations(item, k)]
-    if isinstance(value, list):
-        return [found for item in value for found in locations(item, key)]
-    if isinstance(value, str) and LOCATION.match(value):
-        return [(key, value)]
-    return []
-
-
-def unresolved(cited: str, lines: Lines) -> str:
-    """Why a location does not resolve ("" when it does)."""
-    match = LOCATION.match(cited)
-    assert match is not None
-    start = int(match["start"])
-    end = int(match["end"]) if match["end"] else start
-    count = lines.count(match["path"])
-    if count is None:
-        return "no such file"
-    if start < 1 or end < start:
-        return "bad range"
-    if end > count:
-        return f"past the end ({count} lines)"
-    return ""
-
-
-def is_empty(value: Any) -> bool:
-    return (
-        value is None
-        or (isinstance(value, str) and not value.strip())
-        or (isinstance(value, list | dict) and not value)
-    )
-
-
-def figures(views: list[dict[str, Any]], lines: Lines) -> dict[str, Any]:
-    """The package's figures, from its view documents."""
-    by_kind: Counter[str] = Counter(v.get("kind", "?") for v in views)
-    architecture = next((v.get("facts", {}) for v in views if v.get("kind") == "architecture"), None)
-    listed = next((v.get("facts", {}) for v in views if v.get("kind") == "entry_points"), None)
-    entry_kinds = Counter(e.get("kind", "?") for e in (listed or {}).get("entry_points", []))
-    example_kinds = Counter(e.get("kind", "?") for e in (listed or {}).get("examples", []))
-    starts = Counter(
-        v.get("facts", {}).get("entry_point", {}).get("kind", "?")
-        for v in views
-        if v.get("kind") == "workflow"
-    )
-    sources = Counter(v.get("provenance", {}).get("source", "?") for v in views)
-
-    cited = 0
-    unresolved_by_reason: Counter[str] = Counter()
-    unresolved_by_key: Counter[str] = Counter()
-    samples: list[dict[str, str]] = []
-    empty_fields: Counter[str] = Counter()
-    fields = 0
-    empty_views = 0
-    explained: dict[str, list[int]] = {}  # kind -> [items with prose, items in the facts]
-    for view in views:
-        kind = view.get("kind", "?")
-        for key, location in locations(view.get("facts", {})):
-            cited += 1
-            reason = unresolved(location, lines)
-            if reason:
-                unresolved_by_reason[reason.split(" (")[0]] += 1
-                unresolved_by_key[key] += 1
-                if len(samples) < SAMPLES:
-                    samples.append(
-                        {"view": view.get("id", "?"), "key": key, "location": location, "reason": reason}
-                    )
-        interpretation = view.get("interpretation") or {}
-        names = dict.fromkeys((*PROSE_FIELDS.get(kind, ()), *interpretation))
-        fields += len(names)
-        empty_here = [name for name in names if is_empty(interpretation.get(name))]
-        empty_fields.update(f"{kind}.{name}" for name in empty_here)
-        empty_views += bool(names) and len(empty_here) == len(names)
-        if kind in KEYED:
-            prose, facts = KEYED[kind]
-            said = [
-                item
-                for item in interpretation.get(prose) or []
-                if isinstance(item, dict)
-                and any(not is_empty(v) for k, v in item.items() if k not in ("n", "name"))
-            ]
-            total = explained.setdefault(kind, [0, 0])
-            total[0] += len(said)
-            total[1] += len(view.get("facts", {}).get(facts) or [])
-    return {
-        "views": len(views),
-        "views_by_kind": dict(sorted(by_kind.items())),
-        "python_files": (architecture or {}).get("python_files"),
-        "files": (architecture or {}).get("files"),
-        "components": by_kind.get("module", 0),
-        "module_groups": len((architecture or {}).get("modules", [])),
-        "dependencies": len((architecture or {}).get("dependencies", [])),
-        "layers": len((architecture or {}).get("layers", [])),
-        "workflows": sum(starts.values()),
-        "workflows_public_api": starts.get("public_api", 0),
-        "workflows_other": sum(n for k, n in starts.items() if k != "public_api"),
-        "workflow_starts": dict(starts.most_common()),
-        "entry_points": sum(entry_kinds.values()),
-        "entry_points_main_guard": entry_kinds.get("main_guard", 0),
-        "entry_point_kinds": dict(entry_kinds.most_common()),
-        "examples": sum(example_kinds.values()),
-        "example_kinds": dict(example_kinds.most_common()),
-        "citations": cited,
-        "unresolved_citations": sum(unresolved_by_reason.values()),
-        "unresolved_by_reason": dict(unresolved_by_reason.most_common()),
-        "unresolved_by_key": dict(unresolved_by_key.most_common()),
-        "unresolved_samples": samples,
-        "interpretation_fields": fields,
-        "empty_fields": sum(empty_fields.values()),
-        "empty_by_field": dict(sorted(empty_fields.items())),
-        "views_without_prose": empty_views,
-        "explained": explained,
-        "prose": {source: sources.get(source, 0) for source in ("llm", "docstring", "none")}
-        | {k: n for k, n in sources.items() if k not in ("llm", "docstring", "none")},
-        "has_architecture": architecture is not None,
-        "has_entry_points_view": listed is not None,
-    }
-
-
 def run_one(spec: str, shape: str, work: Path, timeout: float) -> dict[str, Any]:
     name, version = parse_spec(spec)
     row: dict[str, Any] = {"package": f"{name}=={version}", "shape": shape, "status": "ok"}
@@ -474,7 +331,13 @@ def run_one(spec: str, shape: str, work: Path, timeout: float) -> dict[str, Any]
         analyze = summary.get("analyze", {})
         row["not_analyzed"] = analyze.get("failed")
         row["build_views"] = summary.get("views", {}).get("by_kind")
-        row.update(figures(read_views(tree), Lines(tree)))
+        views = read_views(tree)
+        lines = Lines(tree, set(git(tree, "ls-files", "-z").split("\0")) - {""})
+        row.update(figures(views, lines))
+        row["checks"] = checks(views, tree, lines.tracked, summary)
+        if shape == "subcommands":  # a tool is not a library of independent modules
+            row["checks"]["modules"] = None
+            row["checks"].update(subcommand_check(views, normalized(name)))
     except Failure as failure:
         row["status"] = f"{failure.stage} failed"
         row["error"] = failure.detail
@@ -505,6 +368,10 @@ COLUMNS = (
     "unresolved citations / cited",
     "empty fields / fields",
     "prose llm / docstring / none",
+    "business rules",
+    "public modules with a view of their own",
+    "sub-commands reaching their work",
+    "checks failed",
     "status",
 )
 
@@ -531,6 +398,10 @@ def cells(row: dict[str, Any]) -> list[str]:
         f"{row['unresolved_citations']} / {row['citations']}",
         f"{row['empty_fields']} / {row['interpretation_fields']}",
         f"{prose['llm']} / {prose['docstring']} / {prose['none']}",
+        str(row["business_rules"]),
+        f"{row['checks']['public_modules_alone']} / {row['checks']['public_modules']}",
+        row["checks"].get("subcommands_reached", "–"),
+        ", ".join(failed(row["checks"])) or "none",
         "ok",
     ]
 
@@ -546,7 +417,8 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     verdict = (
         f"{len(rows)} packages, {len(ok)} built ({seconds:.0f} build s); "
         f"{lost} unresolved of {sum(r['citations'] for r in ok)} citations; "
-        f"{empty} of {fields} interpretation fields empty. `kbc build --no-llm`, "
+        f"{empty} of {fields} interpretation fields empty; "
+        f"{sum(not failed(r['checks']) for r in ok)} pass every check. `kbc build --no-llm`, "
         f"lexical. Date: {date.today().isoformat()}."
     )
     return verdict + "\n\n" + "\n".join(lines)
@@ -562,6 +434,7 @@ def main() -> None:
     parser.add_argument(
         "--packages", nargs="+", metavar="NAME==VER", help="packages to build instead of the default list"
     )
+    parser.add_argument("--shape", help="only the default packages of this shape (utilities, cli, ...)")
     parser.add_argument("--jobs", type=int, default=1, help="packages built at once")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds a build may take")
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
@@ -570,7 +443,7 @@ def main() -> None:
     chosen = (
         [(spec, shapes.get(normalized(parse_spec(spec)[0]), "")) for spec in args.packages]
         if args.packages
-        else list(PACKAGES)
+        else [(spec, shape) for spec, shape in PACKAGES if args.shape in (None, shape)]
     )
     work = args.work.resolve()
     work.mkdir(parents=True, exist_ok=True)

@@ -9,7 +9,8 @@ A document names the code it governs in YAML front-matter::
     ---
 
 and is behind when governed files changed in commits after its own last
-commit, when its body mentions code names the facts no longer hold, when a ref
+commit, when its body mentions code names the facts no longer hold (a changelog's
+entry that says the name was removed or replaced excepted), when a ref
 matches no tracked file, or when its front-matter cannot be read. This module
 holds the pure logic (front-matter, globs; mentions are read by
 :mod:`kbc.analyzers.mentions` and judged by whatever ``code`` is given, over the linked
@@ -29,7 +30,7 @@ from pathlib import Path
 import yaml  # type: ignore[import-untyped,unused-ignore]
 
 from kbc.analyzers.gitrepo import git, git_lines
-from kbc.analyzers.mentions import MentionJudge, code_spans
+from kbc.analyzers.mentions import MentionJudge, code_spans, is_changelog, taken_away
 from kbc.domain.drift import DriftReason, DriftReport
 
 # -- front-matter ---------------------------------------------------------------
@@ -340,6 +341,9 @@ def check_document(
                 )
             )
     names = code.missing(code_spans(front.body, front.body_line))
+    if names and is_changelog(path):  # a history may name what it says is gone
+        gone = taken_away(front.body)
+        names = tuple(n for n in names if n not in gone)
     if names:
         reasons.append(
             DriftReason(

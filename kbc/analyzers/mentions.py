@@ -67,6 +67,46 @@ def code_spans(body: str, first_line: int = 1) -> list[Mention]:
     return spans
 
 
+# -- changelogs --------------------------------------------------------------------
+
+_CHANGELOG = re.compile(
+    r"(^|/)(change[s_-]?log|changes|history|news|releases?|release[s_-]?notes?|whats_?new)"
+    r"(\.[a-z]+)?$|(^|/)(changelog|changes|releases?|release[_-]?notes|whatsnew)(\.d)?/",
+    re.IGNORECASE,
+)
+# An entry that says its names were taken away: "Replace deprecated `utcnow()`", "Removed
+# `Foo.bar`", "`old()` is renamed to `new()`", "dropped", "no longer", "in favour of".
+_TAKEN_AWAY = re.compile(
+    r"\b(remov|replac|deprecat|renam|drop|delet|retir|obsolet|supersed|no longer|instead of|"
+    r"in favou?r of)",
+    re.IGNORECASE,
+)
+_ENTRY_START = re.compile(r"^\s{0,3}([-*+]|\d+[.)]|#{1,6})\s")
+
+
+def is_changelog(path: str) -> bool:
+    """A changelog or release notes (``CHANGELOG.md``, ``HISTORY.rst``, ``NEWS``,
+    ``docs/changes.md``, ``changelog.d/123.md``): a history of the code, not a description of it."""
+    return bool(_CHANGELOG.search(path))
+
+
+def taken_away(body: str, first_line: int = 1) -> frozenset[str]:
+    """The mentions (as written) of the entries of a changelog that say what they name was
+    removed, replaced, renamed or deprecated. An entry is a list item or paragraph, with the
+    lines that continue it."""
+    entries: list[list[str]] = [[]]
+    for line in body.splitlines():
+        if not line.strip() or _ENTRY_START.match(line):
+            entries.append([])
+        entries[-1].append(line)
+    found: set[str] = set()
+    for entry in entries:
+        text = "\n".join(entry)
+        if _TAKEN_AWAY.search(text):
+            found.update(m.text for m in code_spans(text, first_line))
+    return frozenset(found)
+
+
 # -- code names ---------------------------------------------------------------------
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"

@@ -19,6 +19,8 @@ from kbc.domain.models import EntryPoint
 _SCRIPT_TABLES = (
     (("project", "scripts"), "console_script"),
     (("project", "gui-scripts"), "gui_script"),
+    (("project", "entry-points", "console_scripts"), "console_script"),
+    (("project", "entry-points", "gui_scripts"), "gui_script"),
     (("tool", "poetry", "scripts"), "console_script"),
 )
 

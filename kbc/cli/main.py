@@ -34,7 +34,12 @@ def _render_summary(summary: AnalyzeSummary) -> str:
         f"  symbols       {summary.symbols}",
         f"  edges         {summary.import_edges} import, {summary.call_edges} call",
         f"  entry points  {summary.entry_points}",
-        f"  integrations  {summary.integrations}",
+        f"  integrations  {summary.integrations} in the product's code"
+        + (
+            f" ({summary.integrations_elsewhere} uses in tests, examples and vendored code)"
+            if summary.integrations_elsewhere
+            else ""
+        ),
         f"  skipped       {summary.skipped}"
         + (f" ({skipped})" if skipped else "")
         + f"; ignored {summary.ignored}",

@@ -10,6 +10,7 @@ from kbc.analyzers.roles import role_of
 from kbc.domain.models import Edge, FileFacts, GraphFacts, ModuleGroup, NodeMetrics
 from kbc.graph.components import MIN_GROUP_FILES, split_components
 from kbc.graph.grouping import OTHER, group_modules
+from kbc.graph.independent import independent_parts
 from kbc.graph.symbols import SymbolTable
 
 MAX_EDGE_LINES = 20
@@ -117,23 +118,36 @@ def with_components(
     links: Counter[tuple[str, str]],
     split_files: int,
     max_modules: int,
+    imports: Sequence[Edge] = (),
 ) -> list[ModuleGroup]:
     """Groups of the product's code cut into their components (:mod:`kbc.graph.components`),
     the largest first, while the groups stay within ``max_modules``: a group past
     ``split_files`` files (no subpackage was left to split it by), and a top-level package's
-    own level of ``MIN_GROUP_FILES`` files or more (a flat library). A subpackage's group
-    under the split size stays whole: its folder is its authors' own cut; tests and
-    examples are not cut."""
+    own level of ``MIN_GROUP_FILES`` files or more (a flat library). A top-level package (or a
+    group past the split size) whose modules barely link is cut into one part per public
+    module or subpackage (:mod:`kbc.graph.independent`) instead. A subpackage's group under
+    the split size stays whole: its folder is its authors' own cut; tests and examples are
+    not cut."""
     path_of = {f.module: f.path for f in sorted(files, key=lambda f: f.path)}
+    imported = {(e.source, e.target) for e in imports}
     result = list(groups)
     for group in sorted(groups, key=lambda g: (-len(g.files), g.name)):
         if group.name == OTHER:
             continue  # the small packages folded together: no one package to cut
         source = sum(role_of(path, "python") == "source" for path in group.files)
-        flat = "." not in group.name and len(group.files) >= MIN_GROUP_FILES
-        if 2 * source <= len(group.files) or not (flat or len(group.files) > split_files):
+        if 2 * source <= len(group.files):
             continue
-        parts = split_components(group, links, path_of)
+        top = "." not in group.name
+        parts = (
+            independent_parts(group, links, imported, path_of, group.name)
+            if top or len(group.files) > split_files
+            else None
+        )
+        if parts is None or len(result) - 1 + len(parts) > max_modules:
+            flat = top and len(group.files) >= MIN_GROUP_FILES
+            if not (flat or len(group.files) > split_files):
+                continue
+            parts = split_components(group, links, path_of)
         if len(parts) > 1 and len(result) - 1 + len(parts) <= max_modules:
             result = [g for g in result if g.name != group.name] + parts
     return sorted(result, key=lambda g: g.name)
@@ -160,6 +174,7 @@ def build_graph(files: Sequence[FileFacts], split_files: int, max_modules: int) 
         module_links(files, imports, calls),
         split_files,
         max_modules,
+        imports,
     )
     return GraphFacts(
         modules=_metrics(module_graph),

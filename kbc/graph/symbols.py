@@ -108,6 +108,15 @@ class SymbolTable:
         """The qname of the symbol or module ``name`` refers to, or None."""
         return self._walk(name, lenient=False)
 
+    def resolve_bound(self, name: str) -> str | None:
+        """What ``name`` refers to, its package's own binding first: ``pipx.commands.install``
+        is the function ``pipx/commands/__init__.py`` imports, not the submodule of that name
+        (the binding is what ``from pipx import commands; commands.install`` reaches)."""
+        parent, _, last = name.rpartition(".")
+        binding = self.bindings.get(parent, {}).get(last) if parent else None
+        found = self.resolve(binding) if binding else None
+        return found if found is not None else self.resolve(name)
+
     def exists(self, name: str) -> bool:
         """Whether ``name`` is a module or package, a symbol, or a name bound in one (a field,
         a variable, an import from outside, a member inherited from outside the facts)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
@@ -16,6 +17,7 @@ from kbc.analyzers.modules import detect_source_roots, module_name
 from kbc.analyzers.pool import run_analysis
 from kbc.analyzers.project_meta import metadata_entry_points
 from kbc.analyzers.python.analyze import ANALYZER_VERSION
+from kbc.analyzers.roles import role_of
 from kbc.analyzers.sweep import Sweep, sweep_key, sweep_secrets
 from kbc.domain.errors import in_pass
 from kbc.domain.models import (
@@ -25,12 +27,14 @@ from kbc.domain.models import (
     AnalysisSkipped,
     AnalysisTask,
     FileFacts,
+    Inventory,
     models_shape,
 )
 from kbc.domain.progress import Reporter
 from kbc.domain.settings import Settings
 from kbc.domain.timing import PassTiming, Stopwatch
 from kbc.graph.build import build_graph
+from kbc.graph.dispatched import settle_dispatches
 from kbc.store.cache import AnalysisCache, cache_key
 from kbc.store.facts_store import FactsStore, Snapshot
 from kbc.store.layout import analysis_cache, store_path
@@ -51,13 +55,26 @@ class AnalyzeSummary:
     import_edges: int
     call_edges: int
     entry_points: int
-    integrations: int
+    integrations: int  # the product's, by kind and name: what the architecture view lists
     seconds: float
     skipped_by_reason: dict[str, int] = field(default_factory=dict)
     failures: tuple[AnalysisFailed, ...] = ()
     warnings: tuple[str, ...] = ()
     passes: tuple[PassTiming, ...] = ()  # discover, analyze, graph, store: seconds and peak RSS
     generation: str = ""  # the facts' generation in the store
+    integrations_elsewhere: int = 0  # uses in tests, examples, vendored and generated code
+
+
+def product_integrations(files: Iterable[FileFacts], inventory: Inventory) -> Counter[tuple[str, str]]:
+    """Uses of each (kind, name) of integration in the product's own code: the files whose role
+    is ``source``, as the architecture and integrations views count them (tests, examples,
+    vendored and generated code left out)."""
+    role = {f.path: f.role for f in inventory.files}
+    counts: Counter[tuple[str, str]] = Counter()
+    for facts in files:
+        if (role.get(facts.path) or role_of(facts.path, "python")) == "source":
+            counts.update((item.kind, item.name) for item in facts.integrations)
+    return counts
 
 
 def analyzer_version() -> str:
@@ -182,7 +199,7 @@ def analyze_with_sweep(
     for facts_item in facts:
         warnings.extend(f"{facts_item.path}: {w}" for w in facts_item.warnings)
     with in_pass("graph"), clock.measure("graph"):
-        linked = link(facts)
+        linked = settle_dispatches(link(facts))
         declared, problems = metadata_entry_points(
             root,
             (
@@ -209,6 +226,7 @@ def analyze_with_sweep(
         )
     reasons = Counter(s.reason for s in inventory.skipped)
     reasons.update(s.reason for s in skipped_files)
+    product = product_integrations(linked, inventory)
     return AnalyzeSummary(
         root=str(root),
         store=str(store_root),
@@ -223,7 +241,8 @@ def analyze_with_sweep(
         import_edges=len(graph.import_edges),
         call_edges=len(graph.call_edges),
         entry_points=len(declared) + sum(len(f.entry_points) for f in linked),
-        integrations=sum(len(f.integrations) for f in linked),
+        integrations=len(product),
+        integrations_elsewhere=sum(len(f.integrations) for f in linked) - sum(product.values()),
         seconds=time.perf_counter() - started,
         skipped_by_reason=dict(sorted(reasons.items())),
         failures=failures,

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
+from kbc.analyzers.mentions import is_changelog
+from kbc.analyzers.project_docs import ProjectDocs, is_readme, project_docs
+from kbc.analyzers.roles import DOC_LANGUAGES
 from kbc.domain.errors import KbcError
+from kbc.domain.models import Inventory
 from kbc.domain.progress import Counting
 from kbc.domain.settings import Settings
 from kbc.domain.views import VIEW_PREFIX, View
@@ -17,18 +22,58 @@ from kbc.views.context import Context, build_context
 from kbc.views.llm import Interpreter
 from kbc.views.render import render_all, render_view, view_file
 
+MAX_DOC_FILES = 400
+MAX_DOC_BYTES = 4_000_000
+
 
 def load_context(store_root: Path, repo_root: Path, settings: Settings, generation: str = "") -> Context:
     store = FactsStore(store_root, generation)
+    inventory = store.inventory(str(repo_root.resolve()))
+    files = list(store.facts())
     return build_context(
-        store.inventory(str(repo_root.resolve())),
-        store.facts(),
+        inventory,
+        files,
         store.graph(),
         store.entry_points(),
         workflow_depth=settings.workflow_depth,
         max_workflows=settings.max_workflows,
         max_api_workflows=settings.max_api_workflows,
+        docs=read_project_docs(repo_root, inventory, (f.module for f in files if f.module)),
     )
+
+
+def read_project_docs(repo_root: Path, inventory: Inventory, modules: Iterable[str]) -> ProjectDocs:
+    """What the repository's README and docs say (:mod:`kbc.analyzers.project_docs`): the README
+    and the docs index first, then the other documents (not changelogs nor packaging's copies
+    in ``*.egg-info`` and ``PKG-INFO``), within ``MAX_DOC_FILES`` files and ``MAX_DOC_BYTES``
+    bytes; the summary with its credentials redacted."""
+    from dataclasses import replace
+
+    from kbc.analyzers.secrets import redact
+
+    texts: dict[str, str] = {}
+    budget = MAX_DOC_BYTES
+    documents = [
+        f
+        for f in inventory.files
+        if f.language in DOC_LANGUAGES
+        and (f.role == "doc" or is_readme(f.path))
+        and not is_changelog(f.path)  # a history names internal modules, not what users import
+        and ".egg-info/" not in f.path
+        and f.path.rsplit("/", 1)[-1] != "PKG-INFO"  # packaging's copies of the README
+    ]
+    for source in sorted(documents, key=lambda f: (not is_readme(f.path), f.path.count("/"), f.path)):
+        if len(texts) >= MAX_DOC_FILES or source.size > budget:
+            continue
+        try:
+            texts[source.path] = (repo_root / source.path).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        budget -= source.size
+    docs = project_docs(texts, modules)
+    if docs.summary:
+        docs = replace(docs, summary=redact(docs.source, docs.summary, "markdown").text)
+    return docs
 
 
 def build_views_pass(

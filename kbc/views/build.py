@@ -22,6 +22,7 @@ from kbc.graph.components import is_component
 from kbc.store.prose_cache import ProseCache, prose_key
 from kbc.views.context import Context
 from kbc.views.domain import business_rules_facts, domain_concepts_facts, edges_into, integrations_facts
+from kbc.views.features import library_features
 from kbc.views.flows import (
     communities,
     community_lead,
@@ -82,9 +83,13 @@ class _Outcome:
 
 def _package_doc(context: Context) -> str:
     """The docstring of the main package, or under a namespace package (``acme/`` with no
-    ``__init__``) of its shallowest package that has one."""
+    ``__init__``) of its shallowest package that has one; else what the README or the docs
+    index says first (:mod:`kbc.analyzers.project_docs`), never one module's docstring."""
     packages = Counter(f.module.split(".")[0] for f in context.source_files() if f.module)
     for name, _ in sorted(packages.items(), key=lambda kv: (-kv[1], kv[0])):
+        own = context.module_path.get(name)
+        if own is not None and context.files[own].is_package:
+            return context.files[own].doc or context.docs.summary  # never a subpackage's
         inside = sorted(
             (m for m in context.module_path if m == name or m.startswith(f"{name}.")),
             key=lambda m: (m.count("."), m),
@@ -93,7 +98,7 @@ def _package_doc(context: Context) -> str:
             facts = context.files[context.module_path[module]]
             if facts.is_package and facts.doc:
                 return facts.doc
-    return ""
+    return context.docs.summary
 
 
 def plan_views(context: Context) -> list[Draft]:
@@ -126,7 +131,20 @@ def plan_views(context: Context) -> list[Draft]:
                 Draft(f"business_rules:{name}", "business_rules", f"Business rules of {name}", rules)
             )
     by_group = feature_groups(context)
-    if by_group:
+    library = library_features(context, by_group)
+    for feature in library:
+        drafts.append(
+            Draft(f"feature:{feature.group}", "feature", feature.title, feature.facts, (feature.doc,))
+        )
+    if library:
+        featured = {feature.group for feature in library}
+        for name, entries in sorted(by_group.items()):
+            if name in featured or all(e.kind == "public_api" for e in entries):
+                continue  # a library module's flows are its feature's; commands make their own
+            docs = tuple(dict.fromkeys(d for e in entries if (d := _doc_of(context, e.target))))
+            facts = feature_facts_for_entries(context, name, entries)
+            drafts.append(Draft(f"feature:{name}", "feature", f"Feature: {name}", facts, docs))
+    elif by_group:
         for name, entries in sorted(by_group.items()):
             docs = tuple(dict.fromkeys(d for e in entries if (d := _doc_of(context, e.target))))
             title = f"Feature: {_feature_name(context, name, entries)}"

@@ -6,9 +6,11 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from kbc.analyzers.project_docs import ProjectDocs
 from kbc.analyzers.roles import ROLES, role_of
 from kbc.domain.models import EntryPoint, FileFacts, GraphFacts, Inventory, ModuleGroup, Symbol
 from kbc.graph.symbols import SymbolTable
+from kbc.views.runnable import is_dev_script, runs_as_program
 
 # Lists inside one view stay readable and fit a prompt.
 MAX_LIST = 60
@@ -28,6 +30,7 @@ class Context:
     workflow_depth: int = 4
     max_workflows: int = 50
     max_api_workflows: int = 10
+    docs: ProjectDocs = field(default_factory=ProjectDocs)  # what the README and docs say
     # Derived indexes (filled by ``build_context``):
     module_path: dict[str, str] = field(default_factory=dict)
     group_of: dict[str, str] = field(default_factory=dict)  # module -> group name
@@ -46,6 +49,8 @@ class Context:
 
     roles: dict[str, str] = field(default_factory=dict)  # path -> role, as discovery read it
     exported: list[tuple[str, str]] | None = None  # :func:`exported_names`, once read
+    library: tuple[str, ...] | None = None  # :func:`library_modules`, once read
+    memo: dict[str, object] = field(default_factory=dict)  # what the view builders read once
 
     def role(self, path: str) -> str:
         """A file's role (:mod:`kbc.analyzers.roles`): the fact discovery recorded, else what
@@ -75,16 +80,34 @@ class Context:
         return self.inventory.root.rstrip("/").rsplit("/", 1)[-1]
 
     def all_entry_points(self) -> list[EntryPoint]:
+        """Every entry point; a sub-command runs the function its dispatch selects
+        (:mod:`kbc.analyzers.python.dispatch`, :mod:`kbc.graph.dispatched`); where a tool
+        dispatches its sub-commands, neither a sub-parser nor the parser of a module that
+        dispatches is a way in of its own (their target is the function that builds the
+        parser)."""
+        known = self.memo.get("entry_points")
+        if isinstance(known, list):
+            return list(known)
         found = list(self.declared_entry_points)
         for facts in self.files.values():
             found.extend(facts.entry_points)
-        unique = {(e.kind, e.name, e.target, e.path, e.line): e for e in found}
-        return sorted(unique.values(), key=lambda e: (e.kind, e.name, e.path, e.line))
+        dispatches = [e for e in found if e.detail.startswith("subcommand ")]
+        where = {e.path for e in dispatches}
+        kept = []
+        for entry in found:
+            if entry.kind == "argparse" and entry.detail in ("", "subcommand") and dispatches:
+                if entry.detail == "subcommand" or entry.path in where:
+                    continue  # builds a parser whose commands are dispatched
+            kept.append(entry)
+        unique = {(e.kind, e.name, e.target, e.path, e.line): e for e in kept}
+        ordered = sorted(unique.values(), key=lambda e: (e.kind, e.name, e.path, e.line))
+        self.memo["entry_points"] = ordered
+        return list(ordered)
 
     def is_example(self, entry: EntryPoint) -> bool:
-        """A demo or self-test block (``if __name__ == "__main__":`` in a module of a package
-        with a public API, not its ``__main__``, and an argument parser its module-level code
-        builds there): an example of use, not a way in."""
+        """A demo or self-test block (``if __name__ == "__main__":`` in a module of a library
+        (:func:`is_library`), not its ``__main__``, and an argument parser its module-level
+        code builds there): an example of use, not a way in."""
         if entry.path.endswith("__main__.py") or entry.kind not in ("main_guard", "argparse"):
             return False
         facts = self.files.get(entry.path)
@@ -92,14 +115,15 @@ class Context:
             return False
         if entry.kind == "argparse" and entry.target != facts.module:
             return False
-        return bool(exported_names(self))
+        return is_library(self)
 
     def entry_points(self) -> list[EntryPoint]:
-        """The ways into the program: its examples left out (:meth:`is_example`)."""
-        return [e for e in self.all_entry_points() if not self.is_example(e)]
+        """The ways into the program: its examples and a tool's development scripts left out
+        (:meth:`is_example`, :func:`kbc.views.runnable.is_dev_script`)."""
+        return [e for e in self.all_entry_points() if not self.is_example(e) and not is_dev_script(self, e)]
 
     def examples(self) -> list[EntryPoint]:
-        return [e for e in self.all_entry_points() if self.is_example(e)]
+        return [e for e in self.all_entry_points() if self.is_example(e) and not is_dev_script(self, e)]
 
     def group_of_symbol(self, qname: str) -> str:
         found = self.symbols.get(qname)
@@ -130,6 +154,7 @@ def build_context(
     workflow_depth: int = 4,
     max_workflows: int = 50,
     max_api_workflows: int = 10,
+    docs: ProjectDocs | None = None,
 ) -> Context:
     by_path = {f.path: f for f in files}
     context = Context(
@@ -140,6 +165,7 @@ def build_context(
         workflow_depth=workflow_depth,
         max_workflows=max_workflows,
         max_api_workflows=max_api_workflows,
+        docs=docs if docs is not None else ProjectDocs(),
     )
     for path, facts in sorted(by_path.items()):
         context.module_path[facts.module] = path
@@ -220,3 +246,68 @@ def _star_names(context: Context, module: str) -> tuple[str, ...]:
     if facts.exports is not None:
         return facts.exports
     return tuple(s.name for s in facts.symbols if not s.parent and not s.name.startswith("_"))
+
+
+MIN_DOCUMENTED_MODULES = 3
+COMMANDS = ("console_script", "gui_script")
+
+
+def public_module(context: Context, module: str) -> bool:
+    """A module of the product a user may import: inside a package, no dotted part private,
+    not a ``__main__``, defining a public top-level class or function."""
+    path = context.module_path.get(module)
+    if path is None or "." not in module or context.role(path) != "source":
+        return False
+    if any(part.startswith("_") for part in module.split(".")):
+        return False
+    facts = context.files[path]
+    return facts.language == "python" and any(
+        s.public and not s.parent and s.kind in ("class", "function") for s in facts.symbols
+    )
+
+
+def library_modules(context: Context) -> tuple[str, ...]:
+    """The public modules (:func:`public_module`) of a package its users import module by
+    module, its ``__init__`` exporting nothing: one cut into its independent modules
+    (:mod:`kbc.graph.independent`: a module group named by a plain module), or whose docs
+    import a module (``from pkg import mod``), name one in full (``pkg.mod``) or have a page
+    documenting one. A package that runs as a program (a declared command, or a main-guarded
+    block that drives the package: :func:`kbc.views.runnable.runs_as_program`) is an
+    application otherwise; any other package is a library also when its README or docs name
+    a module by its last part, or at least ``MIN_DOCUMENTED_MODULES`` of its modules have a
+    docstring. Empty for any other package."""
+    if context.library is not None:
+        return context.library
+    found: tuple[str, ...] = ()
+    if not exported_names(context):
+        modules = tuple(sorted(m for m in context.module_path if public_module(context, m)))
+        shelf = any(
+            group.modules == (name,)
+            and "." in name
+            and name in context.module_path
+            and not context.files[context.module_path[name]].is_package
+            and context.role(context.module_path[name]) == "source"
+            for name, group in context.groups.items()
+        )
+        docs = context.docs
+        in_docs = any(m in docs.mentions or m in docs.titles or m in docs.imports for m in modules)
+        if modules and (shelf or in_docs or not _runs(context) and _named_or_documented(context, modules)):
+            found = modules
+    context.library = found
+    return found
+
+
+def _runs(context: Context) -> bool:
+    return any(e.kind in COMMANDS for e in context.declared_entry_points) or runs_as_program(context)
+
+
+def _named_or_documented(context: Context, modules: tuple[str, ...]) -> bool:
+    named = any(context.docs.mentions_module(m) for m in modules)
+    documented = sum(bool(context.files[context.module_path[m]].doc) for m in modules)
+    return named or documented >= MIN_DOCUMENTED_MODULES
+
+
+def is_library(context: Context) -> bool:
+    """A package with a public API: its top-level package exports names, or its users import
+    its public modules (:func:`library_modules`)."""
+    return bool(exported_names(context)) or bool(library_modules(context))

@@ -3,10 +3,11 @@ integrations (external services, packages and environment variables)."""
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from typing import Any
 
-from kbc.domain.models import ClassField, Edge, FileFacts, Symbol
+from kbc.domain.models import ClassField, Edge, FileFacts, Guard, Symbol
 from kbc.views.context import MAX_LIST, Context, location
 
 MAX_RULES = 150
@@ -91,10 +92,41 @@ def domain_concepts_facts(
     return {"group": group, "concepts": concepts[:MAX_LIST], "omitted": max(0, len(concepts) - MAX_LIST)}
 
 
+# Dunders whose guards check what a caller asks for (a constructor's arguments); the other
+# dunders implement a protocol (``__eq__``, ``__len__``, ``__getitem__``), whose guards are not
+# the domain's rules.
+_RULE_DUNDERS = frozenset({"__init__", "__new__", "__post_init__", "__call__"})
+_TYPE_CHECK = re.compile(r"^(isinstance|issubclass|callable|hasattr)\(|^type\(.*\)\s*(is|==|!=|in)\b")
+_JOINS = re.compile(r"\s+(?:and|or)\s+")
+_RERAISE = re.compile(r"^raise(\s+[a-z_][a-z0-9_]*)?$")
+
+
+def _type_check(condition: str) -> bool:
+    """Every part of the condition is a type check: ``not isinstance(x, str)``, ``callable(f)``."""
+    text = condition.strip()
+    while text.startswith("(") and text.endswith(")"):
+        text = text[1:-1].strip()
+    parts = [p.strip().removeprefix("not ").strip().strip("()") for p in _JOINS.split(text)]
+    return all(_TYPE_CHECK.match(p) for p in parts)
+
+
+def is_rule(guard: Guard) -> bool:
+    """A guard that is a rule of the domain: not one in a protocol method (``__eq__``'s
+    ``len(other) != len(self)``), not an argument-type check (``isinstance``, ``callable``, a
+    ``TypeError`` raised), not a re-raise of what was caught (``raise``, ``raise exc``)."""
+    name = guard.symbol.rpartition(".")[2]
+    if name.startswith("__") and name.endswith("__") and name not in _RULE_DUNDERS:
+        return False
+    if _type_check(guard.condition) or guard.outcome.startswith(("raise TypeError", "raise TypeError(")):
+        return False
+    return not (guard.kind == "raise" and _RERAISE.match(guard.outcome.strip()))
+
+
 def business_rules_facts(context: Context, group: str) -> dict[str, Any]:
+    """The guards of the group's product code that are rules (:func:`is_rule`)."""
     rules = []
     for facts in _source_group_files(context, group):
-        for guard in facts.guards:
+        for guard in filter(is_rule, facts.guards):
             rule: dict[str, Any] = {
                 "kind": guard.kind,
                 "condition": guard.condition,

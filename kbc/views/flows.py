@@ -10,7 +10,8 @@ from typing import Any
 import networkx as nx
 
 from kbc.domain.models import EntryPoint, Symbol
-from kbc.views.context import MAX_LIST, Context, exported_names, location
+from kbc.views.context import MAX_LIST, Context, exported_names, is_library, library_modules, location
+from kbc.views.library import usage
 from kbc.views.structure import entry_point_data
 
 MAX_STEPS = 40
@@ -85,6 +86,7 @@ _KIND_ORDER = (
     "fastapi_route",
     "django_route",
     "argparse",
+    "subcommand",
     "main_guard",
 )
 
@@ -105,7 +107,7 @@ def workflow_entries(context: Context) -> list[tuple[EntryPoint, list[EntryPoint
     points defined in tests are left out, and so is a library's ``__main__`` block (a package
     with a public API: its examples are never workflows, see :meth:`Context.is_example`)."""
     by_target: dict[str, list[EntryPoint]] = {}
-    library = bool(exported_names(context))
+    library = is_library(context)
     for entry in context.entry_points():
         if library and entry.kind == "main_guard":
             continue  # a library's `python -m` block: its flows are its public API's
@@ -143,7 +145,8 @@ def _public_module(context: Context, qname: str) -> bool:
 def _beyond_exports(context: Context) -> list[tuple[str, str]]:
     """More of a library's public API than its top-level package exports (rich exports five
     functions; its users start at ``rich.console.Console``): the public definitions its
-    examples call, then the documented public classes and functions of its public modules."""
+    examples call, then the documented public classes and functions of its public modules;
+    never a copy or a definition only a demo block runs (:mod:`kbc.views.library`)."""
     called: dict[str, None] = {}
     for entry in context.examples():
         module = context.files[entry.path].module
@@ -160,7 +163,15 @@ def _beyond_exports(context: Context) -> list[tuple[str, str]]:
         and symbol.kind in ("class", "function")
         and _public_module(context, q)
     )
-    return [(q, q) for q in (*called, *documented) if q in context.symbols]
+    use = usage(context)
+    modules = set(library_modules(context))  # a library used module by module: only its modules
+    return [
+        (q, q)
+        for q in (*called, *documented)
+        if q in context.symbols
+        and use.shown(q)
+        and (not modules or context.files[context.symbols[q][1]].module in modules)
+    ]
 
 
 def public_api_entries(context: Context, taken: set[str]) -> list[EntryPoint]:
@@ -168,11 +179,11 @@ def public_api_entries(context: Context, taken: set[str]) -> list[EntryPoint]:
     exported classes, ranked by how much of the call graph they reach, then by PageRank; one
     whose reach a higher one mostly covers is left out; capped at ``views.max_api_workflows``.
     When the exports give fewer flows than that, or a package with no entry point exports
-    nothing (``__init__`` holding only a version), :func:`_beyond_exports` adds candidates,
-    ranked after them."""
+    nothing (``__init__`` holding only a version), or its users import its public modules
+    (:func:`library_modules`), :func:`_beyond_exports` adds candidates, ranked after them."""
     exported = exported_names(context)
     chosen = _api_flows(context, taken, exported)
-    if (exported or not taken) and len(chosen) < context.max_api_workflows:
+    if (exported or not taken or library_modules(context)) and len(chosen) < context.max_api_workflows:
         more = [pair for pair in _beyond_exports(context) if pair[1] not in {q for _, q in exported}]
         chosen = _api_flows(context, taken, exported, more)
     return chosen
@@ -205,9 +216,11 @@ def _api_flows(
                 if index >= len(first):
                     later.add(target)
     reach = {q: set(_reach(context, [q], context.workflow_depth)) for q in candidates}
+    kept = [q for q in candidates if len(reach[q]) >= MIN_API_REACH and q not in taken]
+    turn = _module_turns(context, kept, reach) if not first else {}
     ranked = sorted(
-        (q for q in candidates if len(reach[q]) >= MIN_API_REACH and q not in taken),
-        key=lambda q: (q in later, -len(reach[q]), -context.symbol_rank.get(q, 0.0), q),
+        kept,
+        key=lambda q: (q in later, turn.get(q, 0), -len(reach[q]), -context.symbol_rank.get(q, 0.0), q),
     )
     covered: set[str] = set()
     for target in taken:
@@ -223,6 +236,20 @@ def _api_flows(
         detail = "public, not exported by the package" if qname in later else "exported by the package"
         chosen.append(EntryPoint("public_api", candidates[qname], qname, path, symbol.start_line, detail))
     return chosen
+
+
+def _module_turns(context: Context, qnames: list[str], reach: dict[str, set[str]]) -> dict[str, int]:
+    """A library that exports nothing is used module by module: each candidate's place among
+    its own module's (0 for the one reaching most), so every module's first flow comes before
+    any module's second."""
+    by_module: dict[str, list[str]] = {}
+    for qname in qnames:
+        by_module.setdefault(context.files[context.symbols[qname][1]].module, []).append(qname)
+    turns = {}
+    for members in by_module.values():
+        ordered = sorted(members, key=lambda q: (-len(reach[q]), -context.symbol_rank.get(q, 0.0), q))
+        turns.update({q: n for n, q in enumerate(ordered)})
+    return turns
 
 
 def workflow_id(entry: EntryPoint) -> str:

@@ -8,7 +8,9 @@ from typing import Any
 import networkx as nx
 
 from kbc.domain.models import EntryPoint, FileFacts
+from kbc.graph.components import is_component
 from kbc.views.context import MAX_LIST, Context, location
+from kbc.views.library import Usage, usage
 
 
 def entry_point_data(context: Context, entry: EntryPoint) -> dict[str, Any]:
@@ -147,17 +149,21 @@ def architecture_facts(context: Context) -> dict[str, Any]:
     }
 
 
-def _public_symbols(context: Context, files: list[FileFacts]) -> list[dict[str, Any]]:
+def _public_symbols(context: Context, files: list[FileFacts], use: Usage) -> list[dict[str, Any]]:
+    """The group's public definitions (a copy of another module's, or one only a demo block
+    runs, left out), the most used first when they are too many for the table."""
     found = []
     for facts in files:
-        top = {s.qname for s in facts.symbols if not s.parent}
+        top = {s.qname for s in facts.symbols if not s.parent and use.shown(s.qname)}
         for symbol in facts.symbols:
             if not symbol.public or (symbol.parent and symbol.parent not in top):
                 continue
             if symbol.kind == "method" and symbol.name.startswith("_"):
                 continue
+            if not symbol.parent and symbol.qname not in top:
+                continue
             found.append((symbol, facts.path))
-    ranked = sorted(found, key=lambda sp: (-context.symbol_rank.get(sp[0].qname, 0.0), sp[0].qname))
+    ranked = sorted(found, key=lambda sp: (bool(sp[0].parent), *use.rank(context, sp[0].qname)))
     chosen = sorted(ranked[:MAX_LIST], key=lambda sp: (sp[1], sp[0].start_line))
     return [
         {
@@ -190,12 +196,12 @@ def module_facts(context: Context, name: str) -> dict[str, Any]:
         for e in context.entry_points()
         if context.group_of_symbol(e.target) == name or e.path in group.files
     ]
-    docs = [f.doc for f in files if f.is_package and f.doc] + [f.doc for f in files if f.doc]
+    doc = group_doc(context, name, files)
     data: dict[str, Any] = {
         "name": name,
         "files": list(group.files),
         "modules": list(group.modules),
-        "symbols": _public_symbols(context, files),
+        "symbols": _public_symbols(context, files, usage(context)),
         "imports_out": [{"module": t, "imports": n} for t, n in outgoing],
         "imports_in": [{"module": s, "imports": n} for s, n in incoming],
         "external": external[:MAX_LIST],
@@ -206,9 +212,29 @@ def module_facts(context: Context, name: str) -> dict[str, Any]:
         },
         "entry_points": [entry_point_data(context, e) for e in entry_points[:MAX_LIST]],
     }
-    if docs:
-        data["doc"] = docs[0]
+    if doc:
+        data["doc"] = doc
     return data
+
+
+def group_doc(context: Context, name: str, files: list[FileFacts]) -> str:
+    """What a group is for, in its own words: a package's own docstring (the main package's
+    README or docs index when it has none), never one of its modules'; a module's docstring;
+    a component's, its lead module's; else the first docstring of its files."""
+    path = context.module_path.get(name)
+    if path is not None:
+        facts = context.files[path]
+        if facts.is_package and not facts.doc and name == context.repository():
+            return context.docs.summary
+        return facts.doc
+    if is_component(name):
+        package, _, lead = name[:-1].partition("[")
+        for module in (f"{package}.{lead}", lead):
+            found = context.module_path.get(module)
+            if found is not None and context.files[found].doc:
+                return context.files[found].doc
+    docs = [f.doc for f in files if f.is_package and f.doc] + [f.doc for f in files if f.doc]
+    return docs[0] if docs else ""
 
 
 def entry_points_facts(context: Context) -> dict[str, Any]:

@@ -16,6 +16,7 @@ import libcst as cst
 
 from kbc.analyzers.discover import git_blob_id, line_count
 from kbc.analyzers.python.detect import Detector, ResolvedCall
+from kbc.analyzers.python.dispatch import Found, read_dispatches, worth_reading
 from kbc.analyzers.python.encoding import decode_source
 from kbc.analyzers.python.records import DefRecord, WalkResult
 from kbc.analyzers.python.rules import to_field, to_guard
@@ -34,7 +35,7 @@ from kbc.domain.models import (
 )
 
 # Bump when the facts a file yields change shape or meaning: it keys the cache.
-ANALYZER_VERSION = "14"
+ANALYZER_VERSION = "16"
 
 
 def _public(record: DefRecord, parent_public: bool, exports: tuple[str, ...] | None) -> bool:
@@ -65,8 +66,9 @@ def _without_overload_stubs(symbols: list[Symbol]) -> list[Symbol]:
 
 
 class _Extractor:
-    def __init__(self, module: cst.Module, result: WalkResult, task: AnalysisTask) -> None:
+    def __init__(self, module: cst.Module, result: WalkResult, task: AnalysisTask, text: str = "") -> None:
         self.module = module
+        self.text = text
         self.walk = result
         self.task = task
         self.resolver = Resolver(result.classes)
@@ -149,6 +151,10 @@ class _Extractor:
         detector.calls(resolved)
         detector.env_subscripts()
         detector.main_guards(calls)
+        if worth_reading(self.text, detector.imported_tops):
+            found = [Found(r.node, r.call.target, r.call.line, r.scope) for r in resolved]
+            dispatches = read_dispatches(self.module, self.walk, self.resolver, task.module, found, self.text)
+            detector.dispatched(dispatches)
         return FileFacts(
             path=task.path,
             module=task.module,
@@ -263,7 +269,7 @@ def analyze_source(data: bytes, task: AnalysisTask) -> AnalysisResult:
         return AnalysisFailed(task.path, blob, f"parser failed: {type(exc).__name__}: {exc}")
     try:
         result = walk(module, task.module, task.is_package)
-        facts = _Extractor(module, result, task).facts(blob, lines, warnings)
+        facts = _Extractor(module, result, task, text).facts(blob, lines, warnings)
         if redaction.removed:
             facts = scrub(facts, tuple(redaction.removed))
         facts = dataclasses.replace(facts, secrets=redaction.findings)

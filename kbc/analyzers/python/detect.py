@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from kbc.analyzers.python import catalog
+from kbc.analyzers.python.dispatch import Dispatch
 from kbc.analyzers.python.records import DefRecord, WalkResult
 from kbc.analyzers.python.scope import REF, Resolver, Scope
 from kbc.analyzers.python.syntax import dotted, keyword_arg, name_like, positional_arg, squash, string_value
@@ -219,6 +220,20 @@ class Detector:
             ]
             target = inside[0].target if inside else self.module
             self._add("main_guard", self.module, target, guard.start)
+
+    def dispatched(self, dispatches: list[Dispatch]) -> None:
+        """Each sub-command the module dispatches (:mod:`kbc.analyzers.python.dispatch`) runs
+        the function it selects, not the function that builds its parser: an entry of the
+        sub-parser's name is replaced, a sub-command known only by its dispatch added."""
+        kind = "argparse" if "argparse" in self.imported_tops else "subcommand"
+        names = {word for d in dispatches for word in d.name.split()}
+        self.entry_points = [
+            e
+            for e in self.entry_points
+            if not (e.kind == "argparse" and e.detail == "subcommand" and e.name in names)
+        ]
+        for dispatch in dispatches:
+            self._add(kind, dispatch.name, dispatch.target, dispatch.line, f"subcommand {dispatch.how}")
 
     # -- recording ----------------------------------------------------------
 

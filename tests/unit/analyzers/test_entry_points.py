@@ -34,6 +34,22 @@ def test_console_scripts_from_pyproject(make_repo: RepoFactory) -> None:
     ]
 
 
+def test_console_scripts_from_pyprojects_entry_points_table(make_repo: RepoFactory) -> None:
+    root = make_repo(
+        {
+            "pyproject.toml": """
+            [project]
+            name = "tool"
+            [project.entry-points.'console_scripts']
+            lines = 'tool.scripts.lines:main'
+        """,
+            "tool/__init__.py": "",
+        }
+    )
+    declared = analyze_repo(root).entry_points()
+    assert declared == [EntryPoint("console_script", "lines", "tool.scripts.lines.main", "pyproject.toml", 4)]
+
+
 def test_a_node_packages_commands_and_scripts_from_package_json(make_repo: RepoFactory) -> None:
     root = make_repo(
         {
@@ -137,6 +153,133 @@ def test_argparse_parser_and_subcommands() -> None:
             sub = parser.add_subparsers()
             sub.add_parser("init")
     """) == [("argparse", "tool", "pkg.mod.main", ""), ("argparse", "init", "pkg.mod.main", "subcommand")]
+
+
+def test_a_sub_parsers_defaults_select_the_function_it_runs() -> None:
+    assert points("""
+        import argparse
+
+        def cmd_init(args): ...
+
+        def cmd_sync(args): ...
+
+        def main():
+            parser = argparse.ArgumentParser(prog="tool")
+            sub = parser.add_subparsers()
+            init: argparse.ArgumentParser = sub.add_parser("init")
+            init.set_defaults(func=cmd_init)
+            sub.add_parser("sync").set_defaults(func=lambda args: cmd_sync(args))
+            sub.add_parser("help")
+    """) == [
+        ("argparse", "tool", "pkg.mod.main", ""),
+        ("argparse", "init", "pkg.mod.cmd_init", "subcommand set_defaults"),
+        ("argparse", "sync", "pkg.mod.cmd_sync", "subcommand set_defaults"),
+        ("argparse", "help", "pkg.mod.main", "subcommand"),
+    ]
+
+
+def test_a_dispatch_table_of_an_argument_parsers_module() -> None:
+    assert points("""
+        import argparse
+        import functools
+
+        def show(args): ...
+
+        def hist(args): ...
+
+        def main(args):
+            dispatch = {"show": show, "hist": functools.partial(hist, args)}
+            options = {"show": "s", "hist": "h"}
+            return dispatch[args.action]()
+    """) == [
+        ("argparse", "hist", "pkg.mod.hist", "subcommand table"),
+        ("argparse", "show", "pkg.mod.show", "subcommand table"),
+    ]
+
+
+def test_a_dispatch_table_named_for_commands_anywhere_and_no_other() -> None:
+    assert points("""
+        from pkg.tasks import export_args, plugins
+
+        CLI_TASKS = {"export-args": export_args, "plugins": plugins}
+        FORMATS = {"json": export_args, "text": plugins}
+    """) == [
+        ("subcommand", "export-args", "pkg.tasks.export_args", "subcommand table"),
+        ("subcommand", "plugins", "pkg.tasks.plugins", "subcommand table"),
+    ]
+
+
+def test_a_chain_on_the_command_runs_the_function_named_like_it_else_what_it_returns() -> None:
+    assert points("""
+        import argparse
+        from pkg import commands, report
+
+        def main(args, mode):
+            if args.command == "install-all":
+                report.start()
+                commands.install_all()
+            elif args.command == "list":
+                report.start()
+                return commands.list_packages()
+            elif args.command == "interpreter":
+                if args.interpreter_command == "prune":
+                    commands.prune()
+                elif args.interpreter_command == "show":
+                    commands.show()
+            elif args.command == "completions":
+                raise commands.Unknown(command)
+            if mode == "fast":
+                commands.fast()
+            elif mode == "slow":
+                commands.slow()
+    """) == [
+        ("argparse", "install-all", "pkg.commands.install_all", "subcommand chain"),
+        ("argparse", "list", "pkg.commands.list_packages", "subcommand chain"),
+        ("argparse", "interpreter prune", "pkg.commands.prune", "subcommand chain"),
+        ("argparse", "interpreter show", "pkg.commands.show", "subcommand chain"),
+    ]
+
+
+def test_a_chain_on_a_command_named_field_of_a_module_that_reads_no_command_line() -> None:
+    assert (
+        points("""
+        from pkg.units import to_bytes, _
+
+        def parse_line(root_cmd, details):
+            if root_cmd == "virtual_size":
+                return to_bytes(details)
+            elif root_cmd == "snapshot_list":
+                raise ValueError(_("no header"))
+    """)
+        == []
+    )
+
+
+def test_a_command_registered_with_the_function_it_runs() -> None:
+    assert points("""
+        def list_env(state): ...
+
+        def tox_add_option(parser):
+            parser.add_command("list", ["l"], "list environments", list_env)
+            parser.add_argument("--all", help="list all")
+    """) == [("subcommand", "list", "pkg.mod.list_env", "subcommand registered")]
+
+
+def test_a_match_on_the_command() -> None:
+    assert points("""
+        import sys
+        from pkg.work import build, clean
+
+        def main(args=sys.argv):
+            match args.command:
+                case "build":
+                    return build()
+                case "clean":
+                    return clean()
+    """) == [
+        ("subcommand", "build", "pkg.work.build", "subcommand chain"),
+        ("subcommand", "clean", "pkg.work.clean", "subcommand chain"),
+    ]
 
 
 def test_flask_routes_on_app_and_blueprint() -> None:
