@@ -258,7 +258,8 @@ def _served(repos: tuple[str, ...], store: Path | None) -> KnowledgeBase | Works
     here = settings_for(Path(".")) if len(entries) != 1 else None  # the user's, with its notices once
     if not entries and here is not None and here.repositories and store is None:
         entries = list(here.repositories)
-    if not entries or (len(entries) == 1 and not entries[0].url and not entries[0].projects):
+    alone = len(entries) == 1 and not (entries[0].url or entries[0].projects or entries[0].published)
+    if not entries or alone:
         if entries:
             kb = knowledge_base(Path(entries[0].path), store)
         else:
