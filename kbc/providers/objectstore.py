@@ -96,20 +96,14 @@ class Bucket:
             self._client = boto3.session.Session().client("s3", config=config)
         return self._client
 
-    def keys(self, prefix: str) -> set[str]:
-        """Every key under ``prefix`` (a folder: ending with ``/``)."""
-        found: set[str] = set()
+    def exists(self, key: str) -> bool:
         try:
-            pages = (
-                self._s3()
-                .get_paginator("list_objects_v2")
-                .paginate(Bucket=self.location.bucket, Prefix=prefix)
-            )
-            for page in pages:
-                found.update(str(item["Key"]) for item in page.get("Contents", ()))
+            self._s3().head_object(Bucket=self.location.bucket, Key=key)
         except Exception as exc:
-            raise self._failed(exc, f"listing {prefix}") from None
-        return found
+            if _code(exc) in _MISSING:
+                return False
+            raise self._failed(exc, f"looking for {key}") from None
+        return True
 
     def put_file(self, key: str, path: Path) -> None:
         try:

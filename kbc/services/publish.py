@@ -59,14 +59,14 @@ def publish(
     with tempfile.TemporaryDirectory(prefix="kbc-publish-") as scratch:
         copy = Path(scratch) / "store"
         manifest = _snapshot(store_root, copy, settings, location.prefix.rsplit("/", 1)[-1], tell)
-        present = {key.rsplit("/", 1)[-1] for key in bucket.keys(location.key(OBJECTS) + "/")}
         uploaded = uploaded_bytes = kept = 0
         sent: set[str] = set()
-        for entry in manifest.files:
-            if entry.sha256 in present or entry.sha256 in sent:
+        for entry in manifest.files:  # a store is a few dozen files: one look for each
+            key = location.key(OBJECTS, entry.sha256)
+            if entry.sha256 in sent or bucket.exists(key):
                 kept += 1
                 continue
-            bucket.put_file(location.key(OBJECTS, entry.sha256), copy / entry.path)
+            bucket.put_file(key, copy / entry.path)
             sent.add(entry.sha256)
             uploaded += 1
             uploaded_bytes += entry.size
