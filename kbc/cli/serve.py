@@ -187,9 +187,10 @@ def scopes(ctx: click.Context, repo: Path, store: Path | None, fmt: str) -> None
     "repos",
     multiple=True,
     metavar="[NAME=]PATH-OR-URL",
-    help="A repository to serve: a folder or a git URL (cloned and followed), optionally "
-    "named; repeat it to serve several (default: the [[repositories]] of your "
-    "configuration, else the current folder).",
+    help="A repository to serve: a folder, a git URL (cloned and followed) or a store "
+    "published with `kbc publish` (s3://BUCKET/PREFIX/NAME, followed), optionally named; "
+    "repeat it to serve several (default: the [[repositories]] of your configuration, "
+    "else the current folder).",
 )
 @click.option(
     "--store", type=click.Path(file_okay=False, path_type=Path), help="Store folder (one repository only)."
@@ -226,7 +227,9 @@ def serve(
     (serve.max_open, serve.idle_seconds); a repository without a build is built
     in the background on first use; URL repositories are fetched and refreshed
     every serve.fetch_seconds and on a push webhook (POST /api/v1/hooks/push,
-    signed with serve.webhook_secret).
+    signed with serve.webhook_secret). A published store (s3://...) is pulled,
+    checked and served read-only; its manifest is read every
+    serve.publication_poll seconds and a newer publication swapped in whole.
 
     The server answers from the newest completed build (a `kbc build` or
     `kbc refresh` from another process is followed, never mixed into a request
