@@ -1,7 +1,7 @@
 """Publishing stores to S3-compatible storage and serving them: publish and pull times, and the
 requests a second of one server against two following the same publication.
 
-    python benchmarks/publish.py [--repo NAME=DIR ...] [--seconds 20] [--clients 8]
+    python benchmarks/publish.py [--repo NAME=DIR ...] [--seconds 20] [--clients 8] [--rounds 3]
         [--update-results]
 
 An S3 server on loopback (moto's, a process of its own) stands for the object store. Each
@@ -17,8 +17,9 @@ store in a temporary folder, then, each through the command line a CI job runs:
 
 Then, for the first repository, ``kbc serve --transport http`` processes following its
 publication: ``--clients`` clients (threads, one ``httpx.Client`` each) send REST retrieves
-of tasks never sent before (each ranked: no slice cache) for ``--seconds``, first all to one
-server, then round-robin to two. Requests a second of each phase, their ratio, and failed
+of tasks never sent before (each ranked: no slice cache) for ``--seconds``, all to one
+server, then round-robin to two, ``--rounds`` times over (alternated, so that a change in the
+machine's load falls on both). Requests a second of each phase, their ratio, and failed
 requests (any status but 200) are reported. Both servers run on this machine's cores, so the
 ratio says what a second process adds on the same machine, not on a second one.
 """
@@ -230,6 +231,7 @@ def main() -> None:
     parser.add_argument("--repo", action="append", default=[], metavar="NAME=DIR")
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--update-results", action="store_true")
     args = parser.parse_args()
     repos = [tuple(r.split("=", 1)) for r in args.repo] or [("kbc", str(ROOT))]
@@ -256,10 +258,16 @@ def main() -> None:
                     f"pull {pull:.2f} s",
                     file=sys.stderr,
                 )
-            name = repos[0][0]
-            with server(name, endpoint, work / "one") as one, server(name, endpoint, work / "two") as two:
-                single = load([one], args.seconds, args.clients, 0)
-                double = load([one, two], args.seconds, args.clients, 1_000_000)
+            served = repos[0][0]
+            single, double = [0, 0], [0, 0]
+            with server(served, endpoint, work / "one") as one, server(served, endpoint, work / "two") as two:
+                for turn in range(args.rounds):  # alternated, so a change in the machine's load hits both
+                    for urls, total in (([one], single), ([one, two], double)):
+                        answered, failed = load(
+                            urls, args.seconds, args.clients, turn * 2_000_000 + len(urls)
+                        )
+                        total[0] += answered
+                        total[1] += failed
     lines = [
         f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; "
         "S3: moto's server on loopback; stores built lexically (no vectors).",
@@ -275,11 +283,11 @@ def main() -> None:
             f"({first / copy:.0f}x copy, {first / build:.2f}x build) | {again:.2f} s | {pull:.2f} s "
             f"({pull / copy:.0f}x copy) |"
         )
-    rate1, rate2 = single[0] / args.seconds, double[0] / args.seconds
+    rate1, rate2 = single[0] / args.seconds / args.rounds, double[0] / args.seconds / args.rounds
     lines += [
         "",
-        f"Serving {name}'s publication, {args.clients} clients, distinct tasks (each ranked), "
-        f"{args.seconds:.0f} s a phase:",
+        f"Serving {served}'s publication, {args.clients} clients, distinct tasks (each ranked), "
+        f"{args.rounds} rounds of {args.seconds:.0f} s with one server then {args.seconds:.0f} s with two:",
         "",
         "| servers | requests/s | failed | against one |",
         "| --- | ---: | ---: | ---: |",
