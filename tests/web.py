@@ -153,16 +153,27 @@ def running(
 
 
 @contextmanager
-def serving(*repos: str, folder: Path) -> Iterator[str]:
+def serving(*repos: str, folder: Path, options: tuple[str, ...] = ()) -> Iterator[str]:
     """``kbc serve --transport http`` of ``repos`` (each ``[NAME=]PATH``) in a process of its own,
-    lexical, as a user starts it; yields its loopback URL once it answers."""
+    lexical, as a user starts it (``options``: more of kbc's ``-c section.key=value``); yields its
+    loopback URL once it answers."""
     import subprocess
     import sys
 
     import httpx
 
     port = free_port()
-    command = [sys.executable, "-m", "kbc", "-c", "index.embed_model=none", "serve", "--transport", "http"]
+    command = [
+        sys.executable,
+        "-m",
+        "kbc",
+        "-c",
+        "index.embed_model=none",
+        *options,
+        "serve",
+        "--transport",
+        "http",
+    ]
     command += ["--port", str(port), *(a for repo in repos for a in ("--repo", repo))]
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("KBC_")}, "HOME": str(folder)}
     env["KBC_CONFIG"] = ""

@@ -373,6 +373,7 @@ def _register() -> None:
     from kbc.cli.hooks import hook, hooks
     from kbc.cli.knowledge import proposals, propose
     from kbc.cli.maintain import drift, embed, refresh, render, status, views
+    from kbc.cli.publish import init_ci, publish
     from kbc.cli.serve import ask, gaps, scopes, search, serve
 
     for command in (
@@ -389,6 +390,8 @@ def _register() -> None:
         propose,
         proposals,
         serve,
+        publish,
+        init_ci,
         eval_command,
         hook,
         hooks,

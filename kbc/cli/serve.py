@@ -187,9 +187,10 @@ def scopes(ctx: click.Context, repo: Path, store: Path | None, fmt: str) -> None
     "repos",
     multiple=True,
     metavar="[NAME=]PATH-OR-URL",
-    help="A repository to serve: a folder or a git URL (cloned and followed), optionally "
-    "named; repeat it to serve several (default: the [[repositories]] of your "
-    "configuration, else the current folder).",
+    help="A repository to serve: a folder, a git URL (cloned and followed) or a store "
+    "published with `kbc publish` (s3://BUCKET/PREFIX/NAME, followed), optionally named; "
+    "repeat it to serve several (default: the [[repositories]] of your configuration, "
+    "else the current folder).",
 )
 @click.option(
     "--store", type=click.Path(file_okay=False, path_type=Path), help="Store folder (one repository only)."
@@ -226,7 +227,9 @@ def serve(
     (serve.max_open, serve.idle_seconds); a repository without a build is built
     in the background on first use; URL repositories are fetched and refreshed
     every serve.fetch_seconds and on a push webhook (POST /api/v1/hooks/push,
-    signed with serve.webhook_secret).
+    signed with serve.webhook_secret). A published store (s3://...) is pulled,
+    checked and served read-only; its manifest is read every
+    serve.publication_poll seconds and a newer publication swapped in whole.
 
     The server answers from the newest completed build (a `kbc build` or
     `kbc refresh` from another process is followed, never mixed into a request
@@ -258,7 +261,8 @@ def _served(repos: tuple[str, ...], store: Path | None) -> KnowledgeBase | Works
     here = settings_for(Path(".")) if len(entries) != 1 else None  # the user's, with its notices once
     if not entries and here is not None and here.repositories and store is None:
         entries = list(here.repositories)
-    if not entries or (len(entries) == 1 and not entries[0].url and not entries[0].projects):
+    alone = len(entries) == 1 and not (entries[0].url or entries[0].projects or entries[0].published)
+    if not entries or alone:
         if entries:
             kb = knowledge_base(Path(entries[0].path), store)
         else:

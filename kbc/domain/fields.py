@@ -312,6 +312,17 @@ FIELDS: tuple[FieldSpec, ...] = (
         limit=True,
     ),
     FieldSpec(
+        "publication_poll",
+        "serve",
+        "publication_poll",
+        int,
+        "KBC_PUBLICATION_POLL",
+        1,
+        "a server of a published store (s3://...) reads its manifest this often, in seconds, and "
+        "switches to a newer publication once it is pulled and checked",
+        limit=True,
+    ),
+    FieldSpec(
         "refresh_wait",
         "serve",
         "refresh_wait",

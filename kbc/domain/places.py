@@ -3,7 +3,7 @@ git URL, a default name taken from it, and the checks every such table passes.""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from kbc.domain.errors import FieldError
@@ -28,10 +28,12 @@ def place_tables(
     keys: tuple[str, ...],
     lists: tuple[str, ...] = (),
     example: str,
+    alone: Callable[[Mapping[str, Any]], bool] | None = None,
 ) -> list[dict[str, Any]]:
     """The ``[[section]]`` tables of one configuration file whose keys are ``keys`` (strings)
-    and ``lists`` (lists of strings), each with exactly one of ``path`` and ``url``; a table
-    that is not is reported in ``errors`` and left out."""
+    and ``lists`` (lists of strings), each with exactly one of ``path`` and ``url`` (or, a
+    table ``alone`` accepts, neither); a table that is not is reported in ``errors`` and left
+    out."""
     tables = data.get(section, [])
     if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
         errors.append(
@@ -63,7 +65,18 @@ def place_tables(
                 )
             )
             continue
-        if bool(values["path"]) == bool(values["url"]):
+        if alone is not None and alone(table):
+            if values["path"] or values["url"]:
+                errors.append(
+                    FieldError(
+                        source,
+                        section,
+                        "a table of a published store names a path or url too",
+                        "drop path and url: the store is read from where it is published",
+                    )
+                )
+                continue
+        elif bool(values["path"]) == bool(values["url"]):
             errors.append(
                 FieldError(
                     source,

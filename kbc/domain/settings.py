@@ -60,6 +60,7 @@ class Settings:
     session_idle_seconds: int = 300
     max_sessions: int = 1000
     fetch_seconds: int = 60
+    publication_poll: int = 30
     refresh_wait: int = 60
     max_open: int = 24
     idle_seconds: int = 600

@@ -29,10 +29,16 @@ class RepositoryEntry:
     branch: str = ""  # the branch followed ("": the remote's default)
     store: str = ""  # its store ("": <repository>/.kbc)
     projects: tuple[str, ...] = ()  # a monorepo's sub-projects: globs of folders, each served alone
+    published: str = ""  # or a store published to object storage (s3://...), followed
 
     @property
     def where(self) -> str:
-        return self.url or self.path
+        return self.url or self.path or self.published
+
+
+def is_published(where: str) -> bool:
+    """Whether ``where`` names a published store (``s3://...``) rather than a repository."""
+    return where.strip().lower().startswith("s3://")
 
 
 def name_of(where: str) -> str:
@@ -60,6 +66,8 @@ def repository_entry(entry: str, source: str, errors: list[FieldError]) -> Repos
     if found is None:
         return None
     name, path, url = found
+    if is_published(url):
+        return checked(RepositoryEntry(name or name_of(url), published=url.strip()), source, errors)
     return checked(RepositoryEntry(name or name_of(path or url), path, url), source, errors)
 
 
@@ -76,16 +84,19 @@ def repository_tables(
         keys=("path", "url", "branch", "name", "store"),
         lists=("projects",),
         example="/src/app",
+        alone=lambda table: is_published(str(table.get("store", ""))),
     ):
-        where = values["path"] or values["url"]
+        where = values["path"] or values["url"] or values["store"]
+        published = is_published(values["store"])
         entry = checked(
             RepositoryEntry(
                 values["name"] or name_of(where),
                 values["path"],
                 values["url"],
                 values["branch"],
-                values["store"],
+                "" if published else values["store"],
                 values["projects"],
+                values["store"].strip() if published else "",
             ),
             source,
             errors,

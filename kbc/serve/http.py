@@ -136,6 +136,7 @@ def create_app(
     metrics = Metrics(stores=workspace.open_stores)
     if only is None:
         metrics.repositories(len(workspace.names()), workspace.open_count, workspace.waiting)
+    metrics.publications(workspace.followed)
     workspace.listen(metrics.heard)
     worker = Worker(workspace, metrics)
     settings = workspace.settings

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from prometheus_client.core import Metric
 
     from kbc.services.knowledge import KnowledgeBase
+    from kbc.services.published import Followed
     from kbc.services.querylog import Logged
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
@@ -120,6 +121,12 @@ class Metrics:
             "kbc_refreshes_queued", "Refreshes waiting (queued or running).", registry=self.registry
         ).set_function(lambda: float(queued()))
 
+    def publications(self, followed: Callable[[], dict[str, Followed]]) -> None:
+        """What the server knows of each published store it follows: whether the last look at
+        it succeeded, what went wrong, when it was last looked at, the publication served."""
+        if followed():
+            self.registry.register(_PublicationCollector(followed))
+
     def heard(self, logged: Logged) -> None:
         self.queries.labels(logged.kind).inc()
         if logged.gap:
@@ -146,6 +153,48 @@ class Metrics:
         return generate_latest(self.registry)
 
 
+class _PublicationCollector:
+    def __init__(self, followed: Callable[[], dict[str, Followed]]) -> None:
+        self.followed = followed
+
+    def describe(self) -> list[Metric]:
+        return []
+
+    def collect(self) -> Iterator[Metric]:
+        from prometheus_client.core import GaugeMetricFamily
+
+        ok = GaugeMetricFamily(
+            "kbc_publication_ok",
+            "1 when the last look at the published store succeeded, else 0 (the last good "
+            "publication is served meanwhile).",
+            labels=["repository"],
+        )
+        problem = GaugeMetricFamily(
+            "kbc_publication_problem",
+            "What went wrong at the last look (1 while it lasts).",
+            labels=["repository", "problem"],
+        )
+        checked = GaugeMetricFamily(
+            "kbc_publication_checked_timestamp_seconds",
+            "When the published store was last looked at (Unix time).",
+            labels=["repository"],
+        )
+        served = GaugeMetricFamily(
+            "kbc_publication_served",
+            "The publication served (1).",
+            labels=["repository", "publication", "commit"],
+        )
+        for name, followed in sorted(self.followed().items()):
+            ok.add_metric([name], 1.0 if followed.ok else 0.0)
+            checked.add_metric([name], followed.checked)
+            if followed.problem:
+                problem.add_metric([name, followed.problem[:PROBLEM_CHARS]], 1.0)
+            if followed.served is not None:
+                served.add_metric([name, followed.served.id, followed.served.commit], 1.0)
+        yield from (ok, problem, checked, served)
+
+
+PROBLEM_CHARS = 300  # of a problem in its label
 Stores = Callable[[], "list[tuple[str, KnowledgeBase]]"]  # the open stores, by repository name
 
 

@@ -12,6 +12,7 @@ from kbc.domain.errors import KbcError
 from kbc.domain.settings import Settings
 from kbc.domain.workspace import RepositoryEntry
 from kbc.services.knowledge import KnowledgeBase
+from kbc.services.published import Followed
 from kbc.store.layout import state_file, store_path
 
 RETRY_FIRST_SECONDS = 30.0  # the wait before a failed refresh is tried again, doubled each failure
@@ -37,6 +38,7 @@ class Member:
     checked: tuple[float, bool] | None = None  # when it was last found behind or not, and which
     failures: int = 0  # refreshes failed in a row
     retry_at: float = 0.0  # when (time.monotonic) the last failed one may be tried again
+    followed: Followed | None = None  # a published store (s3://...) it serves, followed
 
     @property
     def name(self) -> str:

@@ -1,4 +1,5 @@
-"""A workspace: many repositories served by one process, each with its own store.
+"""A workspace: many repositories served by one process, each with its own store (or a
+store published to object storage, followed: :mod:`kbc.services.published`).
 
 Stores open on first use and close when idle (or when more than ``serve.max_open`` are
 open: the one used least recently goes first); a repository without a build is built in
@@ -14,27 +15,28 @@ each failure; asked for by name (the refresh tool, a push webhook), at once.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from kbc.analyzers.gitrepo import checkout_path, git, head_commit, without_password
+from kbc.analyzers.gitrepo import checkout_path, git
 from kbc.domain.errors import KbcError, NotFound, StoreError
 from kbc.domain.progress import Say
 from kbc.domain.settings import Settings
-from kbc.domain.workspace import RepositoryEntry
+from kbc.domain.workspace import RepositoryEntry, name_of
 from kbc.services.components import CONFIGURED, Components
 from kbc.services.knowledge import KnowledgeBase
+from kbc.services.listing import clock, described
 from kbc.services.members import Member, expand, follows_knowledge, same_url, store_of
+from kbc.services.published import Followed, Publications
 from kbc.services.querylog import Listener
 from kbc.services.upkeep import Upkeep
-from kbc.store.state import finished_at, read_state
 
 SettingsFor = Callable[[Path], Settings]
 FUSED_IDS = 1000  # cross-repository query ids remembered for report_usage
@@ -84,8 +86,17 @@ class Workspace:
         self._workers: dict[str, threading.Thread] = {}  # the refresh under way of each repository
         self._upkeep = Upkeep(settings, self._settings_for, components, self._notify)
         self._fused: OrderedDict[str, tuple[tuple[str, str, frozenset[str]], ...]] = OrderedDict()
+        self._lent: dict[int, int] = {}  # requests under way per knowledge base (by id)
+        self._retired: dict[int, KnowledgeBase] = {}  # replaced, closed once no request uses them
         opened = opened or {}
         for entry in expand(entries):
+            if entry.published:
+                followed = Followed(entry, settings.data_dir)
+                own = dataclasses.replace(settings, auto_refresh=False)
+                self._members[entry.name] = Member(
+                    entry, followed.root, own, followed.start(), followed=followed
+                )
+                continue
             given = opened.get(entry.name)
             if given is not None:
                 self._members[entry.name] = Member(
@@ -99,12 +110,18 @@ class Workspace:
             )
             own = self._settings_for(root)
             self._members[entry.name] = Member(entry, root, own, store_of(entry, root, own))
+        self._publications = Publications(
+            {m.name: m.followed for m in self._members.values() if m.followed is not None},
+            settings.publication_poll,
+            self.switch,
+            self._reported,
+        )
 
     @classmethod
     def of(cls, kb: KnowledgeBase, name: str = "") -> Workspace:
         """A workspace of one knowledge base already open (what ``kbc serve`` of one repository
         serves)."""
-        name = name or _usable(kb.root.name)
+        name = name or name_of(kb.root.name)
         return cls(
             [RepositoryEntry(name, str(kb.root))], kb.settings, components=kb.components, opened={name: kb}
         )
@@ -159,11 +176,17 @@ class Workspace:
         with self._lock:
             member = self.member(name)
             if member.kb is None:
+                if member.followed is not None and not member.built():
+                    raise StoreError(
+                        f"repository {name!r} has no publication pulled yet "
+                        f"({member.problem or 'the first pull is under way'})",
+                        hint="ask again once GET /api/v1/repositories (MCP list_repositories) shows it ready",
+                    )
                 if not member.built():
                     if member.backing_off(time.monotonic()):
                         raise StoreError(
                             f"repository {name!r} failed to build ({member.problem}); it is retried "
-                            f"after {_clock(member.retry_at)}",
+                            f"after {clock(member.retry_at)}",
                             hint="MCP refresh (or a push webhook) tries again at once; "
                             "GET /api/v1/repositories (MCP list_repositories) shows its status",
                         )
@@ -185,12 +208,52 @@ class Workspace:
                 self._evict(keep=name)
             member.users += 1
             kb = member.kb
+            self._lent[id(kb)] = self._lent.get(id(kb), 0) + 1
         try:
             yield kb
         finally:
             with self._lock:
                 member.users -= 1
                 member.last_used = time.monotonic()
+                self._lent[id(kb)] -= 1
+                if not self._lent[id(kb)]:
+                    del self._lent[id(kb)]
+                    if id(kb) in self._retired:
+                        self._retired.pop(id(kb)).close()
+
+    def switch(self, name: str, store: Path) -> None:
+        """Serve ``name`` from ``store`` (a newer publication), opened first, then swapped in;
+        the store it replaces is closed once its requests are done."""
+        member = self.member(name)
+        kb = KnowledgeBase(
+            member.root,
+            store=store,
+            settings=member.settings,
+            notify=self._notify,
+            components=self.components,
+        )
+        try:
+            kb.retriever()  # what the first request would open, opened before the swap
+        except BaseException:
+            kb.close()
+            raise
+        with self._lock:
+            for listener in self._listeners:
+                kb.listen(listener)
+            old, member.kb, member.store = member.kb, kb, store
+            if old is not None and self._lent.get(id(old)):
+                self._retired[id(old)] = old
+            elif old is not None:
+                old.close()
+        self._notify(f"kbc: {name}: serving {store.name}")
+
+    def followed(self) -> dict[str, Followed]:  # the published stores, by name
+        return self._publications.followed
+
+    def _reported(self, name: str, problem: str) -> None:
+        member = self.member(name)
+        member.problem = problem
+        member.state = "failed" if problem and not member.built() else "idle"
 
     def _open(self) -> list[Member]:
         return [m for m in self._members.values() if m.kb is not None and m.pinned is None]
@@ -243,57 +306,7 @@ class Workspace:
         return [self.describe(m) for m in members]
 
     def describe(self, member: Member) -> dict[str, Any]:
-        state = read_state(member.store)
-        finished = finished_at(member.store, state) if state is not None else 0.0
-        built_at = (
-            datetime.fromtimestamp(finished, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-            if finished
-            else ""
-        )
-        served = state.commit if state is not None else ""
-        ahead = member.pushed or self._upstream(member)
-        behind = bool(served and ahead and ahead != served)
-        if member.state in ("queued", "refreshing"):
-            status = "building" if state is None else member.state
-        elif member.state == "failed":
-            status = "failed"
-        else:
-            status = "ready" if state is not None else "not built"
-        return {
-            "name": member.name,
-            "path": "" if member.entry.url else str(member.root),
-            "url": without_password(member.entry.url),
-            "branch": member.entry.branch,
-            "commit": served,
-            "built_at": built_at,
-            "status": status,
-            "behind": behind,
-            "upstream": ahead if behind else "",
-            "open": member.kb is not None,
-            "problem": member.problem,
-            "retry_at": _clock(member.retry_at) if member.state == "failed" else "",
-        }
-
-    def _upstream(self, member: Member) -> str:
-        """The commit the repository is at now: its work tree's HEAD, or (a URL) the remote
-        branch as last fetched."""
-        if not member.root.is_dir():
-            return ""
-        if not member.entry.url:
-            return head_commit(member.root)
-        branch = (
-            member.entry.branch or git(member.root, "symbolic-ref", "--short", "HEAD", check=False).strip()
-        )
-        if not branch:
-            return ""
-        return git(
-            member.root,
-            "rev-parse",
-            "--verify",
-            "-q",
-            f"refs/remotes/origin/{branch}^{{commit}}",
-            check=False,
-        ).strip()
+        return described(member)
 
     def behind(self, names: Sequence[str]) -> list[str]:
         """Which of ``names`` serve a store behind their repository (looked up at most every
@@ -331,6 +344,7 @@ class Workspace:
         if self._thread is None:
             self._thread = threading.Thread(target=self._follow, name="kbc-follow", daemon=True)
             self._thread.start()
+            self._publications.start()
 
     def _follow(self) -> None:
         every = self.settings.fetch_seconds
@@ -379,12 +393,18 @@ class Workspace:
             for m in self._members.values()
             if (m.entry.url or (m.built() and any(root.url for root in m.settings.knowledge)))
             and not m.backing_off(now)
+            and m.followed is None
         ]
 
     def refresh_now(self, name: str) -> None:
         """Bring ``name``'s store up to its repository (clone, fetch, build or refresh), through a
-        knowledge base of its own; a failure is kept as the repository's problem."""
-        self._upkeep.run(self.member(name))
+        knowledge base of its own; a failure is kept as the repository's problem. A published
+        store: its newest publication, pulled and served."""
+        member = self.member(name)
+        if member.followed is not None:
+            self._publications.look(name)
+            return
+        self._upkeep.run(member)
 
     def pushed_to(self, urls: Sequence[str], branch: str, after: str) -> list[str]:
         """Queue a refresh of every URL repository at one of ``urls`` following ``branch``
@@ -469,6 +489,7 @@ class Workspace:
             self._queue.wake.notify_all()
             workers = list(self._workers.values())
         self._upkeep.halt.set()  # fetches under way stop, builds not started are not
+        self._publications.close()
         deadline = time.monotonic() + STOP_SECONDS
         for thread in [self._thread, *workers]:
             if thread is not None:
@@ -476,15 +497,6 @@ class Workspace:
         with self._lock:
             for member in self._members.values():
                 self._close(member)
-
-
-def _clock(monotonic: float) -> str:
-    """The UTC time (ISO 8601, seconds) a ``time.monotonic()`` reading stands for."""
-    at = datetime.fromtimestamp(time.time() + monotonic - time.monotonic(), UTC)
-    return at.isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
-def _usable(name: str) -> str:
-    from kbc.domain.workspace import name_of
-
-    return name_of(name)
+            for kb in self._retired.values():
+                kb.close()
+            self._retired.clear()

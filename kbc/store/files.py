@@ -38,6 +38,26 @@ def connect(
     return db
 
 
+def copy_database(source: Path, target: Path) -> None:
+    """A consistent copy of the SQLite database at ``source`` (what its last commit holds, a
+    writer's transaction under way left out) written to ``target``, in rollback-journal mode,
+    through SQLite's backup API rather than by copying a file that may be under write."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    for suffix in ("", "-journal", "-wal", "-shm"):
+        target.with_name(target.name + suffix).unlink(missing_ok=True)
+    origin = sqlite3.connect(f"{source.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        copy = sqlite3.connect(target)
+        try:
+            origin.backup(copy)
+            copy.execute("PRAGMA journal_mode=DELETE")
+            copy.commit()
+        finally:
+            copy.close()
+    finally:
+        origin.close()
+
+
 def write_atomic(path: Path, data: str | bytes) -> None:
     """``path`` holds ``data`` whole or keeps what it held: written beside it under a name of
     this call's own, synced, then put in its place in one rename."""

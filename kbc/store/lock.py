@@ -14,6 +14,7 @@ from kbc.domain.errors import LockTimeout
 from kbc.store.layout import fill_lock_file, lock_file
 
 POLL_SECONDS = 0.2
+IN_USE = ".in-use"  # in a folder read by a process (a publication served), locked shared
 _HELD: set[int] = set()  # lock descriptors this process holds (a forked worker inherits them)
 
 
@@ -124,5 +125,32 @@ def filling(store_root: Path) -> bool:
     else:
         fcntl.flock(handle, fcntl.LOCK_UN)
         return False
+    finally:
+        os.close(handle)
+
+
+def hold_shared(folder: Path) -> int:
+    """A descriptor holding a shared lock on ``<folder>/.in-use`` for as long as it is open: the
+    folder is being read, and :func:`remove_unless_held` leaves it alone."""
+    handle = os.open(folder / IN_USE, os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(handle, fcntl.LOCK_SH)
+    return handle
+
+
+def remove_unless_held(folder: Path) -> bool:
+    """Remove ``folder`` unless a process holds it (:func:`hold_shared`); True when removed."""
+    import shutil
+
+    try:
+        handle = os.open(folder / IN_USE, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    else:
+        shutil.rmtree(folder, ignore_errors=True)
+        return True
     finally:
         os.close(handle)
