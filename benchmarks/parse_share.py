@@ -24,7 +24,7 @@ from typing import Any
 
 from kbc.analyzers.code.grammars import parse, parser_for
 from kbc.analyzers.code.languages import CODE_LANGUAGES
-from kbc.analyzers.discover import language_of
+from kbc.analyzers.discover import LANGUAGE_HEAD, language_of
 
 # language -> the grammar wheel's module and the function of it that gives the language
 WHEELS = {
@@ -63,7 +63,7 @@ def collect(root: Path) -> dict[str, list[bytes]]:
         if not file.is_file() or {"node_modules", ".git", ".kbc"} & set(file.parts):
             continue
         data = file.read_bytes()
-        language = language_of(file.name, data[:4096])
+        language = language_of(file.name, data[:LANGUAGE_HEAD])
         if language in CODE_LANGUAGES:
             row = f"{language} (declarations)" if file.name.endswith(DECLARATIONS) else language
             found[row].append(data)

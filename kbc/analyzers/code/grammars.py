@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from kbc.analyzers.code.languages import RULES
-from kbc.analyzers.code.repair import repaired
+from kbc.analyzers.code.mend import MENDERS
+from kbc.analyzers.code.repair import mended, repaired
 
 _PARSERS: dict[str, Any] = {}
 _QUERIES: dict[str, Any] = {}
@@ -29,10 +30,11 @@ def parser_for(language: str) -> Any:
 
 def parse(language: str, data: bytes) -> Any:
     """The tree of ``data``; where the grammar lacks a syntax the language has, the tree of the
-    bytes with it blanked out (:mod:`kbc.analyzers.code.repair`), the spans unchanged."""
+    bytes with it blanked out (:mod:`kbc.analyzers.code.repair` for TypeScript,
+    :mod:`kbc.analyzers.code.mend` for C, C++ and Rust), the spans unchanged."""
     parser = parser_for(language)
     tree = parser.parse(data)
-    if not tree.root_node.has_error or language not in ("typescript", "tsx"):
+    if not tree.root_node.has_error or language not in ("typescript", "tsx", *MENDERS):
         return tree
     if language not in _REPAIR_QUERIES:
         from tree_sitter import Query
@@ -40,9 +42,11 @@ def parse(language: str, data: bytes) -> Any:
         language_object = grammar(language)
         _REPAIR_QUERIES[language] = (
             Query(language_object, "(ERROR) @error"),
-            Query(language_object, "(type_parameters) @list"),
+            Query(language_object, "(type_parameters) @list") if language in ("typescript", "tsx") else None,
         )
     errors, lists = _REPAIR_QUERIES[language]
+    if language in MENDERS:
+        return mended(data, tree, parser, errors, MENDERS[language])
     return repaired(language, data, tree, parser, errors, lists)
 
 
