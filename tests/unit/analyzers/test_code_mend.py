@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from kbc.analyzers.code.analyze import analyze_code
 from kbc.analyzers.code.grammars import parse
 from kbc.analyzers.code.mend import (
     Mender,
@@ -17,6 +18,7 @@ from kbc.analyzers.code.mend import (
     flatten_conditionals,
     mend_rust,
 )
+from kbc.domain.models import AnalysisTask
 
 
 def mended(mender: Mender, written: str, rows: set[int] | None = None) -> str:
@@ -105,11 +107,16 @@ def test_a_mended_file_parses_and_keeps_its_definitions_at_their_lines() -> None
         "#ifndef LIB_H\n#define LIB_H\n"
         '#ifdef __cplusplus\nextern "C" {\n#endif\n'
         "LIB_API int lib_version(void);\n"
-        "LIB_API const char* lib_name(void);\n"
-        "static FORCE_INLINE unsigned lib_hash(unsigned x) { return x * 64 KB; }\n"
+        "static FORCE_INLINE unsigned lib_hash(unsigned x) {\n  return x * 64 KB;\n}\n"
+        "LIB_API const char* lib_name(void) { return NAME; }\n"
         "#ifdef __cplusplus\n}\n#endif\n#endif\n"
-    ).encode()
-    tree = parse("c", header)
-    assert not tree.root_node.has_error
+    )
+    assert parse("c", header.encode()).root_node.has_error is False
+    found = analyze_code(header.encode(), AnalysisTask("lib.h", "/nonexistent", "lib", False, language="c"))
+    assert [(s.name, s.start_line, s.end_line, s.signature) for s in found.symbols] == [
+        ("lib_hash", 7, 9, "static FORCE_INLINE unsigned lib_hash(unsigned x)"),  # as written
+        ("lib_name", 10, 10, "const char* lib_name(void)"),  # from the first byte read
+    ]
+    assert not found.warnings
     rust = b"fn f() -> Result<(), E> {\n    let v = try!(g());\n    Ok(v)\n}\n"
     assert not parse("rust", rust).root_node.has_error
