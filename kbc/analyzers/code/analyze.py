@@ -39,6 +39,7 @@ from kbc.domain.models import (
 __all__ = ["analyze_code", "analyze_code_file", "definition_rules", "parser_for"]
 
 _ECMASCRIPT = frozenset({"typescript", "tsx", "javascript"})
+_DOC_CHARS = 300  # a definition's doc: its comment's first sentence, cut here
 
 
 def analyze_code_file(task: AnalysisTask) -> AnalysisResult:
@@ -116,34 +117,42 @@ class _Walker:
         """Every node of interest (found by a tree-sitter query, in C), in document order; the
         enclosing scopes kept on a stack of spans, so nothing else of the tree is visited."""
         stack: list[tuple[int, int, tuple[str, ...], str]] = []  # start, end, scope, owner
+        rules = self.rules
+        imports, calls, scopes = rules.imports, rules.calls, rules.scopes
+        only_calls = calls - rules.classes - rules.functions - scopes - imports  # define nothing
+        define, module = self.definitions.define, self.module
         for node in nodes_of_interest(self.language, root):
             start, end = node.start_byte, node.end_byte
             while stack and not (stack[-1][0] <= start and end <= stack[-1][1]):
                 stack.pop()
             scope, owner = (stack[-1][2], stack[-1][3]) if stack else ((), "")
             kind = node.type
+            if kind in calls:
+                call = call_of(node, owner or module)
+                if call is not None:
+                    self.calls.append(call)
+                if kind in only_calls:
+                    continue
             if kind == "package_clause":
                 self.go_package = text(first(node, {"package_identifier"}))
                 self.package_line = int(node.start_point[0]) + 1
-            if kind in self.rules.imports:
+            if kind in imports:
                 self.imports.extend(imports_of(node, self.path))
-            if kind in self.rules.calls:
-                call = call_of(node, owner or self.module)
-                if call is not None:
-                    self.calls.append(call)
-            found = self.definitions.define(node, scope)
+            found = define(node, scope)
             if found is not None:
                 defined = self._symbol(found)
                 self.symbols.append(defined)
                 self._entry(defined)
                 stack.append((start, end, (*found.scope, found.name), defined.qname))
-            elif kind in self.rules.scopes and (named := self.definitions.scope_name(node)):
+            elif kind in scopes and (named := self.definitions.scope_name(node)):
                 stack.append((start, end, (*scope, named), owner))
 
     def _symbol(self, found: Defined) -> Symbol:
         span = found.span
         start = int(span.start_point[0]) + 1
-        sibling = span.prev_named_sibling
+        # (a node's previous sibling is found by a walk of its parent's children: only asked
+        # where the language writes attributes or decorators on lines of their own)
+        sibling = span.prev_named_sibling if self.rules.attributes else None
         while (
             sibling is not None and sibling.type in self.rules.attributes and end_line(sibling) >= start - 1
         ):
@@ -169,23 +178,26 @@ class _Walker:
         taken off, up to its first ``@tag``."""
         found: list[str] = []
         number = start - 1
+        comments = self.rules.comments
         while 1 <= number <= len(self.lines):
             line = self.lines[number - 1].strip()
-            if not line.startswith(self.rules.comments) and not line.endswith("*/"):
+            if not line.startswith(comments) and not line.endswith("*/"):
                 break
-            found.insert(0, line)
+            found.append(line)
             number -= 1
-        words = []
-        for line in found:
+        written = ""
+        for line in reversed(found):
             line = line.removeprefix("/**").removeprefix("/*!").removeprefix("/*").replace("*/", " ")
             for mark in ("///", "//!", "//", "*"):
                 line = line.removeprefix(mark)
             line = line.strip()
             if line.startswith("@"):
                 break
-            words.append(line)
-        written = " ".join(w for w in words if w)
-        return (written[: written.index(". ") + 1] if ". " in written else written)[:300]
+            if line:
+                written = f"{written} {line}" if written else line
+                if ". " in written or len(written) > _DOC_CHARS + 2:
+                    break  # its first sentence, or more than is kept, is read
+        return (written[: written.index(". ") + 1] if ". " in written else written)[:_DOC_CHARS]
 
     def _entry(self, symbol: Symbol) -> None:
         """``main`` where the language starts a program from it."""

@@ -54,8 +54,8 @@ class Declarations:
             span,
             body.start_byte if body is not None else span.end_byte,
             self._public(node, name),
-            is_async(node),
-            self._bases(node),
+            self.language == "rust" and is_async(node),
+            self._bases(node) if kind == "class" else (),
         )
 
     def _wraps(self, parent: Any) -> bool:
