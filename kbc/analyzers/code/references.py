@@ -12,7 +12,6 @@ from kbc.analyzers.code.languages import code_module
 from kbc.analyzers.code.syntax import child, first, text, unquote
 from kbc.domain.models import Call, Import
 
-
 _JAVA_NAMES = frozenset({"scoped_identifier", "identifier"})
 
 
