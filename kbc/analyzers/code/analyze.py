@@ -13,6 +13,7 @@ read, with a warning.
 from __future__ import annotations
 
 import dataclasses
+from bisect import bisect_right
 from pathlib import Path
 from typing import Any
 
@@ -114,38 +115,52 @@ class _Walker:
         self.package_line = 0
 
     def run(self, root: Any) -> None:
-        """Every node of interest (found by a tree-sitter query, in C), in document order; the
-        enclosing scopes kept on a stack of spans, so nothing else of the tree is visited."""
-        stack: list[tuple[int, int, tuple[str, ...], str]] = []  # start, end, scope, owner
+        """Every node of interest (found by a tree-sitter query, in C): the nodes that define,
+        scope or import in document order, the enclosing scopes kept on a stack of spans, so
+        nothing else of the tree is visited; then the calls, each made by the innermost
+        definition around it (found by its span among the definitions', in order)."""
+        stack: list[tuple[int, int, tuple[str, ...], str, int]] = []  # start, end, scope, owner, its index
+        spans: list[tuple[int, int, str]] = []  # each definition's start, end and qname, in order
+        parents: list[int] = []  # the index in spans of the definition around each, or -1
         rules = self.rules
         imports, calls, scopes = rules.imports, rules.calls, rules.scopes
-        only_calls = calls - rules.classes - rules.functions - scopes - imports  # define nothing
         define, module = self.definitions.define, self.module
-        for node in nodes_of_interest(self.language, root):
+        made: list[tuple[int, int, str, int, Call]] = []  # start, -end, kind, order, call
+        structure, call_nodes = nodes_of_interest(self.language, root)
+        for node in structure:
             start, end = node.start_byte, node.end_byte
             while stack and not (stack[-1][0] <= start and end <= stack[-1][1]):
                 stack.pop()
-            scope, owner = (stack[-1][2], stack[-1][3]) if stack else ((), "")
+            scope, owner, index = (stack[-1][2], stack[-1][3], stack[-1][4]) if stack else ((), "", -1)
             kind = node.type
-            if kind in calls:
-                call = call_of(node, owner or module)
-                if call is not None:
-                    self.calls.append(call)
-                if kind in only_calls:
-                    continue
             if kind == "package_clause":
                 self.go_package = text(first(node, {"package_identifier"}))
                 self.package_line = int(node.start_point[0]) + 1
             if kind in imports:
                 self.imports.extend(imports_of(node, self.path))
+            if kind in calls and (call := call_of(node, owner or module)) is not None:
+                made.append((start, -end, kind, len(made), call))
             found = define(node, scope)
             if found is not None:
                 defined = self._symbol(found)
                 self.symbols.append(defined)
                 self._entry(defined)
-                stack.append((start, end, (*found.scope, found.name), defined.qname))
+                spans.append((start, end, defined.qname))
+                parents.append(index)
+                stack.append((start, end, (*found.scope, found.name), defined.qname, len(spans) - 1))
             elif kind in scopes and (named := self.definitions.scope_name(node)):
-                stack.append((start, end, (*scope, named), owner))
+                stack.append((start, end, (*scope, named), owner, index))
+        starts = [span[0] for span in spans]
+        for node in call_nodes:
+            start, end = node.start_byte, node.end_byte
+            at = bisect_right(starts, start) - 1
+            while at >= 0 and spans[at][1] < end:
+                at = parents[at]
+            call = call_of(node, spans[at][2] if at >= 0 else module)
+            if call is not None:
+                made.append((start, -end, node.type, len(made), call))
+        made.sort()
+        self.calls.extend(found_call for *_, found_call in made)
 
     def _symbol(self, found: Defined) -> Symbol:
         span = found.span

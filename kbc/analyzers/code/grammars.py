@@ -50,14 +50,21 @@ def parse(language: str, data: bytes) -> Any:
     return repaired(language, data, tree, parser, errors, lists)
 
 
-def nodes_of_interest(language: str, root: Any) -> list[Any]:
-    """The nodes that define, scope, call or import (and Go's package clause) under ``root``,
-    parents before their children."""
+def only_calls(language: str) -> frozenset[str]:
+    """The node kinds of ``language`` that call and do nothing else (define, scope, import)."""
+    rules = RULES[language]
+    return rules.calls - rules.classes - rules.functions - rules.scopes - rules.imports
+
+
+def nodes_of_interest(language: str, root: Any) -> tuple[list[Any], list[Any]]:
+    """The nodes that define, scope or import (and Go's package clause) under ``root``,
+    parents before their children; and apart, in no order, the nodes that only call."""
     if language not in _QUERIES:
         from tree_sitter import Query
 
         rules = RULES[language]
         language_object = grammar(language)
+        calls = only_calls(language)
         kinds = sorted(
             k
             for k in (
@@ -70,8 +77,11 @@ def nodes_of_interest(language: str, root: Any) -> list[Any]:
             )
             if language_object.id_for_node_kind(k, True) is not None
         )
-        _QUERIES[language] = Query(language_object, " ".join(f"({kind}) @n" for kind in kinds))
+        _QUERIES[language] = Query(
+            language_object, " ".join(f"({kind}) @{'c' if kind in calls else 'n'}" for kind in kinds)
+        )
     from tree_sitter import QueryCursor
 
-    found = QueryCursor(_QUERIES[language]).captures(root).get("n", [])
-    return sorted(found, key=lambda n: (n.start_byte, -n.end_byte, n.type))
+    found = QueryCursor(_QUERIES[language]).captures(root)
+    structure = sorted(found.get("n", []), key=lambda n: (n.start_byte, -n.end_byte, n.type))
+    return structure, found.get("c", [])
