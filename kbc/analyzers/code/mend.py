@@ -56,15 +56,18 @@ _BETWEEN = re.compile(
     rb"\b([A-Za-z_]\w*[ \t*&]*)[ \t](" + _MACRO + rb")(?=[ \t]+[*&]?[ \t]*[A-Za-z_]\w*[ \t]*\()"
 )
 _KEYWORDS = frozenset(
-    b"static inline extern const volatile unsigned signed struct enum union return else case goto".split()
+    b"static inline extern const volatile unsigned signed struct enum union return else case goto"
+    b" define undef ifdef ifndef if elif pragma".split()  # never a directive's name
 )
 # `LZ4_DEPRECATED("use f") int g(`: an annotation macro with arguments before a declaration
 _ANNOTATION = re.compile(rb"^[ \t]*(" + _MACRO + rb"\([^()\n]*\))[ \t]+(?=[A-Za-z_])", re.MULTILINE)
 # `class JSI_EXPORT Module : public Base {`
 _CLASS = re.compile(rb"\b(?:class|struct|union)[ \t]+(" + _MACRO + rb")(?=[ \t]+[A-Za-z_]\w*\s*[:{])")
-# `Py_BEGIN_ALLOW_THREADS` alone on its line, or before a statement's keyword or an assignment
+# `Py_BEGIN_ALLOW_THREADS` alone on its line, or before a statement's keyword or a member's
+# assignment (`x->y = ...`: no declaration)
 _STATEMENT = re.compile(
-    rb"^[ \t]*(" + _MACRO + rb")[ \t]*(?:(?=//)|(?=/\*)|$|[ \t](?=(?:for|if|while|do|return|switch)\b))",
+    rb"^[ \t]*(" + _MACRO + rb")[ \t]*(?:(?=//)|(?=/\*)|$|[ \t](?=(?:for|if|while|do|return|switch)\b)"
+    rb"|[ \t](?=[A-Za-z_]\w*(?:->|\.)[A-Za-z_]))",
     re.MULTILINE,
 )
 # `DEFINE_GETTER(format, f)` on a line of its own, no `;` after it

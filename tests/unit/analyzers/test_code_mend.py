@@ -68,6 +68,11 @@ def test_macros_standing_for_statements_and_units_are_blanked() -> None:
         == "                        \n  x = f();\n"
     )
     assert mended(blank_statements, "size_t n = 64 KB;") == "size_t n = 64   ;"
+    assert (
+        mended(blank_statements, "  Py_BEGIN_ALLOW_THREADS d->dict = f();")
+        == "                         d->dict = f();"
+    )
+    assert mended(blank_statements, "  BOOL ok = f();") == "  BOOL ok = f();"  # a declaration
     assert mended(blank_statements, "PARAM_GETTER(format, f)\nint g(void);\n") == (
         "                       \nint g(void);\n"
     )
@@ -120,3 +125,8 @@ def test_a_mended_file_parses_and_keeps_its_definitions_at_their_lines() -> None
     assert not found.warnings
     rust = b"fn f() -> Result<(), E> {\n    let v = try!(g());\n    Ok(v)\n}\n"
     assert not parse("rust", rust).root_node.has_error
+
+
+def test_a_directive_is_never_mended() -> None:
+    written = '#define VISIBLE __attribute__((visibility("default")))\n#undef VISIBLE\n'
+    assert mended(blank_annotations, written) == written
