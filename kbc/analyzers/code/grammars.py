@@ -41,7 +41,8 @@ def parse(language: str, data: bytes) -> Any:
 
         language_object = grammar(language)
         _REPAIR_QUERIES[language] = (
-            Query(language_object, "(ERROR) @error"),
+            # C, C++ and Rust's menders count a missing token too (`MOCK_METHOD(void, f, ());`)
+            Query(language_object, "(ERROR) @error" + (" (MISSING) @error" if language in MENDERS else "")),
             Query(language_object, "(type_parameters) @list") if language in ("typescript", "tsx") else None,
         )
     errors, lists = _REPAIR_QUERIES[language]
