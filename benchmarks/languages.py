@@ -7,7 +7,9 @@ its suffix, and a `.h` header's opening) is read once into memory; then, in each
 files of each language are parsed bare (``tree_sitter_language_pack.get_parser(...).parse``)
 and analyzed (``kbc.analyzers.code.analyze.analyze_code``: the parse, definitions, imports,
 calls; then again with the credential screen a build runs only on files its sweep flagged),
-alternating, in this one process; the first round also pays for loading the grammars.
+alternating, in this one process; the first round also pays for loading the grammars. Times
+are the process's CPU time (``time.process_time``), so other work on the machine does not
+weigh on one side of a ratio more than the other.
 Per language: files, lines, symbols, calls found and resolved within the ROOTs
 (``kbc.analyzers.code.resolve``), files with syntax errors, the median seconds of each and
 their ratio. Corpora used in benchmarks/RESULTS.md: benchmarks/polyglot_corpus.py's
@@ -27,7 +29,7 @@ from pathlib import Path
 from kbc.analyzers.code.analyze import analyze_code, parser_for
 from kbc.analyzers.code.languages import CODE_LANGUAGES, code_module
 from kbc.analyzers.code.resolve import link_code
-from kbc.analyzers.discover import language_of
+from kbc.analyzers.discover import LANGUAGE_HEAD, language_of
 from kbc.domain.models import AnalysisTask, FileFacts
 
 
@@ -39,7 +41,7 @@ def collect(roots: list[Path]) -> dict[str, list[tuple[str, bytes]]]:
             if not file.is_file() or ".git" in file.parts or ".kbc" in file.parts:
                 continue
             data = file.read_bytes()
-            language = language_of(file.name, data[:4096])
+            language = language_of(file.name, data[:LANGUAGE_HEAD])
             if language in CODE_LANGUAGES:
                 found[language].append((f"{root.name}/{file.relative_to(root).as_posix()}", data))
     return found
@@ -47,10 +49,10 @@ def collect(roots: list[Path]) -> dict[str, list[tuple[str, bytes]]]:
 
 def parse_all(language: str, files: list[tuple[str, bytes]]) -> float:
     parser = parser_for(language)
-    started = time.perf_counter()
+    started = time.process_time()
     for _, data in files:
         parser.parse(data)
-    return time.perf_counter() - started
+    return time.process_time() - started
 
 
 def analyze_all(
@@ -58,14 +60,14 @@ def analyze_all(
 ) -> tuple[float, list[FileFacts]]:
     """``screen``: with the credential screen, as for a file the build's sweep flagged (a
     build hands the analyzer the sweep's verdict, and a clean file is not screened again)."""
-    started = time.perf_counter()
+    started = time.process_time()
     facts = [
         analyze_code(
             data, AnalysisTask(path, path, code_module(path), False, clean=not screen, language=language)
         )
         for path, data in files
     ]
-    return time.perf_counter() - started, facts
+    return time.process_time() - started, facts
 
 
 def main() -> int:

@@ -1,28 +1,42 @@
-"""The share of a project's TypeScript and JavaScript files that parse without a syntax error.
+"""The share of a project's files, in each language read through tree-sitter, that parse
+without a syntax error.
 
     python benchmarks/parse_share.py ROOT [ROOT ...] [--markdown]
 
 Every file under the ROOTs (``node_modules`` and ``.git`` left out) whose language discovery
-names TypeScript, TSX or JavaScript, declaration files (``.d.ts``, ``.d.mts``, ``.d.cts``) in
-a row of their own, is parsed three ways: by the grammar kbc pins
-(``tree_sitter_language_pack``, bare), by the per-language grammar wheels when they are
-importable (``tree_sitter_typescript``, ``tree_sitter_javascript``; "–" otherwise), and as
-kbc reads it (:func:`kbc.analyzers.code.grammars.parse`: the pinned grammar, and the syntax it
-lacks blanked out where that parses better). A file counts when its tree has no error node.
+names one kbc reads through tree-sitter (TypeScript, TSX, JavaScript, Go, Rust, Java, C,
+C++), declaration files (``.d.ts``, ``.d.mts``, ``.d.cts``) in a row of their own, is parsed
+three ways: by the grammar kbc pins (``tree_sitter_language_pack``, bare), by the
+per-language grammar wheels when they are importable (``tree_sitter_typescript``,
+``tree_sitter_go``, ...; "–" otherwise), and as kbc reads it
+(:func:`kbc.analyzers.code.grammars.parse`: the pinned grammar, and the syntax it lacks
+blanked out where that parses better). A file counts when its tree has no error node.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 from kbc.analyzers.code.grammars import parse, parser_for
-from kbc.analyzers.discover import language_of
+from kbc.analyzers.code.languages import CODE_LANGUAGES
+from kbc.analyzers.discover import LANGUAGE_HEAD, language_of
 
-LANGUAGES = ("typescript", "tsx", "javascript")
+# language -> the grammar wheel's module and the function of it that gives the language
+WHEELS = {
+    "typescript": ("tree_sitter_typescript", "language_typescript"),
+    "tsx": ("tree_sitter_typescript", "language_tsx"),
+    "javascript": ("tree_sitter_javascript", "language"),
+    "go": ("tree_sitter_go", "language"),
+    "rust": ("tree_sitter_rust", "language"),
+    "java": ("tree_sitter_java", "language"),
+    "c": ("tree_sitter_c", "language"),
+    "cpp": ("tree_sitter_cpp", "language"),
+}
 DECLARATIONS = (".d.ts", ".d.mts", ".d.cts")
 
 
@@ -33,19 +47,12 @@ def wheel_parsers() -> dict[str, Any]:
     except ImportError:
         return {}
     found: dict[str, Any] = {}
-    try:
-        import tree_sitter_typescript as typescript
-
-        found["typescript"] = tree_sitter.Parser(tree_sitter.Language(typescript.language_typescript()))
-        found["tsx"] = tree_sitter.Parser(tree_sitter.Language(typescript.language_tsx()))
-    except ImportError:
-        pass
-    try:
-        import tree_sitter_javascript as javascript
-
-        found["javascript"] = tree_sitter.Parser(tree_sitter.Language(javascript.language()))
-    except ImportError:
-        pass
+    for language, (module_name, function) in WHEELS.items():
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        found[language] = tree_sitter.Parser(tree_sitter.Language(getattr(module, function)()))
     return found
 
 
@@ -56,8 +63,8 @@ def collect(root: Path) -> dict[str, list[bytes]]:
         if not file.is_file() or {"node_modules", ".git", ".kbc"} & set(file.parts):
             continue
         data = file.read_bytes()
-        language = language_of(file.name, data[:4096])
-        if language in LANGUAGES:
+        language = language_of(file.name, data[:LANGUAGE_HEAD])
+        if language in CODE_LANGUAGES:
             row = f"{language} (declarations)" if file.name.endswith(DECLARATIONS) else language
             found[row].append(data)
     return found
@@ -90,7 +97,7 @@ def main() -> int:
                 (root.name, row, str(len(files)), share(pinned, len(files)), wheeled, share(read, len(files)))
             )
     if not rows:
-        print("no TypeScript or JavaScript file under the roots", file=sys.stderr)
+        print("no file under the roots in a language read through tree-sitter", file=sys.stderr)
         return 1
     if args.markdown:
         print(

@@ -89,10 +89,17 @@ def git_blob_id(data: bytes) -> str:
     return digest.hexdigest()
 
 
-# A `.h` header is C++ when its opening shows C++ (a class, namespace or template, a standard
-# header without a suffix, `std::`): headers are shared by both languages' files.
+# A `.h` header is Objective-C when its opening declares an Objective-C interface, protocol or
+# class, or imports a header (neither C's grammar nor C++'s reads it, so it keeps line windows);
+# else C++ when it shows C++ (a class, namespace or template, a standard header without a
+# suffix, `std::`, a `using`): headers are shared by both languages' files. The opening is the
+# first LANGUAGE_HEAD bytes, past a long licence.
+LANGUAGE_HEAD = 16384
+_OBJC_HEADER = re.compile(
+    rb"^\s*(?:@(?:interface|protocol|class|implementation)\b|#\s*import\s*[<\"])", re.MULTILINE
+)
 _CPP_HEADER = re.compile(
-    rb"^\s*(?:namespace\s+\w|class\s+\w+\s*[:{]|template\s*<|#\s*include\s*<[a-z_]+>)"
+    rb"^\s*(?:namespace\s+\w|class\s+\w+\s*[:{]|template\s*<|#\s*include\s*<[a-z_]+>|using\s+[\w:]+::)"
     rb"|std::",
     re.MULTILINE,
 )
@@ -105,6 +112,8 @@ def line_count(data: bytes) -> int:
 
 def language_of(path: str, head: bytes) -> str:
     suffix = os.path.splitext(path)[1].lower()
+    if suffix == ".h" and _OBJC_HEADER.search(head):
+        return "objective-c"
     if suffix == ".h" and _CPP_HEADER.search(head):
         return "cpp"
     if suffix in LANGUAGES:
@@ -212,7 +221,7 @@ def _classify(root: Path, rel: str, mode: str, max_bytes: int) -> SourceFile | S
     if b"\0" in data[:BINARY_SNIFF_BYTES]:
         return SkippedPath(rel, "binary", "holds NUL bytes")
     lines = line_count(data)
-    language = language_of(rel, data[:4096])
+    language = language_of(rel, data[:LANGUAGE_HEAD])
     return SourceFile(rel, len(data), git_blob_id(data), language, lines, file_role(rel, language, data))
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from kbc.analyzers.code.resolve import link_code
 from kbc.domain.models import FileFacts, Import, Integration
@@ -96,10 +96,11 @@ def _named(integrations: Iterable[Integration], constants: dict[str, str]) -> li
     return out
 
 
-def link(files: list[FileFacts]) -> list[FileFacts]:
+def link(files: list[FileFacts], go_modules: Mapping[str, str] | None = None) -> list[FileFacts]:
     """Imports classified, environment variables named by imported constants resolved, and one
-    ``package`` integration per external distribution used."""
-    linked_code = link_code(files)
+    ``package`` integration per external distribution used; ``go_modules``: folder -> the
+    module path its ``go.mod`` declares, by which Go imports name the repository's packages."""
+    linked_code = link_code(files, go_modules)
     index = ModuleIndex(f.module for f in files if f.language == "python")
     constants = {f"{f.module}.{name}": value for f in files for name, value in f.constants}
     out = []

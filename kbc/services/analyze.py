@@ -10,6 +10,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 from kbc import __version__
+from kbc.analyzers.code.gomod import go_modules
 from kbc.analyzers.code.languages import ANALYZED_ROLES, CODE_ANALYZER_VERSION, CODE_LANGUAGES, code_modules
 from kbc.analyzers.discover import discover
 from kbc.analyzers.link import link
@@ -199,7 +200,7 @@ def analyze_with_sweep(
     for facts_item in facts:
         warnings.extend(f"{facts_item.path}: {w}" for w in facts_item.warnings)
     with in_pass("graph"), clock.measure("graph"):
-        linked = settle_dispatches(link(facts))
+        linked = settle_dispatches(link(facts, go_modules(root, (f.path for f in inventory.files))))
         declared, problems = metadata_entry_points(
             root,
             (

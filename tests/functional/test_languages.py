@@ -52,6 +52,15 @@ FILES = {
         "\tNewServer().Serve()\n"
         "}\n"
     ),
+    "go.mod": "module example.com/shop\n\ngo 1.22\n",
+    "svc/store/store.go": "package store\n\n// Open opens the store.\nfunc Open() error { return nil }\n",
+    "svc/tool/tool.go": (
+        "package tool\n"
+        "\n"
+        'import (\n\t"example.com/shop/svc/store"\n\tother "github.com/other/store"\n)\n'
+        "\n"
+        "func Run() error { other.Open(); return store.Open() }\n"
+    ),
     "svc/server.go": (
         "package main\n"
         "\n"
@@ -195,6 +204,22 @@ def test_a_go_main_is_an_entry_point_and_docs_come_from_comments(polyglot: Path)
     languages = {f.path: f.language for f in FactsStore(polyglot / ".kbc").facts()}
     assert languages["web/src/cart.ts"] == "typescript" and languages["shop/app.py"] == "python"
     assert "db/schema.sql" not in languages
+
+
+def test_go_imports_follow_go_mod_and_a_method_is_a_member_of_its_type_in_another_file(
+    polyglot: Path,
+) -> None:
+    facts = {f.path: f for f in FactsStore(polyglot / ".kbc").facts()}
+    imports = {i.module: i for i in facts["svc/tool/tool.go"].imports}
+    assert (imports["example.com/shop/svc/store"].kind, imports["example.com/shop/svc/store"].target) == (
+        "internal",
+        "svc.store.store",
+    )
+    other = imports["github.com/other/store"]  # a dependency, though a folder of the repository ends so
+    assert (other.kind, other.distribution) == ("external", "github.com/other/store")
+    (serve,) = [s for s in facts["svc/main.go"].symbols if s.name == "Serve"]
+    assert serve.parent == "svc.server.Server"  # the type, in svc/server.go
+    assert "svc.store.store.Open" in {c["qname"] for c in symbol(polyglot, "svc.tool.tool.Run")["callees"]}
 
 
 def test_a_task_naming_a_typescript_function_gets_that_function_as_a_unit_of_its_own(polyglot: Path) -> None:

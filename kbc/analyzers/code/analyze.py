@@ -13,6 +13,7 @@ read, with a warning.
 from __future__ import annotations
 
 import dataclasses
+from bisect import bisect_right
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,7 @@ from kbc.domain.models import (
 __all__ = ["analyze_code", "analyze_code_file", "definition_rules", "parser_for"]
 
 _ECMASCRIPT = frozenset({"typescript", "tsx", "javascript"})
+_DOC_CHARS = 300  # a definition's doc: its comment's first sentence, cut here
 
 
 def analyze_code_file(task: AnalysisTask) -> AnalysisResult:
@@ -113,37 +115,59 @@ class _Walker:
         self.package_line = 0
 
     def run(self, root: Any) -> None:
-        """Every node of interest (found by a tree-sitter query, in C), in document order; the
-        enclosing scopes kept on a stack of spans, so nothing else of the tree is visited."""
-        stack: list[tuple[int, int, tuple[str, ...], str]] = []  # start, end, scope, owner
-        for node in nodes_of_interest(self.language, root):
+        """Every node of interest (found by a tree-sitter query, in C): the nodes that define,
+        scope or import in document order, the enclosing scopes kept on a stack of spans, so
+        nothing else of the tree is visited; then the calls, each made by the innermost
+        definition around it (found by its span among the definitions', in order)."""
+        stack: list[tuple[int, int, tuple[str, ...], str, int]] = []  # start, end, scope, owner, its index
+        spans: list[tuple[int, int, str]] = []  # each definition's start, end and qname, in order
+        parents: list[int] = []  # the index in spans of the definition around each, or -1
+        rules = self.rules
+        imports, calls, scopes = rules.imports, rules.calls, rules.scopes
+        define, module = self.definitions.define, self.module
+        made: list[tuple[int, int, str, int, Call]] = []  # start, -end, kind, order, call
+        structure, call_nodes = nodes_of_interest(self.language, root)
+        for node in structure:
             start, end = node.start_byte, node.end_byte
             while stack and not (stack[-1][0] <= start and end <= stack[-1][1]):
                 stack.pop()
-            scope, owner = (stack[-1][2], stack[-1][3]) if stack else ((), "")
+            scope, owner, index = (stack[-1][2], stack[-1][3], stack[-1][4]) if stack else ((), "", -1)
             kind = node.type
             if kind == "package_clause":
                 self.go_package = text(first(node, {"package_identifier"}))
                 self.package_line = int(node.start_point[0]) + 1
-            if kind in self.rules.imports:
+            if kind in imports:
                 self.imports.extend(imports_of(node, self.path))
-            if kind in self.rules.calls:
-                call = call_of(node, owner or self.module)
-                if call is not None:
-                    self.calls.append(call)
-            found = self.definitions.define(node, scope)
+            if kind in calls and (call := call_of(node, owner or module)) is not None:
+                made.append((start, -end, kind, len(made), call))
+            found = define(node, scope)
             if found is not None:
                 defined = self._symbol(found)
                 self.symbols.append(defined)
                 self._entry(defined)
-                stack.append((start, end, (*found.scope, found.name), defined.qname))
-            elif kind in self.rules.scopes and (named := self.definitions.scope_name(node)):
-                stack.append((start, end, (*scope, named), owner))
+                spans.append((start, end, defined.qname))
+                parents.append(index)
+                stack.append((start, end, (*found.scope, found.name), defined.qname, len(spans) - 1))
+            elif kind in scopes and (named := self.definitions.scope_name(node)):
+                stack.append((start, end, (*scope, named), owner, index))
+        starts = [span[0] for span in spans]
+        for node in call_nodes:
+            start, end = node.start_byte, node.end_byte
+            at = bisect_right(starts, start) - 1
+            while at >= 0 and spans[at][1] < end:
+                at = parents[at]
+            call = call_of(node, spans[at][2] if at >= 0 else module)
+            if call is not None:
+                made.append((start, -end, node.type, len(made), call))
+        made.sort()
+        self.calls.extend(found_call for *_, found_call in made)
 
     def _symbol(self, found: Defined) -> Symbol:
         span = found.span
         start = int(span.start_point[0]) + 1
-        sibling = span.prev_named_sibling
+        # (a node's previous sibling is found by a walk of its parent's children: only asked
+        # where the language writes attributes or decorators on lines of their own)
+        sibling = span.prev_named_sibling if self.rules.attributes else None
         while (
             sibling is not None and sibling.type in self.rules.attributes and end_line(sibling) >= start - 1
         ):
@@ -169,23 +193,26 @@ class _Walker:
         taken off, up to its first ``@tag``."""
         found: list[str] = []
         number = start - 1
+        comments = self.rules.comments
         while 1 <= number <= len(self.lines):
             line = self.lines[number - 1].strip()
-            if not line.startswith(self.rules.comments) and not line.endswith("*/"):
+            if not line.startswith(comments) and not line.endswith("*/"):
                 break
-            found.insert(0, line)
+            found.append(line)
             number -= 1
-        words = []
-        for line in found:
+        written = ""
+        for line in reversed(found):
             line = line.removeprefix("/**").removeprefix("/*!").removeprefix("/*").replace("*/", " ")
             for mark in ("///", "//!", "//", "*"):
                 line = line.removeprefix(mark)
             line = line.strip()
             if line.startswith("@"):
                 break
-            words.append(line)
-        written = " ".join(w for w in words if w)
-        return (written[: written.index(". ") + 1] if ". " in written else written)[:300]
+            if line:
+                written = f"{written} {line}" if written else line
+                if ". " in written or len(written) > _DOC_CHARS + 2:
+                    break  # its first sentence, or more than is kept, is read
+        return (written[: written.index(". ") + 1] if ". " in written else written)[:_DOC_CHARS]
 
     def _entry(self, symbol: Symbol) -> None:
         """``main`` where the language starts a program from it."""

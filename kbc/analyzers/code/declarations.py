@@ -31,12 +31,14 @@ class Declarations:
             name = self._class_name(node)
             return self._defined(node, name, "class", scope) if name else None
         if kind in self.rules.functions:
-            name, parent_type = self._function_name(node)
+            if kind == "function_signature_item" and not self._in_trait(node):
+                return None  # a foreign function's declaration, not a trait's method
+            name, owners = self._function_name(node)
             if not name:
                 return None
-            if parent_type:  # a Go receiver or a C++ `Type::name` defined outside its class
-                scope = (*scope, parent_type)
-            method = bool(scope) and (parent_type != "" or self._in_type(node))
+            if owners:  # a Go receiver or a C++ `Type::name` defined outside its class
+                scope = (*scope, *owners)
+            method = bool(scope) and (bool(owners) or self._in_type(node))
             return self._defined(node, name, "method" if method else "function", scope)
         return None
 
@@ -52,8 +54,8 @@ class Declarations:
             span,
             body.start_byte if body is not None else span.end_byte,
             self._public(node, name),
-            is_async(node),
-            self._bases(node),
+            self.language == "rust" and is_async(node),
+            self._bases(node) if kind == "class" else (),
         )
 
     def _wraps(self, parent: Any) -> bool:
@@ -76,7 +78,13 @@ class Declarations:
             parent = parent.parent
         return False
 
+    def _in_trait(self, node: Any) -> bool:
+        parent = node.parent
+        return parent is not None and parent.type == "declaration_list" and parent.parent.type == "trait_item"
+
     def _class_name(self, node: Any) -> str:
+        if node.type == "enum_constant":  # a Java enum constant with a body of its own
+            return text(node.child_by_field_name("name")) if node.child_by_field_name("body") else ""
         if node.type == "type_definition":  # typedef struct { ... } Name;
             body = node.child_by_field_name("type")
             if body is None or body.child_by_field_name("body") is None:
@@ -89,24 +97,31 @@ class Declarations:
                 return ""  # a use of the type, or the body of a typedef (named by the typedef)
         return text(node.child_by_field_name("name"))
 
-    def _function_name(self, node: Any) -> tuple[str, str]:
-        """The function's name, and the type it is defined on when the syntax says so."""
+    def _function_name(self, node: Any) -> tuple[str, tuple[str, ...]]:
+        """The function's name, and the types (a C++ name's namespaces and class) it is defined
+        on when the syntax says so."""
         kind = node.type
         if kind == "method_declaration" and self.language == "go":
             receiver = node.child_by_field_name("receiver")
-            return text(node.child_by_field_name("name")), type_name(receiver)
+            owner = type_name(receiver)
+            return text(node.child_by_field_name("name")), (owner,) if owner else ()
         if kind == "function_definition":  # C, C++: the name sits in the declarator
             declarator = node.child_by_field_name("declarator")
             while declarator is not None and declarator.type != "function_declarator":
-                declarator = declarator.child_by_field_name("declarator")
+                inner = declarator.child_by_field_name("declarator")
+                if inner is None and declarator.type == "reference_declarator":  # `T& Foo::f()`
+                    inner = next(iter(declarator.named_children), None)
+                declarator = inner
             if declarator is None:
-                return "", ""
+                return "", ()
             name = declarator.child_by_field_name("declarator")
-            if name is not None and name.type == "qualified_identifier":
-                owner = text(name.child_by_field_name("scope"))
-                return text(name.child_by_field_name("name")), owner.split("<")[0]
-            return text(name), ""
-        return text(node.child_by_field_name("name")), ""
+            owners: list[str] = []
+            while name is not None and name.type == "qualified_identifier":  # `ns::Foo<T>::bar`
+                owner = text(name.child_by_field_name("scope")).split("<")[0]
+                owners.extend(part for part in owner.split("::") if part)
+                name = name.child_by_field_name("name")
+            return text(name), tuple(owners)
+        return text(node.child_by_field_name("name")), ()
 
     def _public(self, node: Any, name: str) -> bool:
         language = self.language

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from kbc.analyzers.code import ecmascript
 
 # 2: credentials judged where they stand; 3: definitions bound to values, exported constants,
-# members under their owners
-CODE_ANALYZER_VERSION = "3"
+# members under their owners; 4: C++ methods under every type and namespace that qualifies them,
+# Rust trait methods without a body, Java compact constructors and enum constants with bodies
+CODE_ANALYZER_VERSION = "4"
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,16 +66,17 @@ RULES: dict[str, Rules] = {
                 "enum_declaration",
                 "record_declaration",
                 "annotation_type_declaration",
+                "enum_constant",
             }
         ),
-        frozenset({"method_declaration", "constructor_declaration"}),
+        frozenset({"method_declaration", "constructor_declaration", "compact_constructor_declaration"}),
         calls=frozenset({"method_invocation", "object_creation_expression"}),
         imports=frozenset({"import_declaration"}),
     ),
     "rust": Rules(
         "rust",
         frozenset({"struct_item", "enum_item", "trait_item", "union_item", "type_item"}),
-        frozenset({"function_item"}),
+        frozenset({"function_item", "function_signature_item"}),
         scopes=frozenset({"impl_item", "mod_item"}),
         calls=_C_LIKE_CALLS,
         imports=frozenset({"use_declaration", "mod_item"}),

@@ -5,11 +5,14 @@ relative imports resolved to the module of the path they name, calls by the call
 from __future__ import annotations
 
 import posixpath
+import re
 from typing import Any
 
 from kbc.analyzers.code.languages import code_module
-from kbc.analyzers.code.syntax import first, text, unquote
+from kbc.analyzers.code.syntax import child, first, text, unquote
 from kbc.domain.models import Call, Import
+
+_JAVA_NAMES = frozenset({"scoped_identifier", "identifier"})
 
 
 def imports_of(node: Any, path: str) -> list[Import]:
@@ -23,7 +26,7 @@ def imports_of(node: Any, path: str) -> list[Import]:
         alias = text(node.child_by_field_name("name"))
         return [_relative(line, unquote(text(node.child_by_field_name("path"))), path, alias=alias)]
     if kind == "import_declaration":  # Java
-        target = first(node, {"scoped_identifier", "identifier"})
+        target = child(node, _JAVA_NAMES) or first(node, _JAVA_NAMES)
         return [] if target is None else [Import(line, text(target))]
     if kind == "use_declaration":  # Rust
         argument = node.child_by_field_name("argument")
@@ -60,19 +63,32 @@ def _relative(line: int, written: str, path: str, alias: str = "") -> Import:
     return Import(line, code_module(joined), alias=alias)
 
 
+_LONGEST = 120  # a callee written longer is named by its last name
+_PLAIN = re.compile(r"[^\s(<:]+")  # a callee as written that needs no more reading
+# Java objects a method is called on that are made by an expression (`a.b().c()`, `new A().f()`):
+# the callee is named by the method alone, the object's text (a whole chain) never read
+_MADE = frozenset({"method_invocation", "object_creation_expression", "parenthesized_expression"})
+
+
 def call_of(node: Any, caller: str) -> Call | None:
     """The call a call node makes, by the callee as written; None when it names none."""
     kind = node.type
-    if kind == "method_invocation":  # Java
+    if kind == "method_invocation":  # Java: `object.name`, no `::` nor `<` in either
         target = node.child_by_field_name("object")
         name = text(node.child_by_field_name("name"))
+        if target is None and name and len(name) <= _LONGEST and _PLAIN.fullmatch(name):
+            return Call(caller, node.start_point[0] + 1, name)
+        if target is not None and target.type in _MADE:
+            return Call(caller, node.start_point[0] + 1, name) if name.isidentifier() else None
         written = f"{text(target)}.{name}" if target is not None else name
+        if len(written) <= _LONGEST and _PLAIN.fullmatch(written):
+            return Call(caller, node.start_point[0] + 1, written)
     elif kind in ("new_expression", "object_creation_expression"):
         written = text(node.child_by_field_name("constructor") or node.child_by_field_name("type"))
     else:
         written = text(node.child_by_field_name("function"))
     written = "".join(written.split())
-    if not written or "(" in written or len(written) > 120:
+    if not written or "(" in written or len(written) > _LONGEST:
         tail = written.rsplit(".", 1)[-1].rsplit("::", 1)[-1] if written else ""
         written = tail if tail.isidentifier() else ""
     if not written:

@@ -21,6 +21,7 @@ files whose tree has errors pay for it.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from typing import Any
 
 _VARIANCE = (b"in", b"out")
@@ -150,6 +151,45 @@ def repaired(language: str, data: bytes, tree: Any, parser: Any, error_query: An
         if out != current:
             tree, current, count = _better(parser, error_query, tree, current, count, out)
     return tree
+
+
+def mended(
+    data: bytes,
+    tree: Any,
+    parser: Any,
+    error_query: Any,
+    menders: Sequence[Callable[[bytes, set[int]], bytes]],
+) -> Any:
+    """``tree``, or the tree of what ``menders`` make of ``data`` (the same bytes at the same
+    places, some of them blanked: :mod:`kbc.analyzers.code.mend`). Each mender works on what
+    the ones before it left, and its mending is kept unless it leaves the file worse: more of
+    its bytes under error nodes (one error over the whole file is worse than two on a line)."""
+    current, damage = data, _damage(tree, error_query)
+    for mend in menders:
+        if not tree.root_node.has_error:
+            break
+        rows = {
+            row
+            for node in _errors(tree, error_query)
+            for row in range(int(node.start_point[0]), int(node.end_point[0]) + 1)
+        }
+        out = mend(current, rows)
+        if out == current:
+            continue
+        again = parser.parse(out)
+        worse = _damage(again, error_query)
+        if worse <= damage:
+            tree, current, damage = again, out, worse
+    return tree
+
+
+def _damage(tree: Any, error_query: Any) -> int:
+    """How much of a tree's file its errors take: the bytes under its error nodes, and one
+    for each of them or of a missing token."""
+    if not tree.root_node.has_error:
+        return 0
+    errors = _errors(tree, error_query)
+    return max(1, sum(1 + int(node.end_byte) - int(node.start_byte) for node in errors))
 
 
 def _better(

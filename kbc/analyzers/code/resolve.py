@@ -19,8 +19,9 @@ from __future__ import annotations
 import dataclasses
 import posixpath
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
+from kbc.analyzers.code.gomod import package_folder
 from kbc.analyzers.code.languages import code_module, code_suffix
 from kbc.domain.models import Call, FileFacts, Import
 
@@ -69,7 +70,9 @@ def _family(language: str) -> str:
 class _Modules:
     """The repository's non-Python modules, by the ways imports name them."""
 
-    def __init__(self, files: Sequence[FileFacts]) -> None:
+    def __init__(self, files: Sequence[FileFacts], go_modules: Mapping[str, str]) -> None:
+        self.go_modules = go_modules  # folder -> the module path its go.mod declares
+        self.in_folder: dict[tuple[str, str], set[str]] = defaultdict(set)  # (family, folder) -> modules
         self.modules = {f.module: f for f in files}
         self.suffixes: dict[tuple[str, str], set[str]] = defaultdict(set)  # (family, dotted tail) -> modules
         self.folders: dict[tuple[str, str], set[str]] = defaultdict(set)  # (family, folder tail) -> modules
@@ -78,6 +81,7 @@ class _Modules:
             parts = facts.module.split(".")
             for k in range(1, len(parts) + 1):
                 self.suffixes[(family, ".".join(parts[-k:]))].add(facts.module)
+            self.in_folder[(family, posixpath.dirname(facts.path))].add(facts.module)
             folder = posixpath.dirname(facts.path).split("/") if "/" in facts.path else []
             for k in range(1, len(folder) + 1):
                 self.folders[(family, "/".join(folder[-k:]))].add(facts.module)
@@ -98,13 +102,21 @@ def classify_code(imp: Import, facts: FileFacts, modules: _Modules) -> Import:  
             return dataclasses.replace(imp, kind="internal", target=candidate)
     if family == "go":
         segments = written.split("/")
-        if "." in segments[0]:
+        if modules.go_modules:  # the repository's go.mod files say which paths are its own
+            folder = package_folder(written, modules.go_modules)
+            if folder is not None:
+                package = sorted(modules.in_folder.get((family, folder), ()))
+                if package:
+                    return dataclasses.replace(imp, kind="internal", target=package[0])
+                return dataclasses.replace(imp, kind="unresolved")
+        if "." not in segments[0]:
+            return dataclasses.replace(imp, kind="stdlib")
+        if not modules.go_modules:  # no go.mod: a package of the repository by its folder's tail
             for k in range(len(segments) - 1, 0, -1):
                 package = sorted(modules.folders.get((family, "/".join(segments[-k:])), ()))
                 if package:
                     return dataclasses.replace(imp, kind="internal", target=package[0])
-            return dataclasses.replace(imp, kind="external", distribution="/".join(segments[:3]))
-        return dataclasses.replace(imp, kind="stdlib")
+        return dataclasses.replace(imp, kind="external", distribution="/".join(segments[:3]))
     if family in ("java", "c", "rust"):
         tail = written.removesuffix(".*") if family == "java" else written
         found = modules.one(modules.suffixes.get((family, tail), ()))
@@ -222,12 +234,54 @@ class _Definitions:
         return ""
 
 
-def link_code(files: Sequence[FileFacts]) -> dict[str, FileFacts]:
-    """Path -> the non-Python ``files`` with their imports classified and calls resolved."""
-    code = [f for f in files if f.language != "python"]
+_APART = frozenset({"go", "rust", "c", "cpp"})  # where a method may be defined apart from its type
+
+
+def adopt_members(code: Sequence[FileFacts]) -> list[FileFacts]:
+    """``code`` with each method defined apart from its type (a Go method in another file of
+    its package, a Rust ``impl`` in another module of its crate, a C++ ``Type::name`` defined
+    outside its class's header) made a member of that type's definition: the one of that name
+    in the method's folder, else (not in Go, whose methods live in their type's package) the
+    one of that name in the repository, when there is exactly one."""
+    defined = {s.qname for f in code for s in f.symbols}
+    types: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)  # name -> folder, qname
+    for facts in code:
+        for symbol in facts.symbols:
+            if symbol.kind == "class" and facts.language in _APART:
+                types[(_family(facts.language), symbol.name)].append(
+                    (posixpath.dirname(facts.path), symbol.qname)
+                )
+    out = []
+    for facts in code:
+        if facts.language in _APART and any(
+            s.kind == "method" and s.parent and s.parent not in defined for s in facts.symbols
+        ):
+            folder = posixpath.dirname(facts.path)
+            symbols = []
+            for symbol in facts.symbols:
+                if symbol.kind == "method" and symbol.parent and symbol.parent not in defined:
+                    found = types.get((_family(facts.language), symbol.parent.rsplit(".", 1)[-1]), [])
+                    here = sorted({q for place, q in found if place == folder})
+                    anywhere = sorted({q for _, q in found}) if facts.language != "go" else []
+                    owner = here if here else anywhere
+                    if len(owner) == 1:
+                        symbol = dataclasses.replace(symbol, parent=owner[0])
+                symbols.append(symbol)
+            facts = dataclasses.replace(facts, symbols=tuple(symbols))
+        out.append(facts)
+    return out
+
+
+def link_code(
+    files: Sequence[FileFacts], go_modules: Mapping[str, str] | None = None
+) -> dict[str, FileFacts]:
+    """Path -> the non-Python ``files`` with their methods under their types
+    (:func:`adopt_members`), their imports classified and calls resolved; ``go_modules``:
+    folder -> the module path its ``go.mod`` declares (:mod:`kbc.analyzers.code.gomod`)."""
+    code = adopt_members([f for f in files if f.language != "python"])
     if not code:
         return {}
-    modules = _Modules(code)
+    modules = _Modules(code, go_modules or {})
     definitions = _Definitions(code)
     by_folder: dict[str, set[str]] = defaultdict(set)
     for facts in code:

@@ -64,7 +64,7 @@ def every(node: Any, types: set[str]) -> list[Any]:
     return found
 
 
-def child(node: Any, types: set[str]) -> Any:
+def child(node: Any, types: frozenset[str] | set[str]) -> Any:
     """The first child of one of ``types`` (not a deeper descendant: a class's body is not
     searched for its own modifiers)."""
     return next((c for c in node.children if c.type in types), None)

@@ -157,6 +157,7 @@ def test_rust_impl_blocks_scope_their_methods_and_attributes_join_the_span(tmp_p
         "crates.ledger.src.lib.Ledger": ("class", 4, 5),
         "crates.ledger.src.lib.Ledger.fmt": ("method", 7, 7),
         "crates.ledger.src.lib.Post": ("class", 9, 9),
+        "crates.ledger.src.lib.Post.post": ("method", 9, 9),  # a trait's method, without a body
         "crates.ledger.src.lib.tests.check": ("function", 10, 10),
     }
     ledger = next(s for s in found.symbols if s.name == "Ledger")
@@ -238,3 +239,113 @@ def test_empty_and_binary_looking_files_give_facts_not_errors(language: str) -> 
     for data in (b"", b"\x00\xff\xfe garbage {{{ ((( \n", "é".encode() * 10):
         task = AnalysisTask("x/y.z", "/nonexistent", "x.y", False, language=language)
         assert analyze_code(data, task).path == "x/y.z"
+
+
+def test_go_methods_are_members_of_their_receiver_type_also_a_generic_one(tmp_path: Path) -> None:
+    found = facts(
+        tmp_path,
+        "srv/server.go",
+        "go",
+        (
+            "package srv\n"
+            "type Set[T comparable] struct{ m map[T]struct{} }\n"
+            "func (s *Set[T]) Add(v T) { s.m[v] = struct{}{} }\n"
+            'func (Server) Name() string { return "" }\n'
+            "func (s *Server) Serve() error { return nil }\n"
+        ),
+    )
+    assert {s.qname: (s.kind, s.parent, s.start_line) for s in found.symbols} == {
+        "srv.server.Set": ("class", "", 2),
+        "srv.server.Set.Add": ("method", "srv.server.Set", 3),
+        "srv.server.Server.Name": ("method", "srv.server.Server", 4),
+        "srv.server.Server.Serve": ("method", "srv.server.Server", 5),
+    }
+    assert not [s for s in found.symbols if s.kind == "function"]  # never a top-level `Serve`
+
+
+def test_rust_methods_of_impls_and_traits_are_members_of_their_type(tmp_path: Path) -> None:
+    found = facts(
+        tmp_path,
+        "src/geo.rs",
+        "rust",
+        (
+            "pub struct Point { x: i32 }\n"
+            "impl Point {\n    pub fn new() -> Self { Point { x: 0 } }\n}\n"
+            "impl<T: Clone> From<T> for Wrapper<T> {\n    fn from(t: T) -> Self { todo!() }\n}\n"
+            "impl std::fmt::Display for crate::geo::Point {\n    fn fmt(&self) {}\n}\n"
+            "pub trait Shape {\n    fn area(&self) -> f64;\n"
+            "    fn name(&self) -> String { String::new() }\n}\n"
+            'extern "C" {\n    fn abs(x: i32) -> i32;\n}\n'
+        ),
+    )
+    assert {s.qname: (s.kind, s.parent, s.start_line, s.end_line) for s in found.symbols} == {
+        "src.geo.Point": ("class", "", 1, 1),
+        "src.geo.Point.new": ("method", "src.geo.Point", 3, 3),
+        "src.geo.Wrapper.from": ("method", "src.geo.Wrapper", 6, 6),
+        "src.geo.Point.fmt": ("method", "src.geo.Point", 9, 9),
+        "src.geo.Shape": ("class", "", 11, 14),
+        "src.geo.Shape.area": ("method", "src.geo.Shape", 12, 12),
+        "src.geo.Shape.name": ("method", "src.geo.Shape", 13, 13),
+    }  # a foreign function's declaration (`abs`) is no definition
+
+
+def test_java_records_and_enums_with_bodies_keep_their_methods_as_members(tmp_path: Path) -> None:
+    found = facts(
+        tmp_path,
+        "src/p/Shapes.java",
+        "java",
+        (
+            "package p;\n"
+            "public record Point(int x, int y) {\n"
+            "    public Point { if (x < 0) throw new IllegalArgumentException(); }\n"
+            "    public int sum() { return x + y; }\n"
+            "}\n"
+            "enum Op {\n"
+            "    ADD { int apply(int a, int b) { return a + b; } },\n"
+            "    SUB { int apply(int a, int b) { return a - b; } },\n"
+            "    NONE;\n"
+            "    abstract int apply(int a, int b);\n"
+            "    static Op of(String s) { return ADD; }\n"
+            "}\n"
+        ),
+    )
+    assert {s.qname: (s.kind, s.parent, s.start_line, s.end_line) for s in found.symbols} == {
+        "src.p.Shapes.Point": ("class", "", 2, 5),
+        "src.p.Shapes.Point.Point": ("method", "src.p.Shapes.Point", 3, 3),
+        "src.p.Shapes.Point.sum": ("method", "src.p.Shapes.Point", 4, 4),
+        "src.p.Shapes.Op": ("class", "", 6, 12),
+        "src.p.Shapes.Op.ADD": ("class", "src.p.Shapes.Op", 7, 7),
+        "src.p.Shapes.Op.ADD.apply": ("method", "src.p.Shapes.Op.ADD", 7, 7),
+        "src.p.Shapes.Op.SUB": ("class", "src.p.Shapes.Op", 8, 8),
+        "src.p.Shapes.Op.SUB.apply": ("method", "src.p.Shapes.Op.SUB", 8, 8),
+        "src.p.Shapes.Op.apply": ("method", "src.p.Shapes.Op", 10, 10),
+        "src.p.Shapes.Op.of": ("method", "src.p.Shapes.Op", 11, 11),
+    }
+
+
+def test_cpp_out_of_line_methods_are_members_of_every_type_that_qualifies_them(tmp_path: Path) -> None:
+    found = facts(
+        tmp_path,
+        "src/foo.cpp",
+        "cpp",
+        (
+            '#include "foo.h"\n'
+            "void Foo::bar() {}\n"
+            "int geo::Shape::area(int x) { return x; }\n"
+            "template <typename T> void Box<T>::put(T v) {}\n"
+            "Foo::~Foo() {}\n"
+            "const std::string& Foo::name() const { return n; }\n"
+            "bool Foo::operator==(const Foo& o) const { return true; }\n"
+        ),
+    )
+    assert {s.qname: (s.kind, s.parent, s.start_line) for s in found.symbols} == {
+        "src.foo.Foo.bar": ("method", "src.foo.Foo", 2),
+        "src.foo.geo.Shape.area": ("method", "src.foo.geo.Shape", 3),
+        "src.foo.Box.put": ("method", "src.foo.Box", 4),
+        "src.foo.Foo.~Foo": ("method", "src.foo.Foo", 5),
+        "src.foo.Foo.name": ("method", "src.foo.Foo", 6),
+        "src.foo.Foo.operator==": ("method", "src.foo.Foo", 7),
+    }
+    assert next(s for s in found.symbols if s.name == "name").signature == (
+        "const std::string& Foo::name() const"
+    )

@@ -158,3 +158,18 @@ def test_a_header_is_cpp_when_its_opening_shows_cpp() -> None:
     assert language_of("lib/shape.h", b"#pragma once\n#include <vector>\nnamespace geo {\n") == "cpp"
     assert language_of("lib/list.h", b"// a list\ntemplate <typename T>\nclass List {\n") == "cpp"
     assert language_of("web/app.tsx", b"") == "tsx" and language_of("src/x.hpp", b"") == "cpp"
+
+
+def test_an_objective_c_header_is_neither_c_nor_cpp_and_cpp_shows_past_a_long_licence(tmp_path: Path) -> None:
+    from kbc.analyzers.discover import LANGUAGE_HEAD, language_of
+
+    assert language_of("ios/RCTView.h", b"#import <UIKit/UIKit.h>\n@interface RCTView : UIView\n@end\n") == (
+        "objective-c"
+    )
+    assert language_of("ios/Proto.h", b"// x\n@protocol RCTBridgeModule <NSObject>\n@end\n") == "objective-c"
+    licence = b"// Copyright and licence, at length.\n" * 200  # some 7 KB before the code
+    header = licence + b"#pragma once\nusing std::get;\nnamespace testing {\n}\n"
+    assert len(licence) > 4096 and len(header) < LANGUAGE_HEAD
+    (tmp_path / "gtest-port.h").write_bytes(header)
+    inventory = discover(tmp_path, max_file_bytes=100_000)
+    assert [(f.path, f.language) for f in inventory.files] == [("gtest-port.h", "cpp")]

@@ -1,0 +1,222 @@
+"""What real C, C++ and Rust write that their tree-sitter grammars cannot read, mended in place
+so the rest of the file parses (TypeScript's: :mod:`kbc.analyzers.code.repair`).
+
+C and C++ (a preprocessor the grammar does not run):
+
+- an annotation macro before a declaration (``LZ4LIB_API int f(void);``,
+  ``JNIEXPORT jint JNICALL JNI_OnLoad(...)``, ``class JSI_EXPORT Module {``,
+  ``PyObject_HEAD Params *params;``) is blanked;
+- a macro standing for a statement on a line of its own (``Py_BEGIN_ALLOW_THREADS``), or
+  before a statement's keyword, is blanked;
+- a line that only invokes a macro, with no ``;`` after it (``DEFINE_GETTER(format, f)``,
+  ``YG_DEFINE_ENUM_FLAG_OPERATORS(Errata)``), is blanked;
+- a unit macro after a number (``64 KB``), a macro beside a string literal (``"%" PRIu64``),
+  an attribute macro after a declarator (``int Run() GTEST_MUST_USE_RESULT_;``) is blanked;
+- a macro that defines a function (``MATCHER(IsEmpty, "is empty") {``) keeps its first
+  argument only;
+- the ``extern "C" {`` and ``}`` a header guards with ``#ifdef __cplusplus`` are blanked;
+- then, where errors remain, the directives of each conditional with one branch only
+  (``#if`` ... ``#endif``) are blanked, its lines read as compiled;
+- then, on the lines errors remain on, a statement that only invokes a macro
+  (``MOCK_METHOD(void, f, ());``: arguments that are types) is blanked.
+
+Rust: ``try!(...)`` of the 2015 edition (the grammar takes ``try`` for a keyword) loses its
+``try``, a ``~`` (no Rust operator; macros' token trees use it) is blanked, and so is the
+``!`` of a negative ``impl !Trait``.
+
+A macro is a name in capitals (``FORCE_INLINE``, ``GTEST_API_``) or a capitalised name
+joined by ``_`` to capitals (``PyObject_HEAD``). Bytes keep their place (what is blanked
+becomes spaces), so every span, line and signature stays exact; a mended tree is kept only
+when it has fewer errors (:func:`kbc.analyzers.code.repair.repaired`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Set
+
+_MACRO = rb"(?:[A-Z][A-Za-z0-9]*_[A-Z0-9_]+|[A-Z][A-Z0-9]{2,})\b"
+_PRINTF = rb"(?:PRI|SCN)[a-zA-Z]+\d*\b"  # `"%" PRIu64`
+_NAME = rb"[A-Za-z_~][\w:]*"
+_TYPE_WORDS = rb"(?:(?:const|unsigned|signed|struct|enum|union|long|short|volatile)[ \t]+)*"
+
+# `LZ4LIB_API int f(`, `PyObject_HEAD Params *params;`: a macro, then a type and a name
+_LEADING = re.compile(
+    rb"^[ \t]*(?:(?:static|inline|extern|const)[ \t]+)*("
+    + _MACRO
+    + rb")[ \t]+(?="
+    + _TYPE_WORDS
+    + rb"(?!(?:const|volatile)\b)[A-Za-z_][\w:<>,]*[ \t*&]*\s[ \t*&]*"
+    + _NAME
+    + rb"[ \t]*[(;\[=,])",
+    re.MULTILINE,
+)
+# `jint JNICALL JNI_OnLoad(`: a macro between a type and a function's name
+_BETWEEN = re.compile(
+    rb"\b([A-Za-z_]\w*[ \t*&]*)[ \t](" + _MACRO + rb")(?=[ \t]+[*&]?[ \t]*[A-Za-z_]\w*[ \t]*\()"
+)
+_KEYWORDS = frozenset(
+    b"static inline extern const volatile unsigned signed struct enum union return else case goto"
+    b" define undef ifdef ifndef if elif pragma".split()  # never a directive's name
+)
+# `LZ4_DEPRECATED("use f") int g(`: an annotation macro with arguments before a declaration
+_ANNOTATION = re.compile(rb"^[ \t]*(" + _MACRO + rb"\([^()\n]*\))[ \t]+(?=[A-Za-z_])", re.MULTILINE)
+# `class JSI_EXPORT Module : public Base {`
+_CLASS = re.compile(rb"\b(?:class|struct|union)[ \t]+(" + _MACRO + rb")(?=[ \t]+[A-Za-z_]\w*\s*[:{])")
+# `Py_BEGIN_ALLOW_THREADS` alone on its line, or before a statement's keyword or a member's
+# assignment (`x->y = ...`: no declaration)
+_STATEMENT = re.compile(
+    rb"^[ \t]*(" + _MACRO + rb")[ \t]*(?:(?=//)|(?=/\*)|$|[ \t](?=(?:for|if|while|do|return|switch)\b)"
+    rb"|[ \t](?=[A-Za-z_]\w*(?:->|\.)[A-Za-z_]))",
+    re.MULTILINE,
+)
+# `DEFINE_GETTER(format, f)` on a line of its own, no `;` after it
+_INVOCATION = re.compile(
+    rb"^[ \t]*(" + _MACRO + rb"\((?:[^;{}()]|\([^;{}()]*\))*\))[ \t]*(?://[^\n]*)?$", re.MULTILINE
+)
+# `int Run() GTEST_MUST_USE_RESULT_;`: an attribute macro after a declarator
+_TRAILING = re.compile(rb"\)[ \t]*(?:const[ \t]*)?(" + _MACRO + rb")[ \t]*(?=[;{])")
+# `"%" PRIu64`, `"adir" GTEST_PATH_SEP_`: a macro that is a string beside a string
+_BESIDE_STRING = re.compile(
+    rb'(?<=")[ \t]*(' + _MACRO + rb"|" + _PRINTF + rb")|\b(" + _MACRO + rb"|" + _PRINTF + rb')(?=[ \t]*")'
+)
+# `MATCHER(IsEmpty, negation ? "isn't empty" : "is empty") {`: a macro defining a function,
+# a string among its arguments
+_DEFINING = re.compile(
+    rb"^[ \t]*" + _MACRO + rb'\([ \t]*\w+[ \t]*(,[^\n{};]*"[^\n{};]*)\)[ \t]*\{', re.MULTILINE
+)
+# on a line with an error: a statement that only invokes a macro (`MOCK_METHOD(void, f, ());`)
+_STATEMENT_INVOCATION = re.compile(rb"^[ \t]*(" + _MACRO + rb"\([^\n]*\)[ \t]*;?)[ \t]*(?://[^\n]*)?$")
+_FOLLOWS_A_STATEMENT = re.compile(rb"\s*(?:$|[A-Za-z_#}/])")
+_UNIT = re.compile(rb"(?<=\d)[ \t]+([A-Z]{2,})\b")
+# `#ifdef __cplusplus` / `extern "C" {` / `#endif`, and its closing `}` guarded the same way
+_CPLUSPLUS = (
+    rb"[ \t]*#[ \t]*if(?:def[ \t]+__cplusplus|[ \t]+defined[ \t]*\(?[ \t]*__cplusplus[ \t]*\)?)[^\n]*\n"
+)
+_EXTERN_C = re.compile(_CPLUSPLUS + rb'[ \t]*(extern[ \t]*"C"[ \t]*\{)[^\n]*\n[ \t]*#[ \t]*endif')
+_EXTERN_C_END = re.compile(_CPLUSPLUS + rb"[ \t]*(\})[^\n]*\n[ \t]*#[ \t]*endif")
+_CONDITIONAL = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b[^\n]*", re.MULTILINE)
+
+_TRY = re.compile(rb"\b(try)(?=!\s*[(\[{])")
+_TILDE = re.compile(rb"(~)")
+_NEGATIVE_IMPL = re.compile(rb"\bimpl(?:[ \t]*<[^{;]*?>)?[ \t]+(!)")
+
+
+def _blank_between(out: bytearray) -> None:
+    for found in _BETWEEN.finditer(bytes(out)):
+        before = found.group(1).strip(b" \t*&")
+        if before not in _KEYWORDS and not re.fullmatch(_MACRO, before):  # `FORCE_INLINE U32 f(`
+            start, end = found.span(2)
+            out[start:end] = b" " * (end - start)
+
+
+def _blank(pattern: re.Pattern[bytes], out: bytearray, group: int = 1) -> None:
+    for found in pattern.finditer(bytes(out)):
+        start, end = found.span(group)
+        out[start:end] = b" " * (end - start)
+
+
+def _blank_invocations(out: bytearray) -> None:
+    data = bytes(out)
+    for found in _INVOCATION.finditer(data):
+        if _FOLLOWS_A_STATEMENT.match(data, found.end()):
+            start, end = found.span(1)
+            out[start:end] = b" " * (end - start)
+
+
+def blank_annotations(data: bytes, rows: Set[int]) -> bytes:
+    """``data`` with the annotation macros of declarations blanked."""
+    out = bytearray(data)
+    _blank_between(out)
+    for pattern in (_ANNOTATION, _LEADING, _CLASS, _TRAILING):
+        _blank(pattern, out)
+    return bytes(out)
+
+
+def blank_statements(data: bytes, rows: Set[int]) -> bytes:
+    """``data`` with the macros that stand for statements, units and function heads blanked."""
+    out = bytearray(data)
+    for pattern in (_STATEMENT, _UNIT, _DEFINING):
+        _blank(pattern, out)
+    _blank_invocations(out)
+    return bytes(out)
+
+
+def blank_strings(data: bytes, rows: Set[int]) -> bytes:
+    """``data`` with the macros beside string literals blanked."""
+    out = bytearray(data)
+    for found in _BESIDE_STRING.finditer(data):
+        start, end = found.span(1) if found.group(1) else found.span(2)
+        out[start:end] = b" " * (end - start)
+    return bytes(out)
+
+
+def blank_extern_c(data: bytes, rows: Set[int]) -> bytes:
+    """``data`` without the ``extern "C" {`` and ``}`` guarded by ``#ifdef __cplusplus``."""
+    out = bytearray(data)
+    for pattern in (_EXTERN_C, _EXTERN_C_END):
+        _blank(pattern, out)
+    return bytes(out)
+
+
+def blank_invocations_at(data: bytes, rows: Set[int]) -> bytes:
+    """``data`` with each statement on one of the lines ``rows`` (0-based; where errors are)
+    that only invokes a macro blanked: a macro's arguments may be types, or no expression."""
+    out = bytearray(data)
+    offset = 0
+    for row, line in enumerate(data.split(b"\n")):
+        if row in rows:
+            found = _STATEMENT_INVOCATION.match(line)
+            if found:
+                start, end = found.span(1)
+                out[offset + start : offset + end] = b" " * (end - start)
+        offset += len(line) + 1
+    return bytes(out)
+
+
+def flatten_conditionals(data: bytes, rows: Set[int]) -> bytes:
+    """``data`` with the directives of each preprocessor conditional that has one branch only
+    (``#if X`` ... ``#endif``, no ``#else``/``#elif``) blanked, its lines read as always
+    compiled: the grammar reads a conditional inside a statement or an initializer list, not
+    an element, as an error."""
+    out = bytearray(data)
+    groups: list[list[tuple[int, int, bytes]]] = []
+    stack: list[list[tuple[int, int, bytes]]] = []
+    for found in _CONDITIONAL.finditer(data):
+        directive = found.group(1)
+        if directive.startswith(b"if"):
+            stack.append([(found.start(), found.end(), directive)])
+        elif stack:
+            stack[-1].append((found.start(), found.end(), directive))
+            if directive == b"endif":
+                groups.append(stack.pop())
+    for group in groups:
+        if len(group) == 2:
+            for start, end, _ in group:
+                out[start:end] = b" " * (end - start)
+    return bytes(out)
+
+
+def mend_rust(data: bytes, rows: Set[int]) -> bytes:
+    """``data`` with the Rust its grammar cannot read blanked."""
+    out = bytearray(data)
+    for pattern in (_TRY, _TILDE, _NEGATIVE_IMPL):
+        _blank(pattern, out)
+    return bytes(out)
+
+
+# Each language's menders, each tried on what the one before left, each kept if it mends.
+Mender = Callable[[bytes, Set[int]], bytes]  # the bytes, and the rows (0-based) of their errors
+_C: tuple[Mender, ...] = (
+    blank_extern_c,
+    blank_annotations,
+    blank_statements,
+    blank_strings,
+    flatten_conditionals,
+    blank_invocations_at,
+)
+MENDERS: dict[str, tuple[Mender, ...]] = {
+    "c": _C,
+    "cpp": _C,
+    "rust": (mend_rust,),
+}
