@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -31,6 +31,7 @@ from kbc.domain.progress import Say
 from kbc.domain.settings import Settings
 from kbc.domain.workspace import RepositoryEntry, name_of
 from kbc.services.components import CONFIGURED, Components
+from kbc.services.fused_ids import FusedIds, Parts
 from kbc.services.knowledge import KnowledgeBase
 from kbc.services.listing import clock, described
 from kbc.services.members import Member, expand, follows_knowledge, same_url, store_of
@@ -39,7 +40,6 @@ from kbc.services.querylog import Listener
 from kbc.services.upkeep import Upkeep
 
 SettingsFor = Callable[[Path], Settings]
-FUSED_IDS = 1000  # cross-repository query ids remembered for report_usage
 IDLE_CHECK_SECONDS = 30.0  # how often the follower looks for stores idle past serve.idle_seconds
 STOP_SECONDS = 5.0  # how long closing waits for the refreshes under way
 BEHIND_SECONDS = 5.0  # how long an answer trusts "behind or not" before asking git again
@@ -85,7 +85,7 @@ class Workspace:
         self._thread: threading.Thread | None = None
         self._workers: dict[str, threading.Thread] = {}  # the refresh under way of each repository
         self._upkeep = Upkeep(settings, self._settings_for, components, self._notify)
-        self._fused: OrderedDict[str, tuple[tuple[str, str, frozenset[str]], ...]] = OrderedDict()
+        self._fused = FusedIds()
         self._lent: dict[int, int] = {}  # requests under way per knowledge base (by id)
         self._retired: dict[int, KnowledgeBase] = {}  # replaced, closed once no request uses them
         opened = opened or {}
@@ -460,18 +460,14 @@ class Workspace:
 
     # -- cross-repository query ids --------------------------------------------
 
-    def remember(self, query_id: str, parts: tuple[tuple[str, str, frozenset[str]], ...]) -> None:
+    def remember(self, query_id: str, parts: Parts) -> None:
         """A fused query's id, and each repository's own (name, query id, item ids)."""
-        with self._lock:
-            self._fused[query_id] = parts
-            while len(self._fused) > FUSED_IDS:
-                self._fused.popitem(last=False)
+        self._fused.remember(query_id, parts)
 
     def report_usage(self, query_id: str, helpful_ids: list[str], repository: str | None = None) -> bool:
         """Which items of a query helped, told to the repository that answered it (each of them,
         for a query across repositories)."""
-        with self._lock:
-            parts = self._fused.get(query_id)
+        parts = self._fused.parts_of(query_id)
         if parts is None:
             with self.using(self.chosen(repository)) as kb:
                 return kb.report_usage(query_id, helpful_ids)
