@@ -29,7 +29,7 @@ from kbc.services.components import CONFIGURED, Components
 from kbc.services.drift import find_drift
 from kbc.services.evaluate import EvalReport, evaluate_golden
 from kbc.services.following import FollowedBuild
-from kbc.services.forge import Forge, forge_from
+from kbc.services.proposing import Proposing
 from kbc.services.querylog import Listener, QueryLog
 from kbc.services.reads import FileLines, ScopeSummary, SearchHit, hits_of, within
 from kbc.services.refresh import RefreshSummary, refresh
@@ -84,7 +84,7 @@ class KnowledgeBase:
         self._build = FollowedBuild(self.store)  # what was read of the newest build
         self._queries = QueryLog(gap_log(self.store), self.settings.gap_retention_days)
         self._profiles: tuple[tuple[tuple[str, int, int], ...], dict[str, Profile]] | None = None
-        self._forge_made: tuple[Forge | None] | None = None
+        self._proposing = Proposing(self.manifest, self.settings)
 
     def listen(self, listener: Listener) -> None:
         """Call ``listener`` after every query logged (retrieve, ask, search, report_usage)."""
@@ -369,17 +369,7 @@ class KnowledgeBase:
         self, path: str, *, content: str | None = None, diff: str | None = None, rationale: str, author: str
     ) -> Proposal:
         """Propose a change to a knowledge document as a new branch of its root (never a write)."""
-        from kbc.services.proposals import propose
-
-        return propose(
-            self.manifest(),
-            path,
-            content=content,
-            diff=diff,
-            rationale=rationale,
-            author=author,
-            forge=self._forge(),
-        )
+        return self._proposing.propose(path, content=content, diff=diff, rationale=rationale, author=author)
 
     def propose_drift(
         self, *, no_llm: bool = False, interpreter: Interpreter | None = None
@@ -390,32 +380,19 @@ class KnowledgeBase:
 
         chosen = None if no_llm else (interpreter or self.components.llm(self.settings))
         code = grounding(self.root, self.store) if chosen is not None else None
-        return propose_drift(self.manifest(), self.root, self.drift(), chosen, code, self._forge())
+        return propose_drift(self.manifest(), self.root, self.drift(), chosen, code, self._proposing.forge())
 
     def proposals(self, *, reviewed: bool = True) -> list[Proposal]:
         """Every proposal, newest first; ``reviewed``: the open ones with their requests as the
         configured forge has them (else as the knowledge roots' branches alone say)."""
-        from kbc.services.proposals import proposals
-
-        return proposals(self.manifest(), self._forge() if reviewed else None)
-
-    def _forge(self) -> Forge | None:
-        """The configured forge, made once (it keeps the requests it has read for a while)."""
-        if self._forge_made is None:
-            self._forge_made = (forge_from(self.settings),)
-        return self._forge_made[0]
+        return self._proposing.proposals(reviewed=reviewed)
 
     def proposal(self, proposal_id: str) -> tuple[Proposal, str]:
         """One proposal and the diff it proposes."""
-        from kbc.services.proposals import diff_of, find
-
-        found = find(self.manifest(), proposal_id)
-        return found, diff_of(self.manifest(), found)
+        return self._proposing.proposal(proposal_id)
 
     def close_proposal(self, proposal_id: str) -> Proposal:
-        from kbc.services.proposals import close
-
-        return close(self.manifest(), proposal_id, self._forge())
+        return self._proposing.close(proposal_id)
 
     def _excluded(self, scopes: Sequence[str] | None) -> frozenset[str]:
         return outside(self.manifest(), scopes, self.settings.default_scopes)
