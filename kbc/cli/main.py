@@ -210,7 +210,15 @@ def _render_stage(event: PassEvent) -> str:
     return _render_index(result) if isinstance(result, IndexSummary) else ""
 
 
-def _render_pending(pending: int, filling: int) -> list[str]:
+def _render_pending(pending: int, filling: int, later: str = "") -> list[str]:
+    if later:
+        left = "the facts, views and team knowledge, then the vectors,"
+        if filling < 0:
+            return [f"  first index   {left} not read (no process could be started): run `kbc embed`"]
+        return [
+            f"  first index   {left} left to a background process (pid {filling}): "
+            "`kbc status` follows it, `kbc embed` finishes it now"
+        ]
     if not pending:
         return []
     if filling < 0:
@@ -297,7 +305,7 @@ def build(
                 "kbc build:",
                 f"  passes        {', '.join(f'{p.name} {p.seconds:.1f} s' for p in summary.passes)}",
                 f"  peak memory   {max((p.peak_rss_mb for p in summary.passes), default=0)} MB",
-                *_render_pending(summary.index.pending, summary.filling),
+                *_render_pending(summary.index.pending, summary.filling, summary.later),
             ]
         )
     )

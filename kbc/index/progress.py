@@ -1,5 +1,6 @@
-"""How far the vectors a build left to embed have come (``embedding.json`` beside the index):
-written by the process embedding them (:mod:`kbc.index.fill`), read by retrieval and status."""
+"""What a published index still waits for, and how far the vectors a build left to embed have
+come (``embedding.json`` beside the index): written by the process filling them in
+(:mod:`kbc.index.fill`), read by retrieval and status."""
 
 from __future__ import annotations
 
@@ -10,6 +11,9 @@ from pathlib import Path
 from kbc.store.files import write_atomic
 
 PROGRESS = "embedding.json"
+# meta: the passes a first index waits for ("facts", or "facts no-llm" for a build without the
+# LLM; "" when none): the facts, views and team knowledge (kbc.services.first)
+LATER = "later"
 
 
 @dataclass(frozen=True, slots=True)
