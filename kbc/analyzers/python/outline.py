@@ -134,7 +134,7 @@ class _Reader:
         if isinstance(node, ast.ClassDef):
             kind, is_async = "class", False
             written = []
-            arguments = [*node.bases, *node.keywords]
+            arguments: list[ast.expr | ast.keyword] = [*node.bases, *node.keywords]
             for place, argument in enumerate(arguments):
                 # the class's own parentheses around its first and last argument are not theirs
                 spare = (int(place == 0), int(place == len(arguments) - 1))
