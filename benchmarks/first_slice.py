@@ -118,9 +118,9 @@ def run(
             index = status["index"]
             if facts is None and "later" not in index:
                 facts = time.perf_counter() - started
-                if stop_vectors and summary["filling"] > 0:
-                    _stop(summary["filling"])
-                    break
+            if facts is not None and stop_vectors and summary["filling"] > 0:
+                _stop(summary["filling"])
+                break
             if facts is not None and "later" not in index and "filling" not in index:
                 full = time.perf_counter() - started
                 break

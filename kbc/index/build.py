@@ -27,7 +27,7 @@ from kbc.index.definitions import definitions_version
 from kbc.index.embed import Embedder
 from kbc.index.exact import load_snapshot, sweep_snapshots, write_units_snapshot
 from kbc.index.history import commit_messages, last_commit_dates
-from kbc.index.lexical import PENDING, PRECEDENTS, FileRecord, LexicalIndex, move_aside
+from kbc.index.lexical import PENDING, PRECEDENTS, FileRecord, LexicalIndex, indexed_columns, move_aside
 from kbc.index.prepare import chunk_tasks, document_chunks, run_tasks
 from kbc.index.progress import LATER
 from kbc.index.provenance import MADE_BY, Provenance
@@ -139,24 +139,25 @@ def build_index(  # noqa: PLR0913 - the index pass's inputs, passed by name
         with clock.measure("chunk", len(changed_files), "files") as chunking:
             tasks = chunk_tasks(root, changed_files, facts, chunk_lines, overlap, repeated, clean, modules)
             results = run_tasks(tasks, workers, chunking.advance)
-            results += [
-                (
-                    f.path,
-                    document_chunks(f.path, texts[f.path], chunk_lines, overlap, kinds.get(f.path, "view")),
-                    0,
-                )
-                for f in changed
-                if f.path in texts
-            ]
+            for f in changed:
+                if f.path in texts:
+                    cut = document_chunks(
+                        f.path, texts[f.path], chunk_lines, overlap, kinds.get(f.path, "view")
+                    )
+                    results.append((f.path, cut, 0, [indexed_columns(c) for c in cut]))
         with clock.measure("lexical index"):
             dates = {**last_commit_dates(root, [f.path for f in changed_files]), **(knowledge_dates or {})}
-            new_chunks = [c for _, chunks, _ in results for c in chunks]
-            secrets = {path: count for path, _, count in results}
+            new_chunks = [c for _, chunks, _, _ in results for c in chunks]
+            columns = [c for _, _, _, columns in results for c in columns]
+            secrets = {path: count for path, _, count, _ in results}
             records = [
                 FileRecord(f.path, f.blob, dates.get(f.path, ""), secrets.get(f.path, 0)) for f in changed
             ]
             lexical.replace_files(
-                [*removed, *(f.path for f in changed if f.path in indexed_paths)], new_chunks, records
+                [*removed, *(f.path for f in changed if f.path in indexed_paths)],
+                new_chunks,
+                records,
+                columns,
             )
             lexical.set_meta("layout", f"first:{layout}" if later else layout)
             lexical.set_meta(LATER, later)

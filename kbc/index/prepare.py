@@ -23,6 +23,7 @@ from kbc.domain.models import Chunk, ChunkKind, FileFacts, SourceFile
 from kbc.domain.progress import Tick, counted
 from kbc.index.chunks import chunk_text, knowledge_chunks, readable
 from kbc.index.definitions import Definition
+from kbc.index.lexical import indexed_columns
 from kbc.index.tokencount import default_counter
 
 POOL_MIN_FILES = 64
@@ -43,17 +44,22 @@ class ChunkTask:
     outlined: bool = False  # Python without facts: cut at the definitions ``ast`` reads
 
 
-def prepare(task: ChunkTask) -> tuple[str, list[Chunk], int]:
-    """Read, redact and chunk one file (runs in a worker process)."""
+Columns = tuple[str, str, str, str]  # a chunk's lexical index columns (kbc.index.lexical)
+Prepared = tuple[str, list[Chunk], int, list[Columns]]  # path, chunks, credentials redacted, columns
+
+
+def prepare(task: ChunkTask) -> Prepared:
+    """Read, redact and chunk one file, and tokenize its chunks for the lexical index (runs
+    in a worker process)."""
     with in_pass("index", task.path):
         return _prepare(task)
 
 
-def _prepare(task: ChunkTask) -> tuple[str, list[Chunk], int]:
+def _prepare(task: ChunkTask) -> Prepared:
     try:
         data = Path(task.abspath).read_bytes()
     except OSError:
-        return task.path, [], 0
+        return task.path, [], 0, []
     if task.language == "python":
         text, _ = decode_source(data)
     else:
@@ -80,7 +86,7 @@ def _prepare(task: ChunkTask) -> tuple[str, list[Chunk], int]:
     )
     counter = default_counter()
     counted = [dataclasses.replace(c, tokens=counter.count(c.text)) for c in chunks]
-    return task.path, counted, secrets
+    return task.path, counted, secrets, [indexed_columns(c) for c in counted]
 
 
 def _outlined(text: str, module: str) -> tuple[Definition, ...] | None:
@@ -151,7 +157,7 @@ def document_chunks(path: str, text: str, size: int, overlap: int, kind: ChunkKi
     return [dataclasses.replace(c, kind=kind, role=kind, tokens=counter.count(c.text)) for c in cut]
 
 
-def run_tasks(tasks: list[ChunkTask], workers: int, tick: Tick) -> list[tuple[str, list[Chunk], int]]:
+def run_tasks(tasks: list[ChunkTask], workers: int, tick: Tick) -> list[Prepared]:
     if workers <= 1 or len(tasks) < POOL_MIN_FILES:
         return list(counted(map(prepare, tasks), tick))
     with ProcessPoolExecutor(max_workers=workers, mp_context=pool_context(), initializer=worker_init) as pool:

@@ -50,14 +50,14 @@ def test_a_file_not_of_the_modules_keeps_line_windows(tmp_path: Path) -> None:
     source = _source(tmp_path, "script.py", LEAKY)
     (task,) = chunk_tasks(tmp_path, [source], {}, 60, 12, {})
     assert not task.outlined
-    _, chunks, _ = prepare(task)
+    _, chunks, _, _ = prepare(task)
     assert {c.unit for c in chunks} == {"window"}
 
 
 def test_no_signature_of_a_first_index_carries_a_credential(tmp_path: Path) -> None:
     source = _source(tmp_path, "client.py", LEAKY)
     (task,) = chunk_tasks(tmp_path, [source], {}, 60, 12, {}, modules={"client.py": "client"})
-    _, chunks, secrets = prepare(task)
+    _, chunks, secrets, _ = prepare(task)
     assert secrets >= 1
     assert {"client.connect", "client.Client.login"} <= {s for c in chunks for s in c.symbols}
     for chunk in chunks:
