@@ -274,6 +274,10 @@ def build(
     on two cores), the index is published lexical at once and a background
     process embeds them (`kbc status` shows how far it has come; `kbc embed`
     finishes in the foreground); retrieval turns hybrid when they are all in.
+    A first build of a repository with more Python files than
+    index.first_files (200) publishes a first index before the facts pass,
+    Python cut at the definitions CPython's parser reads, and leaves the
+    facts, views and team knowledge to that process too (docs/index.md).
     Knowledge roots (a folder or a git repository of Markdown: [[knowledge]] in
     kbc.toml, KBC_KNOWLEDGE, --knowledge) are indexed beside the code, each
     document in its scopes (docs/knowledge.md).
