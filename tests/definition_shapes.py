@@ -62,6 +62,15 @@ TRICKY = textwrap.dedent(
         except ImportError:
             def guarded(self): ...
             # owned by the handler's body
+        else:
+            def guarded(self): ...
+
+    def commented_tail():
+        return 1
+    # at column 0, before a comment indented as the body: the body's too
+        # indented as the body
+
+    after = 2
 
     # at column 0: owned by what follows
     def late(): return "é" + "ü"  # non-ASCII before the end

@@ -120,14 +120,13 @@ class _Reader:
                 inner = "class" if isinstance(node, ast.ClassDef) else "function"
                 self.walk(node.body, f"{qname}.{node.name}", inner, out)
                 continue
-            for name in ("body", "orelse", "finalbody"):
-                nested = getattr(node, name, None)
+            # in the order written: a try's handlers come before its else and finally
+            blocks = [getattr(node, "body", None), *(h.body for h in getattr(node, "handlers", ()))]
+            blocks += [getattr(node, "orelse", None), getattr(node, "finalbody", None)]
+            blocks += [case.body for case in getattr(node, "cases", ())]
+            for nested in blocks:
                 if isinstance(nested, list):
                     self.walk(nested, qname, kind, out)
-            for handler in getattr(node, "handlers", ()):
-                self.walk(handler.body, qname, kind, out)
-            for case in getattr(node, "cases", ()):
-                self.walk(case.body, qname, kind, out)
 
     def definition(self, node: _Def, outer: str, outer_kind: str) -> Outlined:
         start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
@@ -168,8 +167,9 @@ class _Reader:
         return squash(self.segment(node, spare), limit)
 
     def end(self, node: _Def, start: int) -> int:
-        """The definition's last line: its last statement's, or that of the comment lines
-        after it that are indented as its body is (its body owns them)."""
+        """The definition's last line: its last statement's, or the last comment line indented
+        as its body is among the comment and blank lines after it (its body owns them, and
+        any less indented comment line before that one)."""
         last = node.end_lineno or node.lineno
         first = node.body[0]
         if first.lineno == node.lineno:  # `def f(): ...` on one line: no block of its own
@@ -181,9 +181,10 @@ class _Reader:
             stripped = written.strip()
             if not stripped:
                 continue
-            if not stripped.startswith("#") or self.indent(number) < indent:
+            if not stripped.startswith("#"):
                 break
-            end = number
+            if self.indent(number) >= indent:
+                end = number
         return max(end, start)
 
     def indent(self, line: int) -> int:
