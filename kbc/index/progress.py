@@ -16,6 +16,15 @@ PROGRESS = "embedding.json"
 LATER = "later"
 
 
+def first_index_note(vectors: bool) -> str:
+    """What a slice of a first index says of it (``vectors``: they come after the facts)."""
+    then = ", then the vectors," if vectors else ""
+    return (
+        "the first index: cut at the definitions CPython's parser reads; the facts (calls, imports), "
+        f"the views and team knowledge{then} are read after the build; `kbc refresh` finishes"
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Progress:
     model: str

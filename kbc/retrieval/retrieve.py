@@ -17,7 +17,7 @@ from kbc.domain.views import VIEW_KINDS
 from kbc.index.embed import Embedder
 from kbc.index.exact import ExactVectors, load_snapshot, read_store
 from kbc.index.lexical import PENDING, LexicalIndex
-from kbc.index.progress import LATER, progress_of
+from kbc.index.progress import LATER, first_index_note, progress_of
 from kbc.index.provenance import MADE_BY, unsearchable
 from kbc.index.tokencount import TokenCounter
 from kbc.index.units import best_by_chunk
@@ -132,12 +132,7 @@ class Retriever:
         """Why retrieval is lexical, if it is: for an index whose vectors are being embedded,
         how far that has come (read at each request); for a first index, what it lacks."""
         if self.later:
-            return (
-                "the first index: cut at the definitions CPython's parser reads; the facts (calls, "
-                "imports), the views and team knowledge"
-                + (", then the vectors," if self.waiting else "")
-                + " are read after the build; `kbc refresh` finishes"
-            )
+            return first_index_note(bool(self.waiting))
         if not self.waiting:
             return self.note
         found = progress_of(self.index_dir, self.state, self.waiting)
