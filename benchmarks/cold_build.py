@@ -10,10 +10,12 @@ Corpora: kbc (a fresh clone of this checkout's HEAD), flask (the base commit of
 sphinx v3.4.0 (Python, minified JavaScript and message catalogs, from a mirror under
 ``MIRROR_ROOT``), networkx 3.4.2 (its sdist) and sympy 1.14.0 (its pure-Python wheel), both fetched from
 PyPI's simple index and checked by sha256. Each is built from nothing (a new store, an
-empty embedding cache) three times, in this order: lexical (``-c index.embed_model=none``)
-then ``kbc retrieve`` of the README's task, the baseline; default settings then the same
-retrieve, and the time until the vectors left to the background are in (both from
-``benchmarks/first_slice.py``); and ``--wait`` (every vector before it returns) in a child
+empty embedding cache) three times, in this order: lexical (``-c index.embed_model=none
+build --wait``: every pass, no vectors) then ``kbc retrieve`` of the README's task, the
+baseline; default settings (a first index on a large repository, the facts and vectors
+behind it) then the same retrieve, and the time until the vectors left to the background
+are in (both from ``benchmarks/first_slice.py``, which also sets the first slice against
+the code of another revision); and ``--wait`` (every vector before it returns) in a child
 process whose JSON summary gives each pass's seconds and the peak RSS reached by its end,
 ``wait4`` the whole build's wall time and peak RSS.
 

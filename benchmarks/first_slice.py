@@ -1,29 +1,42 @@
-"""Time to the first slice after a cold build, and to full vectors, against a lexical build.
+"""Time to the first slice after a cold build, to the facts and to full vectors, against a
+lexical build, a build that waits for every pass, and the code of another revision.
 
-    MIRROR_ROOT=DIR python benchmarks/first_slice.py [--work DIR] [--only kbc,networkx]
+    MIRROR_ROOT=DIR python benchmarks/first_slice.py [--work DIR] [--only kbc,sympy]
+        [--baseline REV] [--stop-vectors] [--update-results]
 
 For each corpus (those of ``benchmarks/cold_build.py``), from nothing each time (a new
 store, an empty embedding cache), in one run and in this order:
 
-- ``lexical``: ``kbc -c index.embed_model=none build`` then ``kbc retrieve``: the baseline;
-- ``default``: ``kbc build`` (it waits for at most ``index.wait_units`` units) then
-  ``kbc retrieve``; when it left units to the background, the time until ``kbc status``
-  no longer shows them filling in is the time to full vectors;
-- ``wait``: ``kbc build --wait`` then ``kbc retrieve`` (every vector before the slice).
+- ``default``: the README's command, ``kbc build`` then ``kbc retrieve``: a first build of a
+  repository with more Python files than ``index.first_files`` publishes a first index and
+  leaves the facts, views and vectors to a background process; the time until ``kbc status``
+  no longer shows the facts coming is the time to the facts, until it shows every vector the
+  time to full vectors (``--stop-vectors``: the background process is stopped once the facts
+  are in, and full vectors are left to ``wait``);
+- ``baseline``: the same command with the code of ``--baseline`` (default ``main``): the
+  code before against the code measured (``--code``, default ``HEAD``; each taken with
+  ``git archive`` and run from a folder of its own);
+- ``lexical``: ``kbc -c index.embed_model=none build --wait`` then ``kbc retrieve``: every
+  pass, no vectors;
+- ``wait``: ``kbc build --wait`` then ``kbc retrieve`` (every pass and every vector before
+  the slice).
 
 Each slice's confidence and the shares of it its three largest files hold are recorded beside
-the times (what the first slice gives up against the one after every vector, if anything).
-
-Each figure is wall seconds from the build's start; the ratios divide by the lexical
-baseline of the same corpus in the same run. Rows land in ``WORK/first_slice.jsonl``.
+the times (what the first slice gives up against the one after every pass, if anything).
+Each figure is wall seconds from the build's start, and CPU seconds of the build and
+retrieve commands (children included); the ratios divide by the other variants of the same
+corpus in the same run. Rows land in ``WORK/first_slice.jsonl``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import resource
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -34,50 +47,94 @@ from cold_build import fresh_copy, source_of
 
 TASK = "how does retrieval stay within the token budget?"  # the README's (timing, not relevance)
 VARIANTS = {
-    "lexical": ("-c", "index.embed_model=none", "build"),
     "default": ("build",),
+    "baseline": ("build",),
+    "lexical": ("-c", "index.embed_model=none", "build", "--wait"),
     "wait": ("build", "--wait"),
 }
+HERE = Path(__file__).resolve().parent
 
 
 def kbc(*args: str, env: dict[str, str]) -> str:
+    # -P: the working folder is not put on the module path; PYTHONPATH names the code run
     done = subprocess.run(
-        [sys.executable, "-m", "kbc", *args], env=env, capture_output=True, text=True, check=False
+        [sys.executable, "-P", "-m", "kbc", *args], env=env, capture_output=True, text=True, check=False
     )
     if done.returncode != 0:
         raise SystemExit(f"kbc {' '.join(args)} failed: {done.stderr[-2000:]}")
     return done.stdout
 
 
-def run(tree: Path, variant: str, cache: Path) -> dict[str, Any]:
-    env = {**os.environ, "KBC_CACHE_DIR": str(cache)}
-    for name in ("KBC_LLM_MODEL", "KBC_EMBED_MODEL", "KBC_CHROMA_URL", "KBC_WAIT_UNITS"):
+def code_of(revision: str, work: Path) -> Path:
+    """The package of ``revision`` of this repository, unpacked on its own (``git archive``)."""
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", revision], cwd=HERE, check=True, capture_output=True, text=True
+    ).stdout.strip()
+    target = work / f"code-{commit}"
+    if not target.exists():
+        partial = target.with_name(target.name + ".partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        partial.mkdir(parents=True)
+        archive = subprocess.run(
+            ["git", "archive", commit, "kbc", "config"], cwd=HERE.parent, check=True, capture_output=True
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", str(partial)], input=archive, check=True)
+        partial.rename(target)
+    return target
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run(
+    tree: Path,
+    variant: str,
+    cache: Path,
+    code: Path | None = None,
+    stop_vectors: bool = False,
+) -> dict[str, Any]:
+    env = {**os.environ, "KBC_CACHE_DIR": str(cache), "PYTHONPATH": str(code or HERE.parent)}
+    for name in ("KBC_LLM_MODEL", "KBC_EMBED_MODEL", "KBC_CHROMA_URL", "KBC_WAIT_UNITS", "KBC_FIRST_FILES"):
         env.pop(name, None)
     shutil.rmtree(tree / ".kbc", ignore_errors=True)
     shutil.rmtree(cache, ignore_errors=True)
     flags = list(VARIANTS[variant][VARIANTS[variant].index("build") + 1 :])
     config = list(VARIANTS[variant][: VARIANTS[variant].index("build")])
+    cpu = _cpu()
     started = time.perf_counter()
     summary = json.loads(kbc(*config, "build", "--no-llm", *flags, str(tree), "--format", "json", env=env))
     built = time.perf_counter() - started
     sliced = json.loads(kbc(*config, "retrieve", "--repo", str(tree), "--format", "json", TASK, env=env))
     first = time.perf_counter() - started
+    first_cpu = _cpu() - cpu
+    later = summary.get("later", "")
     full = first if summary["index"]["retrieval"] == "hybrid" and not summary["index"]["pending"] else None
-    if summary["index"]["pending"]:
+    facts = None if later else first
+    if later or summary["index"]["pending"]:
         while True:
             status = json.loads(kbc("status", "--repo", str(tree), "--format", "json", env=env))
-            if "filling" not in status["index"]:
+            index = status["index"]
+            if facts is None and "later" not in index:
+                facts = time.perf_counter() - started
+            if facts is not None and stop_vectors and summary["filling"] > 0:
+                _stop(summary["filling"])
+                break
+            if facts is not None and "later" not in index and "filling" not in index:
                 full = time.perf_counter() - started
                 break
-            if status["index"].get("filling") == "stopped":
+            if index.get("filling") == "stopped" or index.get("later") == "stopped":
                 log = (tree / ".kbc" / "embedding.log").read_text(errors="replace")[-2000:]
-                raise SystemExit(f"{tree}: the background embedding stopped: {status}\n{log}")
+                raise SystemExit(f"{tree}: the background process stopped: {status}\n{log}")
             time.sleep(1.0)
         _until_gone(tree)
     return {
         "variant": variant,
         "build": round(built, 1),
         "first_slice": round(first, 1),
+        "first_slice_cpu": round(first_cpu, 1),
+        "facts": None if facts is None else round(facts, 1),
         "full_vectors": None if full is None else round(full, 1),
         "units": summary["index"]["units"] or summary["index"]["pending"],
         "pending": summary["index"]["pending"],
@@ -86,6 +143,19 @@ def run(tree: Path, variant: str, cache: Path) -> dict[str, Any]:
         "shares": _shares(sliced),
         "passes": {p["name"]: p["seconds"] for p in summary["passes"]},
     }
+
+
+def _stop(pid: int) -> None:
+    """Stop the background process (this run started it) and wait until it is gone."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.2)
 
 
 def _shares(sliced: dict[str, Any]) -> dict[str, float]:
@@ -106,21 +176,92 @@ def _until_gone(tree: Path) -> None:
         time.sleep(0.2)
 
 
+def table(rows: list[dict[str, Any]]) -> str:
+    """The first slice against the baseline code's, the lexical build's and the full build's,
+    for each corpus of ``rows`` (one row per variant)."""
+    out = [
+        "Wall seconds from the start of `kbc build` to the end of `kbc retrieve` of the README's "
+        "task (CPU seconds of both commands in brackets), each build from nothing (a new store, "
+        "an empty embedding cache), every variant of a corpus in the same run: `default` (a "
+        "first index, the facts and vectors behind it), the same command on the baseline code, "
+        "`lexical` (`-c index.embed_model=none build --wait`: every pass, no vectors) and "
+        "`wait` (`build --wait`: every pass and vector):",
+        "",
+        "| corpus | first slice (default) | baseline code | ÷ baseline | lexical build "
+        "| ÷ lexical | full build | ÷ full | facts in (default) | full vectors (default) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    corpora = list(dict.fromkeys(r["corpus"] for r in rows))
+    for corpus in corpora:
+        by = {r["variant"]: r for r in rows if r["corpus"] == corpus}
+        first = by.get("default")
+        if first is None:
+            continue
+
+        def cell(variant: str, first: dict[str, Any] = first, by: dict[str, Any] = by) -> tuple[str, str]:
+            other = by.get(variant)
+            if other is None:
+                return "–", "–"
+            return (
+                f"{other['first_slice']:.1f} s ({other['first_slice_cpu']:.1f})",
+                f"{first['first_slice'] / other['first_slice']:.2f}×",
+            )
+
+        baseline, lexical, full = cell("baseline"), cell("lexical"), cell("wait")
+        facts = "–" if first["facts"] is None else f"{first['facts']:.1f} s"
+        vectors = "–" if first["full_vectors"] is None else f"{first['full_vectors']:.1f} s"
+        out.append(
+            f"| {corpus} | {first['first_slice']:.1f} s ({first['first_slice_cpu']:.1f}) "
+            f"| {baseline[0]} | {baseline[1]} | {lexical[0]} | {lexical[1]} | {full[0]} | {full[1]} "
+            f"| {facts} | {vectors} |"
+        )
+    return "\n".join(out)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work", type=Path, default=Path("/tmp/kbc-first-slice"))
-    parser.add_argument("--only", default="kbc,networkx,sympy")
+    parser.add_argument("--only", default="kbc,sympy")
+    parser.add_argument("--variants", default=",".join(VARIANTS))
+    parser.add_argument("--baseline", default="main", help="the revision whose code is the baseline")
+    parser.add_argument("--code", default="HEAD", help="the revision whose code is measured")
+    parser.add_argument(
+        "--stop-vectors", action="store_true", help="stop the background once the facts are in"
+    )
+    parser.add_argument("--update-results", action="store_true")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
-    rows = args.work / "first_slice.jsonl"
+    baseline, measured = code_of(args.baseline, args.work), code_of(args.code, args.work)
+    out = args.work / "first_slice.jsonl"
+    rows = []
     for corpus in args.only.split(","):
         source, how = source_of(corpus, args.work)
         tree = fresh_copy(source, args.work, corpus)
-        for variant in VARIANTS:
-            row = {"corpus": corpus, "source": how, **run(tree, variant, args.work / "cache")}
+        for variant in args.variants.split(","):
+            code = baseline if variant == "baseline" else measured
+            row = {
+                "corpus": corpus,
+                "source": how,
+                **run(tree, variant, args.work / "cache", code, args.stop_vectors),
+            }
+            if variant == "baseline":
+                row["baseline"] = args.baseline
+            rows.append(row)
             print(json.dumps(row), flush=True)
-            with rows.open("a") as out:
-                out.write(json.dumps(row) + "\n")
+            with out.open("a") as fh:
+                fh.write(json.dumps(row) + "\n")
+    text = table(rows)
+    print(text)
+    if args.update_results:
+        from results_file import update_section
+
+        update_section(
+            "first-slice",
+            "First slice from the cheapest facts (`benchmarks/first_slice.py`)",
+            text,
+            f"python benchmarks/first_slice.py --only {args.only} --baseline {args.baseline} "
+            f"--code {args.code}" + (" --stop-vectors" if args.stop_vectors else "") + " --update-results",
+        )
 
 
 if __name__ == "__main__":

@@ -215,7 +215,15 @@ def _render_stage(event: PassEvent) -> str:
     return _render_index(result) if isinstance(result, IndexSummary) else ""
 
 
-def _render_pending(pending: int, filling: int) -> list[str]:
+def _render_pending(pending: int, filling: int, later: str = "") -> list[str]:
+    if later:
+        left = "the facts, views and team knowledge, then the vectors,"
+        if filling < 0:
+            return [f"  first index   {left} not read (no process could be started): run `kbc embed`"]
+        return [
+            f"  first index   {left} left to a background process (pid {filling}): "
+            "`kbc status` follows it, `kbc embed` finishes it now"
+        ]
     if not pending:
         return []
     if filling < 0:
@@ -271,6 +279,10 @@ def build(
     on two cores), the index is published lexical at once and a background
     process embeds them (`kbc status` shows how far it has come; `kbc embed`
     finishes in the foreground); retrieval turns hybrid when they are all in.
+    A first build of a repository with more Python files than
+    index.first_files (200) publishes a first index before the facts pass,
+    Python cut at the definitions CPython's parser reads, and leaves the
+    facts, views and team knowledge to that process too (docs/index.md).
     Knowledge roots (a folder or a git repository of Markdown: [[knowledge]] in
     kbc.toml, KBC_KNOWLEDGE, --knowledge) are indexed beside the code, each
     document in its scopes (docs/knowledge.md).
@@ -302,7 +314,7 @@ def build(
                 "kbc build:",
                 f"  passes        {', '.join(f'{p.name} {p.seconds:.1f} s' for p in summary.passes)}",
                 f"  peak memory   {max((p.peak_rss_mb for p in summary.passes), default=0)} MB",
-                *_render_pending(summary.index.pending, summary.filling),
+                *_render_pending(summary.index.pending, summary.filling, summary.later),
             ]
         )
     )

@@ -248,18 +248,20 @@ def embed(ctx: click.Context, repo: Path, store: Path | None, background: bool, 
 
     A build with more units to embed than index.wait_units publishes its index
     lexical and starts this in the background (niced, its model on one thread);
-    run it to finish in the foreground instead. It resumes where a stopped run
+    run it to finish in the foreground instead. A first build of a repository
+    with more Python files than index.first_files leaves it the facts, views
+    and team knowledge too, which it reads first. It resumes where a stopped run
     left off, waits for another one on the same store, and does nothing when no
     unit is waiting.
     """
     from kbc.cli.common import embed_progress
-    from kbc.services.embedding import fill_vectors
+    from kbc.services.later import fill_in
 
     shown = embed_progress()
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     if background:
         click.echo(f"kbc embed: started {started} (pid {os.getpid()})")
-    done = fill_vectors(
+    done = fill_in(
         repo,
         settings_for(repo),
         store,

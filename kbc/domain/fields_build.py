@@ -146,6 +146,19 @@ BUILD_FIELDS: tuple[FieldSpec, ...] = (
         limit=True,
     ),
     FieldSpec(
+        "first_files",
+        "index",
+        "first_files",
+        int,
+        "KBC_FIRST_FILES",
+        1,
+        "Python files a first `kbc build` reads with libcst before it returns; with more, it "
+        "publishes an index cut at the definitions CPython's parser reads and reads the facts, "
+        "the views and the vectors in a background process (`kbc build --wait`: always before "
+        "it returns)",
+        limit=True,
+    ),
+    FieldSpec(
         "llm_model",
         "llm",
         "model",

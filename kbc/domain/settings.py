@@ -43,6 +43,7 @@ class Settings:
     embed_tests: bool = False
     embed_tokens: int = 64
     wait_units: int = 500
+    first_files: int = 200
     llm_model: str = ""
     llm_api_base: str = ""
     llm_timeout: int = 60

@@ -8,34 +8,29 @@ so a run killed half-way is completed by the next.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import os
 import sqlite3
 import time
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from kbc.analyzers.discover import git_blob_id
-from kbc.analyzers.pool import pool_context, worker_init
-from kbc.analyzers.python.encoding import decode_source
-from kbc.analyzers.secrets import redact
-from kbc.domain.errors import EmbedderUnavailable, IndexDamaged, VectorStoreError, in_pass
+from kbc.domain.errors import EmbedderUnavailable, IndexDamaged, VectorStoreError
 from kbc.domain.models import KNOWLEDGE_PREFIX, Chunk, ChunkKind, EmbedUnit, FileFacts, SourceFile
-from kbc.domain.progress import Reporter, Tick, counted
+from kbc.domain.progress import Reporter
 from kbc.domain.timing import PassTiming, Stopwatch
 from kbc.domain.views import VIEW_PREFIX
-from kbc.index.chunks import chunk_text, knowledge_chunks, readable
-from kbc.index.definitions import Definition, definitions_version
+from kbc.index.definitions import definitions_version
 from kbc.index.embed import Embedder
 from kbc.index.exact import load_snapshot, sweep_snapshots, write_units_snapshot
 from kbc.index.history import commit_messages, last_commit_dates
-from kbc.index.lexical import PENDING, PRECEDENTS, FileRecord, LexicalIndex, move_aside
+from kbc.index.lexical import PENDING, PRECEDENTS, FileRecord, LexicalIndex, indexed_columns, move_aside
+from kbc.index.prepare import chunk_tasks, document_chunks, run_tasks
+from kbc.index.progress import LATER
 from kbc.index.provenance import MADE_BY, Provenance
-from kbc.index.tokencount import default_counter
 from kbc.index.tokens import TOKENS_VERSION
 from kbc.index.units import unit_metadata, units_of
 from kbc.index.vectors import VectorStore
@@ -45,22 +40,7 @@ from kbc.store.layout import LEXICAL
 STAGED = "lexical.next.sqlite"  # the index a build writes, renamed into place when it publishes
 
 CHUNKER_VERSION = "10"  # 10: text as kbc shows it (kbc.index.chunks.readable), credentials judged
-POOL_MIN_FILES = 64
 EMBED_BATCH = 256  # units handed to the embedder per call (it batches 32 inside)
-
-
-@dataclass(frozen=True, slots=True)
-class ChunkTask:
-    path: str
-    abspath: str
-    language: str
-    module: str
-    definitions: tuple[Definition, ...] | None  # parsed code's definitions; None: line windows
-    scan: bool  # False when the analyzer already scanned this blob and found nothing
-    size: int
-    overlap: int
-    also: tuple[str, ...] = ()  # credentials found in other files: redacted here too
-    role: str = ""  # the file's role as discovery read it ("": from its path)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -81,102 +61,6 @@ class IndexSummary:
     stale_units: tuple[str, ...] = ()  # vectors no longer needed: deleted once the index is published
     snapshots: tuple[str, ...] = ()  # the digests of the new index's snapshot and the live one's
     pending: int = 0  # units left to embed after the index is published (kbc.index.fill)
-
-
-def prepare(task: ChunkTask) -> tuple[str, list[Chunk], int]:
-    """Read, redact and chunk one file (runs in a worker process)."""
-    with in_pass("index", task.path):
-        return _prepare(task)
-
-
-def _prepare(task: ChunkTask) -> tuple[str, list[Chunk], int]:
-    try:
-        data = Path(task.abspath).read_bytes()
-    except OSError:
-        return task.path, [], 0
-    if task.language == "python":
-        text, _ = decode_source(data)
-    else:
-        text = data.decode("utf-8", errors="replace")
-    secrets = 0
-    if task.scan or task.also:
-        redaction = redact(task.abspath, text, task.language, also=task.also, where=task.path)
-        text, secrets = redaction.text, len(redaction.findings)
-    chunks = chunk_text(
-        task.path,
-        readable(text),
-        task.language,
-        size=task.size,
-        overlap=task.overlap,
-        module=task.module,
-        definitions=task.definitions,
-        role=task.role or None,
-    )
-    counter = default_counter()
-    counted = [dataclasses.replace(c, tokens=counter.count(c.text)) for c in chunks]
-    return task.path, counted, secrets
-
-
-def _tasks(
-    root: Path,
-    files: Sequence[SourceFile],
-    facts: Mapping[str, FileFacts],
-    size: int,
-    overlap: int,
-    repeated: Mapping[str, tuple[str, ...]],
-    clean: frozenset[str] = frozenset(),
-) -> list[ChunkTask]:
-    tasks = []
-    for source in files:
-        known = facts.get(source.path)
-        definitions: tuple[Definition, ...] | None = None
-        module = ""
-        scan = source.path not in clean  # the sweep's detectors found nothing in it
-        if known is not None and known.blob == source.blob:
-            module = known.module
-            definitions = tuple(
-                Definition(
-                    s.qname, s.name, s.kind, s.start_line, s.end_line, s.signature, s.is_async, known.language
-                )
-                for s in known.symbols
-            )
-            scan = bool(known.secrets)
-        tasks.append(
-            ChunkTask(
-                source.path,
-                str(root / source.path),
-                source.language,
-                module,
-                definitions,
-                scan,
-                size,
-                overlap,
-                repeated.get(source.path, ()),
-                source.role,
-            )
-        )
-    return tasks
-
-
-def document_chunks(path: str, text: str, size: int, overlap: int, kind: ChunkKind = "view") -> list[Chunk]:
-    """A view's Markdown cut at its headings, with the headings as breadcrumbs, or a knowledge
-    document's (``kind``) cut at every section (:func:`kbc.index.chunks.knowledge_chunks`);
-    already redacted."""
-    counter = default_counter()
-    text = readable(text)
-    cut = (
-        knowledge_chunks(path, text, counter.count)
-        if kind == "knowledge"
-        else chunk_text(path, text, "markdown", size=size, overlap=overlap)
-    )
-    return [dataclasses.replace(c, kind=kind, role=kind, tokens=counter.count(c.text)) for c in cut]
-
-
-def _run(tasks: list[ChunkTask], workers: int, tick: Tick) -> list[tuple[str, list[Chunk], int]]:
-    if workers <= 1 or len(tasks) < POOL_MIN_FILES:
-        return list(counted(map(prepare, tasks), tick))
-    with ProcessPoolExecutor(max_workers=workers, mp_context=pool_context(), initializer=worker_init) as pool:
-        return list(counted(pool.map(prepare, tasks, chunksize=8), tick))
 
 
 def build_index(  # noqa: PLR0913 - the index pass's inputs, passed by name
@@ -200,6 +84,8 @@ def build_index(  # noqa: PLR0913 - the index pass's inputs, passed by name
     knowledge_dates: Mapping[str, str] | None = None,
     wait_units: int | None = None,
     clean: frozenset[str] = frozenset(),
+    modules: Mapping[str, str] | None = None,
+    later: str = "",
 ) -> IndexSummary:
     """Bring the index in line with ``files``, the view ``documents`` (path under
     ``VIEW_PREFIX`` -> Markdown) and the ``knowledge`` documents (path under
@@ -210,7 +96,10 @@ def build_index(  # noqa: PLR0913 - the index pass's inputs, passed by name
     published lexical, naming the model it waits for (``PENDING``), and
     :func:`kbc.index.fill.fill_vectors` embeds them after. ``clean``: the paths the credential
     sweep found nothing in, not scanned again (only values found elsewhere are replaced).
-    ``progress`` hears each pass (chunk, lexical index, embed, vector snapshot).
+    ``progress`` hears each pass (chunk, lexical index, embed, vector snapshot). A first
+    index (``later``: the passes it waits for, kept in meta ``LATER``) cuts the Python files of
+    ``modules`` (path -> module name) at the definitions ``ast`` reads; the build after the
+    facts chunks every file again.
 
     The live index is not touched: a copy of it is brought in line and left beside it, for
     :func:`publish_index` to put in place; vectors are only added (those no longer needed are
@@ -248,28 +137,30 @@ def build_index(  # noqa: PLR0913 - the index pass's inputs, passed by name
         removed = sorted(indexed_paths - set(current))
         changed_files = [f for f in changed if f.path not in texts]
         with clock.measure("chunk", len(changed_files), "files") as chunking:
-            tasks = _tasks(root, changed_files, facts, chunk_lines, overlap, repeated, clean)
-            results = _run(tasks, workers, chunking.advance)
-            results += [
-                (
-                    f.path,
-                    document_chunks(f.path, texts[f.path], chunk_lines, overlap, kinds.get(f.path, "view")),
-                    0,
-                )
-                for f in changed
-                if f.path in texts
-            ]
+            tasks = chunk_tasks(root, changed_files, facts, chunk_lines, overlap, repeated, clean, modules)
+            results = run_tasks(tasks, workers, chunking.advance)
+            for f in changed:
+                if f.path in texts:
+                    cut = document_chunks(
+                        f.path, texts[f.path], chunk_lines, overlap, kinds.get(f.path, "view")
+                    )
+                    results.append((f.path, cut, 0, [indexed_columns(c) for c in cut]))
         with clock.measure("lexical index"):
             dates = {**last_commit_dates(root, [f.path for f in changed_files]), **(knowledge_dates or {})}
-            new_chunks = [c for _, chunks, _ in results for c in chunks]
-            secrets = {path: count for path, _, count in results}
+            new_chunks = [c for _, chunks, _, _ in results for c in chunks]
+            columns = [c for _, _, _, columns in results for c in columns]
+            secrets = {path: count for path, _, count, _ in results}
             records = [
                 FileRecord(f.path, f.blob, dates.get(f.path, ""), secrets.get(f.path, 0)) for f in changed
             ]
             lexical.replace_files(
-                [*removed, *(f.path for f in changed if f.path in indexed_paths)], new_chunks, records
+                [*removed, *(f.path for f in changed if f.path in indexed_paths)],
+                new_chunks,
+                records,
+                columns,
             )
-            lexical.set_meta("layout", layout)
+            lexical.set_meta("layout", f"first:{layout}" if later else layout)
+            lexical.set_meta(LATER, later)
             lexical.set_meta("repeated", json.dumps(marks, sort_keys=True))
             # the precedents are read again at every build: HEAD may have moved with no file changed
             lexical.set_meta(PRECEDENTS, json.dumps(commit_messages(root, {f.path for f in files})))

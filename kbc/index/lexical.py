@@ -484,21 +484,26 @@ class LexicalIndex:
     # -- writing (the caller commits) ---------------------------------------
 
     def replace_files(
-        self, removed: Iterable[str], chunks: Sequence[Chunk], records: Sequence[FileRecord]
+        self,
+        removed: Iterable[str],
+        chunks: Sequence[Chunk],
+        records: Sequence[FileRecord],
+        columns: Sequence[tuple[str, str, str, str]] | None = None,
     ) -> None:
-        """Drop every chunk of ``removed`` paths, then add ``chunks`` and file ``records``."""
+        """Drop every chunk of ``removed`` paths, then add ``chunks`` (``columns``: their
+        :func:`indexed_columns`, when already read) and file ``records``."""
         self._forget()
         for path in removed:
             self.db.execute("DELETE FROM fts WHERE rowid IN (SELECT rid FROM chunks WHERE path = ?)", (path,))
             self.db.execute("DELETE FROM chunks WHERE path = ?", (path,))
             self.db.execute("DELETE FROM files WHERE path = ?", (path,))
-        for chunk in chunks:
+        for at, chunk in enumerate(chunks):
             cursor = self.db.execute(
                 f"INSERT INTO chunks ({COLUMNS}) VALUES ({','.join('?' * 14)})", _row(chunk)
             )
             self.db.execute(
                 "INSERT INTO fts (rowid, path, symbols, body, context) VALUES (?, ?, ?, ?, ?)",
-                (cursor.lastrowid, *indexed_columns(chunk)),
+                (cursor.lastrowid, *(indexed_columns(chunk) if columns is None else columns[at])),
             )
         self.db.executemany(
             "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)",

@@ -1,5 +1,6 @@
-"""How far the vectors a build left to embed have come (``embedding.json`` beside the index):
-written by the process embedding them (:mod:`kbc.index.fill`), read by retrieval and status."""
+"""What a published index still waits for, and how far the vectors a build left to embed have
+come (``embedding.json`` beside the index): written by the process filling them in
+(:mod:`kbc.index.fill`), read by retrieval and status."""
 
 from __future__ import annotations
 
@@ -10,6 +11,18 @@ from pathlib import Path
 from kbc.store.files import write_atomic
 
 PROGRESS = "embedding.json"
+# meta: the passes a first index waits for ("facts", or "facts no-llm" for a build without the
+# LLM; "" when none): the facts, views and team knowledge (kbc.services.first)
+LATER = "later"
+
+
+def first_index_note(vectors: bool) -> str:
+    """What a slice of a first index says of it (``vectors``: they come after the facts)."""
+    then = ", then the vectors," if vectors else ""
+    return (
+        "the first index: cut at the definitions CPython's parser reads; the facts (calls, imports), "
+        f"the views and team knowledge{then} are read after the build; `kbc refresh` finishes"
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ from kbc.domain.errors import EmbedderUnavailable, VectorStoreError
 from kbc.index.embed import Embedder
 from kbc.index.exact import ExactVectors, load_snapshot, read_store
 from kbc.index.lexical import PENDING, LexicalIndex
-from kbc.index.progress import progress_of
+from kbc.index.progress import LATER, first_index_note, progress_of
 from kbc.index.provenance import MADE_BY, unsearchable
 from kbc.index.units import best_by_chunk
 from kbc.index.vectors import VectorStore
@@ -52,8 +52,9 @@ class VectorSide:
         self.vectors = vectors
         self.note = note
         self.waiting = ""  # the model whose vectors are being embedded after the build (kbc embed)
+        self.later = lexical.meta(LATER)  # a first index's: the passes it waits for
         if self.embedder is not None and lexical.meta("model") != self.embedder.model_id:
-            if lexical.meta(PENDING) == self.embedder.model_id:
+            if lexical.meta(PENDING) == self.embedder.model_id or self.later:
                 self.waiting = self.embedder.model_id
             else:
                 self.note = (
@@ -69,7 +70,9 @@ class VectorSide:
 
     def current_note(self) -> str:
         """Why retrieval is lexical, if it is: for an index whose vectors are being embedded,
-        how far that has come (read at each request)."""
+        how far that has come (read at each request); for a first index, what it lacks."""
+        if self.later:
+            return first_index_note(bool(self.waiting))
         if not self.waiting:
             return self.note
         found = progress_of(self.index_dir, self.state, self.waiting)

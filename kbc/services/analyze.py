@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
@@ -29,6 +29,7 @@ from kbc.domain.models import (
     AnalysisTask,
     FileFacts,
     Inventory,
+    SourceFile,
     models_shape,
 )
 from kbc.domain.progress import Reporter
@@ -110,23 +111,17 @@ def analyze_with_sweep(
     *,
     fresh: bool = False,
     publish: bool = True,
+    discovered: tuple[Inventory, Sweep] | None = None,
 ) -> tuple[AnalyzeSummary, Sweep]:
     """:func:`analyze_repository`, with the credential sweep the index pass needs too;
-    ``publish``: make the facts written the live ones (a build does so only at its end)."""
+    ``publish``: make the facts written the live ones (a build does so only at its end);
+    ``discovered``: the files and their sweep, when already read (:func:`discover_and_sweep`)."""
     started = time.perf_counter()
     clock = Stopwatch(progress)
     root = root.resolve()
     store_root = store_path(root, settings, store_dir)
-    with in_pass("discover"), clock.measure("discover"):
-        inventory = discover(
-            root, max_file_bytes=settings.max_file_bytes, exclude=settings.exclude, store_dir=store_root
-        )
+    inventory, swept = discovered or discover_and_sweep(root, settings, store_root, clock)
     cache_file = analysis_cache(store_root)
-    sweeping = clock.measure("secrets", len(inventory.files), "files")
-    with in_pass("secrets"), sweeping as scanning, AnalysisCache(cache_file) as counts:
-        known = counts.secret_counts(sweep_key(f) for f in inventory.files)
-        swept, scanned = sweep_secrets(root, inventory.files, known, settings.worker_count(), scanning)
-        counts.put_secret_counts(scanned.items())
     roots = detect_source_roots((f.path for f in inventory.files), settings.source_roots)
     warnings: list[str] = []
     tasks: list[tuple[AnalysisTask, str]] = []
@@ -251,6 +246,35 @@ def analyze_with_sweep(
         passes=tuple(clock.passes),
         generation=generation,
     ), swept
+
+
+def discover_and_sweep(
+    root: Path, settings: Settings, store_root: Path, clock: Stopwatch
+) -> tuple[Inventory, Sweep]:
+    """The repository's text files, and what the credential sweep found in them (each file's
+    count cached by its content); the clock hears both passes (discover, secrets)."""
+    with in_pass("discover"), clock.measure("discover"):
+        inventory = discover(
+            root, max_file_bytes=settings.max_file_bytes, exclude=settings.exclude, store_dir=store_root
+        )
+    sweeping = clock.measure("secrets", len(inventory.files), "files")
+    with in_pass("secrets"), sweeping as scanning, AnalysisCache(analysis_cache(store_root)) as counts:
+        known = counts.secret_counts(sweep_key(f) for f in inventory.files)
+        swept, scanned = sweep_secrets(root, inventory.files, known, settings.worker_count(), scanning)
+        counts.put_secret_counts(scanned.items())
+    return inventory, swept
+
+
+def python_modules(files: Sequence[SourceFile], settings: Settings) -> dict[str, str]:
+    """Each Python file the facts pass reads, with its module name as the facts name it."""
+    roots = detect_source_roots((f.path for f in files), settings.source_roots)
+    code = {f.path for f in files if f.language in CODE_LANGUAGES and f.role in ANALYZED_ROLES}
+    code_module_of = code_modules(code)
+    return {
+        f.path: module_name(f.path, roots)[0]
+        for f in files
+        if f.language == "python" and f.path not in code_module_of
+    }
 
 
 def _blob_of(result: AnalysisResult) -> str:

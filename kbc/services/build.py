@@ -7,6 +7,9 @@ one rename) and writes the build record last; only then are the vectors and file
 longer needed removed. A build says it is under way in ``building.json`` from start to
 record, so one stopped in between is known to the next writer (see
 :mod:`kbc.services.refresh`), which clears what it left and does its work again.
+
+A first build of a large repository publishes a first index before the facts pass and
+leaves the rest to a background process (:mod:`kbc.services.first`).
 """
 
 from __future__ import annotations
@@ -19,14 +22,17 @@ from pathlib import Path
 
 from kbc import __version__
 from kbc.analyzers.gitrepo import uncommitted
+from kbc.analyzers.sweep import Sweep
 from kbc.domain.errors import in_pass
+from kbc.domain.models import Inventory
 from kbc.domain.progress import Reporter
 from kbc.domain.settings import Settings
 from kbc.domain.timing import PassTiming, Stopwatch
 from kbc.index.build import IndexSummary, build_index, discard_staged, publish_index, sweep_index
-from kbc.services.analyze import AnalyzeSummary, analyze_with_sweep
+from kbc.services.analyze import AnalyzeSummary, analyze_with_sweep, discover_and_sweep
 from kbc.services.components import CONFIGURED, Components
 from kbc.services.embedding import start_filling
+from kbc.services.first import FACTS, first_wanted, publish_first
 from kbc.services.team import Collected, Manifest, collect, roots_to_read, write_manifest
 from kbc.services.views import build_views_pass, view_documents
 from kbc.store.facts_store import FactsStore
@@ -55,6 +61,7 @@ class BuildSummary:
     passes: tuple[PassTiming, ...] = ()  # every pass in order: seconds, peak RSS by its end
     knowledge: KnowledgeSummary = KnowledgeSummary()
     filling: int = 0  # pid of the process started to embed the units left (0: none left; -1: failed)
+    later: str = ""  # a first index's: the passes left to that process (kbc.services.first)
 
 
 def build_repository(  # noqa: PLR0913 - the build's inputs, passed by name
@@ -70,6 +77,7 @@ def build_repository(  # noqa: PLR0913 - the build's inputs, passed by name
     components: Components = CONFIGURED,
     wait: bool | None = None,
     reparse: bool | None = None,
+    start: bool = True,
 ) -> BuildSummary:
     """Every pass, holding the store's writer lock; ``fresh`` re-does the work its caches
     would skip (parsing, chunking), ``reparse`` (default: ``fresh``) the parsing alone: False
@@ -77,30 +85,79 @@ def build_repository(  # noqa: PLR0913 - the build's inputs, passed by name
     as a fresh index is chunked; ``interpreter`` overrides the components' one. The build
     state is written last. With more units to embed than ``settings.wait_units`` (``wait``
     True: never; False: any), the index is published lexical and a background process
-    embeds them (:mod:`kbc.services.embedding`). ``progress`` hears every pass start, advance
-    and end, and the summary of each stage (analyze, views, knowledge, index) as it ends."""
+    embeds them (:mod:`kbc.services.embedding`). Unless ``wait`` is True, a first build of a
+    large repository publishes a first index and leaves the facts, views and vectors to that
+    process (:mod:`kbc.services.first`). ``start``: False when the caller is that process
+    (it fills in the vectors itself). ``progress`` hears every pass start, advance and end,
+    and the summary of each stage (analyze, views, knowledge, index) as it ends."""
     store_root = store_path(root, settings, store_dir)
+    progress = progress or Reporter()
     with writer_lock(store_root, settings.lock_timeout, on_wait) as waited:
         unfinished = unfinished_build(store_root)
         if unfinished is not None:  # a build was stopped before it finished: clear what it left
             ViewsStore(store_root).discard()
             discard_staged(index_dir(store_root))
+        first = wait is not True and start and interpreter is None and first_wanted(store_root, settings)
         begin_build(store_root, "fresh" if fresh else "incremental")
-        wait_units = None if wait else 0 if wait is False else settings.wait_units
-        summary = _build(
-            root,
-            settings,
-            store_dir,
-            progress or Reporter(),
-            no_llm,
-            interpreter or components.llm(settings, no_llm),
-            fresh,
-            components,
-            wait_units,
-            fresh if reparse is None else reparse,
+        # Read before the files are: a change made while they are read is seen by the next refresh.
+        dirty = uncommitted(root, store_path(root, settings, store_dir))
+        clock = Stopwatch(progress)
+        discovered = discover_and_sweep(root.resolve(), settings, store_root, clock)
+        indexed = (
+            publish_first(root, settings, store_root, *discovered, progress, no_llm=no_llm) if first else None
         )
-    filling = start_filling(root, settings, store_dir) if summary.index.pending else 0
+        if indexed is not None:
+            end_build(store_root)
+            summary = _first_summary(root, store_root, discovered[0], indexed, clock)
+        else:
+            wait_units = None if wait else 0 if wait is False else settings.wait_units
+            summary = _build(
+                root,
+                settings,
+                store_dir,
+                progress,
+                no_llm,
+                interpreter or components.llm(settings, no_llm),
+                fresh,
+                components,
+                wait_units,
+                fresh if reparse is None else reparse,
+                dirty,
+                discovered,
+            )
+            summary = dataclasses.replace(summary, passes=(*clock.passes, *summary.passes))
+    filling = (
+        start_filling(root, settings, store_dir) if start and (summary.index.pending or summary.later) else 0
+    )
     return dataclasses.replace(summary, waited=waited, filling=filling)
+
+
+def _first_summary(
+    root: Path, store_root: Path, inventory: Inventory, indexed: IndexSummary, clock: Stopwatch
+) -> BuildSummary:
+    """What a build that published a first index did: no facts, no views yet."""
+    python = sum(1 for f in inventory.files if f.language == "python")
+    analyzed = AnalyzeSummary(
+        root=str(root.resolve()),
+        store=str(store_root),
+        files=len(inventory.files),
+        python_files=python,
+        parsed=0,
+        cached=0,
+        failed=0,
+        skipped=len(inventory.skipped),
+        ignored=inventory.ignored,
+        symbols=0,
+        import_edges=0,
+        call_edges=0,
+        entry_points=0,
+        integrations=0,
+        seconds=sum(p.seconds for p in clock.passes),
+        passes=tuple(clock.passes),
+    )
+    return BuildSummary(
+        analyzed, ViewsSummary(), indexed, passes=(*clock.passes, *indexed.passes), later=FACTS
+    )
 
 
 def _build(  # noqa: PLR0913 - the build's inputs, passed by name
@@ -114,10 +171,12 @@ def _build(  # noqa: PLR0913 - the build's inputs, passed by name
     components: Components,
     wait_units: int | None,
     reparse: bool,
+    dirty: str,
+    discovered: tuple[Inventory, Sweep],
 ) -> BuildSummary:
-    # Read before the files are: a change made while they are read is seen by the next refresh.
-    dirty = uncommitted(root, store_path(root, settings, store_dir))
-    analyzed, swept = analyze_with_sweep(root, settings, store_dir, progress, fresh=reparse, publish=False)
+    analyzed, swept = analyze_with_sweep(
+        root, settings, store_dir, progress, fresh=reparse, publish=False, discovered=discovered
+    )
     progress.summary("analyze", analyzed)
     store_root = Path(analyzed.store)
     generation = analyzed.generation

@@ -18,10 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kbc.domain.errors import KbcError
+from kbc.domain.fields import FIELDS
 from kbc.domain.settings import Settings, environment_with
 from kbc.index.embed import Embedder
 from kbc.index.fill import embed_pending, pending_of, publish_filled
 from kbc.index.lexical import PENDING
+from kbc.index.progress import LATER
 from kbc.index.vectors import VectorStore
 from kbc.services.components import CONFIGURED, Components
 from kbc.store.layout import index_dir, store_path
@@ -41,7 +43,7 @@ class FillSummary:
     seconds: float
 
 
-def fill_vectors(
+def fill_vectors(  # noqa: PLR0913 - what `kbc embed` is given, passed by name
     root: Path,
     settings: Settings,
     store_dir: Path | None = None,
@@ -51,10 +53,12 @@ def fill_vectors(
     progress: Callable[[int, int], None] | None = None,
     on_wait: Callable[[str], None] | None = None,
     components: Components = CONFIGURED,
+    before: Callable[[], None] | None = None,
 ) -> FillSummary:
     """Embed the units the live index waits for, then publish it hybrid. ``background``:
     niced, the model on one thread; ``lock``: a descriptor of the fill lock it was started
-    holding."""
+    holding; ``before``: what to do first, holding the fill lock (the passes a first index
+    waits for, :mod:`kbc.services.later`)."""
     started = time.perf_counter()
     store_root = store_path(root, settings, store_dir)
     where = index_dir(store_root)
@@ -65,6 +69,8 @@ def fill_vectors(
             pass
     embedded = 0
     with fill_lock(store_root, lock):
+        if before is not None:
+            before()
         for _ in range(ROUNDS):
             with writer_lock(store_root, settings.lock_timeout, on_wait):
                 pending = pending_of(where, settings.embed_tests)
@@ -106,10 +112,13 @@ def _opened(
 
 
 def resume_filling(root: Path, settings: Settings, store_dir: Path | None = None) -> int:
-    """Start the background process when the live index waits for vectors and no process is
-    filling them in (say, it was killed): its pid, else 0 (-1: it could not be started)."""
+    """Start the background process when the live index waits for vectors or facts and no
+    process is filling them in (say, it was killed): its pid, else 0 (-1: it could not be
+    started)."""
     store_root = store_path(root, settings, store_dir)
-    if not store_root.is_dir() or filling(store_root) or not _meta(index_dir(store_root), PENDING):
+    if not store_root.is_dir() or filling(store_root):
+        return 0
+    if not _meta(index_dir(store_root), PENDING) and not waits_for_facts(store_root):
         return 0
     return start_filling(root, settings, store_dir)
 
@@ -117,6 +126,12 @@ def resume_filling(root: Path, settings: Settings, store_dir: Path | None = None
 def waits_for_vectors(store_root: Path) -> bool:
     """Whether the store's live index waits for vectors (a build left them to embed)."""
     return bool(_meta(index_dir(store_root), PENDING))
+
+
+def waits_for_facts(store_root: Path) -> str:
+    """The passes the store's live index waits for: a first index's facts, views and team
+    knowledge ("" when none, :mod:`kbc.services.first`)."""
+    return _meta(index_dir(store_root), LATER)
 
 
 def _meta(where: Path, key: str) -> str:
@@ -137,7 +152,8 @@ def _meta(where: Path, key: str) -> str:
 
 
 # The settings the embedding process must share with the build that starts it, passed as
-# the environment variables that set them (above the repository's own configuration).
+# the environment variables that set them (above the repository's own configuration); those
+# after the first line shape what the build after a first index writes (kbc.services.first).
 SHARED = {
     "embed_model": "KBC_EMBED_MODEL",
     "embed_tokens": "KBC_EMBED_TOKENS",
@@ -147,7 +163,35 @@ SHARED = {
     "cache_dir": "KBC_CACHE_DIR",
     "chroma_url": "KBC_CHROMA_URL",
     "lock_timeout": "KBC_LOCK_TIMEOUT",
+    **{
+        f.name: f.env
+        for f in FIELDS
+        if f.name
+        in (
+            "max_file_bytes",
+            "exclude",
+            "source_roots",
+            "module_split_files",
+            "max_modules",
+            "chunk_lines",
+            "chunk_overlap",
+            "workflow_depth",
+            "max_workflows",
+            "max_api_workflows",
+            "llm_model",
+            "llm_api_base",
+            "workers",
+        )
+    },
 }
+
+
+def _as_variable(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, tuple):
+        return ",".join(map(str, value))
+    return str(value)
 
 
 def start_filling(root: Path, settings: Settings, store_dir: Path | None = None) -> int:
@@ -155,11 +199,7 @@ def start_filling(root: Path, settings: Settings, store_dir: Path | None = None)
     outlives this one); its output goes to the store's ``embedding.log``. Returns its pid, or
     -1 when none could be started (the index stays lexical, waiting for `kbc embed`)."""
     store_root = store_path(root, settings, store_dir)
-    shared = {
-        variable: (("true" if value else "false") if isinstance(value, bool) else str(value))
-        for name, variable in SHARED.items()
-        for value in [getattr(settings, name)]
-    }
+    shared = {variable: _as_variable(getattr(settings, name)) for name, variable in SHARED.items()}
     env = environment_with(shared)
     # -P: the working folder is not put on the module path (a repository may hold a `kbc` of its own)
     command = [

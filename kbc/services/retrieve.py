@@ -5,12 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from kbc.domain.errors import KbcError
+from kbc.domain.models import FileFacts, GraphFacts
 from kbc.domain.settings import Settings
 from kbc.index.history import changed_together
 from kbc.retrieval import rank
 from kbc.retrieval.profiles import Profile, load_profiles
 from kbc.retrieval.retrieve import Retriever
 from kbc.services.components import CONFIGURED, Components
+from kbc.services.embedding import waits_for_facts
 from kbc.store.facts_store import FactsStore
 from kbc.store.layout import index_dir, lexical_path, store_path
 
@@ -24,6 +26,8 @@ def open_retriever(
             f"no index for {root.resolve()} in {store_root}", hint="run `kbc build` on the repository first"
         )
     store = FactsStore(store_root)
+    if not store.current() and waits_for_facts(store_root):  # a first index: no facts yet
+        return _opened(root, settings, store_root, components, None, [], [], {}, {})
     module_paths: dict[str, str] = {}
     symbol_paths: dict[str, str] = {}
     every = list(store.facts())
@@ -31,12 +35,28 @@ def open_retriever(
         module_paths.setdefault(facts.module, facts.path)
         for symbol in facts.symbols:
             symbol_paths.setdefault(symbol.qname, facts.path)
-    embedder, vectors, note = components.open_embedding(store_root, root, settings, lazy=True)
     scripts = sorted({e.name for e in store.entry_points() if e.kind in ("console_script", "gui_script")})
+    return _opened(
+        root, settings, store_root, components, store.graph(), every, scripts, module_paths, symbol_paths
+    )
+
+
+def _opened(  # noqa: PLR0913 - what a store holds for retrieval, passed by name
+    root: Path,
+    settings: Settings,
+    store_root: Path,
+    components: Components,
+    graph: GraphFacts | None,
+    every: list[FileFacts],
+    scripts: list[str],
+    module_paths: dict[str, str],
+    symbol_paths: dict[str, str],
+) -> Retriever:
+    embedder, vectors, note = components.open_embedding(store_root, root, settings, lazy=True)
     cochange = changed_together(root) if rank.COCHANGE_WEIGHT > 0 else None
     return Retriever(
         index_dir(store_root),
-        store.graph(),
+        graph,
         module_paths,
         symbol_paths,
         components.token_counter(),

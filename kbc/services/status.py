@@ -60,7 +60,10 @@ def repository_status(
             "a build is under way, or was stopped before it finished (what it left is not "
             "read; `kbc refresh` clears it and builds again)"
         )
-    facts, roles = _facts(store_root, notes)
+    from kbc.services.embedding import waits_for_facts
+
+    later = waits_for_facts(store_root)
+    facts, roles = _facts(store_root, [] if later else notes)  # a first index has no facts yet
     views = _views(store_root)
     index, retrieval = _index(store_root, root, notes, settings, components or CONFIGURED)
     return Status(
@@ -132,7 +135,7 @@ def _index(
     from kbc.domain.errors import IndexDamaged
     from kbc.index.exact import load_snapshot
     from kbc.index.lexical import PENDING, LexicalIndex
-    from kbc.index.progress import progress_of
+    from kbc.index.progress import LATER, progress_of
     from kbc.index.provenance import MADE_BY, Provenance, unsearchable
     from kbc.index.units import units_of
     from kbc.store.layout import index_dir
@@ -159,6 +162,7 @@ def _index(
         recorded = lexical.meta(MADE_BY)
         digest = lexical.meta("vectors")
         waiting, state = lexical.meta(PENDING), lexical.meta("state")
+        later = lexical.meta(LATER)
         indexed = list(lexical.files())
     finally:
         lexical.close()
@@ -186,6 +190,18 @@ def _index(
         summary["fingerprint"] = made.fingerprint
     if made is not None and made.replaced:
         notes.append(made.replaced)
+    if later:
+        summary["later"] = "running" if running else "stopped"
+        notes.append(
+            "the first index: the facts (calls, imports), the views and team knowledge"
+            + (", then the vectors," if embedder is not None else "")
+            + (
+                " are being read in the background (`kbc embed` waits for them)"
+                if running
+                else " were left unread: the process reading them stopped (`kbc refresh` reads them)"
+            )
+        )
+        return summary, "lexical"
     if embedder is None:
         notes.append(why)
         return summary, "lexical"

@@ -204,7 +204,9 @@ class FactsStore:
             name = self.named or pointer.read_text(encoding="utf-8").strip()
         except FileNotFoundError:
             raise StoreError(
-                f"no kbc store at {self.root}", hint="run `kbc analyze` on the repository first"
+                f"no facts in the kbc store at {self.root}",
+                hint="run `kbc analyze` or `kbc build` on the repository first (after a first build, "
+                "which reads the facts in the background, `kbc embed` waits for them)",
             ) from None
         path = self.root / name
         if not path.is_dir():

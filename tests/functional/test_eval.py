@@ -383,7 +383,7 @@ def test_a_bad_golden_file_is_a_clear_error_naming_the_question(
 def test_kbc_golden_file_on_kbc_itself_stays_above_the_floors(tmp_path: Path) -> None:
     clone = tmp_path / "kbc"
     subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
-    invoke(*LEXICAL, "build", str(clone), "--no-llm", "--workers", "2")
+    invoke(*LEXICAL, "build", str(clone), "--no-llm", "--workers", "2", "--wait")  # the facts too
     data = json.loads(
         invoke(
             *LEXICAL,

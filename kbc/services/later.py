@@ -1,0 +1,59 @@
+"""What the background process after a build does: the passes a first index waits for, then
+the vectors (`kbc embed`, :mod:`kbc.services.embedding`; the first index is
+:mod:`kbc.services.first`'s)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from kbc.domain.settings import Settings
+from kbc.services.build import build_repository
+from kbc.services.components import CONFIGURED, Components
+from kbc.services.embedding import FillSummary, fill_vectors, waits_for_facts
+from kbc.services.first import NO_LLM
+from kbc.store.layout import store_path
+
+
+def fill_in(
+    root: Path,
+    settings: Settings,
+    store_dir: Path | None = None,
+    *,
+    background: bool = False,
+    lock: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    on_wait: Callable[[str], None] | None = None,
+    components: Components = CONFIGURED,
+) -> FillSummary:
+    """Run the build a first index waits for, if it waits for one (its facts, views, team
+    knowledge, the index cut at the facts' definitions, with or without the LLM as the build
+    that published it), then embed the units left (:func:`fill_vectors`), all holding the
+    fill lock: `kbc status` shows the passes running until the vectors are in."""
+    store_root = store_path(root, settings, store_dir)
+
+    def facts() -> None:
+        later = waits_for_facts(store_root)
+        if later:
+            build_repository(
+                root,
+                settings,
+                store_dir,
+                no_llm=NO_LLM in later.split(),
+                on_wait=on_wait,
+                components=components,
+                wait=False,
+                start=False,
+            )
+
+    return fill_vectors(
+        root,
+        settings,
+        store_dir,
+        background=background,
+        lock=lock,
+        progress=progress,
+        on_wait=on_wait,
+        components=components,
+        before=facts,
+    )
