@@ -86,9 +86,9 @@ def test_a_remembering_index_forgets_what_it_rewrites(tmp_path: Path) -> None:
 def test_a_remembering_reader_answers_whole_past_what_it_keeps(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import kbc.index.lexical as lexical
+    import kbc.index.remembered as remembered
 
-    monkeypatch.setattr(lexical, "REMEMBERED_CHUNKS", 5)
+    monkeypatch.setattr(remembered, "REMEMBERED_CHUNKS", 5)
     plain = index_of(tmp_path, [f"refund order {n}" for n in range(30)])
     remembering = LexicalIndex(tmp_path / "lexical.sqlite")
     remembering.remember()
