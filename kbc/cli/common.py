@@ -61,12 +61,25 @@ def say(message: str) -> None:
     click.echo(message, err=True)
 
 
-def knowledge_base(repo: Path, store: Path | None = None, **overrides: Any) -> KnowledgeBase:
+def knowledge_base(
+    repo: Path, store: Path | None = None, *, facts: bool = False, **overrides: Any
+) -> KnowledgeBase:
     """The knowledge base a command works on, with its settings as :func:`settings_for`
-    resolves them and its notices on stderr."""
+    resolves them and its notices on stderr; ``facts``: the command reads the facts, so on a
+    first index it waits for the process after the build to read them, saying so."""
     from kbc.services.knowledge import KnowledgeBase
 
-    return KnowledgeBase(repo, store=store, settings=settings_for(repo, **overrides), notify=say)
+    settings = settings_for(repo, **overrides)
+    kb = KnowledgeBase(repo, store=store, settings=settings, notify=say)
+    if facts:
+        from kbc.services.later import await_facts
+
+        try:
+            await_facts(kb.store, say, settings.lock_timeout)
+        except BaseException:
+            kb.close()
+            raise
+    return kb
 
 
 def build_options(command: F) -> F:

@@ -96,7 +96,7 @@ def eval_command(
     if max_files < 1:
         raise KbcError(f"--max-files {max_files}: give 1 or more")
     if golden is not None:
-        with knowledge_base(repo, store) as kb:
+        with knowledge_base(repo, store, facts=True) as kb:
             report = kb.evaluate(golden, use_cases)
     else:
         assert history is not None

@@ -121,7 +121,7 @@ def symbols(ctx: click.Context, name: str, repo: Path, store: Path | None, fmt: 
     """
     from kbc.services.payloads import symbols_data
 
-    with knowledge_base(repo, store) as kb:
+    with knowledge_base(repo, store, facts=True) as kb:
         reports = kb.symbol(name)
     if not reports:
         click.echo(f"no symbol named {name!r}; try a shorter or a qualified name", err=True)

@@ -155,7 +155,7 @@ def drift(ctx: click.Context, repo: Path, store: Path | None, fmt: str, propose:
     from kbc.services.drift import render_drift
     from kbc.services.payloads import drift_data
 
-    with knowledge_base(repo, store) as kb:
+    with knowledge_base(repo, store, facts=True) as kb:
         reports = kb.drift()
         made = kb.propose_drift(no_llm=no_llm) if propose else []
     if propose:
@@ -195,7 +195,7 @@ def views(
     from kbc.services.payloads import views_data
     from kbc.views.render import render_view
 
-    with knowledge_base(repo, store) as kb:
+    with knowledge_base(repo, store, facts=True) as kb:
         found = kb.views()
     ids = {v.id for v in found}
     chosen = [v for v in found if (kind is None or v.kind == kind) and (view_id is None or v.id == view_id)]
@@ -222,7 +222,7 @@ def views(
 @click.pass_context
 def render(ctx: click.Context, repo: Path, store: Path | None, out: Path) -> None:
     """Write every view as Markdown (Mermaid diagrams included) with an index page."""
-    with knowledge_base(repo, store) as kb:
+    with knowledge_base(repo, store, facts=True) as kb:
         written = kb.render(out)
     click.echo(f"wrote {len(written)} pages to {out} (start at {out / 'index.md'})")
 

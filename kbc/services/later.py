@@ -4,6 +4,7 @@ the vectors (`kbc embed`, :mod:`kbc.services.embedding`; the first index is
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -57,3 +58,32 @@ def fill_in(
         components=components,
         before=facts,
     )
+
+
+def await_facts(store_root: Path, on_wait: Callable[[str], None], timeout: float, poll: float = 0.5) -> None:
+    """Return once the store holds facts: at once unless its live index is a first index, whose
+    facts the process after the build is reading; then wait for them, saying so, up to
+    ``timeout`` seconds. A process that stopped, or a wait past the timeout, is an error that
+    says how to get the facts."""
+    from kbc.domain.errors import KbcError
+    from kbc.store.lock import filling
+
+    if not waits_for_facts(store_root):
+        return
+    stopped = KbcError(
+        "the facts of this first index were left unread: the process reading them after the build stopped",
+        hint="run `kbc refresh` to read them",
+    )
+    if not filling(store_root):
+        raise stopped
+    on_wait("waiting for the facts the process after the first build is reading (`kbc status` follows it)")
+    deadline = time.monotonic() + timeout
+    while waits_for_facts(store_root):
+        if not filling(store_root):
+            raise stopped
+        if time.monotonic() > deadline:
+            raise KbcError(
+                f"the facts of this first index were not in after {timeout:.0f} s",
+                hint="`kbc status` follows the process reading them; `kbc embed` waits for it",
+            )
+        time.sleep(poll)

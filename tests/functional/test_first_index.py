@@ -11,9 +11,11 @@ import time
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from test_background_embedding import TASK, _gone, _repo, _status
 from test_build_retrieve import invoke, retrieve_json
 
+from kbc.cli.main import cli
 from kbc.store.lock import fill_lock, filling
 
 FIRST = ("-c", "index.first_files=1")  # the shop has more Python files than that
@@ -54,6 +56,8 @@ def test_a_first_index_answers_at_once_and_a_refresh_reads_what_its_stopped_proc
 
     status = _status(root)
     assert status["index"]["later"] == "stopped" and "`kbc refresh` reads them" in status["note"]
+    stopped = CliRunner().invoke(cli, ["symbols", "validate_refund", "--repo", str(root)])
+    assert stopped.exit_code != 0 and "left unread" in stopped.output and "kbc refresh" in stopped.output
     invoke("refresh", str(root), "--ci")
     status = _status(root)
     assert "later" not in status["index"] and status["built"] and status["views"]
@@ -78,3 +82,20 @@ def test_the_process_after_a_first_index_leaves_the_store_a_waited_build_leaves(
     assert retrieve_json(root, TASK) == expected
     log = (root / ".kbc" / "embedding.log").read_text()
     assert "units embedded now" in log
+
+
+@pytest.mark.slow
+def test_a_command_that_reads_the_facts_waits_for_them_after_a_first_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KBC_EMBED_MODEL", "none")
+    root = _repo(tmp_path / "repo")
+    summary = json.loads(invoke(*FIRST, "build", str(root), "--format", "json"))
+    assert summary["later"] == "facts" and summary["analyze"]["symbols"] == 0
+    result = CliRunner().invoke(
+        cli, ["symbols", "validate_refund", "--repo", str(root)], catch_exceptions=False
+    )
+    assert result.exit_code == 0, result.output
+    assert "shop.refunds.validate_refund" in result.stdout and "shop/refunds.py:" in result.stdout
+    assert "waiting for the facts" in result.stderr  # it said why it did not answer at once
+    assert "later" not in _status(root)["index"]  # the facts are in
