@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -90,12 +92,21 @@ def test_a_command_that_reads_the_facts_waits_for_them_after_a_first_build(
 ) -> None:
     monkeypatch.setenv("KBC_EMBED_MODEL", "none")
     root = _repo(tmp_path / "repo")
-    summary = json.loads(invoke(*FIRST, "build", str(root), "--format", "json"))
-    assert summary["later"] == "facts" and summary["analyze"]["symbols"] == 0
-    result = CliRunner().invoke(
-        cli, ["symbols", "validate_refund", "--repo", str(root)], catch_exceptions=False
-    )
-    assert result.exit_code == 0, result.output
-    assert "shop.refunds.validate_refund" in result.stdout and "shop/refunds.py:" in result.stdout
-    assert "waiting for the facts" in result.stderr  # it said why it did not answer at once
+    store = root / ".kbc"
+    store.mkdir(exist_ok=True)
+    command = [sys.executable, "-m", "kbc", "symbols", "validate_refund", "--repo", str(root)]
+    with fill_lock(store):  # the process after the build waits for it: no facts come meanwhile
+        summary = json.loads(invoke(*FIRST, "build", str(root), "--format", "json"))
+        assert summary["later"] == "facts" and summary["analyze"]["symbols"] == 0
+        reading = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert reading.stderr is not None
+        said = ""
+        for line in iter(reading.stderr.readline, ""):  # ends early only if the command ends
+            if "waiting for the facts" in line:
+                said = line
+                break
+        assert said and reading.poll() is None  # it says why it does not answer, and waits
+    out, err = reading.communicate(timeout=240)
+    assert reading.returncode == 0, err
+    assert "shop.refunds.validate_refund" in out and "shop/refunds.py:" in out
     assert "later" not in _status(root)["index"]  # the facts are in
