@@ -9,7 +9,8 @@ newest that change source files that existed in the parent, at most a few files 
 ``--issues`` keeps only those whose message closes an issue ("fixes #12"), so the task reads
 like the fix of a report.
 Used to fit the merge across corpora and the confidence on the kind of task issue reports are,
-in repositories no evaluation uses.
+in repositories no evaluation uses (``train-history``), and, with ``--issues``, to measure
+the languages on their real histories (``history-<language>``, held out).
 """
 
 from __future__ import annotations

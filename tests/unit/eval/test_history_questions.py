@@ -132,7 +132,9 @@ def test_parse_hunks_reads_headers_without_counts_and_skips_new_files() -> None:
 def test_mining_for_issue_fixes_keeps_commits_that_close_an_issue_in_any_language(
     make_repo: RepoFactory,
 ) -> None:
-    root = make_repo({"src/parse.ts": TEN, "cmd/root.go": TEN, "src/de.rs": TEN, "src/main/java/a/B.java": TEN})
+    root = make_repo(
+        {"src/parse.ts": TEN, "cmd/root.go": TEN, "src/de.rs": TEN, "src/main/java/a/B.java": TEN}
+    )
     commit(root, "Trim the parser\n\nFixes #12", {"src/parse.ts": edit(TEN, replace={2: "two\n"})})
     commit(root, "Speed up the command (#40)", {"cmd/root.go": edit(TEN, replace={5: "five\n"})})
     commit(root, "Close owner/name#7: reject NaN", {"src/de.rs": edit(TEN, replace={7: "seven\n"})})
