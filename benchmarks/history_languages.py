@@ -73,8 +73,10 @@ def parsed_blobs(mirror: Path, commits: list[str]) -> tuple[int, int, list[str]]
         for blob in ordered:
             reader.stdin.write(blob.encode() + b"\n")
             reader.stdin.flush()
-            size = int(reader.stdout.readline().split()[2])
-            data = reader.stdout.read(size)
+            header = reader.stdout.readline().split()
+            if header[-1] == b"missing":  # a large file the mirror does not hold
+                continue
+            data = reader.stdout.read(int(header[2]))
             reader.stdout.read(1)  # the newline after the content
             path = blobs[blob]
             language = language_of(path, data[:LANGUAGE_HEAD])
