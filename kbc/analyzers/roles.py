@@ -35,7 +35,7 @@ ROLES = (
 # Text nobody edits by hand to do a task: the code that makes it, or its source, is what changes.
 INCIDENTAL = frozenset({"generated", "minified", "catalog", "data", "lock"})
 
-_TEST_PARTS = frozenset({"test", "tests", "testing"})
+_TEST_PARTS = frozenset({"test", "tests", "testing", "__tests__"})
 _VENDOR_PARTS = frozenset(
     {"vendor", "vendored", "_vendor", "third_party", "thirdparty", "extern", "externals"}
 )
@@ -115,7 +115,7 @@ def is_test_path(path: str) -> bool:
     return (
         bool(_TEST_PARTS & set(parts[:-1]))
         or name.startswith("test_")
-        or name.endswith("_test")
+        or name.endswith(("_test", ".test", ".spec", ".test-d"))  # a.test.ts, a.spec.js, a.test-d.ts
         or name == "conftest"
     )
 

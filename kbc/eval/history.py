@@ -16,7 +16,10 @@ back from HEAD, a commit qualifies unless it is
   or vendored code; see :func:`kbc.analyzers.roles.role_of`);
 - ``huge``: it changed more than ``max_files`` source files;
 - ``new-files-only``: every source file it changed is new, so the store built
-  at its parent holds none of them.
+  at its parent holds none of them;
+- ``no-issue``: only when mining for issue fixes (``referencing=True``), its
+  message closes no issue the way GitHub reads it ("fixes #12", "closes
+  owner/name#12", "resolves https://github.com/owner/name/issues/12").
 
 The answer is the set of non-test source files it changed that existed in its
 parent (modified, deleted, or the old path of a rename), as the parent names them.
@@ -54,6 +57,12 @@ _FORMATTING = re.compile(
     re.IGNORECASE,
 )
 _MERGE = re.compile(r"^\s*merge\b", re.IGNORECASE)
+# GitHub's closing keywords before an issue: #12, owner/name#12 or the issue's address.
+_CLOSES = re.compile(
+    r"\b(close[sd]?|fix(e[sd])?|resolve[sd]?)\b:?\s+"
+    r"(([\w.-]+/[\w.-]+)?#|https?://github\.com/[\w.-]+/[\w.-]+/issues/)\d+\b",
+    re.IGNORECASE,
+)
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
 _ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
 _TRAILER = re.compile(
@@ -106,6 +115,11 @@ def message_reason(subject: str) -> str | None:
     if _FORMATTING.search(subject):
         return "formatting"
     return None
+
+
+def references_issue(message: str) -> bool:
+    """Whether a commit message closes an issue with one of GitHub's keywords."""
+    return bool(_CLOSES.search(message))
 
 
 def is_source(path: str) -> bool:
@@ -246,7 +260,12 @@ def _unquote(name: str) -> str:
 
 
 def classify(
-    root: Path, sha: str, parents: list[str], message: str, max_files: int = MAX_FILES
+    root: Path,
+    sha: str,
+    parents: list[str],
+    message: str,
+    max_files: int = MAX_FILES,
+    referencing: bool = False,
 ) -> MinedCommit | SkippedCommit:
     subject = message.strip().splitlines()[0].strip() if message.strip() else ""
     if len(parents) > 1:
@@ -256,6 +275,8 @@ def classify(
     reason = message_reason(subject)
     if reason is not None:
         return SkippedCommit(sha, subject, reason)
+    if referencing and not references_issue(message):
+        return SkippedCommit(sha, subject, "no-issue")
     changes = changed_paths(root, parents[0], sha)
     source = [
         (status, old, new)
@@ -286,8 +307,9 @@ def classify(
     )
 
 
-def mine_commits(path: Path, count: int, max_files: int = MAX_FILES) -> Mined:
-    """The newest ``count`` qualifying commits reachable from HEAD, and what was skipped."""
+def mine_commits(path: Path, count: int, max_files: int = MAX_FILES, referencing: bool = False) -> Mined:
+    """The newest ``count`` qualifying commits reachable from HEAD, and what was skipped
+    (``referencing``: only commits whose message closes an issue)."""
     root = repository_root(path)
     found: list[MinedCommit] = []
     skipped: list[SkippedCommit] = []
@@ -295,7 +317,7 @@ def mine_commits(path: Path, count: int, max_files: int = MAX_FILES) -> Mined:
     if count > 0:
         for sha, parents, message in _log(root):
             scanned += 1
-            result = classify(root, sha, parents, message, max_files)
+            result = classify(root, sha, parents, message, max_files, referencing)
             if isinstance(result, SkippedCommit):
                 skipped.append(result)
                 continue

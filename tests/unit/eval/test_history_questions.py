@@ -127,3 +127,28 @@ def test_parse_hunks_reads_headers_without_counts_and_skips_new_files() -> None:
         "diff --git a/n.py b/n.py\nnew file mode 100644\n--- /dev/null\n+++ b/n.py\n@@ -0,0 +1 @@\n+n\n"
     )
     assert parse_hunks(diff) == (("a.py", ((1, 1), (7, 7))), ("t\tab.py", ((3, 4),)))
+
+
+def test_mining_for_issue_fixes_keeps_commits_that_close_an_issue_in_any_language(
+    make_repo: RepoFactory,
+) -> None:
+    root = make_repo(
+        {"src/parse.ts": TEN, "cmd/root.go": TEN, "src/de.rs": TEN, "src/main/java/a/B.java": TEN}
+    )
+    commit(root, "Trim the parser\n\nFixes #12", {"src/parse.ts": edit(TEN, replace={2: "two\n"})})
+    commit(root, "Speed up the command (#40)", {"cmd/root.go": edit(TEN, replace={5: "five\n"})})
+    commit(root, "Close owner/name#7: reject NaN", {"src/de.rs": edit(TEN, replace={7: "seven\n"})})
+    commit(
+        root,
+        "Read records\n\nresolves: https://github.com/owner/name/issues/3",
+        {"src/main/java/a/B.java": edit(TEN, replace={1: "one\n"}), "src/parse.test.ts": TEN},
+    )
+    commit(root, "Test the parser, fixes #13", {"src/parse.test.ts": TEN + "more\n"})
+    mined = mine_commits(root, 10, referencing=True)
+    assert [(c.answer, c.lines()) for c in mined.commits] == [
+        (("src/main/java/a/B.java",), {"src/main/java/a/B.java": ((1, 1),)}),
+        (("src/de.rs",), {"src/de.rs": ((7, 7),)}),
+        (("src/parse.ts",), {"src/parse.ts": ((2, 2),)}),
+    ]
+    assert mined.reasons == {"no-issue": 1, "non-source": 1, "root": 1}
+    assert len(mine_commits(root, 10).commits) == 4  # without the filter, the PR-numbered one too

@@ -97,6 +97,14 @@ def test_roles_tell_code_to_change_from_tests_docs_config_examples_and_vendored_
     ] == ["source", "test", "doc", "config", "config", "example", "example", "vendored", "vendored", "source"]
 
 
+def test_tests_are_named_the_way_each_language_names_them() -> None:
+    tests = ["src/a.test.ts", "src/b.spec.tsx", "src/__tests__/c.ts", "d.test-d.ts", "cmd_test.go"]
+    tests += ["tests/de.rs", "gson/src/test/java/GsonTest.java"]
+    sources = ["src/latest.ts", "src/spec.ts", "src/contest.go", "src/types.d.ts", "src/main/java/Test.java"]
+    assert [is_test_path(p) for p in tests] == [True] * len(tests)
+    assert [is_test_path(p) for p in sources] == [False] * len(sources)
+
+
 def test_lines_split_on_newlines_only() -> None:
     assert split_lines("a\x0cb\nc\r\nd") == ["a\x0cb\n", "c\r\n", "d"]
     assert chunk_text("e.py", "", "python", size=60, overlap=12) == []
