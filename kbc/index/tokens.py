@@ -14,7 +14,6 @@ the note written with them.
 
 from __future__ import annotations
 
-import functools
 import re
 import unicodedata
 
@@ -57,22 +56,15 @@ def tokens(text: str) -> list[str]:
     """Search tokens of ``text``, in order, with repeats (term frequency counts)."""
     out: list[str] = []
     for match in _WORD.findall(text):
-        out.extend(_of_word(match))
+        whole = fold(match).strip("_")
+        if not whole:
+            continue
+        pieces = words(match) if match.isascii() else [fold(p) for p in match.split("_") if p]
+        if len(whole) > 1 and whole not in STOPWORDS:
+            out.append(whole)
+        if len(pieces) > 1:
+            out.extend(p for p in pieces if len(p) > 1 and p not in STOPWORDS)
     return out
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _of_word(match: str) -> tuple[str, ...]:
-    """The search tokens of one word of a text: itself folded, then its parts (words repeat,
-    so each is read once)."""
-    whole = fold(match).strip("_")
-    if not whole:
-        return ()
-    pieces = words(match) if match.isascii() else [fold(p) for p in match.split("_") if p]
-    out = [whole] if len(whole) > 1 and whole not in STOPWORDS else []
-    if len(pieces) > 1:
-        out.extend(p for p in pieces if len(p) > 1 and p not in STOPWORDS)
-    return tuple(out)
 
 
 def path_tokens(path: str) -> list[str]:
