@@ -16,7 +16,7 @@ from kbc.analyzers.code import ecmascript
 # 2: credentials judged where they stand; 3: definitions bound to values, exported constants,
 # members under their owners; 4: C++ methods under every type and namespace that qualifies them,
 # Rust trait methods without a body, Java compact constructors and enum constants with bodies
-CODE_ANALYZER_VERSION = "4"
+CODE_ANALYZER_VERSION = "5"
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,8 +15,15 @@ C and C++ (a preprocessor the grammar does not run):
 - a macro that defines a function (``MATCHER(IsEmpty, "is empty") {``) keeps its first
   argument only;
 - the ``extern "C" {`` and ``}`` a header guards with ``#ifdef __cplusplus`` are blanked;
+- a macro that opens or closes a region alone on a line from its first column
+  (``YG_EXTERN_C_BEGIN``, ``G_END_DECLS``) is blanked with the annotations;
+- the ``/* comments */`` in a ``#define``'s body, on a line with an error, are blanked (the
+  grammar reads a body as text that a block comment ends early), and so is the ``...`` of a
+  named variadic parameter (``fmt...``, GNU's);
 - then, where errors remain, the directives of each conditional with one branch only
-  (``#if`` ... ``#endif``) are blanked, its lines read as compiled;
+  (``#if`` ... ``#endif``) are blanked, its lines read as compiled; then, of a conditional
+  with more branches that splits a statement, near an error, the first branch is read as
+  compiled and the others blanked with the directives;
 - then, on the lines errors remain on, a statement that only invokes a macro
   (``MOCK_METHOD(void, f, ());``: arguments that are types) is blanked.
 
@@ -95,7 +102,23 @@ _CPLUSPLUS = (
 )
 _EXTERN_C = re.compile(_CPLUSPLUS + rb'[ \t]*(extern[ \t]*"C"[ \t]*\{)[^\n]*\n[ \t]*#[ \t]*endif')
 _EXTERN_C_END = re.compile(_CPLUSPLUS + rb"[ \t]*(\})[^\n]*\n[ \t]*#[ \t]*endif")
-_CONDITIONAL = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b[^\n]*", re.MULTILINE)
+# a macro opening or closing a region, alone on its line from its first column:
+# `YG_EXTERN_C_BEGIN`, `G_END_DECLS`
+_LONE = re.compile(
+    rb"^((?=[A-Z0-9_]*(?:_BEGIN|_END|BEGIN_|END_))" + _MACRO + rb")[ \t]*(?:(?=//)|(?=/\*)|$)", re.MULTILINE
+)
+# `#define NAME(params) body \` continued: the body (group 2) of each logical line
+_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+\w+(\([^)\n]*\))?((?:[^\n\\]|\\[^\n]|\\\n)*)", re.MULTILINE)
+_CONTINUED = re.compile(rb"(?:[^\\\r\n]|\\(?!\r?\n))+")  # what a text holds but its line ends
+_BLOCK_COMMENT = re.compile(rb"/\*.*?\*/", re.DOTALL)
+_DIRECTIVE_OR_COMMENT = re.compile(
+    rb"/\*.*?\*/|//[^\n]*|^[ \t]*#(?:[^\n\\]|\\[^\n]|\\\n)*", re.DOTALL | re.MULTILINE
+)
+_NAMED_VARIADIC = re.compile(rb"\w(\.\.\.)")
+# a directive of a conditional, its continued lines included
+_CONDITIONAL = re.compile(
+    rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b(?:[^\n\\]|\\[^\n]|\\\n)*", re.MULTILINE
+)
 
 _TRY = re.compile(rb"\b(try)(?=!\s*[(\[{])")
 _TILDE = re.compile(rb"(~)")
@@ -116,6 +139,11 @@ def _blank(pattern: re.Pattern[bytes], out: bytearray, group: int = 1) -> None:
         out[start:end] = b" " * (end - start)
 
 
+def _spaces(text: bytes) -> bytes:
+    """``text`` blanked, its line ends kept (every line stays where it was)."""
+    return re.sub(rb"[^\r\n]", b" ", text)
+
+
 def _blank_invocations(out: bytearray) -> None:
     data = bytes(out)
     for found in _INVOCATION.finditer(data):
@@ -128,7 +156,7 @@ def blank_annotations(data: bytes, rows: Set[int]) -> bytes:
     """``data`` with the annotation macros of declarations blanked."""
     out = bytearray(data)
     _blank_between(out)
-    for pattern in (_ANNOTATION, _LEADING, _CLASS, _TRAILING):
+    for pattern in (_ANNOTATION, _LEADING, _CLASS, _TRAILING, _LONE):
         _blank(pattern, out)
     return bytes(out)
 
@@ -174,12 +202,8 @@ def blank_invocations_at(data: bytes, rows: Set[int]) -> bytes:
     return bytes(out)
 
 
-def flatten_conditionals(data: bytes, rows: Set[int]) -> bytes:
-    """``data`` with the directives of each preprocessor conditional that has one branch only
-    (``#if X`` ... ``#endif``, no ``#else``/``#elif``) blanked, its lines read as always
-    compiled: the grammar reads a conditional inside a statement or an initializer list, not
-    an element, as an error."""
-    out = bytearray(data)
+def _conditionals(data: bytes) -> list[list[tuple[int, int, bytes]]]:
+    """Each closed preprocessor conditional of ``data``: its directives' (start, end, name)."""
     groups: list[list[tuple[int, int, bytes]]] = []
     stack: list[list[tuple[int, int, bytes]]] = []
     for found in _CONDITIONAL.finditer(data):
@@ -190,10 +214,68 @@ def flatten_conditionals(data: bytes, rows: Set[int]) -> bytes:
             stack[-1].append((found.start(), found.end(), directive))
             if directive == b"endif":
                 groups.append(stack.pop())
-    for group in groups:
+    return groups
+
+
+def flatten_conditionals(data: bytes, rows: Set[int]) -> bytes:
+    """``data`` with the directives of each preprocessor conditional that has one branch only
+    (``#if X`` ... ``#endif``, no ``#else``/``#elif``) blanked, its lines read as always
+    compiled: the grammar reads a conditional inside a statement or an initializer list, not
+    an element, as an error."""
+    out = bytearray(data)
+    for group in _conditionals(data):
         if len(group) == 2:
             for start, end, _ in group:
+                out[start:end] = _spaces(data[start:end])
+    return bytes(out)
+
+
+def blank_define_bodies(data: bytes, rows: Set[int]) -> bytes:
+    """``data`` with the block comments in the body of each ``#define`` on one of ``rows``
+    blanked (the line ends a macro continues on kept), and the ``...`` of a named variadic
+    parameter: the grammar reads a body as text that a block comment ends, and knows only
+    ``...`` alone."""
+    out = bytearray(data)
+    for found in _DEFINE.finditer(data):
+        first = data.count(b"\n", 0, found.start())
+        if not any(first <= row <= first + found.group(0).count(b"\n") for row in rows):
+            continue
+        if found.group(1):
+            for variadic in _NAMED_VARIADIC.finditer(data, *found.span(1)):
+                start, end = variadic.span(1)
                 out[start:end] = b" " * (end - start)
+        start, end = found.span(2)
+        comments = list(_BLOCK_COMMENT.finditer(data, start, end))
+        after = _BLOCK_COMMENT.sub(b"", data[comments[0].end() : end]) if comments else b""
+        if after.strip(b" \t\\\r\n"):  # code after a comment: the grammar's body ends at it
+            for comment in comments:
+                out[comment.start() : comment.end()] = _CONTINUED.sub(
+                    lambda kept: b" " * len(kept.group(0)), comment.group(0)
+                )
+    return bytes(out)
+
+
+def _splits_a_statement(data: bytes, at: int) -> bool:
+    """Whether the code before offset ``at`` (comments and directives left out) stops inside a
+    statement or a declaration: ``if (p == NULL)``, ``static struct lib stub``."""
+    code = _DIRECTIVE_OR_COMMENT.sub(b"", data[max(0, at - 4096) : at]).rstrip()
+    return bool(code) and code[-1:] not in (b";", b"{", b"}")
+
+
+def first_branches(data: bytes, rows: Set[int]) -> bytes:
+    """``data`` with each preprocessor conditional of several branches that splits a statement
+    or a declaration, near one of ``rows``, read as its first branch: the directives, and every
+    line of the other branches, blanked (``if (p == NULL)`` / ``#if A`` / ``return OK;`` /
+    ``#else`` / ``return ERR;`` / ``#endif``). Between definitions, every branch is kept."""
+    out = bytearray(data)
+    for group in _conditionals(data):
+        first, last = data.count(b"\n", 0, group[0][0]), data.count(b"\n", 0, group[-1][0])
+        if len(group) < 3 or not any(first - 1 <= row <= last for row in rows):
+            continue
+        if not _splits_a_statement(data, group[0][0]):  # between definitions: each branch kept
+            continue
+        for start, end in ((group[0][0], group[0][1]), (group[1][0], group[-1][1])):
+            out[start:end] = _spaces(data[start:end])
     return bytes(out)
 
 
@@ -212,7 +294,9 @@ _C: tuple[Mender, ...] = (
     blank_annotations,
     blank_statements,
     blank_strings,
+    blank_define_bodies,
     flatten_conditionals,
+    first_branches,
     blank_invocations_at,
 )
 MENDERS: dict[str, tuple[Mender, ...]] = {

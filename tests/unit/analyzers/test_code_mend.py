@@ -11,10 +11,12 @@ from kbc.analyzers.code.grammars import parse
 from kbc.analyzers.code.mend import (
     Mender,
     blank_annotations,
+    blank_define_bodies,
     blank_extern_c,
     blank_invocations_at,
     blank_statements,
     blank_strings,
+    first_branches,
     flatten_conditionals,
     mend_rust,
 )
@@ -130,3 +132,40 @@ def test_a_mended_file_parses_and_keeps_its_definitions_at_their_lines() -> None
 def test_a_directive_is_never_mended() -> None:
     written = '#define VISIBLE __attribute__((visibility("default")))\n#undef VISIBLE\n'
     assert mended(blank_annotations, written) == written
+
+
+def test_comments_in_a_define_body_and_named_variadics_are_blanked_on_lines_with_errors() -> None:
+    written = "#define BOUND(n) ((n) > 8 ? 0 /* none */ : (n) \\\n    /* more */ + 1)\nint x;\n"
+    assert mended(blank_define_bodies, written, {1}) == written.replace("/* none */", " " * 10).replace(
+        "/* more */", " " * 10
+    )
+    assert mended(blank_define_bodies, written, {2}) == written  # not on a line with an error
+    logging = "#define log_v(prio, fmt...) vlog(prio, fmt)\n"
+    assert mended(blank_define_bodies, logging) == logging.replace("fmt...", "fmt   ")
+
+
+def test_a_conditional_of_several_branches_with_an_error_is_read_as_its_first_branch() -> None:
+    written = (
+        "int f(void) {\n  if (p == 0)\n#if A\n    return 1;\n#else\n    return 2;\n#endif\n  return 3;\n}\n"
+    )
+    out = mended(first_branches, written, {1})
+    assert (
+        out
+        == "int f(void) {\n  if (p == 0)\n     \n    return 1;\n     \n"
+        + " " * 13
+        + "\n      \n  return 3;\n}\n"
+    )
+    assert not parse("c", out.encode()).root_node.has_error
+    assert mended(first_branches, written, {8}) == written  # no error near it
+
+
+def test_a_continued_directive_is_blanked_whole_and_region_macros_with_the_annotations() -> None:
+    written = "int a[] = {\n#if defined(X) && \\\n    defined(Y)\n  1,\n#endif\n};\n"
+    assert mended(flatten_conditionals, written) == (
+        "int a[] = {\n" + " " * 19 + "\n" + " " * 14 + "\n  1,\n      \n};\n"  # every line kept
+    )
+    header = "YG_EXTERN_C_BEGIN\nYG_EXPORT float round_to_pixel(double v);\nYG_EXTERN_C_END\n"
+    out = mended(blank_annotations, header)
+    assert out.splitlines()[0].strip() == "" and out.splitlines()[2].strip() == ""
+    assert not parse("c", out.encode()).root_node.has_error
+    assert mended(blank_annotations, "LZ4_FORCE_INLINE\nint f(void);\n").startswith("LZ4_FORCE_INLINE")

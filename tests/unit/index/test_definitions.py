@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kbc.analyzers.python.analyze import analyze_source
 from kbc.domain.models import AnalysisOk, AnalysisTask, Chunk
+from kbc.index import definitions as definitions_module
 from kbc.index.chunks import chunk_text, split_lines
-from kbc.index.definitions import Definition
+from kbc.index.definitions import Definition, Piece, _long_statements, _statements
 
 SOURCE = '''"""Orders and their refunds."""
 import os
@@ -204,3 +207,21 @@ def test_another_languages_definitions_are_units_with_their_comments_and_declara
     assert len(method) >= 2 and all(p.heading.startswith("export class Cart") for p in method)
     assert method[1].heading.endswith("add(price: number): void")  # the later part carries its signature
     assert sum(p.end_line - p.start_line + 1 for p in parts) == len(split_lines(source))
+
+
+def test_long_pieces_are_read_for_statements_alone_as_the_whole_file_reads_them() -> None:
+    text = Path(definitions_module.__file__).read_text()
+    lines = text.splitlines(keepends=True)
+    whole = _statements(text)
+    assert whole is not None
+    defs = [n for n, line in enumerate(lines, start=1) if line.startswith("def ")]
+    short = next(i for i in range(len(defs) - 1) if defs[i + 1] - defs[i] <= 30)
+    a, b = defs[short], defs[short + 1]
+    pieces = [Piece(1, a - 1, "module"), Piece(a, b - 1, "function"), Piece(b, len(lines), "module")]
+    alone = _long_statements(lines, pieces, 30)
+    assert alone == {n: c for n, c in whole.items() if n < a or n >= b}
+    # a piece that does not tokenize on its own (it ends inside a bracket): the whole file's
+    opened = ["x = f(\n", "    1,\n", "    2,\n", ")\n", "y = 3\n"]
+    assert _long_statements(opened, [Piece(1, 2, "module"), Piece(3, 5, "module")], 1) == _statements(
+        "".join(opened)
+    )

@@ -68,3 +68,24 @@ def test_ascii_keeps_its_tokens() -> None:
         "a_b",
         "42",
     ]
+
+
+def test_a_word_read_again_gives_the_same_tokens() -> None:
+    text = "parse_module HTTPServerError Ödeme parse_module the x"
+    assert (
+        tokens(text)
+        == tokens(text)
+        == [
+            "parse_module",
+            "parse",
+            "module",
+            "httpservererror",
+            "http",
+            "server",
+            "error",
+            "odeme",
+            "parse_module",
+            "parse",
+            "module",
+        ]
+    )
