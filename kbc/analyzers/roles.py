@@ -238,6 +238,8 @@ _COMPILED_SUFFIXES = (".d.ts", ".d.cts", ".d.mts", ".js", ".cjs", ".mjs", ".jsx"
 _TS_SUFFIXES = (".ts", ".tsx", ".mts", ".cts")
 _OUTPUT_TOPS = frozenset({"dist", "build", "out", "lib", "esm", "cjs", "es", "umd", "types", "typings"})
 _SOURCE_TOPS = frozenset({"src", "source", "lib", "ts"})
+# Output folders unambiguous at any depth (`lib` and `es` hold sources as often as output)
+_DEEP_OUTPUTS = frozenset({"dist", "build", "out", "esm", "cjs", "umd", "types", "typings"})
 
 
 def _stem(path: str, suffixes: tuple[str, ...]) -> str | None:
@@ -267,6 +269,7 @@ def compiled_paths(paths: Iterable[str]) -> set[str]:
     if not sources:
         return set()
     mirrored = {_without_top(stem, _SOURCE_TOPS) for stem in sources}
+    tails = {_after_last(stem, _SOURCE_TOPS) for stem in sources}
     out: set[str] = set()
     for path in listed:
         stem = _stem(path, _COMPILED_SUFFIXES)
@@ -274,4 +277,16 @@ def compiled_paths(paths: Iterable[str]) -> set[str]:
             continue
         if stem in sources or _without_top(stem, _OUTPUT_TOPS) in mirrored:
             out.add(path)
+        elif (tail := _after_last(stem, _DEEP_OUTPUTS)) != stem and tail in tails:
+            out.add(path)  # `compat/pre-3.7/dist/immer.d.ts` of `src/immer.ts`, in a package's tree
     return out
+
+
+def _after_last(stem: str, folders: frozenset[str]) -> str:
+    """``stem`` after the last of its folders named in ``folders`` (``packages/a/src/x`` gives
+    ``x``), or the whole of it if none is."""
+    parts = stem.split("/")
+    for index in range(len(parts) - 2, -1, -1):
+        if parts[index].lower() in folders:
+            return "/".join(parts[index + 1 :])
+    return stem

@@ -99,3 +99,12 @@ def test_javascript_and_declarations_built_from_typescript_are_compiled_output()
         "a/b.js",
     }
     assert compiled_paths(["lib/util.js", "index.js"]) == set()  # no TypeScript: JavaScript is source
+    deep = [
+        "src/immer.ts",
+        "compat/pre-3.7/dist/immer.d.ts",
+        "packages/core/src/utils/merge.ts",
+        "packages/core/dist/utils/merge.js",
+        "packages/core/lib/helpers.js",
+        "packages/core/dist/other.js",
+    ]
+    assert compiled_paths(deep) == {"compat/pre-3.7/dist/immer.d.ts", "packages/core/dist/utils/merge.js"}
