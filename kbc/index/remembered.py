@@ -39,8 +39,9 @@ class Remembered:
         found = self.terms.pop(term, None)
         if found is None:
             read = np.array(
-                self.db.execute(f"SELECT rowid, bm25(fts, {weights}) FROM fts WHERE fts MATCH ?", (term,))
-                .fetchall(),
+                self.db.execute(
+                    f"SELECT rowid, bm25(fts, {weights}) FROM fts WHERE fts MATCH ?", (term,)
+                ).fetchall(),
                 dtype=np.float64,
             ).reshape(-1, 2)
             found = (read[:, 0].astype(np.int64), read[:, 1].copy())  # rowids are far below 2**53

@@ -44,10 +44,9 @@ def _reached(scores: Any, limit: int) -> float:
     sample of the rows and checked; else the largest score below 0 (every row matched)."""
     import numpy as np
 
-    step = max(1, len(scores) // SAMPLE)
-    sample = scores[::step]
-    rank = min(len(sample) - 1, 2 * -(-limit * len(sample) // len(scores)))
-    if rank >= 0:
+    if len(scores) > SAMPLE:
+        sample = scores[:: len(scores) // SAMPLE]
+        rank = min(len(sample) - 1, 2 * -(-limit * len(sample) // len(scores)))
         guess = float(np.partition(sample, rank)[rank])
         if guess < 0 and np.count_nonzero(scores <= guess) >= limit:
             return guess
