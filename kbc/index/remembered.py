@@ -3,6 +3,7 @@ scores by row, and the chunks it has read."""
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Any
