@@ -39,12 +39,10 @@ class Remembered:
 
         found = self.terms.pop(term, None)
         if found is None:
-            read = np.array(
-                self.db.execute(
-                    f"SELECT rowid, bm25(fts, {weights}) FROM fts WHERE fts MATCH ?", (term,)
-                ).fetchall(),
-                dtype=np.float64,
-            ).reshape(-1, 2)
+            rows = self.db.execute(
+                f"SELECT rowid, bm25(fts, {weights}) FROM fts WHERE fts MATCH ?", (term,)
+            ).fetchall()
+            read = np.fromiter(itertools.chain.from_iterable(rows), np.float64, 2 * len(rows)).reshape(-1, 2)
             found = (read[:, 0].astype(np.int64), read[:, 1].copy())  # rowids are far below 2**53
             if len(found[0]) > 1 and not bool(np.all(found[0][1:] > found[0][:-1])):
                 order = np.argsort(found[0])
