@@ -27,7 +27,7 @@ def top_rows(postings: Sequence[tuple[Any, Any]], size: int, limit: int) -> tupl
 
     scores = np.zeros(size)
     for rows, values in postings:
-        scores[rows] += values  # rows are distinct within a term: one addition per row
+        np.add.at(scores, rows, values)  # in place, one addition per row and term, in term order
     if limit < 1:
         return np.zeros(0, dtype=np.int64), np.zeros(0)
     chosen = np.flatnonzero(scores <= _reached(scores, limit))
