@@ -32,7 +32,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from results_file import update_section
+from results_file import report
 
 TERMS = 150
 LIMIT = 210  # what retrieval asks of the lexical search (its pool and team knowledge's)
@@ -211,15 +211,13 @@ def compare(args: argparse.Namespace, index: Path, units: int, queries: list[str
         f"After the update the remembering reader answers as a fresh one: {consistent} "
         f"(file `{runs['after'][0]['file']}`).",
     ]
-    text = "\n".join(lines)
-    print(text)
-    if args.update_results:
-        update_section(
-            "lexical-topk",
-            "Issue-length queries on 100,000 units, before and after (`benchmarks/lexical_topk.py`)",
-            text,
-            "python benchmarks/lexical_topk.py --store DIR [--store DIR ...] --before CODE --update-results",
-        )
+    report(
+        "\n".join(lines),
+        args.update_results,
+        "lexical-topk",
+        "Issue-length queries on 100,000 units, before and after (`benchmarks/lexical_topk.py`)",
+        "python benchmarks/lexical_topk.py --store DIR [--store DIR ...] --before CODE --update-results",
+    )
 
 
 if __name__ == "__main__":

@@ -42,7 +42,7 @@ import time
 from datetime import date
 from pathlib import Path
 
-from results_file import update_section
+from results_file import report, update_section
 
 from kbc.domain.settings import Settings
 from kbc.retrieval.retrieve import Retriever
@@ -209,17 +209,14 @@ def before_after(args: argparse.Namespace, queries: list[str]) -> None:
         lines.append(f"| {name} | {w50:.1f} ms | {w95:.1f} ms | {c50:.1f} ms | {c95:.1f} ms |")
     ratio = statistics.median(got["after"]["cpu"]) / statistics.median(got["before"]["cpu"])
     lines += ["", f"CPU p50 after ÷ before: {ratio:.2f}×."]
-    text = "\n".join(lines)
-    print(text)
-    if args.update_results:
-        key = f"warm-before-after-{args.store.name}"
-        update_section(
-            key,
-            f"Warm retrieve before and after, `{args.store.name}` (`benchmarks/warm_latency.py --before`)",
-            text,
-            "python benchmarks/warm_latency.py --repo TREE --store STORE --issues OWNER/NAME|all "
-            "--before DIR --update-results",
-        )
+    report(
+        "\n".join(lines),
+        args.update_results,
+        f"warm-before-after-{args.store.name}",
+        f"Warm retrieve before and after, `{args.store.name}` (`benchmarks/warm_latency.py --before`)",
+        "python benchmarks/warm_latency.py --repo TREE --store STORE --issues OWNER/NAME|all "
+        "--before DIR --update-results",
+    )
 
 
 if __name__ == "__main__":
