@@ -404,6 +404,8 @@ class LexicalIndex:
         if not terms or limit < 1:
             return []
         weights = ", ".join(str(w) for w in WEIGHTS)
+        if self._remembered is not None:
+            return [cid for cid, _ in self._remembered.search_all([f'"{t}"' for t in terms], weights, limit)]
         expression = " AND ".join(f'"{t}"' for t in terms)
         rows = self.db.execute(
             f"SELECT c.id, bm25(fts, {weights}) AS score FROM fts JOIN chunks c ON c.rid = fts.rowid "

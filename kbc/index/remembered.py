@@ -32,6 +32,7 @@ class Remembered:
         self.chunks: dict[str, Chunk] = {}
         self.ids: dict[int, str] = {}  # rowid -> chunk id, every chunk's (read on first need)
         self.size = 0  # past the largest rowid
+        self.by_id: Any = None
 
     def postings_of(self, term: str, weights: str) -> tuple[Any, Any]:
         """The rows holding ``term`` (ascending) and its BM25 score in each."""
@@ -60,18 +61,43 @@ class Remembered:
         return len(self.ids)
 
     def _read_ids(self) -> None:
+        import numpy as np
+
         if not self.ids:
             self.ids = {int(rid): str(cid) for rid, cid in self.db.execute("SELECT rid, id FROM chunks")}
             self.size = max(self.ids, default=0) + 1
+            self.by_id = np.zeros(self.size, dtype=np.int64)  # each row's place in the order of ids
+            self.by_id[sorted(self.ids, key=self.ids.__getitem__)] = np.arange(len(self.ids))
 
     def search(self, terms: Sequence[str], weights: str, limit: int) -> list[tuple[str, float]]:
         self._read_ids()
         hit, scores = top_rows([self.postings_of(term, weights) for term in terms], self.size, limit)
-        ranked = sorted(
-            (float(score), self.ids[int(rid)])
-            for rid, score in zip(hit.tolist(), scores.tolist(), strict=True)
-        )[:limit]
-        return [(cid, -value) for value, cid in ranked]
+        return self._ranked(hit, scores, limit)
+
+    def search_all(self, terms: Sequence[str], weights: str, limit: int) -> list[tuple[str, float]]:
+        """The rows holding every one of ``terms``, best first, ties by id: FTS5's AND query
+        scores a row as its OR query does (the same terms, each with its own score)."""
+        import numpy as np
+
+        self._read_ids()
+        found = [self.postings_of(term, weights) for term in terms]
+        hit = found[0][0]
+        for rows, _ in found[1:]:
+            hit = np.intersect1d(hit, rows, assume_unique=True)
+        scores = np.zeros(len(hit))
+        for rows, values in found:  # in the query's order, as FTS5 adds them
+            scores += values[np.searchsorted(rows, hit)]
+        return self._ranked(hit, scores, limit)
+
+    def _ranked(self, hit: Any, scores: Any, limit: int) -> list[tuple[str, float]]:
+        """(chunk id, score: higher is better) of rows ``hit``, by score then id, the first ``limit``."""
+        import numpy as np
+
+        order = np.lexsort((self.by_id[hit], scores))[:limit]
+        return [
+            (self.ids[rid], -score)
+            for rid, score in zip(hit[order].tolist(), scores[order].tolist(), strict=True)
+        ]
 
     def holders(self, terms: Sequence[str], weights: str, candidates: Any) -> Iterator[tuple[Any, int]]:
         """For each of ``terms``, which of ``candidates`` (distinct rowids of the index) hold it,

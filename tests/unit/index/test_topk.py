@@ -60,7 +60,8 @@ def test_a_query_holding_nothing_and_an_empty_index_give_nothing() -> None:
 
 def test_a_long_query_over_many_units_is_answered_as_fts5_answers_it(tmp_path: Path) -> None:
     """A query of 150 distinct terms, over units among which many are identical (ties at every
-    cut): a long-lived reader's answers are FTS5's OR query's, score for score."""
+    cut): a long-lived reader's answers are FTS5's OR query's, score for score; and its
+    answers to a query of every word, its AND query's."""
     rng = random.Random(11)
     vocabulary = [f"w{n}" for n in range(400)] + ["refund", "order", "window"]
     weights = [1 / (n + 1) for n in range(len(vocabulary))]  # a few words common, most rare
@@ -84,5 +85,8 @@ def test_a_long_query_over_many_units_is_answered_as_fts5_answers_it(tmp_path: P
         for limit in (1, 5, 40, 210, 5000):
             assert remembering.search(query, limit) == plain.search(query, limit)
     assert remembering.frequencies(long_query) == plain.frequencies(long_query)
+    for words in (["refund", "order"], ["window"], ["w1", "w2"], ["w3", "nothing"], vocabulary[:12]):
+        for limit in (1, 40, 5000):
+            assert remembering.search_all(words, limit) == plain.search_all(words, limit)
     some = [f"c{n:05d}" for n in rng.sample(range(len(texts)), 300)]
     assert remembering.coverage(long_query, some) == plain.coverage(long_query, some)
