@@ -19,3 +19,10 @@ def update_section(key: str, title: str, text: str, command: str) -> None:
     else:
         current = current.rstrip("\n") + f"\n\n## {title}\n\n{block}\n"
     RESULTS.write_text(current)
+
+
+def report(text: str, update: bool, key: str, title: str, command: str) -> None:
+    """Print a benchmark's ``text``; with ``update``, write it as its section too."""
+    print(text)
+    if update:
+        update_section(key, title, text, command)

@@ -14,12 +14,13 @@ under the live name, would belong to the file the rename replaced.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -151,12 +152,19 @@ def indexed_columns(chunk: Chunk) -> tuple[str, str, str, str]:
 def query_terms(query: str) -> list[str]:
     """The distinct search tokens of ``query``, in order, at most ``MAX_QUERY_TERMS``, each
     quoted as an FTS5 phrase (so none is syntax)."""
+    return list(_query_terms(query))
+
+
+@functools.lru_cache(maxsize=64)
+def _query_terms(query: str) -> tuple[str, ...]:
+    # Cached: one request reads the same query's terms for its search, their frequencies and
+    # the coverage of its candidates.
     seen: dict[str, None] = {}
     for token in tokens(query):
         seen.setdefault(token, None)
         if len(seen) >= MAX_QUERY_TERMS:
             break
-    return [f'"{t}"' for t in seen]
+    return tuple(f'"{t}"' for t in seen)
 
 
 def match_expression(query: str) -> str:
@@ -337,13 +345,11 @@ class LexicalIndex:
         if self._remembered is not None:
             weights = ", ".join(str(w) for w in WEIGHTS)
             counts = {t[1:-1]: len(self._remembered.postings_of(t, weights)[0]) for t in terms}
-        else:
-            counts = {
-                t[1:-1]: int(
-                    self.db.execute("SELECT COUNT(*) FROM fts WHERE fts MATCH ?", (t,)).fetchone()[0]
-                )
-                for t in terms
-            }
+            return counts, self._remembered.count()
+        counts = {
+            t[1:-1]: int(self.db.execute("SELECT COUNT(*) FROM fts WHERE fts MATCH ?", (t,)).fetchone()[0])
+            for t in terms
+        }
         (total,) = self.db.execute("SELECT COUNT(*) FROM chunks").fetchone()
         return counts, int(total)
 
@@ -365,25 +371,32 @@ class LexicalIndex:
             marks = ",".join("?" * len(batch))
             for cid, rid in self.db.execute(f"SELECT id, rid FROM chunks WHERE id IN ({marks})", batch):
                 rid_of[int(rid)] = str(cid)
-        (total,) = self.db.execute("SELECT COUNT(*) FROM chunks").fetchone()
         candidates = np.array(sorted(rid_of), dtype=np.int64)
-        weights = ", ".join(str(w) for w in WEIGHTS)
+        if self._remembered is not None:
+            total = self._remembered.count()
+            weights = ", ".join(str(w) for w in WEIGHTS)
+            holders = self._remembered.holders(terms, weights, candidates)
+        else:
+            (total,) = self.db.execute("SELECT COUNT(*) FROM chunks").fetchone()
+            holders = self._holders(terms, candidates)
         held = np.zeros(len(candidates))
         everything = 0.0
-        for term in terms:
-            if self._remembered is not None:
-                rows = self._remembered.postings_of(term, weights)[0]
-            else:
-                found = self.db.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (term,)).fetchall()
-                rows = np.array([r[0] for r in found], dtype=np.int64)
-            rarity = math.log(1 + int(total) / (len(rows) + 1))
+        for positions, count in holders:
+            rarity = math.log(1 + int(total) / (count + 1))
             everything += rarity
-            if len(rows):
-                held += rarity * np.isin(candidates, rows)
+            held[positions] += rarity
         if everything > 0:
             for rid, value in zip(candidates.tolist(), held.tolist(), strict=True):
                 out[rid_of[rid]] = value / everything
         return out
+
+    def _holders(self, terms: Sequence[str], candidates: Any) -> Iterator[tuple[Any, int]]:
+        """:meth:`Remembered.holders`, read from FTS5 term by term."""
+        import numpy as np
+
+        for term in terms:
+            rows = [r[0] for r in self.db.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (term,))]
+            yield np.flatnonzero(np.isin(candidates, rows)), len(rows)
 
     def search_all(self, words: Sequence[str], limit: int) -> list[str]:
         """Chunk ids holding every one of ``words`` (search tokens), best BM25 first, ties by id."""
@@ -391,6 +404,8 @@ class LexicalIndex:
         if not terms or limit < 1:
             return []
         weights = ", ".join(str(w) for w in WEIGHTS)
+        if self._remembered is not None:
+            return [cid for cid, _ in self._remembered.search_all([f'"{t}"' for t in terms], weights, limit)]
         expression = " AND ".join(f'"{t}"' for t in terms)
         rows = self.db.execute(
             f"SELECT c.id, bm25(fts, {weights}) AS score FROM fts JOIN chunks c ON c.rid = fts.rowid "

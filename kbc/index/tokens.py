@@ -14,11 +14,14 @@ the note written with them.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
 # What the index was tokenized with: part of the index's layout (another value re-chunks).
 TOKENS_VERSION = 2
+WORDS_KEPT = 32_768  # distinct words whose tokens are kept, read once ...
+WORD_KEPT = 64  # ... each of at most this many characters
 _WORD = re.compile(r"[^\W\d][\w]*|[0-9]+")
 # Turkish's capital dotted I and dotless i, read as the i every other language has (casefold
 # alone makes "İ" an i with a combining dot, and keeps "ı").
@@ -56,15 +59,23 @@ def tokens(text: str) -> list[str]:
     """Search tokens of ``text``, in order, with repeats (term frequency counts)."""
     out: list[str] = []
     for match in _WORD.findall(text):
-        whole = fold(match).strip("_")
-        if not whole:
-            continue
-        pieces = words(match) if match.isascii() else [fold(p) for p in match.split("_") if p]
-        if len(whole) > 1 and whole not in STOPWORDS:
-            out.append(whole)
-        if len(pieces) > 1:
-            out.extend(p for p in pieces if len(p) > 1 and p not in STOPWORDS)
+        out.extend(_kept(match) if len(match) <= WORD_KEPT else _tokens_of(match))
     return out
+
+
+def _tokens_of(match: str) -> tuple[str, ...]:
+    """The search tokens of one word of a text."""
+    whole = fold(match).strip("_")
+    if not whole:
+        return ()
+    pieces = words(match) if match.isascii() else [fold(p) for p in match.split("_") if p]
+    out = [whole] if len(whole) > 1 and whole not in STOPWORDS else []
+    if len(pieces) > 1:
+        out.extend(p for p in pieces if len(p) > 1 and p not in STOPWORDS)
+    return tuple(out)
+
+
+_kept = functools.lru_cache(maxsize=WORDS_KEPT)(_tokens_of)  # the same words recur through a repository
 
 
 def path_tokens(path: str) -> list[str]:
