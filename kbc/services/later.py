@@ -60,6 +60,9 @@ def fill_in(
     )
 
 
+STOPPED_AFTER = 3  # polls in a row that find the fill lock free: the process after the build stopped
+
+
 def await_facts(store_root: Path, on_wait: Callable[[str], None], timeout: float, poll: float = 0.5) -> None:
     """Return once the store holds facts: at once unless its live index is a first index, whose
     facts the process after the build is reading; then wait for them, saying so, up to
@@ -68,19 +71,28 @@ def await_facts(store_root: Path, on_wait: Callable[[str], None], timeout: float
     from kbc.domain.errors import KbcError
     from kbc.store.lock import filling
 
-    if not waits_for_facts(store_root):
-        return
     stopped = KbcError(
         "the facts of this first index were left unread: the process reading them after the build stopped",
         hint="run `kbc refresh` to read them",
     )
-    if not filling(store_root):
-        raise stopped
-    on_wait("waiting for the facts the process after the first build is reading (`kbc status` follows it)")
     deadline = time.monotonic() + timeout
-    while waits_for_facts(store_root):
-        if not filling(store_root):
+    said, unheld = False, 0
+    while True:
+        # whether the process is alive is read before whether the facts are in: a process that
+        # publishes them and ends between the two reads is never taken for one that stopped;
+        # and the lock is found free STOPPED_AFTER times in a row before the process is taken
+        # for stopped (a process waiting for the lock, as it is handed over, does not hold it)
+        alive = filling(store_root)
+        if not waits_for_facts(store_root):
+            return
+        unheld = 0 if alive else unheld + 1
+        if unheld >= STOPPED_AFTER:
             raise stopped
+        if not said:
+            on_wait(
+                "waiting for the facts the process after the first build is reading (`kbc status` follows it)"
+            )
+            said = True
         if time.monotonic() > deadline:
             raise KbcError(
                 f"the facts of this first index were not in after {timeout:.0f} s",
