@@ -69,6 +69,7 @@ def await_facts(store_root: Path, on_wait: Callable[[str], None], timeout: float
     ``timeout`` seconds. A process that stopped, or a wait past the timeout, is an error that
     says how to get the facts."""
     from kbc.domain.errors import KbcError
+    from kbc.store.facts_store import POINTER
     from kbc.store.lock import filling
 
     stopped = KbcError(
@@ -80,11 +81,12 @@ def await_facts(store_root: Path, on_wait: Callable[[str], None], timeout: float
     while True:
         # whether the process is alive is read before whether the facts are in: a process that
         # publishes them and ends between the two reads is never taken for one that stopped;
-        # and the lock is found free STOPPED_AFTER times in a row before the process is taken
-        # for stopped (a process waiting for the lock, as it is handed over, does not hold it)
+        # the lock is found free STOPPED_AFTER times in a row before the process is taken for
+        # stopped (a process waiting for the lock, as it is handed over, does not hold it); and
+        # an index read while it is replaced says nothing: the facts' own pointer decides
         alive = filling(store_root)
-        if not waits_for_facts(store_root):
-            return
+        if not waits_for_facts(store_root) and ((store_root / POINTER).is_file() or not alive):
+            return  # the facts are in, or no first index waits for them (its own error follows)
         unheld = 0 if alive else unheld + 1
         if unheld >= STOPPED_AFTER:
             raise stopped
