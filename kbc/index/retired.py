@@ -1,0 +1,67 @@
+"""Vectors no index needs now, kept for the state that needed them to come back.
+
+A vector is addressed by its unit's content and the model (:func:`kbc.index.units.unit_id`),
+so when a branch is switched to and back, or a change is reverted, the units of the earlier
+state are the same units. Once a build publishes an index that no longer needs some vectors,
+they are retired rather than deleted: the vector store keeps them (retrieval never sees
+them: it searches the snapshot of the units the index names, :mod:`kbc.index.exact`) and a
+later index that needs them again takes them back instead of embedding them. The store holds
+at most ``KEEP`` times the units the index needs in retired vectors; past that, those retired
+longest ago are deleted. ``retired.sqlite`` beside the index records when each was retired.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+from kbc.index.vectors import VectorStore
+from kbc.store.files import connect
+
+RETIRED = "retired.sqlite"
+KEEP = 1.0  # retired vectors kept: up to this many times the units the index needs
+
+
+def _open(index_dir: Path) -> sqlite3.Connection:
+    db = connect(index_dir / RETIRED)
+    db.execute("CREATE TABLE IF NOT EXISTS retired (unit TEXT PRIMARY KEY, since REAL)")
+    return db
+
+
+def retired_units(index_dir: Path) -> set[str]:
+    """The units whose vectors were retired and are still kept."""
+    if not (index_dir / RETIRED).is_file():
+        return set()
+    db = _open(index_dir)
+    try:
+        return {unit for (unit,) in db.execute("SELECT unit FROM retired")}
+    finally:
+        db.close()
+
+
+def retire(
+    index_dir: Path, vectors: VectorStore, unneeded: Iterable[str], needed: int, keep: float = KEEP
+) -> int:
+    """Record the vectors the published index does not need (``unneeded``: every one the store
+    holds that it does not name) as retired, keeping when each was first retired, and delete
+    from the store those retired longest ago past ``keep`` times ``needed``; returns how many
+    were deleted. A unit needed again is no longer retired."""
+    now = time.time()
+    db = _open(index_dir)
+    try:
+        since: dict[str, float] = dict(db.execute("SELECT unit, since FROM retired"))
+        kept = {unit: since.get(unit, now) for unit in set(unneeded)}
+        order = sorted(kept, key=lambda unit: (-kept[unit], unit))  # newest first
+        dropped = order[int(keep * max(needed, 1)) :]
+        if dropped:
+            vectors.delete(dropped)
+        for unit in dropped:
+            del kept[unit]
+        with db:
+            db.execute("DELETE FROM retired")
+            db.executemany("INSERT INTO retired VALUES (?, ?)", sorted(kept.items()))
+    finally:
+        db.close()
+    return len(dropped)
