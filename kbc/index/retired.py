@@ -5,9 +5,10 @@ so when a branch is switched to and back, or a change is reverted, the units of 
 state are the same units. Once a build publishes an index that no longer needs some vectors,
 they are retired rather than deleted: the vector store keeps them (retrieval never sees
 them: it searches the snapshot of the units the index names, :mod:`kbc.index.exact`) and a
-later index that needs them again takes them back instead of embedding them. The store holds
-at most ``KEEP`` times the units the index needs in retired vectors; past that, those retired
-longest ago are deleted. ``retired.sqlite`` beside the index records when each was retired.
+later index that needs them again takes them back instead of embedding them. The store keeps
+as many retired vectors as ``KEEP`` times the units the index needs, and at least ``FLOOR``
+(about 15 MB of 384-wide vectors); past that, those retired longest ago are deleted.
+``retired.sqlite`` beside the index records when each was retired.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from kbc.index.vectors import VectorStore
 from kbc.store.files import connect
 
 RETIRED = "retired.sqlite"
-KEEP = 1.0  # retired vectors kept: up to this many times the units the index needs
+KEEP = 2.0  # retired vectors kept: up to this many times the units the index needs
+FLOOR = 10_000  # and at least this many
 
 
 def _open(index_dir: Path) -> sqlite3.Connection:
@@ -34,27 +36,35 @@ def retired_units(index_dir: Path) -> set[str]:
     """The units whose vectors were retired and are still kept."""
     if not (index_dir / RETIRED).is_file():
         return set()
-    db = _open(index_dir)
+    db = connect(index_dir / RETIRED)
     try:
         return {unit for (unit,) in db.execute("SELECT unit FROM retired")}
+    except sqlite3.OperationalError:  # the table is made by the first retire
+        return set()
     finally:
         db.close()
 
 
 def retire(
-    index_dir: Path, vectors: VectorStore, unneeded: Iterable[str], needed: int, keep: float = KEEP
+    index_dir: Path,
+    vectors: VectorStore,
+    unneeded: Iterable[str],
+    needed: int,
+    *,
+    keep: float = KEEP,
+    floor: int = FLOOR,
 ) -> int:
     """Record the vectors the published index does not need (``unneeded``: every one the store
     holds that it does not name) as retired, keeping when each was first retired, and delete
-    from the store those retired longest ago past ``keep`` times ``needed``; returns how many
-    were deleted. A unit needed again is no longer retired."""
+    from the store those retired longest ago past ``keep`` times ``needed`` (and ``floor``);
+    returns how many were deleted. A unit needed again is no longer retired."""
     now = time.time()
     db = _open(index_dir)
     try:
         since: dict[str, float] = dict(db.execute("SELECT unit, since FROM retired"))
         kept = {unit: since.get(unit, now) for unit in set(unneeded)}
         order = sorted(kept, key=lambda unit: (-kept[unit], unit))  # newest first
-        dropped = order[int(keep * max(needed, 1)) :]
+        dropped = order[max(int(keep * needed), floor) :]
         if dropped:
             vectors.delete(dropped)
         for unit in dropped:
