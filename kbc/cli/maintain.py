@@ -36,8 +36,9 @@ def _render_refresh(summary: RefreshSummary) -> str:
     if build is not None:
         lines.append(
             f"  work          parsed {build.analyze.parsed} ({build.analyze.cached} from cache), "
-            f"re-chunked {build.index.changed_files} files, removed {build.index.removed_files}, "
-            f"embedded {build.index.embedded} units, dropped {build.index.removed_units}"
+            f"re-chunked {build.index.changed_files} files ({build.index.chunks_from_cache} from cache), "
+            f"removed {build.index.removed_files}, embedded {build.index.embedded} units, "
+            f"retired {build.index.removed_units}"
         )
         lines.append(
             f"  views         {build.views.views}; llm calls {build.views.llm_calls}, "

@@ -54,7 +54,7 @@ class IndexSummary:
     removed_files: int
     units: int
     embedded: int
-    removed_units: int
+    removed_units: int  # units the index needed before and needs no more: retired once it is published
     secrets: int
     retrieval: str  # "hybrid" or "lexical"
     note: str
