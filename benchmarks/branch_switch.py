@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -44,16 +45,23 @@ def clone(mirror: Path, commit: str, target: Path) -> Path:
     return target
 
 
+CPU: dict[float, float] = {}  # wall seconds of a run -> its CPU seconds (the process and its workers)
+
+
 def kbc(source: Path, root: Path, vectors: bool, *args: str) -> tuple[float, dict[str, Any]]:
-    """Run ``python -m kbc ARGS`` with the code at ``source``; (wall seconds, its JSON)."""
+    """Run ``python -m kbc ARGS`` with the code at ``source``; (wall seconds, its JSON). Its
+    CPU seconds (user and system, its worker processes included) are kept in ``CPU``."""
     env = {**os.environ, "PYTHONPATH": str(source)}
     if not vectors:
         env["KBC_EMBED_MODEL"] = "none"
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "kbc", *args], cwd=root, env=env, capture_output=True, text=True
     )
     seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU[seconds] = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     if done.returncode != 0:
         sys.exit(f"kbc {' '.join(args)} failed in {root}:\n{done.stderr[-4000:]}")
     return seconds, json.loads(done.stdout)
@@ -72,8 +80,10 @@ def switch(source: Path, root: Path, commit: str, vectors: bool) -> tuple[float,
 def row(label: str, seconds: float, cold_seconds: float, data: dict[str, Any]) -> str:
     build = data.get("build") or {}
     cached = build.get("files_chunked_from_cache")
+    cpu, cold_cpu = CPU[seconds], CPU[cold_seconds]
     return (
         f"| {label} | {data.get('path', '')} | {seconds:.1f} s | {seconds / cold_seconds:.1%} | "
+        f"{cpu:.1f} s | {cpu / cold_cpu:.1%} | "
         f"{build.get('parsed', '—')} ({build.get('from_cache', '—')}) | "
         f"{build.get('files_rechunked', '—')} ({'—' if cached is None else cached}) | "
         f"{build.get('embedded', '—')} |"
@@ -137,11 +147,12 @@ def main() -> None:
     lines = [
         f"{date.today().isoformat()}, {name} `{a[:10]}` ({dates[a]}) ↔ `{b[:10]}` ({dates[b]}), "
         f"{changed} files differ; {what}, `--no-llm`, {os.cpu_count()} cores, one run. Cold builds "
-        f"of the same commit in fresh clones: A {cold_a:.1f} s, B {cold_b:.1f} s.",
+        f"of the same commit in fresh clones: A {cold_a:.1f} s ({CPU[cold_a]:.1f} CPU-s), B {cold_b:.1f} s "
+        f"({CPU[cold_b]:.1f} CPU-s); the ratios are to these.",
         "",
-        "| code | run | path | time | ÷ cold build of the same commit | parsed (from cache) "
+        "| code | run | path | wall | ÷ cold wall | CPU | ÷ cold CPU | parsed (from cache) "
         "| files chunked (from chunk cache) | units embedded |",
-        "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |",
+        "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for code, measured in runs.items():
         for label, seconds, data in measured:
