@@ -14,7 +14,7 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,7 +24,7 @@ from kbc.domain.models import KNOWLEDGE_PREFIX, Chunk, ChunkKind, EmbedUnit, Fil
 from kbc.domain.progress import Reporter
 from kbc.domain.timing import PassTiming, Stopwatch
 from kbc.domain.views import VIEW_PREFIX
-from kbc.index.chunk_cache import chunk_key, chunk_through_cache
+from kbc.index.chunk_cache import ChunkCache, chunk_key, chunk_through_cache
 from kbc.index.definitions import definitions_version
 from kbc.index.embed import Embedder
 from kbc.index.exact import load_snapshot, sweep_snapshots, write_units_snapshot
@@ -33,7 +33,7 @@ from kbc.index.lexical import PENDING, PRECEDENTS, FileRecord, LexicalIndex, ind
 from kbc.index.prepare import chunk_tasks, document_chunks
 from kbc.index.progress import LATER
 from kbc.index.provenance import MADE_BY, Provenance
-from kbc.index.retired import retire, retired_units
+from kbc.index.retired import keep_none_next, retire, retired_units
 from kbc.index.tokens import TOKENS_VERSION
 from kbc.index.units import unit_metadata, units_of
 from kbc.index.vectors import VectorStore
@@ -92,6 +92,7 @@ def build_index(  # noqa: PLR0913 - the index pass's inputs, passed by name
     later: str = "",
     chunk_cache: Path | None = None,
     whole: bool = False,
+    credentials: Collection[str] = (),
 ) -> IndexSummary:
     """Bring the index in line with ``files``, the view ``documents`` (path under
     ``VIEW_PREFIX`` -> Markdown) and the ``knowledge`` documents (path under
@@ -100,7 +101,9 @@ def build_index(  # noqa: PLR0913 - the index pass's inputs, passed by name
     decides its chunks changed (its key, :func:`kbc.index.chunk_cache.chunk_key`), its chunks
     taken from the ``chunk_cache`` when that holds them; ``fresh`` chunks everything again,
     reading no cache; ``whole`` (a rebuild past the drift threshold) dates every file again
-    as a cold build does. Vectors are kept wherever their unit is unchanged (they are
+    as a cold build does; ``credentials``: every credential value found in the repository
+    (when they change, nothing cut or embedded before is kept past this build). Vectors are
+    kept wherever their unit is unchanged (they are
     addressed by content and model), and those no longer needed are retired, not deleted
     (:mod:`kbc.index.retired`). With
     ``wait_units``, when more units than that lack vectors none are embedded: the index is
@@ -147,6 +150,8 @@ def build_index(  # noqa: PLR0913 - the index pass's inputs, passed by name
         changed_documents = [f for f in documented if f.path not in indexed or indexed[f.path].blob != f.blob]
         changed = [*changed_files, *changed_documents]
         removed = sorted(indexed_paths - set(current))
+        if chunk_cache is not None and _exposed(chunk_cache, credentials):
+            keep_none_next(index_dir)
         with clock.measure("chunk", len(changed_files), "files") as chunking:
             wanted = {f.path for f in changed_files}
             results, from_cache = chunk_through_cache(
@@ -246,6 +251,13 @@ def build_index(  # noqa: PLR0913 - the index pass's inputs, passed by name
         pending=pending,
         chunks_from_cache=from_cache,
     )
+
+
+def _exposed(cache: Path, credentials: Collection[str]) -> bool:
+    """Whether the credential values found changed since the cache's entries were cut (it
+    drops them then)."""
+    with ChunkCache(cache) as held:
+        return held.forget_if_exposed(credentials)
 
 
 def seal(lexical: LexicalIndex) -> None:

@@ -65,6 +65,21 @@ class ChunkCache:
     def __init__(self, path: Path) -> None:
         self._db = connect(path)
         self._db.execute("CREATE TABLE IF NOT EXISTS chunks (key TEXT PRIMARY KEY, used REAL, data BLOB)")
+        self._db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+
+    def forget_if_exposed(self, credentials: Iterable[str]) -> bool:
+        """Drop every entry when the credential values found in the repository are not those
+        the entries were cut knowing (a value that became a credential elsewhere may stand in
+        an entry of an earlier state unredacted); True when they were not. Only a digest of
+        the values is kept."""
+        digest = values_digest(credentials)
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'credentials'").fetchone()
+        if (row[0] if row else "") == digest:
+            return False
+        with self._db:
+            self._db.execute("DELETE FROM chunks")
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES ('credentials', ?)", (digest,))
+        return True
 
     def close(self) -> None:
         self._db.close()

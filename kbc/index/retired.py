@@ -29,7 +29,20 @@ FLOOR = 10_000  # and at least this many
 def _open(index_dir: Path) -> sqlite3.Connection:
     db = connect(index_dir / RETIRED)
     db.execute("CREATE TABLE IF NOT EXISTS retired (unit TEXT PRIMARY KEY, since REAL)")
+    db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
     return db
+
+
+def keep_none_next(index_dir: Path) -> None:
+    """Have the next :func:`retire` delete every vector no index needs, keeping none: the
+    credentials found in the repository changed, and a unit's stored text from before may
+    show a value that is a credential now (the vectors an index needs are redacted anew)."""
+    db = _open(index_dir)
+    try:
+        with db:
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('keep', 'none')")
+    finally:
+        db.close()
 
 
 def retired_units(index_dir: Path) -> set[str]:
@@ -61,6 +74,8 @@ def retire(
     now = time.time()
     db = _open(index_dir)
     try:
+        if db.execute("SELECT value FROM meta WHERE key = 'keep'").fetchone() is not None:
+            keep, floor = 0.0, 0
         since: dict[str, float] = dict(db.execute("SELECT unit, since FROM retired"))
         kept = {unit: since.get(unit, now) for unit in set(unneeded)}
         order = sorted(kept, key=lambda unit: (-kept[unit], unit))  # newest first
@@ -70,6 +85,7 @@ def retire(
         for unit in dropped:
             del kept[unit]
         with db:
+            db.execute("DELETE FROM meta WHERE key = 'keep'")
             db.execute("DELETE FROM retired")
             db.executemany("INSERT INTO retired VALUES (?, ?)", sorted(kept.items()))
     finally:

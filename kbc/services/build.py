@@ -227,6 +227,7 @@ def _build(  # noqa: PLR0913 - the build's inputs, passed by name
             fresh=reparse,
             whole=fresh,
             chunk_cache=chunk_cache(store_root),
+            credentials=swept.values,
             embed_tests=settings.embed_tests,
             repeated=swept.repeated,
             clean=swept.clean,

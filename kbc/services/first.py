@@ -76,6 +76,7 @@ def publish_first(
             clean=swept.clean,
             modules=modules,
             chunk_cache=chunk_cache(store_root),
+            credentials=swept.values,
             later=f"{FACTS} {NO_LLM}" if no_llm else FACTS,
         )
     progress.summary("index", indexed)

@@ -68,3 +68,15 @@ def test_past_its_bound_the_cache_drops_the_entries_used_least_recently(tmp_path
         cache.get_many(["old"])  # used again: more recent than "older" and "recent"
         assert cache.retain(["live"], slack=3) == 1
         assert set(cache.get_many(["old", "older", "recent", "live"])) == {"old", "recent", "live"}
+
+
+def test_the_entries_go_when_the_credentials_found_in_the_repository_change(tmp_path: Path) -> None:
+    prepared = ("p.py", [], 0, [])
+    with ChunkCache(tmp_path / "chunks.sqlite") as cache:
+        assert not cache.forget_if_exposed([])  # none found, as when the entries were cut
+        cache.put_many([("a", prepared)])
+        assert not cache.forget_if_exposed([]) and set(cache.get_many(["a"])) == {"a"}
+        assert cache.forget_if_exposed(["Xy7pQ2mN9vB4kL"])  # a value an entry may show unredacted
+        assert cache.get_many(["a"]) == {}
+        assert not cache.forget_if_exposed(["Xy7pQ2mN9vB4kL"])
+    assert b"Xy7pQ2mN9vB4kL" not in (tmp_path / "chunks.sqlite").read_bytes()  # only a digest kept

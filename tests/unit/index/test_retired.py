@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kbc.index.embed import load_embedder, model_name
-from kbc.index.retired import retire, retired_units
+from kbc.index.retired import keep_none_next, retire, retired_units
 from kbc.index.vectors import open_vector_store
 
 
@@ -31,3 +31,9 @@ def test_retired_vectors_are_kept_within_the_bound_oldest_out_first(tmp_path: Pa
     assert store.ids() == {"unit-0", "unit-1", "unit-4", "unit-5"}
     # the floor keeps some whatever the index needs
     assert retire(tmp_path, store, ["unit-0", "unit-5"], 0, keep=0.0, floor=2) == 0
+    # the credentials found changed: the next retire keeps none, and the one after keeps again
+    keep_none_next(tmp_path)
+    assert retire(tmp_path, store, ["unit-1", "unit-5"], 2, keep=2.0, floor=0) == 2
+    assert retired_units(tmp_path) == set() and store.ids() == {"unit-0", "unit-4"}
+    assert retire(tmp_path, store, ["unit-4"], 1, keep=2.0, floor=0) == 0
+    assert retired_units(tmp_path) == {"unit-4"}
