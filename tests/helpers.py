@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import textwrap
@@ -11,7 +12,9 @@ from typing import Any
 
 from kbc.analyzers.python.analyze import analyze_source
 from kbc.domain.models import AnalysisOk, AnalysisTask, FileFacts
+from kbc.index.lexical import LexicalIndex
 from kbc.store.facts_store import FactsStore
+from kbc.store.views_store import ViewsStore
 
 # `kbc -c`: the index without embeddings, where a test is about something else than vectors
 LEXICAL = ("-c", "index.embed_model=none")
@@ -107,3 +110,29 @@ def sign(body: bytes, secret: str) -> str:
     import hmac
 
     return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def store_snapshot(store_root: Path) -> dict[str, Any]:
+    """What must equal between a refreshed store and a cold build of the same commit: the
+    facts, the inventory, the chunks, the views and the precedents."""
+    store = FactsStore(store_root)
+    generation = store.generation()
+    files = {
+        name: (generation / name).read_text(encoding="utf-8")
+        for name in ("facts.jsonl", "graph.json", "entry_points.json", "problems.json")
+    }
+    inventory = json.loads((generation / "inventory.json").read_text(encoding="utf-8"))
+    lexical = LexicalIndex(store_root / "index" / "lexical.sqlite")
+    try:
+        chunks = sorted(lexical.chunk_ids())
+        precedents = lexical.precedents()
+    finally:
+        lexical.close()
+    views = {v.id: v.facts for v in ViewsStore(store_root).read()}
+    return {
+        "files": files,
+        "inventory": inventory,
+        "chunks": chunks,
+        "views": views,
+        "precedents": precedents,
+    }

@@ -190,7 +190,7 @@ def _render_index(index: IndexSummary) -> str:
             f"  chunks        {index.chunks} from {index.files} files "
             f"({index.changed_files} changed, {index.removed_files} removed)",
             f"  embeddings    {index.units} units, {index.embedded} embedded now, "
-            f"{index.removed_units} removed" + (f"; {index.pending} left to embed" if index.pending else ""),
+            f"{index.removed_units} retired" + (f"; {index.pending} left to embed" if index.pending else ""),
             f"  secrets       {index.secrets} redacted",
             f"  retrieval     {retrieval}",
             f"  time          {index.seconds:.2f} s",

@@ -36,8 +36,9 @@ def _render_refresh(summary: RefreshSummary) -> str:
     if build is not None:
         lines.append(
             f"  work          parsed {build.analyze.parsed} ({build.analyze.cached} from cache), "
-            f"re-chunked {build.index.changed_files} files, removed {build.index.removed_files}, "
-            f"embedded {build.index.embedded} units, dropped {build.index.removed_units}"
+            f"re-chunked {build.index.changed_files} files ({build.index.chunks_from_cache} from cache), "
+            f"removed {build.index.removed_files}, embedded {build.index.embedded} units, "
+            f"retired {build.index.removed_units}"
         )
         lines.append(
             f"  views         {build.views.views}; llm calls {build.views.llm_calls}, "
@@ -64,7 +65,7 @@ def _render_refresh(summary: RefreshSummary) -> str:
     help="Store folder (default: <work tree>/.kbc).",
 )
 @click.option("--branch", default="", help="Branch to follow when TARGET is a URL (default: the remote's).")
-@click.option("--full", is_flag=True, help="Rebuild from scratch whatever changed.")
+@click.option("--full", is_flag=True, help="Rebuild from scratch whatever changed, reading no cache.")
 @click.option("--no-llm", is_flag=True, help="Never call an LLM: view prose from docstrings only.")
 @click.option("--lock-timeout", type=int, help="Seconds to wait for another writer (default 600).")
 @click.option("--ci", is_flag=True, help="Print a JSON summary for CI; exit codes below.")
@@ -92,7 +93,9 @@ def refresh(
     Only changed files are parsed, chunked and embedded again, and view prose is
     asked for again only where a view's facts changed; past the drift threshold
     (KB_FULL_REBUILD_FRACTION of tracked files or KB_FULL_REBUILD_FILES files)
-    the store is rebuilt from scratch. A URL is cloned into kbc's data folder
+    the store is rebuilt whole, each file's facts, chunks and vectors taken from
+    the caches where its content was seen before, so a branch switched to and
+    back costs what changed (--full reads no cache). A URL is cloned into kbc's data folder
     (KBC_DATA_DIR) and its branch followed by fetch and hard reset. A refresh
     returns with every vector embedded, those a stopped background embedding
     left included.

@@ -8,12 +8,13 @@ so a run killed half-way is completed by the next.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
 import sqlite3
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,21 +24,23 @@ from kbc.domain.models import KNOWLEDGE_PREFIX, Chunk, ChunkKind, EmbedUnit, Fil
 from kbc.domain.progress import Reporter
 from kbc.domain.timing import PassTiming, Stopwatch
 from kbc.domain.views import VIEW_PREFIX
+from kbc.index.chunk_cache import ChunkCache, chunk_key, chunk_through_cache
 from kbc.index.definitions import definitions_version
 from kbc.index.embed import Embedder
 from kbc.index.exact import load_snapshot, sweep_snapshots, write_units_snapshot
 from kbc.index.history import commit_messages, last_commit_dates
 from kbc.index.lexical import PENDING, PRECEDENTS, FileRecord, LexicalIndex, indexed_columns, move_aside
-from kbc.index.prepare import chunk_tasks, document_chunks, run_tasks
+from kbc.index.prepare import chunk_tasks, document_chunks
 from kbc.index.progress import LATER
 from kbc.index.provenance import MADE_BY, Provenance
+from kbc.index.retired import keep_none_next, retire, retired_units
 from kbc.index.tokens import TOKENS_VERSION
 from kbc.index.units import unit_metadata, units_of
 from kbc.index.vectors import VectorStore
-from kbc.store.cache import values_digest
 from kbc.store.layout import LEXICAL
 
 STAGED = "lexical.next.sqlite"  # the index a build writes, renamed into place when it publishes
+CHUNK_KEYS = "chunk_keys"  # meta: path -> the key of what decided its chunks (kbc.index.chunk_cache)
 
 CHUNKER_VERSION = "10"  # 10: text as kbc shows it (kbc.index.chunks.readable), credentials judged
 EMBED_BATCH = 256  # units handed to the embedder per call (it batches 32 inside)
@@ -51,16 +54,17 @@ class IndexSummary:
     removed_files: int
     units: int
     embedded: int
-    removed_units: int
+    removed_units: int  # units the index needed before and needs no more: retired once it is published
     secrets: int
     retrieval: str  # "hybrid" or "lexical"
     note: str
     seconds: float
     embedded_views: int = 0  # of ``embedded``: units of view documents
     passes: tuple[PassTiming, ...] = ()  # chunk, lexical index, embed, vector snapshot
-    stale_units: tuple[str, ...] = ()  # vectors no longer needed: deleted once the index is published
+    stale_units: tuple[str, ...] = ()  # vectors not needed: retired once the index is published
     snapshots: tuple[str, ...] = ()  # the digests of the new index's snapshot and the live one's
     pending: int = 0  # units left to embed after the index is published (kbc.index.fill)
+    chunks_from_cache: int = 0  # of ``changed_files``: those whose chunks the chunk cache held
 
 
 def build_index(  # noqa: PLR0913 - the index pass's inputs, passed by name
@@ -86,12 +90,22 @@ def build_index(  # noqa: PLR0913 - the index pass's inputs, passed by name
     clean: frozenset[str] = frozenset(),
     modules: Mapping[str, str] | None = None,
     later: str = "",
+    chunk_cache: Path | None = None,
+    whole: bool = False,
+    credentials: Collection[str] = (),
 ) -> IndexSummary:
     """Bring the index in line with ``files``, the view ``documents`` (path under
     ``VIEW_PREFIX`` -> Markdown) and the ``knowledge`` documents (path under
     ``@knowledge/<root>/`` -> Markdown, redacted; ``knowledge_dates``: how each is dated,
-    "last commit YYYY-MM-DD" or "modified YYYY-MM-DD"). ``fresh`` chunks everything again; vectors are kept
-    wherever their unit is unchanged (they are addressed by content and model). With
+    "last commit YYYY-MM-DD" or "modified YYYY-MM-DD"). A file is chunked again when what
+    decides its chunks changed (its key, :func:`kbc.index.chunk_cache.chunk_key`), its chunks
+    taken from the ``chunk_cache`` when that holds them; ``fresh`` chunks everything again,
+    reading no cache; ``whole`` (a rebuild past the drift threshold) dates every file again
+    as a cold build does; ``credentials``: every credential value found in the repository
+    (when they change, nothing cut or embedded before is kept past this build). Vectors are
+    kept wherever their unit is unchanged (they are
+    addressed by content and model), and those no longer needed are retired, not deleted
+    (:mod:`kbc.index.retired`). With
     ``wait_units``, when more units than that lack vectors none are embedded: the index is
     published lexical, naming the model it waits for (``PENDING``), and
     :func:`kbc.index.fill.fill_vectors` embeds them after. ``clean``: the paths the credential
@@ -111,6 +125,7 @@ def build_index(  # noqa: PLR0913 - the index pass's inputs, passed by name
         lexical.reset()
     try:
         layout = f"{CHUNKER_VERSION}:{TOKENS_VERSION}:{definitions_version()}:{chunk_lines}:{overlap}"
+        written = f"first:{layout}" if later else layout
         indexed = lexical.files()
         indexed_paths = set(indexed)
         if fresh or lexical.meta("layout") != layout:
@@ -122,36 +137,46 @@ def build_index(  # noqa: PLR0913 - the index pass's inputs, passed by name
             SourceFile(path, len(text.encode()), git_blob_id(text.encode()), "markdown", text.count("\n") + 1)
             for path, text in sorted(texts.items())
         ]
-        everything = [*files, *documented]
-        current = {f.path: f for f in everything}
+        current = {f.path: f for f in [*files, *documented]}
         repeated = dict(repeated or {})
-        # a file where credentials found elsewhere appear, or appeared, is redacted again
-        marks = {path: values_digest(values) for path, values in repeated.items()}
-        before = json.loads(lexical.meta("repeated") or "{}") if indexed else {}
-        moved = {p for p in set(marks) | set(before) if marks.get(p) != before.get(p)}
-        changed = [
-            f
-            for f in everything
-            if f.path not in indexed or indexed[f.path].blob != f.blob or f.path in moved
-        ]
+        # A file is chunked again when what decides its chunks changed (kbc.index.chunk_cache):
+        # its content, its facts' definitions, its module, role, or the credentials found elsewhere.
+        tasks = chunk_tasks(root, files, facts, chunk_lines, overlap, repeated, clean, modules)
+        keys = {t.path: chunk_key(t, current[t.path].blob, written) for t in tasks}
+        held = json.loads(lexical.meta(CHUNK_KEYS) or "{}") if indexed else {}
+        # past the drift threshold every file is dated again, as a cold build dates it
+        redated = last_commit_dates(root, [f.path for f in files]) if whole and indexed else {}
+        changed_files = [f for f in files if held.get(f.path) != keys[f.path] or f.path not in indexed]
+        changed_documents = [f for f in documented if f.path not in indexed or indexed[f.path].blob != f.blob]
+        changed = [*changed_files, *changed_documents]
         removed = sorted(indexed_paths - set(current))
-        changed_files = [f for f in changed if f.path not in texts]
+        if chunk_cache is not None and _exposed(chunk_cache, credentials):
+            keep_none_next(index_dir)
         with clock.measure("chunk", len(changed_files), "files") as chunking:
-            tasks = chunk_tasks(root, changed_files, facts, chunk_lines, overlap, repeated, clean, modules)
-            results = run_tasks(tasks, workers, chunking.advance)
-            for f in changed:
-                if f.path in texts:
-                    cut = document_chunks(
-                        f.path, texts[f.path], chunk_lines, overlap, kinds.get(f.path, "view")
-                    )
-                    results.append((f.path, cut, 0, [indexed_columns(c) for c in cut]))
+            wanted = {f.path for f in changed_files}
+            results, from_cache = chunk_through_cache(
+                [t for t in tasks if t.path in wanted], keys, chunk_cache, workers, chunking, fresh=fresh
+            )
+            for f in changed_documents:
+                cut = document_chunks(f.path, texts[f.path], chunk_lines, overlap, kinds.get(f.path, "view"))
+                results.append((f.path, cut, 0, [indexed_columns(c) for c in cut]))
         with clock.measure("lexical index"):
-            dates = {**last_commit_dates(root, [f.path for f in changed_files]), **(knowledge_dates or {})}
+            dates = {
+                **redated,
+                **last_commit_dates(root, [f.path for f in changed_files if f.path not in redated]),
+                **(knowledge_dates or {}),
+            }
             new_chunks = [c for _, chunks, _, _ in results for c in chunks]
             columns = [c for _, _, _, columns in results for c in columns]
             secrets = {path: count for path, _, count, _ in results}
             records = [
                 FileRecord(f.path, f.blob, dates.get(f.path, ""), secrets.get(f.path, 0)) for f in changed
+            ]
+            wanted |= {f.path for f in changed_documents}
+            records += [  # unchanged chunks, but the last commit to touch the file is another
+                dataclasses.replace(indexed[path], date=date)
+                for path, date in sorted(redated.items())
+                if path not in wanted and indexed[path].date != date
             ]
             lexical.replace_files(
                 [*removed, *(f.path for f in changed if f.path in indexed_paths)],
@@ -159,9 +184,9 @@ def build_index(  # noqa: PLR0913 - the index pass's inputs, passed by name
                 records,
                 columns,
             )
-            lexical.set_meta("layout", f"first:{layout}" if later else layout)
+            lexical.set_meta("layout", written)
+            lexical.set_meta(CHUNK_KEYS, json.dumps(keys, sort_keys=True))
             lexical.set_meta(LATER, later)
-            lexical.set_meta("repeated", json.dumps(marks, sort_keys=True))
             # the precedents are read again at every build: HEAD may have moved with no file changed
             lexical.set_meta(PRECEDENTS, json.dumps(commit_messages(root, {f.path for f in files})))
             lexical.commit()
@@ -214,7 +239,7 @@ def build_index(  # noqa: PLR0913 - the index pass's inputs, passed by name
         removed_files=removed_files,
         units=units_total,
         embedded=embedded,
-        removed_units=len(stale_units),
+        removed_units=len(set(stale_units) - retired_units(index_dir)) if stale_units else 0,
         secrets=total_secrets,
         retrieval=retrieval,
         note=note,
@@ -224,7 +249,15 @@ def build_index(  # noqa: PLR0913 - the index pass's inputs, passed by name
         stale_units=tuple(stale_units),
         snapshots=tuple(d for d in (lexical_digest, previous) if d),
         pending=pending,
+        chunks_from_cache=from_cache,
     )
+
+
+def _exposed(cache: Path, credentials: Collection[str]) -> bool:
+    """Whether the credential values found changed since the cache's entries were cut (it
+    drops them then)."""
+    with ChunkCache(cache) as held:
+        return held.forget_if_exposed(credentials)
 
 
 def seal(lexical: LexicalIndex) -> None:
@@ -291,10 +324,11 @@ def publish_index(index_dir: Path) -> None:
 
 
 def sweep_index(index_dir: Path, summary: IndexSummary, vectors: VectorStore | None) -> None:
-    """After the index is published: drop the vectors and snapshots no index needs now (the
-    previous snapshot stays for a reader still on the previous index)."""
-    if vectors is not None and summary.stale_units:
-        vectors.delete(list(summary.stale_units))
+    """After the index is published: retire the vectors no index needs now (kept, within a
+    bound, for a state that needs them again: :mod:`kbc.index.retired`) and drop the snapshots
+    no index needs (the previous one stays for a reader still on the previous index)."""
+    if vectors is not None and summary.retrieval == "hybrid":
+        retire(index_dir, vectors, summary.stale_units, summary.units)
     sweep_snapshots(index_dir, set(summary.snapshots))
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -203,13 +203,18 @@ def sweep_snapshots(index_dir: Path, keep: set[str]) -> None:
             old.unlink(missing_ok=True)
 
 
-def read_store(store: VectorStore, model_id: str, chunks: set[str] | None = None) -> ExactVectors:
+def read_store(
+    store: VectorStore, model_id: str, chunks: set[str] | None = None, retired: Collection[str] = ()
+) -> ExactVectors:
     """Every vector the store holds (of the ``chunks`` given: the store may also hold those
-    of a build not yet published), with its chunk id (the slow way to a snapshot), keyed by
-    what the store records made them (by ``model_id`` when it holds none)."""
+    of a build not yet published; but the ``retired`` ones, kept for a state that needs them
+    again), with its chunk id (the slow way to a snapshot), keyed by what the store records
+    made them (by ``model_id`` when it holds none)."""
     rows = store.vectors(None)
     if chunks is not None:
         rows = {unit: row for unit, row in rows.items() if row[0] in chunks}
+    if retired:
+        rows = {unit: row for unit, row in rows.items() if unit not in retired}
     made = store.made_by()
     return ExactVectors.from_rows(made.key if made is not None else model_id, rows)
 

@@ -28,6 +28,7 @@ from kbc.index.exact import sweep_snapshots, write_units_snapshot
 from kbc.index.lexical import PENDING, LexicalIndex
 from kbc.index.progress import PROGRESS, Progress, write_progress
 from kbc.index.provenance import MADE_BY, Provenance
+from kbc.index.retired import retire
 from kbc.index.units import unit_metadata, units_of
 from kbc.index.vectors import VectorStore
 from kbc.store.layout import LEXICAL, PARTIAL
@@ -187,10 +188,7 @@ def publish_filled(index_dir: Path, pending: Pending, vectors: VectorStore) -> s
     finally:
         staged.close()
     publish_index(index_dir)
-    wanted = {u.id for u in pending.units}
-    stale = sorted(present - wanted)
-    if stale:
-        vectors.delete(stale)
+    retire(index_dir, vectors, present - {u.id for u in pending.units}, len(pending.units))
     sweep_snapshots(index_dir, {digest})
     forget_partial(index_dir)
     return digest

@@ -12,6 +12,7 @@ from kbc.index.exact import ExactVectors, load_snapshot, read_store
 from kbc.index.lexical import PENDING, LexicalIndex
 from kbc.index.progress import LATER, first_index_note, progress_of
 from kbc.index.provenance import MADE_BY, unsearchable
+from kbc.index.retired import retired_units
 from kbc.index.units import best_by_chunk
 from kbc.index.vectors import VectorStore
 
@@ -113,7 +114,10 @@ class VectorSide:
         if self._exact is None or self._exact[0] != digest:
             try:
                 found = load_snapshot(self.index_dir, digest) or read_store(
-                    self.vectors, self.embedder.model_id, set(self.lexical.chunk_ids())
+                    self.vectors,
+                    self.embedder.model_id,
+                    set(self.lexical.chunk_ids()),
+                    retired_units(self.index_dir),
                 )
                 problem = unsearchable(self.lexical.meta(MADE_BY), self.embedder.provenance, found.width)
             except (VectorStoreError, EmbedderUnavailable) as exc:

@@ -36,7 +36,7 @@ from kbc.services.first import FACTS, first_wanted, publish_first
 from kbc.services.team import Collected, Manifest, collect, roots_to_read, write_manifest
 from kbc.services.views import build_views_pass, view_documents
 from kbc.store.facts_store import FactsStore
-from kbc.store.layout import index_dir, store_path
+from kbc.store.layout import chunk_cache, index_dir, store_path
 from kbc.store.lock import writer_lock
 from kbc.store.state import BuildState, begin_build, end_build, unfinished_build, write_state
 from kbc.store.views_store import ViewsStore
@@ -79,10 +79,12 @@ def build_repository(  # noqa: PLR0913 - the build's inputs, passed by name
     reparse: bool | None = None,
     start: bool = True,
 ) -> BuildSummary:
-    """Every pass, holding the store's writer lock; ``fresh`` re-does the work its caches
-    would skip (parsing, chunking), ``reparse`` (default: ``fresh``) the parsing alone: False
-    takes each file's facts from the analysis cache, keyed by its content and the analyzer,
-    as a fresh index is chunked; ``interpreter`` overrides the components' one. The build
+    """Every pass, holding the store's writer lock; ``fresh`` goes through every file again
+    (dated again, its facts and chunks compared with what they were), ``reparse`` (default:
+    ``fresh``) re-does the work the caches would skip (parsing, chunking): False takes each
+    file's facts from the analysis cache and its chunks from the chunk cache, keyed by its
+    content and what reads it, so a fresh build of a commit much of whose content was seen
+    before costs what changed; ``interpreter`` overrides the components' one. The build
     state is written last. With more units to embed than ``settings.wait_units`` (``wait``
     True: never; False: any), the index is published lexical and a background process
     embeds them (:mod:`kbc.services.embedding`). Unless ``wait`` is True, a first build of a
@@ -222,7 +224,10 @@ def _build(  # noqa: PLR0913 - the build's inputs, passed by name
             note=note,
             progress=progress,
             documents=view_documents(views),
-            fresh=fresh,
+            fresh=reparse,
+            whole=fresh,
+            chunk_cache=chunk_cache(store_root),
+            credentials=swept.values,
             embed_tests=settings.embed_tests,
             repeated=swept.repeated,
             clean=swept.clean,

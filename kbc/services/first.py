@@ -28,7 +28,7 @@ from kbc.domain.progress import Reporter
 from kbc.domain.settings import Settings
 from kbc.index.build import IndexSummary, build_index, publish_index
 from kbc.services.analyze import python_modules
-from kbc.store.layout import LEXICAL, index_dir
+from kbc.store.layout import LEXICAL, chunk_cache, index_dir
 from kbc.store.state import read_state
 
 FACTS = "facts"  # what a first index waits for: the facts pass and every pass after it
@@ -75,6 +75,8 @@ def publish_first(
             repeated=swept.repeated,
             clean=swept.clean,
             modules=modules,
+            chunk_cache=chunk_cache(store_root),
+            credentials=swept.values,
             later=f"{FACTS} {NO_LLM}" if no_llm else FACTS,
         )
     progress.summary("index", indexed)

@@ -92,6 +92,7 @@ class RefreshSummary:
                 "views_failed": build.views.failed,
                 "chunks": build.index.chunks,
                 "files_rechunked": build.index.changed_files,
+                "files_chunked_from_cache": build.index.chunks_from_cache,
                 "files_removed": build.index.removed_files,
                 "embedded": build.index.embedded,
                 "vectors_removed": build.index.removed_units,

@@ -5,9 +5,11 @@
 <store>/CURRENT, gen-*/       the facts (kbc.store.facts_store)
 <store>/views/views.jsonl     the views
 <store>/cache/analysis.sqlite per-file analysis results and credential counts
+<store>/cache/chunks.sqlite   per-file chunks, keyed by what decides them (kbc.index.chunk_cache)
 <store>/cache/prose.sqlite    the LLM's validated prose per view
 <store>/index/lexical.sqlite  chunks and their FTS5 index
 <store>/index/chroma/         the local vector store
+<store>/index/retired.sqlite  vectors no index needs now, kept for a switch back (kbc.index.retired)
 <store>/index/embedding.partial  vectors embedded after the build, not yet stored (kbc.index.fill)
 <store>/index/vectors.json    the exact-search snapshot's pointer (kbc.index.exact)
 <store>/gaps.sqlite           the knowledge-gap log
@@ -46,6 +48,10 @@ def chroma_dir(index: Path) -> Path:
 
 def analysis_cache(store_root: Path) -> Path:
     return store_root / "cache" / "analysis.sqlite"
+
+
+def chunk_cache(store_root: Path) -> Path:
+    return store_root / "cache" / "chunks.sqlite"
 
 
 def prose_cache(store_root: Path) -> Path:

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from kbc.cli.main import cli
 from kbc.domain.errors import KbcError
+from kbc.index.retired import retired_units
 from kbc.index.vectors import open_vector_store
 
 SHOP = {
@@ -292,7 +293,7 @@ def test_changed_and_deleted_files_leave_no_stale_chunks(tmp_path: Path) -> None
     summary = json.loads(invoke("build", str(root), "--format", "json", "--workers", "1"))["index"]
     assert (summary["changed_files"], summary["removed_files"]) == (1, 1)
     lexical = sqlite3.connect(root / ".kbc" / "index" / "lexical.sqlite")
-    rows = lexical.execute("SELECT path, start_line, end_line, text FROM chunks ORDER BY path").fetchall()
+    rows = lexical.execute("SELECT path, start_line, end_line, text, id FROM chunks ORDER BY path").fetchall()
     fts_rows = lexical.execute("SELECT COUNT(*) FROM fts").fetchone()[0]
     lexical.close()
     assert "docs/refunds.md" not in {r[0] for r in rows}
@@ -303,10 +304,18 @@ def test_changed_and_deleted_files_leave_no_stale_chunks(tmp_path: Path) -> None
     vectors = open_vector_store(
         root / ".kbc" / "index", str(root.resolve()), load_embedder(model_name()), embedder_name=model_name()
     )
-    documents = vectors.documents()
-    assert not any(d.startswith("docs/refunds.md") for d in documents)
-    assert not any("subtotal" in d for d in documents)
-    assert summary["embedded"] >= 1 and summary["removed_units"] >= 1
+    from kbc.index.exact import load_snapshot
+
+    meta = sqlite3.connect(root / ".kbc" / "index" / "lexical.sqlite")
+    (digest,) = meta.execute("SELECT value FROM meta WHERE key = 'vectors'").fetchone()
+    meta.close()
+    live = load_snapshot(root / ".kbc" / "index", digest)
+    assert live is not None and set(live.chunks) <= {r[4] for r in rows}  # what search reads
+    held = vectors.vectors(None)
+    stale = {unit for unit, (chunk, _) in held.items() if chunk not in set(live.chunks)}
+    # the store keeps the vectors no longer needed, retired: searched no more, kept for a switch back
+    assert stale and stale == retired_units(root / ".kbc" / "index")
+    assert summary["embedded"] >= 1 and summary["removed_units"] == len(stale)
     again = json.loads(invoke("build", str(root), "--format", "json", "--workers", "1"))["index"]
     assert (again["changed_files"], again["embedded"], again["removed_units"]) == (0, 0, 0)
 
@@ -324,11 +333,15 @@ def test_vector_search_reads_a_snapshot_equal_to_the_store_or_else_the_store(tmp
     index = root / ".kbc" / "index"
     lexical = sqlite3.connect(index / "lexical.sqlite")
     (digest,) = lexical.execute("SELECT value FROM meta WHERE key = 'vectors'").fetchone()
+    chunks = {chunk for (chunk,) in lexical.execute("SELECT id FROM chunks")}
     lexical.close()
     snapshot = load_snapshot(index, digest)
     embedder = load_embedder(model_name())
-    store = read_store(
-        open_vector_store(index, str(root.resolve()), embedder, embedder_name=model_name()), embedder.model_id
+    store = read_store(  # what retrieval reads without the snapshot: the retired vectors left out
+        open_vector_store(index, str(root.resolve()), embedder, embedder_name=model_name()),
+        embedder.model_id,
+        chunks,
+        retired_units(index),
     )
     assert snapshot is not None and snapshot.digest == store.digest == digest
     assert (snapshot.units, snapshot.chunks) == (store.units, store.chunks)

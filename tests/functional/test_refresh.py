@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from helpers import LEXICAL, git, write_tree
+from helpers import store_snapshot as snapshot
 
 from kbc.cli.main import cli
 from kbc.domain.settings import Settings
@@ -91,31 +92,6 @@ def commit(
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", message)
     return git(root, "rev-parse", "HEAD").strip()
-
-
-def snapshot(store_root: Path) -> dict[str, Any]:
-    """What must equal between a refreshed store and a cold build of the same commit."""
-    store = FactsStore(store_root)
-    generation = store.generation()
-    files = {
-        name: (generation / name).read_text(encoding="utf-8")
-        for name in ("facts.jsonl", "graph.json", "entry_points.json", "problems.json")
-    }
-    inventory = json.loads((generation / "inventory.json").read_text(encoding="utf-8"))
-    lexical = LexicalIndex(store_root / "index" / "lexical.sqlite")
-    try:
-        chunks = sorted(lexical.chunk_ids())
-        precedents = lexical.precedents()
-    finally:
-        lexical.close()
-    views = {v.id: v.facts for v in ViewsStore(store_root).read()}
-    return {
-        "files": files,
-        "inventory": inventory,
-        "chunks": chunks,
-        "views": views,
-        "precedents": precedents,
-    }
 
 
 def cold(source: Path, commit_id: str, tmp_path: Path) -> dict[str, Any]:
