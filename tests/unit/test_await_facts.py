@@ -20,7 +20,7 @@ def test_no_readable_index_and_no_facts_while_the_process_lives_is_a_wait(tmp_pa
     def wait() -> None:
         try:
             await_facts(store, said.append, timeout=60, poll=0.05)
-        except BaseException as exc:  # noqa: BLE001 - kept for the assertion below
+        except BaseException as exc:
             failed.append(exc)
 
     with fill_lock(store):  # the process after the build, replacing the index
