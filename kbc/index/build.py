@@ -165,6 +165,9 @@ def build_index(  # noqa: PLR0913 - the index pass's inputs, passed by name
             # the precedents are read again at every build: HEAD may have moved with no file changed
             lexical.set_meta(PRECEDENTS, json.dumps(commit_messages(root, {f.path for f in files})))
             lexical.commit()
+        # What the table was written from is let go before the vectors are made: the model
+        # and the vectors read back reuse its memory instead of adding to it.
+        del tasks, results, new_chunks, columns, records
         total_secrets = sum(r.secrets for r in lexical.files().values())
         chunk_count = len(lexical.chunk_ids())
         units_total = embedded = embedded_views = 0
