@@ -3,7 +3,7 @@ workspace of twenty repositories, each for every version of kbc named by ``--cod
 (the same run, interleaved, so a baseline shares the machine's state).
 
     python benchmarks/memory.py --work DIR [--code LABEL=DIR ...] [--only build,serve,workspace]
-        [--requests 20] [--markdown] [--update-results]
+        [--serve NAME=PATH ...] [--requests 20] [--markdown] [--update-results]
 
 ``--code LABEL=DIR`` runs kbc from the source tree DIR (on ``PYTHONPATH``); repeat it to
 compare versions (default: this checkout, labelled ``this``). Measured, each in a process of
@@ -14,15 +14,15 @@ its own, RSS read from ``/proc`` every 50 ms:
   embedding cache, then ``kbc refresh`` after one file of it changed. Reported: the peak of
   the largest single process (``ru_maxrss``, what ``/usr/bin/time`` shows) and the peak of the
   process tree's summed RSS (pool workers included; pages they share are counted in each);
-- ``serve``: ``kbc serve --transport http`` of one built repository (kbc's own, then sympy),
+- ``serve``: ``kbc serve --transport http`` of one built repository (``--serve NAME=PATH``,
+  repeated; default: a clone of this checkout, built with vectors by the first ``--code``),
   its RSS (children included) once it answers, after ``--requests`` REST retrieves of new
   tasks, and the maximum seen; once lexical (``-c index.embed_model=none``) and once hybrid;
 - ``workspace``: ``kbc serve`` of the twenty repositories of ``benchmarks/workspace.py``
   (built lexically, as there): started, after one retrieve in each repository, after
   ``--requests`` retrieves across all.
 
-The stores of the serve runs are built once, by the first ``--code``, and served by every
-version, so they differ only in the server's code.
+Every version serves the same stores, so the runs differ only in the server's code.
 """
 
 from __future__ import annotations
@@ -183,7 +183,9 @@ def store_digest(code: Path, tree: Path) -> str:
 # -- serve ----------------------------------------------------------------------------------
 
 
-def start_server(code: Path, repos: list[str], lexical: bool, log: Path) -> tuple[subprocess.Popen[bytes], str]:
+def start_server(
+    code: Path, repos: list[str], lexical: bool, log: Path
+) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     settings = ["-c", "index.embed_model=none"] if lexical else []
     args = [arg for repo in repos for arg in ("--repo", repo)]
@@ -269,16 +271,6 @@ def built_kbc(first: Path, work: Path) -> Path:
     return target
 
 
-def built_sympy(first: Path, work: Path) -> Path:
-    target = work / "sympy-served"
-    if not (target / ".kbc").is_dir():
-        source, _ = source_of("sympy", work)
-        shutil.rmtree(target, ignore_errors=True)
-        shutil.copytree(source, target, symlinks=True)
-        subprocess.run(kbc("build", "--no-llm", "--wait", str(target)), check=True, env=env_for(first))
-    return target
-
-
 # -- report ---------------------------------------------------------------------------------
 
 
@@ -291,8 +283,8 @@ def markdown(rows: dict[str, dict[str, Any]], requests: int) -> str:
     ]
     if any("build" in r for r in rows.values()):
         out += [
-            "| version | sympy build `--wait`: wall | largest process | process tree | refresh, one file: wall "
-            "| largest process | process tree | store (chunk ids and texts) |",
+            "| version | sympy build `--wait`: wall | largest process | process tree "
+            "| refresh, one file: wall | largest process | process tree | store (chunk ids and texts) |",
             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
         ]
         for label in labels:
@@ -310,15 +302,17 @@ def markdown(rows: dict[str, dict[str, Any]], requests: int) -> str:
             "| --- | --- | --- | ---: | ---: | ---: | ---: |",
         ]
         for label in labels:
-            for (repo, way), s in rows[label].get("serve", {}).items():
+            for served, s in rows[label].get("serve", {}).items():
+                repo, way = served.split(" ")
                 out.append(
-                    f"| {label} | {repo} | {way} | {s['started']} | {s['first']} | {s['after']} | {s['peak']} |"
+                    f"| {label} | {repo} | {way} | {s['started']} | {s['first']} | {s['after']} "
+                    f"| {s['peak']} |"
                 )
         out.append("")
     if any("workspace" in r for r in rows.values()):
         out += [
-            f"| version | workspace of 20, lexical | started | one retrieve in each | after {requests} across all "
-            "| peak |",
+            f"| version | workspace of 20, lexical | started | one retrieve in each "
+            f"| after {requests} across all | peak |",
             "| --- | --- | ---: | ---: | ---: | ---: |",
         ]
         for label in labels:
@@ -329,11 +323,14 @@ def markdown(rows: dict[str, dict[str, Any]], requests: int) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--work", type=Path, required=True)
     parser.add_argument("--code", action="append", default=[], metavar="LABEL=DIR")
     parser.add_argument("--only", default="build,serve,workspace")
     parser.add_argument("--requests", type=int, default=20)
+    parser.add_argument("--serve", action="append", default=[], metavar="NAME=PATH")
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--update-results", action="store_true")
     args = parser.parse_args()
@@ -347,13 +344,15 @@ def main() -> None:
     only = set(args.only.split(","))
     rows: dict[str, dict[str, Any]] = {label: {} for label in codes}
     if "serve" in only:
-        served = {"kbc": built_kbc(first, work), "sympy": built_sympy(first, work)}
+        served = dict(given.partition("=")[::2] for given in args.serve) or {
+            "kbc": str(built_kbc(first, work))
+        }
         for name, repo in served.items():
             for lexical in (True, False):
                 for label, code in codes.items():
                     way = "lexical" if lexical else "hybrid"
-                    found = serve_round(code, repo, lexical, args.requests, work)
-                    rows[label].setdefault("serve", {})[(name, way)] = found
+                    found = serve_round(code, Path(repo), lexical, args.requests, work)
+                    rows[label].setdefault("serve", {})[f"{name} {way}"] = found
                     print(label, name, way, found, file=sys.stderr, flush=True)
     if "workspace" in only:
         repos = prepare(work / "workspace", [*PACKAGES, *MORE])
@@ -365,9 +364,7 @@ def main() -> None:
         for label, code in codes.items():
             rows[label]["build"] = build_round(code, work)
             print(label, "build", rows[label]["build"], file=sys.stderr, flush=True)
-    (work / "memory.json").write_text(
-        json.dumps({k: {kk: str(vv) for kk, vv in v.items()} for k, v in rows.items()}, indent=1)
-    )
+    (work / "memory.json").write_text(json.dumps(rows, indent=1))
     text = markdown(rows, args.requests)
     if args.markdown:
         print(text)

@@ -74,7 +74,9 @@ class ExactVectors:
         self._rows: dict[str, list[int]] | None = None  # chunk id -> its rows
 
     @classmethod
-    def from_rows(cls, model_id: str, rows: Mapping[str, tuple[str, Sequence[float]]]) -> ExactVectors:
+    def from_rows(
+        cls, model_id: str, rows: Mapping[str, tuple[str, Sequence[float] | Matrix]]
+    ) -> ExactVectors:
         """From unit id -> (chunk id, vector), the vectors kept as the store holds them."""
         import numpy as np
 
@@ -228,7 +230,7 @@ def write_units_snapshot(
         return old.digest
     import numpy as np
 
-    rows: dict[str, tuple[str, Sequence[float]]] = {}
+    rows: dict[str, tuple[str, Sequence[float] | Matrix]] = {}
     if old is not None and old.model_id == key:  # vectors made otherwise are not taken
         rows = {unit: (owners[unit], old.matrix[i]) for i, unit in enumerate(old.units) if unit in owners}
     lacking = sorted(set(owners) - set(rows))
@@ -237,7 +239,9 @@ def write_units_snapshot(
     # eight times the matrix's size.
     for start in range(0, len(lacking), READ_PAGE):
         page = vectors.embeddings(lacking[start : start + READ_PAGE])
-        rows.update((unit, (owners[unit], np.asarray(vector, dtype=np.float32))) for unit, vector in page.items())
+        rows.update(
+            (unit, (owners[unit], np.asarray(vector, dtype=np.float32))) for unit, vector in page.items()
+        )
     absent = set(owners) - set(rows)
     if absent:
         raise KbcError(
