@@ -138,6 +138,7 @@ def build_index(  # noqa: PLR0913 - the index pass's inputs, passed by name
         changed_files = [f for f in changed if f.path not in texts]
         with clock.measure("chunk", len(changed_files), "files") as chunking:
             tasks = chunk_tasks(root, changed_files, facts, chunk_lines, overlap, repeated, clean, modules)
+            del facts  # the definitions are in the tasks: the facts of every file are let go
             results = run_tasks(tasks, workers, chunking.advance)
             for f in changed:
                 if f.path in texts:
