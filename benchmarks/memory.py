@@ -17,7 +17,12 @@ its own, RSS read from ``/proc`` every 50 ms:
 - ``serve``: ``kbc serve --transport http`` of one built repository (``--serve NAME=PATH``,
   repeated; default: a clone of this checkout, built with vectors by the first ``--code``),
   its RSS (children included) once it answers, after ``--requests`` REST retrieves of new
-  tasks, and the maximum seen; once lexical (``-c index.embed_model=none``) and once hybrid;
+  tasks, and the most the server process itself held (a child forked to run git counts the
+  parent's pages again until it execs, so the tree's sum is no peak); once lexical
+  (``-c index.embed_model=none``) and once hybrid;
+- ``snapshot``: the build's last step alone, in a process of its own: the exact-search
+  snapshot of each ``--serve`` store written again from its Chroma store (every vector read
+  back), its RSS growth (``VmHWM``) and the digest of the matrix written;
 - ``workspace``: ``kbc serve`` of the twenty repositories of ``benchmarks/workspace.py``
   (built lexically, as there): started, after one retrieve in each repository, after
   ``--requests`` retrieves across all.
@@ -108,6 +113,9 @@ class Watch:
         self._thread.join()
 
 
+NEUTRAL = Path(tempfile.gettempdir())  # the children's working folder: never a checkout of kbc
+
+
 def env_for(code: Path, cache: Path | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("KBC_")}
     env["PYTHONPATH"] = str(code)
@@ -117,7 +125,7 @@ def env_for(code: Path, cache: Path | None = None) -> dict[str, str]:
     return env
 
 
-def run_watched(command: list[str], env: dict[str, str], cwd: Path | None = None) -> dict[str, Any]:
+def run_watched(command: list[str], env: dict[str, str], cwd: Path = NEUTRAL) -> dict[str, Any]:
     """Run ``command`` to its end: wall seconds, the tree's peak and the largest process's."""
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         started = time.perf_counter()
@@ -175,9 +183,87 @@ def store_digest(code: Path, tree: Path) -> str:
         "print(digest.hexdigest()[:16])\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", script, str(tree)], capture_output=True, text=True, env=env_for(code)
+        [sys.executable, "-c", script, str(tree)],
+        capture_output=True,
+        text=True,
+        env=env_for(code),
+        cwd=NEUTRAL,
     )
     return done.stdout.strip() or f"unreadable: {done.stderr[-300:]}"
+
+
+def snapshot_child(root: Path) -> None:
+    """In a process of its own: write the exact-search snapshot of the built store at ``root``
+    into a scratch folder, every vector read back from Chroma (what a build does after
+    embedding); print the RSS growth it took and the matrix's digest."""
+    import hashlib
+
+    from kbc.domain.settings import Settings
+    from kbc.index.exact import load_snapshot, write_units_snapshot
+    from kbc.index.lexical import LexicalIndex
+    from kbc.index.units import units_of
+    from kbc.services.components import Components
+    from kbc.store.layout import lexical_path
+
+    store = root / ".kbc"
+    embedder, vectors, _ = Components().open_embedding(store, root, Settings(), lazy=True)
+    assert embedder is not None and vectors is not None
+    lexical = LexicalIndex(lexical_path(store))
+    units = units_of(lexical.all_chunks(), embedder.model_id, tests=False)
+    made = vectors.made_by()
+    assert made is not None
+    vectors.ids()  # Chroma opened before the measure
+    before = status_mib("VmRSS")
+    Path("/proc/self/clear_refs").write_text("5")  # the high-water mark starts again here
+    with tempfile.TemporaryDirectory() as scratch:
+        started = time.perf_counter()
+        digest = write_units_snapshot(Path(scratch), made.key, "", units, vectors)
+        seconds = time.perf_counter() - started
+        peak = status_mib("VmHWM")
+        snapshot = load_snapshot(Path(scratch), digest)
+        assert snapshot is not None
+        matrix = hashlib.sha256(bytes(snapshot.matrix)).hexdigest()[:16]
+    print(
+        json.dumps(
+            {
+                "units": len(units),
+                "growth": round(peak - before, 1),
+                "seconds": round(seconds, 1),
+                "matrix": matrix,
+            }
+        )
+    )
+
+
+def status_mib(field: str) -> float:
+    match = re.search(rf"^{field}:\s+(\d+) kB", Path("/proc/self/status").read_text(), re.M)
+    return int(match.group(1)) / 1024 if match else float("nan")
+
+
+def snapshot_round(code: Path, root: Path) -> dict[str, Any]:
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "--work",
+            str(NEUTRAL),
+            "--snapshot-child",
+            str(root),
+        ],
+        capture_output=True,
+        text=True,
+        env=env_for(code),
+        cwd=NEUTRAL,
+        check=True,
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def snapshots(codes: dict[str, Path], stores: dict[str, str], rows: dict[str, dict[str, Any]]) -> None:
+    for name, repo in stores.items():
+        for label, code in codes.items():
+            rows[label].setdefault("snapshot", {})[name] = found = snapshot_round(code, Path(repo))
+            print(label, name, "snapshot", found, file=sys.stderr, flush=True)
 
 
 # -- serve ----------------------------------------------------------------------------------
@@ -196,6 +282,7 @@ def start_server(
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             env={**env_for(code), "KBC_FETCH_SECONDS": "0"},
+            cwd=NEUTRAL,  # ``python -m`` puts its working folder first on the path
         )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 180
@@ -238,7 +325,7 @@ def serve_round(code: Path, repo: Path, lexical: bool, requests: int, work: Path
         server.terminate()
         server.wait(30)
         watch.stop()
-    return {"started": mib(started), "first": mib(first), "after": mib(after), "peak": mib(watch.tree_peak)}
+    return {"started": mib(started), "first": mib(first), "after": mib(after), "peak": mib(watch.one_peak)}
 
 
 def workspace_round(code: Path, repos: dict[str, Path], requests: int, work: Path) -> dict[str, Any]:
@@ -258,7 +345,7 @@ def workspace_round(code: Path, repos: dict[str, Path], requests: int, work: Pat
         server.terminate()
         server.wait(30)
         watch.stop()
-    return {"started": mib(started), "each": mib(each), "after": mib(after), "peak": mib(watch.tree_peak)}
+    return {"started": mib(started), "each": mib(each), "after": mib(after), "peak": mib(watch.one_peak)}
 
 
 def built_kbc(first: Path, work: Path) -> Path:
@@ -309,6 +396,18 @@ def markdown(rows: dict[str, dict[str, Any]], requests: int) -> str:
                     f"| {s['peak']} |"
                 )
         out.append("")
+    if any("snapshot" in r for r in rows.values()):
+        out += [
+            "| version | store | units | vector snapshot written: RSS growth, MiB | seconds "
+            "| matrix (sha256) |",
+            "| --- | --- | ---: | ---: | ---: | --- |",
+        ]
+        for label in labels:
+            for name, v in rows[label].get("snapshot", {}).items():
+                out.append(
+                    f"| {label} | {name} | {v['units']} | {v['growth']} | {v['seconds']} | `{v['matrix']}` |"
+                )
+        out.append("")
     if any("workspace" in r for r in rows.values()):
         out += [
             f"| version | workspace of 20, lexical | started | one retrieve in each "
@@ -333,7 +432,11 @@ def main() -> None:
     parser.add_argument("--serve", action="append", default=[], metavar="NAME=PATH")
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--update-results", action="store_true")
+    parser.add_argument("--snapshot-child", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.snapshot_child is not None:
+        snapshot_child(args.snapshot_child)
+        return
     work = args.work.resolve()
     work.mkdir(parents=True, exist_ok=True)
     codes = {}
@@ -354,6 +457,8 @@ def main() -> None:
                     found = serve_round(code, Path(repo), lexical, args.requests, work)
                     rows[label].setdefault("serve", {})[f"{name} {way}"] = found
                     print(label, name, way, found, file=sys.stderr, flush=True)
+    if "snapshot" in only:  # the build's vector snapshot alone, on each store served
+        snapshots(codes, dict(given.partition("=")[::2] for given in args.serve), rows)
     if "workspace" in only:
         repos = prepare(work / "workspace", [*PACKAGES, *MORE])
         for label, code in codes.items():

@@ -43,7 +43,7 @@ else:
     Matrix = Any
 
 SNAPSHOT = "vectors-{digest}.json"
-READ_PAGE = 2000  # vectors read back from the store at once when a snapshot is written
+READ_PAGE = 500  # vectors read back from the store at once when a snapshot is written
 
 
 def digest_of(model_id: str, ids: Iterable[str]) -> str:
