@@ -161,7 +161,7 @@ def build_round(code: Path, work: Path) -> dict[str, Any]:
     built = run_watched(kbc("build", "--no-llm", "--wait", str(tree), "--format", "json"), env)
     touched = tree / TOUCHED
     touched.write_text(touched.read_text() + "\n\ndef _touched_by_the_benchmark():\n    return 1\n")
-    refreshed = run_watched(kbc("refresh", "--no-llm", str(tree), "--format", "json"), env)
+    refreshed = run_watched(kbc("refresh", "--no-llm", str(tree)), env)
     digest = store_digest(code, tree)
     shutil.rmtree(cache, ignore_errors=True)
     return {"build": built, "refresh": refreshed, "store": digest}
