@@ -95,6 +95,17 @@ SERVE_FIELDS: tuple[FieldSpec, ...] = (
         limit=True,
     ),
     FieldSpec(
+        "cache_mb",
+        "serve",
+        "cache_mb",
+        int,
+        "KBC_SERVE_CACHE_MB",
+        0,
+        "MiB of answered slices and rankings each open store keeps to answer a repeated request "
+        "without ranking it again (half each, least recently used dropped first); 0 keeps none",
+        limit=True,
+    ),
+    FieldSpec(
         "webhook_secret",
         "serve",
         "webhook_secret",

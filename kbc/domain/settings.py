@@ -65,6 +65,7 @@ class Settings:
     refresh_wait: int = 60
     max_open: int = 24
     idle_seconds: int = 600
+    cache_mb: int = 8
     webhook_secret: str = field(default="", repr=False)
     hook_budget: int = 2000
     hook_min_confidence: float = -1.0  # below 0: silent when the slice is marked low_confidence

@@ -142,6 +142,7 @@ def build_index(  # noqa: PLR0913 - the index pass's inputs, passed by name
         # A file is chunked again when what decides its chunks changed (kbc.index.chunk_cache):
         # its content, its facts' definitions, its module, role, or the credentials found elsewhere.
         tasks = chunk_tasks(root, files, facts, chunk_lines, overlap, repeated, clean, modules)
+        del facts  # the definitions are in the tasks: the facts of every file are let go
         keys = {t.path: chunk_key(t, current[t.path].blob, written) for t in tasks}
         held = json.loads(lexical.meta(CHUNK_KEYS) or "{}") if indexed else {}
         # past the drift threshold every file is dated again, as a cold build dates it
@@ -190,6 +191,9 @@ def build_index(  # noqa: PLR0913 - the index pass's inputs, passed by name
             # the precedents are read again at every build: HEAD may have moved with no file changed
             lexical.set_meta(PRECEDENTS, json.dumps(commit_messages(root, {f.path for f in files})))
             lexical.commit()
+        # What the table was written from is let go before the vectors are made: the model
+        # and the vectors read back reuse its memory instead of adding to it.
+        del tasks, results, new_chunks, columns, records
         total_secrets = sum(r.secrets for r in lexical.files().values())
         chunk_count = len(lexical.chunk_ids())
         units_total = embedded = embedded_views = 0

@@ -43,6 +43,7 @@ else:
     Matrix = Any
 
 SNAPSHOT = "vectors-{digest}.json"
+READ_PAGE = 500  # vectors read back from the store at once when a snapshot is written
 
 
 def digest_of(model_id: str, ids: Iterable[str]) -> str:
@@ -73,7 +74,9 @@ class ExactVectors:
         self._rows: dict[str, list[int]] | None = None  # chunk id -> its rows
 
     @classmethod
-    def from_rows(cls, model_id: str, rows: Mapping[str, tuple[str, Sequence[float]]]) -> ExactVectors:
+    def from_rows(
+        cls, model_id: str, rows: Mapping[str, tuple[str, Sequence[float] | Matrix]]
+    ) -> ExactVectors:
         """From unit id -> (chunk id, vector), the vectors kept as the store holds them."""
         import numpy as np
 
@@ -230,12 +233,20 @@ def write_units_snapshot(
     old = load_snapshot(index_dir, previous)
     if old is not None and old.digest == digest_of(key, owners):
         return old.digest
-    rows: dict[str, tuple[str, Sequence[float]]] = {}
+    import numpy as np
+
+    rows: dict[str, tuple[str, Sequence[float] | Matrix]] = {}
     if old is not None and old.model_id == key:  # vectors made otherwise are not taken
         rows = {unit: (owners[unit], old.matrix[i]) for i, unit in enumerate(old.units) if unit in owners}
     lacking = sorted(set(owners) - set(rows))
-    if lacking:
-        rows.update((unit, (owners[unit], vector)) for unit, vector in vectors.embeddings(lacking).items())
+    # Read back a page at a time, each vector kept as the float32 row the matrix will hold (the
+    # store's own values, unchanged): as Python floats the whole store would be read at once,
+    # eight times the matrix's size.
+    for start in range(0, len(lacking), READ_PAGE):
+        page = vectors.embeddings(lacking[start : start + READ_PAGE])
+        rows.update(
+            (unit, (owners[unit], np.asarray(vector, dtype=np.float32))) for unit, vector in page.items()
+        )
     absent = set(owners) - set(rows)
     if absent:
         raise KbcError(

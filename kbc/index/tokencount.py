@@ -85,8 +85,14 @@ class TiktokenCounter:
         self._encoding = tiktoken.Encoding(
             name=ENCODING, pat_str=PATTERN, mergeable_ranks=_ranks(), special_tokens=SPECIAL
         )
+        # The encoder keeps its own copy of the ranks; the Python dict of them (14 MB) only
+        # serves to pickle the encoding, and a counter is pickled by its name instead.
+        self._encoding._mergeable_ranks = {}
         self.name = encoding
         self._short: dict[str, int] = {}  # counts of short texts (a slice's titles and frames recur)
+
+    def __reduce__(self) -> tuple[type[TiktokenCounter], tuple[str]]:
+        return (TiktokenCounter, (self.name,))
 
     def count(self, text: str) -> int:
         if len(text) > SHORT_TEXT:

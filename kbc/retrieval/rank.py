@@ -6,7 +6,6 @@ import bisect
 import re
 from collections import defaultdict
 from collections.abc import Container, Iterable, Mapping, Sequence
-from typing import Any
 
 from kbc.domain.models import OUTSIDE_KINDS, Chunk, GraphFacts
 from kbc.index.tokens import tokens
@@ -60,28 +59,34 @@ def rrf(rankings: Iterable[Sequence[str]], k: int = RRF_K) -> dict[str, float]:
 class FileGraph:
     """Files linked by imports and calls, for query-personalised PageRank.
 
-    The graph is built with networkx once; its transition matrix is kept as a
-    scipy sparse matrix so each query's personalised PageRank is a few sparse
-    products, not a rebuild of the graph.
+    The transition matrix is built once from the weighted links, as a scipy sparse matrix,
+    so each query's personalised PageRank is a few sparse products, not a rebuild of the
+    graph (no graph library is loaded to serve: the matrix is the one networkx builds).
     """
 
-    def __init__(self, graph: Any) -> None:
-        import networkx as nx
+    def __init__(self, nodes: Iterable[str], links: Mapping[tuple[str, str], float]) -> None:
+        """``links``: the weight of each link between two files (one entry per pair)."""
+        import scipy.sparse
 
-        self.graph = graph
-        self.has_edges = graph.number_of_edges() > 0
-        self.nodes: list[str] = sorted(graph)
+        self.nodes: list[str] = sorted({*nodes, *(end for pair in links for end in pair)})
         self.index = {node: i for i, node in enumerate(self.nodes)}
+        self.has_edges = bool(links)
         if not self.nodes:  # a repository without parsed code: nothing to lift
-            graph = nx.Graph()
-            graph.add_node("")
             self.nodes, self.index = [""], {}
-        matrix = nx.to_scipy_sparse_array(graph, nodelist=self.nodes, weight="weight", format="csr")
+        rows: list[int] = []
+        columns: list[int] = []
+        weights: list[float] = []
+        for (a, b), weight in links.items():  # symmetric: the graph is undirected
+            ends = [(a, b)] if a == b else [(a, b), (b, a)]
+            for one, other in ends:
+                rows.append(self.index[one])
+                columns.append(self.index[other])
+                weights.append(weight)
+        size = len(self.nodes)
+        matrix = scipy.sparse.coo_array((weights, (rows, columns)), shape=(size, size)).asformat("csr")
         out_weight = matrix.sum(axis=1)
         self.dangling = out_weight == 0
         scale = [1.0 / w if w else 0.0 for w in out_weight]
-        import scipy.sparse
-
         # column-stochastic: transition[j, i] = weight(i -> j) / out_weight(i)
         self.transition = (scipy.sparse.diags(scale) @ matrix).T.tocsr()
 
@@ -93,8 +98,6 @@ class FileGraph:
         symbol_paths: Mapping[str, str],
         cochange: Mapping[tuple[str, str], float] | None = None,
     ) -> FileGraph:
-        import networkx as nx
-
         weights: dict[tuple[str, str], float] = defaultdict(float)
         for edge in graph.import_edges:
             a, b = module_paths.get(edge.source), module_paths.get(edge.target)
@@ -109,10 +112,10 @@ class FileGraph:
             for (a, b), weight in cochange.items():
                 if a in known and b in known:
                     weights[(a, b)] += COCHANGE_WEIGHT * weight
-        files = nx.Graph()
-        files.add_nodes_from(sorted(known))
-        files.add_weighted_edges_from((a, b, w) for (a, b), w in sorted(weights.items()))
-        return cls(files)
+        links: dict[tuple[str, str], float] = {}
+        for (a, b), weight in sorted(weights.items()):  # a pair given both ways: the last one holds
+            links[(min(a, b), max(a, b))] = weight
+        return cls(known, links)
 
     def personalised(
         self,

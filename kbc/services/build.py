@@ -24,7 +24,7 @@ from kbc import __version__
 from kbc.analyzers.gitrepo import uncommitted
 from kbc.analyzers.sweep import Sweep
 from kbc.domain.errors import in_pass
-from kbc.domain.models import Inventory
+from kbc.domain.models import FileFacts, Inventory
 from kbc.domain.progress import Reporter
 from kbc.domain.settings import Settings
 from kbc.domain.timing import PassTiming, Stopwatch
@@ -35,7 +35,7 @@ from kbc.services.embedding import start_filling
 from kbc.services.first import FACTS, first_wanted, publish_first
 from kbc.services.team import Collected, Manifest, collect, roots_to_read, write_manifest
 from kbc.services.views import build_views_pass, view_documents
-from kbc.store.facts_store import FactsStore
+from kbc.store.facts_store import FactsStore, forget_facts
 from kbc.store.layout import chunk_cache, index_dir, store_path
 from kbc.store.lock import writer_lock
 from kbc.store.state import BuildState, begin_build, end_build, unfinished_build, write_state
@@ -195,7 +195,6 @@ def _build(  # noqa: PLR0913 - the build's inputs, passed by name
         )
     progress.summary("views", viewed)
     store = FactsStore(store_root, generation)
-    facts = {f.path: f for f in store.facts()}
     inventory = store.inventory()
     collected = Collected((), Manifest())
     roots = roots_to_read(settings, store_root)
@@ -214,7 +213,7 @@ def _build(  # noqa: PLR0913 - the build's inputs, passed by name
         indexed = build_index(
             root.resolve(),
             inventory.files,
-            facts,
+            _facts_once(store),  # held by the index pass alone, let go once chunked
             index_dir(store_root),
             chunk_lines=settings.chunk_lines,
             overlap=settings.chunk_overlap,
@@ -263,3 +262,11 @@ def _build(  # noqa: PLR0913 - the build's inputs, passed by name
         knowledge=known,
         passes=(*analyzed.passes, *clock.passes, *indexed.passes, *published.passes),
     )
+
+
+def _facts_once(store: FactsStore) -> dict[str, FileFacts]:
+    """Every file's facts by path, no longer kept by the store: whoever holds the mapping
+    holds them, and they go when it lets go."""
+    found = {f.path: f for f in store.facts()}
+    forget_facts()
+    return found

@@ -21,7 +21,6 @@ from kbc.domain.errors import KbcError
 from kbc.domain.fields import FIELDS
 from kbc.domain.settings import Settings, environment_with
 from kbc.index.embed import Embedder
-from kbc.index.fill import embed_pending, pending_of, publish_filled
 from kbc.index.lexical import PENDING
 from kbc.index.progress import LATER
 from kbc.index.vectors import VectorStore
@@ -67,6 +66,8 @@ def fill_vectors(  # noqa: PLR0913 - what `kbc embed` is given, passed by name
             os.nice(NICENESS)
         except OSError:
             pass
+    from kbc.index.fill import embed_pending, pending_of, publish_filled
+
     embedded = 0
     with fill_lock(store_root, lock):
         if before is not None:

@@ -9,18 +9,19 @@ the knowledge base's own lock."""
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from pathlib import Path
 
 from kbc.retrieval.profiles import Profile
 from kbc.retrieval.results import Evidence, Ranking, Slice
 from kbc.retrieval.retrieve import Retriever
+from kbc.services.bounded import Bounded, ranking_bytes, slice_bytes
 from kbc.services.serving import tracked_files
 from kbc.services.team import Manifest
 from kbc.store.layout import state_file
 
-SLICE_CACHE = 256  # slices kept per build
+SLICE_CACHE = 256  # slices kept per build, at most
 RANKING_CACHE = 8  # rankings kept per build, each packed into any budget asked (a workspace packs twice)
+CACHE_MB = 8  # serve.cache_mb: MiB of slices and rankings kept per build, half of it each
 
 SliceKey = tuple[
     str, Profile, int | None, frozenset[str], float | None
@@ -29,15 +30,18 @@ RankingKey = tuple[str, Profile, frozenset[str]]  # task, profile, exclude
 
 
 class FollowedBuild:
-    def __init__(self, store: Path) -> None:
+    def __init__(self, store: Path, cache_mb: int = CACHE_MB) -> None:
+        """``cache_mb``: the MiB the slices and rankings already answered may hold, half each
+        (as :mod:`kbc.services.bounded` estimates them); 0 keeps none."""
         self._store = store
         self.record: tuple[int, int, int] | None = None  # the build read
         self.retriever: Retriever | None = None
         self.manifest: Manifest | None = None
         self.tracked: dict[str, tuple[int, str]] | None = None  # path -> (secrets found, language)
         self.values: set[str] | None = None  # credential values of the files that hold some
-        self._slices: OrderedDict[SliceKey, tuple[Slice, Evidence]] = OrderedDict()
-        self._rankings: OrderedDict[RankingKey, Ranking] = OrderedDict()
+        half = cache_mb * 2**20 // 2
+        self._slices: Bounded[SliceKey, tuple[Slice, Evidence]] = Bounded(half, SLICE_CACHE, slice_bytes)
+        self._rankings: Bounded[RankingKey, Ranking] = Bounded(half, RANKING_CACHE, ranking_bytes)
         self.cache_hits = 0  # slices answered from the cache of the newest build
 
     def build_record(self) -> tuple[int, int, int]:
@@ -96,19 +100,14 @@ class FollowedBuild:
     def slice(self, key: SliceKey) -> tuple[Slice, Evidence] | None:
         found = self._slices.get(key)
         if found is not None:
-            self._slices.move_to_end(key)
             self.cache_hits += 1
         return found
 
     def keep_slice(self, key: SliceKey, found: tuple[Slice, Evidence]) -> None:
-        self._slices[key] = found
-        if len(self._slices) > SLICE_CACHE:
-            self._slices.popitem(last=False)
+        self._slices.put(key, found)
 
     def ranking(self, key: RankingKey) -> Ranking | None:
         return self._rankings.get(key)
 
     def keep_ranking(self, key: RankingKey, ranking: Ranking) -> None:
-        self._rankings[key] = ranking
-        if len(self._rankings) > RANKING_CACHE:
-            self._rankings.popitem(last=False)
+        self._rankings.put(key, ranking)

@@ -23,25 +23,25 @@ from kbc.retrieval.profiles import Profile, load_profiles
 from kbc.retrieval.rerank import Reranking
 from kbc.retrieval.results import Evidence, Slice, without
 from kbc.retrieval.retrieve import Retriever
-from kbc.services.analyze import AnalyzeSummary, analyze_repository
-from kbc.services.build import BuildSummary, build_repository
 from kbc.services.components import CONFIGURED, Components
 from kbc.services.drift import find_drift
-from kbc.services.evaluate import EvalReport, evaluate_golden
 from kbc.services.following import FollowedBuild
 from kbc.services.proposing import Proposing
 from kbc.services.querylog import Listener, QueryLog
 from kbc.services.reads import FileLines, ScopeSummary, SearchHit, hits_of, within
-from kbc.services.refresh import RefreshSummary, refresh
 from kbc.services.retrieve import open_retriever
 from kbc.services.serving import read_lines, within_budget
 from kbc.services.status import Status, repository_status
 from kbc.services.symbols import SymbolReport, find_symbols
 from kbc.services.team import Manifest, knowledge_order, outside, read_manifest, scope_summaries
+from kbc.services.views import read_views
 
 if TYPE_CHECKING:
+    from kbc.services.analyze import AnalyzeSummary
+    from kbc.services.build import BuildSummary
+    from kbc.services.evaluate import EvalReport
     from kbc.services.proposals import Proposal
-from kbc.services.views import read_views, render_folder
+    from kbc.services.refresh import RefreshSummary
 from kbc.store.facts_store import FactsStore
 from kbc.store.gaps import Gap
 from kbc.store.layout import gap_log, rerank_cache, store_path
@@ -81,7 +81,7 @@ class KnowledgeBase:
         self.settings = settings
         self.store = store_path(self.root, self.settings, Path(store) if store is not None else None)
         self._lock = threading.RLock()
-        self._build = FollowedBuild(self.store)  # what was read of the newest build
+        self._build = FollowedBuild(self.store, self.settings.cache_mb)  # what was read of the newest build
         self._queries = QueryLog(gap_log(self.store), self.settings.gap_retention_days)
         self._profiles: tuple[tuple[tuple[str, int, int], ...], dict[str, Profile]] | None = None
         self._proposing = Proposing(self.manifest, self.settings)
@@ -94,6 +94,8 @@ class KnowledgeBase:
 
     def analyze(self, *, progress: Reporter | None = None) -> AnalyzeSummary:
         """The facts pass alone (what `kbc analyze` runs); ``progress`` hears each of its passes."""
+        from kbc.services.analyze import analyze_repository
+
         with self._lock:
             self._reset()
             return analyze_repository(self.root, self.settings, self.store, progress=progress)
@@ -109,6 +111,8 @@ class KnowledgeBase:
         """Every pass; ``interpreter`` overrides the components' one for this build;
         ``progress`` hears each pass and each stage's summary as it ends; ``wait``: see
         :func:`kbc.services.build.build_repository`."""
+        from kbc.services.build import build_repository
+
         with self._lock:
             self._reset()
             return build_repository(
@@ -124,6 +128,8 @@ class KnowledgeBase:
             )
 
     def refresh(self, *, no_llm: bool = False, full: bool = False) -> RefreshSummary:
+        from kbc.services.refresh import refresh
+
         with self._lock:
             self._reset()
             return refresh(
@@ -140,6 +146,8 @@ class KnowledgeBase:
         """KB_AUTO_REFRESH: bring the store up to the repository's HEAD before answering."""
         # Before each answer: the repository's own commits only (the knowledge roots, fetched
         # by URL, are read again by `kbc refresh`, not on every request).
+        from kbc.services.refresh import refresh
+
         done = refresh(
             str(self.root),
             self.settings,
@@ -411,6 +419,8 @@ class KnowledgeBase:
 
     def render(self, out: Path) -> list[Path]:
         """Every view as Markdown in ``out``, with an index page; the pages written."""
+        from kbc.services.views import render_folder
+
         return render_folder(self.store, self.root, out)
 
     def drift(self) -> list[DriftReport]:
@@ -440,6 +450,8 @@ class KnowledgeBase:
 
     def evaluate(self, golden: Path, use_cases: Sequence[str] = ()) -> EvalReport:
         """Every question of the golden file ``golden`` asked of this store."""
+        from kbc.services.evaluate import evaluate_golden
+
         return evaluate_golden(self.root, self.settings, golden, self.store, use_cases, self.components)
 
     def file(

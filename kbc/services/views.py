@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kbc.analyzers.mentions import is_changelog
 from kbc.analyzers.project_docs import ProjectDocs, is_readme, project_docs
@@ -17,16 +18,20 @@ from kbc.store.facts_store import FactsStore
 from kbc.store.layout import prose_cache
 from kbc.store.prose_cache import ProseCache
 from kbc.store.views_store import ViewsStore
-from kbc.views.build import ViewsSummary, build_views
-from kbc.views.context import Context, build_context
 from kbc.views.llm import Interpreter
 from kbc.views.render import render_all, render_view, view_file
+
+if TYPE_CHECKING:  # the views pass (and the graph library under it) is loaded when it runs
+    from kbc.views.build import ViewsSummary
+    from kbc.views.context import Context
 
 MAX_DOC_FILES = 400
 MAX_DOC_BYTES = 4_000_000
 
 
 def load_context(store_root: Path, repo_root: Path, settings: Settings, generation: str = "") -> Context:
+    from kbc.views.context import build_context
+
     store = FactsStore(store_root, generation)
     inventory = store.inventory(str(repo_root.resolve()))
     files = list(store.facts())
@@ -89,6 +94,8 @@ def build_views_pass(
     """Write the views of the store's current facts (or of the unpublished ``generation``,
     then staged until :meth:`ViewsStore.publish`), their prose by ``interpreter`` (None, or
     ``no_llm``: from docstrings)."""
+    from kbc.views.build import build_views
+
     context = load_context(store_root, repo_root, settings, generation)
     chosen = None if no_llm else interpreter
     with ProseCache(prose_cache(store_root)) as cache:

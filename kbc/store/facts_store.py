@@ -89,6 +89,12 @@ def _remember(path: Path, facts: tuple[FileFacts, ...]) -> None:
     _facts_memo[key] = facts
 
 
+def forget_facts() -> None:
+    """Drop the facts kept of the last generation read: a build lets go of them before the
+    passes that need the memory (the embedding model, the vectors read back)."""
+    _facts_memo.clear()
+
+
 class FactsStore:
     """The facts of the live generation, or of the generation named ``generation`` (a build's
     own, before it is published)."""

@@ -26,7 +26,8 @@ def test_personalised_pagerank_matches_networkx() -> None:
     graph = nx.Graph()
     graph.add_weighted_edges_from([("a", "b", 1.0), ("b", "c", 2.0), ("c", "d", 1.0), ("e", "f", 1.0)])
     graph.add_node("lonely")
-    ours = FileGraph(graph).personalised({"a": 2.0, "d": 1.0})
+    links = {(a, b): w for a, b, w in graph.edges(data="weight")}
+    ours = FileGraph(graph.nodes, links).personalised({"a": 2.0, "d": 1.0})
     reference = nx.pagerank(graph, personalization={"a": 2.0, "d": 1.0}, weight="weight")
     top = max(reference.values())
     for node, value in reference.items():
@@ -45,9 +46,7 @@ def test_tests_and_docs_weigh_less_than_code_for_implementation() -> None:
 
 
 def test_the_graph_lifts_neighbours_of_the_best_hits() -> None:
-    graph = nx.Graph()
-    graph.add_weighted_edges_from([("core.py", "helper.py", 3.0)])
-    graph.add_nodes_from(["other.py"])
+    files = FileGraph(["core.py", "other.py"], {("core.py", "helper.py"): 3.0})
     chunks = {
         "core": chunk("core", "core.py", "x"),
         "other": chunk("other", "other.py", "y"),
@@ -55,9 +54,23 @@ def test_the_graph_lifts_neighbours_of_the_best_hits() -> None:
     }
     lexical = hits(["core", "other", "helper"])
     without = [cid for cid, _ in rank(lexical, [], [], chunks, PROFILE, None)]
-    lifted = [cid for cid, _ in rank(lexical, [], [], chunks, PROFILE, FileGraph(graph))]
+    lifted = [cid for cid, _ in rank(lexical, [], [], chunks, PROFILE, files)]
     assert without == ["core", "other", "helper"]
     assert lifted == ["core", "helper", "other"]
+
+
+def test_the_transition_matrix_is_the_one_networkx_builds() -> None:
+    """The graph is built without networkx at serving time; its matrix must be networkx's."""
+    graph = nx.Graph()
+    graph.add_weighted_edges_from([("b", "a", 1.5), ("a", "c", 2.0), ("c", "c", 1.0), ("d", "e", 0.5)])
+    graph.add_node("f")
+    nodes = sorted(graph)
+    expected = nx.to_scipy_sparse_array(graph, nodelist=nodes, weight="weight", format="csr")
+    ours = FileGraph(graph.nodes, {(a, b): w for a, b, w in graph.edges(data="weight")})
+    assert ours.nodes == nodes
+    ours_rows = ours.transition.T.tocsr()  # back from column-stochastic to the rows' order
+    scale = expected.sum(axis=1)
+    assert (abs(ours_rows.toarray() * scale[:, None] - expected.toarray()) < 1e-12).all()
 
 
 def test_duplicate_text_keeps_only_the_better_chunk() -> None:

@@ -1,0 +1,484 @@
+"""Peak memory of build, refresh and serve: sympy's sources, kbc's own repository and a
+workspace of twenty repositories, each for every version of kbc named by ``--code``
+(the same run, interleaved, so a baseline shares the machine's state).
+
+    python benchmarks/memory.py --work DIR [--code LABEL=DIR ...] [--only build,serve,workspace]
+        [--serve NAME=PATH ...] [--requests 20] [--markdown] [--update-results]
+
+``--code LABEL=DIR`` runs kbc from the source tree DIR (on ``PYTHONPATH``); repeat it to
+compare versions (default: this checkout, labelled ``this``). Measured, each in a process of
+its own, RSS read from ``/proc`` every 50 ms:
+
+- ``build``: ``kbc build --no-llm --wait`` of a fresh copy of sympy 1.14.0's sources (the
+  wheel, fetched as ``benchmarks/cold_build.py`` does, under ``--work``) with an empty
+  embedding cache, then ``kbc refresh`` after one file of it changed. Reported: the peak of
+  the largest single process (``ru_maxrss``, what ``/usr/bin/time`` shows) and the peak of the
+  process tree's summed RSS (pool workers included; pages they share are counted in each);
+- ``serve``: ``kbc serve --transport http`` of one built repository (``--serve NAME=PATH``,
+  repeated; default: a clone of this checkout, built with vectors by the first ``--code``),
+  its RSS (children included) once it answers, after ``--requests`` REST retrieves of new
+  tasks, and the most the server process itself held (a child forked to run git counts the
+  parent's pages again until it execs, so the tree's sum is no peak); once lexical
+  (``-c index.embed_model=none``) and once hybrid;
+- ``snapshot``: the build's last step alone, in a process of its own: the exact-search
+  snapshot of each ``--serve`` store written again from its Chroma store (every vector read
+  back), its RSS growth (``VmHWM``) and the digest of the matrix written;
+- ``workspace``: ``kbc serve`` of the twenty repositories of ``benchmarks/workspace.py``
+  (built lexically, as there): started, after one retrieve in each repository, after
+  ``--requests`` retrieves across all.
+
+Every version serves the same stores, so the runs differ only in the server's code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).parent))
+from cold_build import fresh_copy, source_of
+from results_file import update_section
+from serve_load import descendants, free_port
+from workspace import MORE, PACKAGES, TASKS, prepare
+
+HERE = Path(__file__).resolve().parent.parent
+TICK = 0.05  # seconds between reads of /proc
+SERVE_TASKS = (
+    "add a timeout to the command that serves the knowledge base",
+    "where is a slice packed under its token budget",
+    "refresh the store after one file changed",
+    "check the bearer token of a request to the http server",
+    "simplify a trigonometric expression",
+    "solve a system of linear equations",
+    "print a matrix as LaTeX",
+    "integrate a rational function",
+)
+TOUCHED = "sympy/core/basic.py"  # the one file the refresh finds changed
+
+
+def rss_parts(pid: int) -> list[int]:
+    """VmRSS in KiB of the process and each descendant."""
+    found = []
+    for each in descendants(pid):
+        try:
+            status = Path(f"/proc/{each}/status").read_text()
+        except OSError:
+            continue
+        match = re.search(r"^VmRSS:\s+(\d+) kB", status, re.M)
+        if match:
+            found.append(int(match.group(1)))
+    return found
+
+
+class Watch:
+    """Polls a process tree's RSS until stopped: the peak of the sum and of one process."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.tree_peak = 0
+        self.one_peak = 0
+        self.last = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.sample()
+            time.sleep(TICK)
+
+    def sample(self) -> int:
+        parts = rss_parts(self.pid)
+        if parts:
+            self.last = sum(parts)
+            self.tree_peak = max(self.tree_peak, self.last)
+            self.one_peak = max(self.one_peak, max(parts))
+        return self.last
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+NEUTRAL = Path(tempfile.gettempdir())  # the children's working folder: never a checkout of kbc
+
+
+def env_for(code: Path, cache: Path | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KBC_")}
+    env["PYTHONPATH"] = str(code)
+    env["KBC_CONFIG"] = ""
+    if cache is not None:
+        env["KBC_CACHE_DIR"] = str(cache)
+    return env
+
+
+def run_watched(command: list[str], env: dict[str, str], cwd: Path = NEUTRAL) -> dict[str, Any]:
+    """Run ``command`` to its end: wall seconds, the tree's peak and the largest process's."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        started = time.perf_counter()
+        child = subprocess.Popen(command, stdout=out, stderr=err, env=env, cwd=cwd, text=True)
+        watch = Watch(child.pid)
+        _, status, usage = os.wait4(child.pid, 0)
+        watch.stop()
+        seconds = time.perf_counter() - started
+        err.seek(0)
+        stderr = err.read()
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        raise SystemExit(f"{' '.join(command)} exited {code}:\n{stderr[-2000:]}")
+    one = max(usage.ru_maxrss, watch.one_peak)
+    return {"wall": round(seconds, 1), "one_mb": round(one / 1024), "tree_mb": round(watch.tree_peak / 1024)}
+
+
+def kbc(*args: str) -> list[str]:
+    return [sys.executable, "-m", "kbc", *args]
+
+
+# -- build and refresh ----------------------------------------------------------------------
+
+
+def build_round(code: Path, work: Path) -> dict[str, Any]:
+    """A cold ``kbc build --wait`` of sympy, then a refresh after one file changed."""
+    source, _ = source_of("sympy", work)
+    tree = fresh_copy(source, work, "sympy")
+    cache = work / "cache"
+    shutil.rmtree(cache, ignore_errors=True)
+    cache.mkdir(parents=True)
+    env = env_for(code, cache)
+    built = run_watched(kbc("build", "--no-llm", "--wait", str(tree), "--format", "json"), env)
+    touched = tree / TOUCHED
+    touched.write_text(touched.read_text() + "\n\ndef _touched_by_the_benchmark():\n    return 1\n")
+    refreshed = run_watched(kbc("refresh", "--no-llm", str(tree)), env)
+    digest = store_digest(code, tree)
+    shutil.rmtree(cache, ignore_errors=True)
+    return {"build": built, "refresh": refreshed, "store": digest}
+
+
+def store_digest(code: Path, tree: Path) -> str:
+    """A digest of every chunk's id and text and every vector's id in the store: two builds
+    that stored the same units hash the same."""
+    script = (
+        "import hashlib, sys\n"
+        "from pathlib import Path\n"
+        "from kbc.index.lexical import LexicalIndex\n"
+        "from kbc.store.layout import lexical_path\n"
+        "lexical = LexicalIndex(lexical_path(Path(sys.argv[1]) / '.kbc'))\n"
+        "digest = hashlib.sha256()\n"
+        "for chunk in sorted(lexical.all_chunks(), key=lambda c: c.id):\n"
+        "    digest.update(chunk.id.encode() + b'\\0' + chunk.text.encode() + b'\\0')\n"
+        "lexical.close()\n"
+        "print(digest.hexdigest()[:16])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tree)],
+        capture_output=True,
+        text=True,
+        env=env_for(code),
+        cwd=NEUTRAL,
+    )
+    return done.stdout.strip() or f"unreadable: {done.stderr[-300:]}"
+
+
+def snapshot_child(root: Path) -> None:
+    """In a process of its own: write the exact-search snapshot of the built store at ``root``
+    into a scratch folder, every vector read back from Chroma (what a build does after
+    embedding); print the RSS growth it took and the matrix's digest."""
+    import hashlib
+
+    from kbc.domain.settings import Settings
+    from kbc.index.exact import load_snapshot, write_units_snapshot
+    from kbc.index.lexical import LexicalIndex
+    from kbc.index.units import units_of
+    from kbc.services.components import Components
+    from kbc.store.layout import lexical_path
+
+    store = root / ".kbc"
+    embedder, vectors, _ = Components().open_embedding(store, root, Settings(), lazy=True)
+    assert embedder is not None and vectors is not None
+    lexical = LexicalIndex(lexical_path(store))
+    units = units_of(lexical.all_chunks(), embedder.model_id, tests=False)
+    made = vectors.made_by()
+    assert made is not None
+    vectors.ids()  # Chroma opened before the measure
+    before = status_mib("VmRSS")
+    Path("/proc/self/clear_refs").write_text("5")  # the high-water mark starts again here
+    with tempfile.TemporaryDirectory() as scratch:
+        started = time.perf_counter()
+        digest = write_units_snapshot(Path(scratch), made.key, "", units, vectors)
+        seconds = time.perf_counter() - started
+        peak = status_mib("VmHWM")
+        snapshot = load_snapshot(Path(scratch), digest)
+        assert snapshot is not None
+        matrix = hashlib.sha256(bytes(snapshot.matrix)).hexdigest()[:16]
+    print(
+        json.dumps(
+            {
+                "units": len(units),
+                "growth": round(peak - before, 1),
+                "seconds": round(seconds, 1),
+                "matrix": matrix,
+            }
+        )
+    )
+
+
+def status_mib(field: str) -> float:
+    match = re.search(rf"^{field}:\s+(\d+) kB", Path("/proc/self/status").read_text(), re.M)
+    return int(match.group(1)) / 1024 if match else float("nan")
+
+
+def snapshot_round(code: Path, root: Path) -> dict[str, Any]:
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "--work",
+            str(NEUTRAL),
+            "--snapshot-child",
+            str(root),
+        ],
+        capture_output=True,
+        text=True,
+        env=env_for(code),
+        cwd=NEUTRAL,
+        check=True,
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def snapshots(codes: dict[str, Path], stores: dict[str, str], rows: dict[str, dict[str, Any]]) -> None:
+    for name, repo in stores.items():
+        for label, code in codes.items():
+            rows[label].setdefault("snapshot", {})[name] = found = snapshot_round(code, Path(repo))
+            print(label, name, "snapshot", found, file=sys.stderr, flush=True)
+
+
+# -- serve ----------------------------------------------------------------------------------
+
+
+def start_server(
+    code: Path, repos: list[str], lexical: bool, log: Path
+) -> tuple[subprocess.Popen[bytes], str]:
+    port = free_port()
+    settings = ["-c", "index.embed_model=none"] if lexical else []
+    args = [arg for repo in repos for arg in ("--repo", repo)]
+    with log.open("wb") as written:
+        server = subprocess.Popen(
+            kbc(*settings, "serve", "--transport", "http", "--port", str(port), *args),
+            stdout=written,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env={**env_for(code), "KBC_FETCH_SECONDS": "0"},
+            cwd=NEUTRAL,  # ``python -m`` puts its working folder first on the path
+        )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 180
+    while True:
+        try:
+            if httpx.get(f"{url}/api/v1/health", timeout=2).status_code == 200:
+                return server, url
+        except httpx.HTTPError:
+            pass
+        if server.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit(log.read_text()[-3000:])
+        time.sleep(0.1)
+
+
+def retrieve(url: str, task: str, repository: str | None = None) -> None:
+    body: dict[str, Any] = {"task": task, "budget": 4000}
+    if repository is not None:
+        body["repository"] = repository
+    answer = httpx.post(f"{url}/api/v1/retrieve", json=body, timeout=600)
+    if answer.status_code != 200:
+        raise SystemExit(f"retrieve {task!r}: {answer.status_code} {answer.text[:500]}")
+
+
+def mib(kib: int) -> float:
+    return round(kib / 1024, 1)
+
+
+def serve_round(code: Path, repo: Path, lexical: bool, requests: int, work: Path) -> dict[str, Any]:
+    server, url = start_server(code, [str(repo)], lexical, work / "server.log")
+    watch = Watch(server.pid)
+    try:
+        time.sleep(0.5)
+        started = watch.sample()
+        retrieve(url, SERVE_TASKS[0])
+        first = watch.sample()
+        for n in range(requests):
+            retrieve(url, f"{SERVE_TASKS[n % len(SERVE_TASKS)]} ({n})")
+        after = watch.sample()
+    finally:
+        server.terminate()
+        server.wait(30)
+        watch.stop()
+    return {"started": mib(started), "first": mib(first), "after": mib(after), "peak": mib(watch.one_peak)}
+
+
+def workspace_round(code: Path, repos: dict[str, Path], requests: int, work: Path) -> dict[str, Any]:
+    named = [f"{name}={path}" for name, path in repos.items()]
+    server, url = start_server(code, named, True, work / "workspace-server.log")
+    watch = Watch(server.pid)
+    try:
+        time.sleep(0.5)
+        started = watch.sample()
+        for n, name in enumerate(repos):
+            retrieve(url, TASKS[n % len(TASKS)], name)
+        each = watch.sample()
+        for n in range(requests):
+            retrieve(url, f"{TASKS[n % len(TASKS)]} ({n})")
+        after = watch.sample()
+    finally:
+        server.terminate()
+        server.wait(30)
+        watch.stop()
+    return {"started": mib(started), "each": mib(each), "after": mib(after), "peak": mib(watch.one_peak)}
+
+
+def built_kbc(first: Path, work: Path) -> Path:
+    """A clone of this checkout, built (with vectors) by the first version of kbc."""
+    target = work / "kbc-served"
+    if not (target / ".kbc").is_dir():
+        shutil.rmtree(target, ignore_errors=True)
+        subprocess.run(["git", "clone", "-q", str(HERE), str(target)], check=True)
+        subprocess.run(kbc("build", "--no-llm", "--wait", str(target)), check=True, env=env_for(first))
+    return target
+
+
+# -- report ---------------------------------------------------------------------------------
+
+
+def markdown(rows: dict[str, dict[str, Any]], requests: int) -> str:
+    labels = list(rows)
+    out = [
+        f"Peak RSS, MiB, read from `/proc` every {int(TICK * 1000)} ms; each version of kbc on the "
+        f"same inputs in the same run. Date: {date.today().isoformat()}.",
+        "",
+    ]
+    if any("build" in r for r in rows.values()):
+        out += [
+            "| version | sympy build `--wait`: wall | largest process | process tree "
+            "| refresh, one file: wall | largest process | process tree | store (chunk ids and texts) |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+        ]
+        for label in labels:
+            r = rows[label]
+            if "build" in r:
+                b, f = r["build"]["build"], r["build"]["refresh"]
+                out.append(
+                    f"| {label} | {b['wall']} s | {b['one_mb']} | {b['tree_mb']} | {f['wall']} s | "
+                    f"{f['one_mb']} | {f['tree_mb']} | `{r['build']['store']}` |"
+                )
+        out.append("")
+    if any("serve" in r for r in rows.values()):
+        out += [
+            f"| version | served | retrieval | answering | after 1 retrieve | after {requests} more | peak |",
+            "| --- | --- | --- | ---: | ---: | ---: | ---: |",
+        ]
+        for label in labels:
+            for served, s in rows[label].get("serve", {}).items():
+                repo, way = served.split(" ")
+                out.append(
+                    f"| {label} | {repo} | {way} | {s['started']} | {s['first']} | {s['after']} "
+                    f"| {s['peak']} |"
+                )
+        out.append("")
+    if any("snapshot" in r for r in rows.values()):
+        out += [
+            "| version | store | units | vector snapshot written: RSS growth, MiB | seconds "
+            "| matrix (sha256) |",
+            "| --- | --- | ---: | ---: | ---: | --- |",
+        ]
+        for label in labels:
+            for name, v in rows[label].get("snapshot", {}).items():
+                out.append(
+                    f"| {label} | {name} | {v['units']} | {v['growth']} | {v['seconds']} | `{v['matrix']}` |"
+                )
+        out.append("")
+    if any("workspace" in r for r in rows.values()):
+        out += [
+            f"| version | workspace of 20, lexical | started | one retrieve in each "
+            f"| after {requests} across all | peak |",
+            "| --- | --- | ---: | ---: | ---: | ---: |",
+        ]
+        for label in labels:
+            if "workspace" in rows[label]:
+                w = rows[label]["workspace"]
+                out.append(f"| {label} | | {w['started']} | {w['each']} | {w['after']} | {w['peak']} |")
+    return "\n".join(out).rstrip()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--work", type=Path, required=True)
+    parser.add_argument("--code", action="append", default=[], metavar="LABEL=DIR")
+    parser.add_argument("--only", default="build,serve,workspace")
+    parser.add_argument("--requests", type=int, default=20)
+    parser.add_argument("--serve", action="append", default=[], metavar="NAME=PATH")
+    parser.add_argument("--markdown", action="store_true")
+    parser.add_argument("--update-results", action="store_true")
+    parser.add_argument("--snapshot-child", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.snapshot_child is not None:
+        snapshot_child(args.snapshot_child)
+        return
+    work = args.work.resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    codes = {}
+    for given in args.code or [f"this={HERE}"]:
+        label, _, folder = given.partition("=")
+        codes[label] = Path(folder).resolve()
+    first = next(iter(codes.values()))
+    only = set(args.only.split(","))
+    rows: dict[str, dict[str, Any]] = {label: {} for label in codes}
+    if "serve" in only:
+        served = dict(given.partition("=")[::2] for given in args.serve) or {
+            "kbc": str(built_kbc(first, work))
+        }
+        for name, repo in served.items():
+            for lexical in (True, False):
+                for label, code in codes.items():
+                    way = "lexical" if lexical else "hybrid"
+                    found = serve_round(code, Path(repo), lexical, args.requests, work)
+                    rows[label].setdefault("serve", {})[f"{name} {way}"] = found
+                    print(label, name, way, found, file=sys.stderr, flush=True)
+    if "snapshot" in only:  # the build's vector snapshot alone, on each store served
+        snapshots(codes, dict(given.partition("=")[::2] for given in args.serve), rows)
+    if "workspace" in only:
+        repos = prepare(work / "workspace", [*PACKAGES, *MORE])
+        for label, code in codes.items():
+            found = workspace_round(code, repos, args.requests, work)
+            rows[label]["workspace"] = found
+            print(label, "workspace", found, file=sys.stderr, flush=True)
+    if "build" in only:
+        for label, code in codes.items():
+            rows[label]["build"] = build_round(code, work)
+            print(label, "build", rows[label]["build"], file=sys.stderr, flush=True)
+    (work / "memory.json").write_text(json.dumps(rows, indent=1))
+    text = markdown(rows, args.requests)
+    if args.markdown:
+        print(text)
+    if args.update_results:
+        command = "python benchmarks/memory.py --work DIR " + " ".join(
+            f"--code {label}=DIR" for label in codes
+        )
+        update_section("memory", "Memory: build, refresh and serve (`benchmarks/memory.py`)", text, command)
+
+
+if __name__ == "__main__":
+    main()
