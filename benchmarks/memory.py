@@ -51,7 +51,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).parent))
 from cold_build import fresh_copy, source_of
 from results_file import update_section
-from serve_load import descendants, free_port
+from serve_load import free_port, rss_parts, wait_healthy
 from workspace import MORE, PACKAGES, TASKS, prepare
 
 HERE = Path(__file__).resolve().parent.parent
@@ -67,20 +67,6 @@ SERVE_TASKS = (
     "integrate a rational function",
 )
 TOUCHED = "sympy/core/basic.py"  # the one file the refresh finds changed
-
-
-def rss_parts(pid: int) -> list[int]:
-    """VmRSS in KiB of the process and each descendant."""
-    found = []
-    for each in descendants(pid):
-        try:
-            status = Path(f"/proc/{each}/status").read_text()
-        except OSError:
-            continue
-        match = re.search(r"^VmRSS:\s+(\d+) kB", status, re.M)
-        if match:
-            found.append(int(match.group(1)))
-    return found
 
 
 class Watch:
@@ -285,16 +271,8 @@ def start_server(
             cwd=NEUTRAL,  # ``python -m`` puts its working folder first on the path
         )
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 180
-    while True:
-        try:
-            if httpx.get(f"{url}/api/v1/health", timeout=2).status_code == 200:
-                return server, url
-        except httpx.HTTPError:
-            pass
-        if server.poll() is not None or time.monotonic() > deadline:
-            raise SystemExit(log.read_text()[-3000:])
-        time.sleep(0.1)
+    wait_healthy(server, url, 180, log)
+    return server, url
 
 
 def retrieve(url: str, task: str, repository: str | None = None) -> None:

@@ -295,9 +295,24 @@ def own_cpu_seconds() -> float:
     return times.user + times.system
 
 
-def rss_kib(pid: int) -> float:
-    """VmRSS of the process and its children, in KiB (NaN once it is gone)."""
-    total = 0
+def wait_healthy(server: subprocess.Popen[bytes], url: str, seconds: float, log: Path) -> None:
+    """Return once ``url`` answers its health check; exit with the end of ``log`` if the server
+    ends or does not answer within ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            if httpx.get(f"{url}/api/v1/health", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        if server.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit(log.read_text()[-3000:])
+        time.sleep(0.1)
+
+
+def rss_parts(pid: int) -> list[int]:
+    """VmRSS in KiB of the process and each descendant."""
+    found = []
     for each in descendants(pid):
         try:
             status = Path(f"/proc/{each}/status").read_text()
@@ -305,7 +320,13 @@ def rss_kib(pid: int) -> float:
             continue
         match = re.search(r"^VmRSS:\s+(\d+) kB", status, re.M)
         if match:
-            total += int(match.group(1))
+            found.append(int(match.group(1)))
+    return found
+
+
+def rss_kib(pid: int) -> float:
+    """VmRSS of the process and its children, in KiB (NaN once it is gone)."""
+    total = sum(rss_parts(pid))
     return float(total) if total else float("nan")
 
 

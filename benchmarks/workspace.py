@@ -50,7 +50,7 @@ from typing import Any
 import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
-from serve_load import free_port, percentile, rss_kib
+from serve_load import free_port, percentile, rss_kib, wait_healthy
 
 PACKAGES = (
     "click",
@@ -195,16 +195,8 @@ def serve(
         },
     )
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            if httpx.get(f"{url}/api/v1/health", timeout=2).status_code == 200:
-                return server, url
-        except httpx.HTTPError:
-            pass
-        if server.poll() is not None or time.monotonic() > deadline:
-            raise SystemExit((work / "server.log").read_text())
-        time.sleep(0.2)
+    wait_healthy(server, url, 120, work / "server.log")
+    return server, url
 
 
 def listing(url: str) -> dict[str, dict[str, Any]]:
