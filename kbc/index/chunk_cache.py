@@ -23,7 +23,7 @@ from pathlib import Path
 
 from kbc.domain.progress import PassReport
 from kbc.index.prepare import ChunkTask, Prepared, run_tasks
-from kbc.store.cache import values_digest
+from kbc.store.cache import mark_used, retain_recent, values_digest
 from kbc.store.files import connect
 
 SLACK = 3  # entries kept: up to this many times the files indexed now
@@ -104,9 +104,7 @@ class ChunkCache:
                     continue
                 if isinstance(value, tuple) and len(value) == 4:
                     found[key] = value
-        now = time.time()
-        with self._db:
-            self._db.executemany("UPDATE chunks SET used = ? WHERE key = ?", ((now, k) for k in found))
+        mark_used(self._db, "chunks", found)
         return found
 
     def put_many(self, items: Sequence[tuple[str, Prepared]]) -> None:
@@ -118,21 +116,7 @@ class ChunkCache:
     def retain(self, keys: Iterable[str], slack: int = SLACK) -> int:
         """Keep the entries of ``keys`` and, up to ``slack`` times as many entries in all, the
         most recently used of the rest; returns how many were dropped."""
-        live = set(keys)
-        limit = slack * max(len(live), 1)
-        now = time.time()
-        with self._db:  # what is indexed now is what was used last
-            self._db.executemany("UPDATE chunks SET used = ? WHERE key = ?", ((now, k) for k in live))
-        (total,) = self._db.execute("SELECT COUNT(*) FROM chunks").fetchone()
-        if total <= limit:
-            return 0
-        others = [
-            k for (k,) in self._db.execute("SELECT key FROM chunks ORDER BY used DESC, key") if k not in live
-        ]
-        dropped = others[max(limit - len(live), 0) :]
-        with self._db:
-            self._db.executemany("DELETE FROM chunks WHERE key = ?", ((k,) for k in dropped))
-        return len(dropped)
+        return retain_recent(self._db, "chunks", keys, slack)
 
 
 def chunk_through_cache(
