@@ -39,6 +39,7 @@ when it has fewer errors (:func:`kbc.analyzers.code.repair.repaired`).
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable, Set
 
@@ -139,6 +140,22 @@ def _blank(pattern: re.Pattern[bytes], out: bytearray, group: int = 1) -> None:
         out[start:end] = b" " * (end - start)
 
 
+class _Lines:
+    """Where each line of a text starts, to tell the rows a span of bytes covers."""
+
+    def __init__(self, data: bytes) -> None:
+        self.starts = [0, *(found.end() for found in re.finditer(rb"\n", data))]
+
+    def touch(self, start: int, end: int, rows: Set[int], before: int = 0) -> bool:
+        """Whether a row of ``rows`` (0-based) lies among those of bytes ``start``..``end``, or
+        among the ``before`` rows above them."""
+        first = bisect.bisect_right(self.starts, start) - 1 - before
+        last = bisect.bisect_right(self.starts, end) - 1
+        if last - first < len(rows):
+            return any(row in rows for row in range(first, last + 1))
+        return any(first <= row <= last for row in rows)
+
+
 def _spaces(text: bytes) -> bytes:
     """``text`` blanked, its line ends kept (every line stays where it was)."""
     return re.sub(rb"[^\r\n]", b" ", text)
@@ -236,9 +253,9 @@ def blank_define_bodies(data: bytes, rows: Set[int]) -> bytes:
     parameter: the grammar reads a body as text that a block comment ends, and knows only
     ``...`` alone."""
     out = bytearray(data)
+    lines = _Lines(data)
     for found in _DEFINE.finditer(data):
-        first = data.count(b"\n", 0, found.start())
-        if not any(first <= row <= first + found.group(0).count(b"\n") for row in rows):
+        if not lines.touch(found.start(), found.end(), rows):
             continue
         if found.group(1):
             for variadic in _NAMED_VARIADIC.finditer(data, *found.span(1)):
@@ -268,9 +285,9 @@ def first_branches(data: bytes, rows: Set[int]) -> bytes:
     line of the other branches, blanked (``if (p == NULL)`` / ``#if A`` / ``return OK;`` /
     ``#else`` / ``return ERR;`` / ``#endif``). Between definitions, every branch is kept."""
     out = bytearray(data)
+    lines = _Lines(data)
     for group in _conditionals(data):
-        first, last = data.count(b"\n", 0, group[0][0]), data.count(b"\n", 0, group[-1][0])
-        if len(group) < 3 or not any(first - 1 <= row <= last for row in rows):
+        if len(group) < 3 or not lines.touch(group[0][0], group[-1][0], rows, before=1):
             continue
         if not _splits_a_statement(data, group[0][0]):  # between definitions: each branch kept
             continue
