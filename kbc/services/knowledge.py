@@ -20,7 +20,6 @@ from kbc.domain.settings import Settings, load_settings
 from kbc.domain.views import View
 from kbc.retrieval.answer import Answer, extractive, llm_answer
 from kbc.retrieval.profiles import Profile, load_profiles
-from kbc.retrieval.rerank import Reranking
 from kbc.retrieval.results import Evidence, Slice, without
 from kbc.retrieval.retrieve import Retriever
 from kbc.services.components import CONFIGURED, Components
@@ -29,11 +28,11 @@ from kbc.services.following import FollowedBuild
 from kbc.services.proposing import Proposing
 from kbc.services.querylog import Listener, QueryLog
 from kbc.services.reads import FileLines, ScopeSummary, SearchHit, hits_of, within
-from kbc.services.retrieve import open_retriever
+from kbc.services.retrieve import serving_retriever
 from kbc.services.serving import read_lines, within_budget
 from kbc.services.status import Status, repository_status
 from kbc.services.symbols import SymbolReport, find_symbols
-from kbc.services.team import Manifest, knowledge_order, outside, read_manifest, scope_summaries
+from kbc.services.team import Manifest, outside, read_manifest, scope_summaries
 from kbc.services.views import read_views
 
 if TYPE_CHECKING:
@@ -44,11 +43,8 @@ if TYPE_CHECKING:
     from kbc.services.refresh import RefreshSummary
 from kbc.store.facts_store import FactsStore
 from kbc.store.gaps import Gap
-from kbc.store.layout import gap_log, rerank_cache, store_path
-from kbc.store.rerank_cache import RerankCache
+from kbc.store.layout import gap_log, store_path
 from kbc.views.llm import Interpreter
-
-BEHIND_CHARS = 200  # of the reasons a slice's title gives for a document behind the code
 
 
 class UntrustedSetting(UserWarning):
@@ -128,38 +124,40 @@ class KnowledgeBase:
             )
 
     def refresh(self, *, no_llm: bool = False, full: bool = False) -> RefreshSummary:
-        from kbc.services.refresh import refresh
-
         with self._lock:
             self._reset()
-            return refresh(
-                str(self.root),
-                self.settings,
-                self.store,
-                no_llm=no_llm,
-                force_full=full,
-                on_wait=self._notify,
-                components=self.components,
-            )
+            return self._refreshed(no_llm=no_llm, force_full=full)
 
     def _refresh_if_moved(self) -> None:
         """KB_AUTO_REFRESH: bring the store up to the repository's HEAD before answering."""
         # Before each answer: the repository's own commits only (the knowledge roots, fetched
         # by URL, are read again by `kbc refresh`, not on every request).
-        from kbc.services.refresh import refresh
-
-        done = refresh(
-            str(self.root),
-            self.settings,
-            self.store,
-            with_drift=False,
-            on_wait=self._notify,
-            components=self.components,
-            with_knowledge=False,
-        )
+        done = self._refreshed(with_drift=False, with_knowledge=False)
         if done.mode != "up-to-date":
             self._notify(f"kbc: refreshed the store first ({done.mode}: {done.reason})")
             self._reset()
+
+    def _refreshed(
+        self,
+        *,
+        no_llm: bool = False,
+        force_full: bool = False,
+        with_drift: bool = True,
+        with_knowledge: bool = True,
+    ) -> RefreshSummary:
+        from kbc.services.refresh import refresh
+
+        return refresh(
+            str(self.root),
+            self.settings,
+            self.store,
+            no_llm=no_llm,
+            force_full=force_full,
+            on_wait=self._notify,
+            with_drift=with_drift,
+            components=self.components,
+            with_knowledge=with_knowledge,
+        )
 
     def _reset(self) -> None:
         self._build.forget()
@@ -188,28 +186,10 @@ class KnowledgeBase:
         with self._lock:
             self.follow()
             if self._build.retriever is None:
-                opened = open_retriever(self.root, self.settings, self.store, self.components)
-                opened.lexical.remember()  # it answers many requests on this build
-                opened.mark_behind(self._behind())
-                opened.knowledge_order = knowledge_order(read_manifest(self.store))
-                if self.settings.confidence_floor >= 0:
-                    opened.confidence_floor = self.settings.confidence_floor
-                reranker = self.components.rerank(self.settings)
-                if reranker is not None:
-                    opened.reranking = Reranking(
-                        reranker, self.settings.rerank_candidates, RerankCache(rerank_cache(self.store))
-                    )
-                self._build.retriever = opened
+                self._build.retriever = serving_retriever(
+                    self.root, self.settings, self.store, self.components
+                )
             return self._build.retriever
-
-    def _behind(self) -> dict[str, str]:
-        """The documents (the repository's and team knowledge's) behind the code, and why: what a
-        slice's titles say of them (nothing when drift cannot be read)."""
-        try:
-            reports = find_drift(self.root, self.store)
-        except Exception:
-            return {}
-        return {r.path: "; ".join(reason.detail for reason in r.reasons)[:BEHIND_CHARS] for r in reports}
 
     def build_marker(self) -> tuple[int, int, int]:
         """Changes exactly when a build completes: what caches of a build's answers key on."""

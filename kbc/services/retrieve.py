@@ -16,6 +16,8 @@ from kbc.services.embedding import waits_for_facts
 from kbc.store.facts_store import FactsStore
 from kbc.store.layout import index_dir, lexical_path, store_path
 
+BEHIND_CHARS = 200  # of the reasons a slice's title gives for a document behind the code
+
 
 def open_retriever(
     root: Path, settings: Settings, store_dir: Path | None = None, components: Components = CONFIGURED
@@ -67,6 +69,39 @@ def _opened(  # noqa: PLR0913 - what a store holds for retrieval, passed by name
         scripts,
         cochange,
     )
+
+
+def serving_retriever(root: Path, settings: Settings, store: Path, components: Components) -> Retriever:
+    """The retriever a long-lived reader answers many requests with: its lexical index kept in
+    memory, the documents behind the code marked, team knowledge in the manifest's order, the
+    configured confidence floor and reranker."""
+    from kbc.retrieval.rerank import Reranking
+    from kbc.services.team import knowledge_order, read_manifest
+    from kbc.store.layout import rerank_cache
+    from kbc.store.rerank_cache import RerankCache
+
+    opened = open_retriever(root, settings, store, components)
+    opened.lexical.remember()  # it answers many requests on this build
+    opened.mark_behind(_behind(root, store))
+    opened.knowledge_order = knowledge_order(read_manifest(store))
+    if settings.confidence_floor >= 0:
+        opened.confidence_floor = settings.confidence_floor
+    reranker = components.rerank(settings)
+    if reranker is not None:
+        opened.reranking = Reranking(reranker, settings.rerank_candidates, RerankCache(rerank_cache(store)))
+    return opened
+
+
+def _behind(root: Path, store: Path) -> dict[str, str]:
+    """The documents (the repository's and team knowledge's) behind the code, and why: what a
+    slice's titles say of them (nothing when drift cannot be read)."""
+    from kbc.services.drift import find_drift
+
+    try:
+        reports = find_drift(root, store)
+    except Exception:
+        return {}
+    return {r.path: "; ".join(reason.detail for reason in r.reasons)[:BEHIND_CHARS] for r in reports}
 
 
 def profile_named(root: Path, name: str) -> Profile:
