@@ -48,7 +48,9 @@ class Packages:
         """The folders (``a/b/``, sorted) whose name the query writes: every word of the name
         among the query's words."""
         said = {_stem(t) for t in tokens(query)}
-        found = [folder for key, folders in self.by_name.items() if key and set(key) <= said for folder in folders]
+        found = [
+            folder for key, folders in self.by_name.items() if key and set(key) <= said for folder in folders
+        ]
         return tuple(sorted(found))
 
 
