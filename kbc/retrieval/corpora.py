@@ -43,6 +43,10 @@ APART = frozenset({"views", "knowledge"})
 # whose fusion is BM25 over sections alone (a section holding every word of the question
 # outranks one that repeats a few of them).
 BY_PROBABILITY = frozenset({"knowledge"})
+# True: the note floor is read of a question's best note, and a question some note answers
+# merges all its notes on their probabilities; False: each note below the floor follows the
+# repository's candidates (the floor was fitted on the best note of each question).
+NOTES_TOGETHER = True
 VIEWS_APART = False  # True: views ranked apart too (on the development split it cost 9 points of 13k HunkAll)
 
 
@@ -132,8 +136,8 @@ def merged(
     """The candidates of ``rows`` (in the fusion's order) merged across corpora, best first
     (ties by the fusion's order), each with its calibrated score: its corpus's probabilities
     made non-increasing along the corpus's order (:func:`antitonic`), the odds times its
-    role's ``weight`` (chunk id -> weight; 1 when absent). A note whose probability is below
-    ``note_floor`` (no likely answer) follows every other candidate."""
+    role's ``weight`` (chunk id -> weight; 1 when absent). When no note is as likely as
+    ``note_floor`` (no likely answer), the notes follow every other candidate."""
     probability = model.probabilities([list(r.features) for r in rows])
     score = [0.0] * len(rows)
     for corpus in {r.corpus for r in rows}:
@@ -142,7 +146,16 @@ def merged(
             places.sort(key=lambda i: (-probability[i], i))
         for i, value in zip(places, antitonic([probability[i] for i in places]), strict=True):
             score[i] = value
-    gated = {i for i, row in enumerate(rows) if row.corpus == "knowledge" and probability[i] < note_floor}
+    # The floor tells a question a note answers from one no note does, by its best note: below
+    # it, every note follows the repository's candidates; at or above it, the notes are merged
+    # on their probabilities like every other candidate.
+    notes = [probability[i] for i, row in enumerate(rows) if row.corpus == "knowledge"]
+    answered = NOTES_TOGETHER and max(notes, default=0.0) >= note_floor
+    gated = (
+        set()
+        if answered
+        else {i for i, row in enumerate(rows) if row.corpus == "knowledge" and probability[i] < note_floor}
+    )
     keyed = [
         (i in gated, nudged(score[i], weight.get(row.id, 1.0)), i, row.id)
         for i, row in enumerate(rows)

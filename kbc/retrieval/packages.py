@@ -1,13 +1,13 @@
 """The packages a task names: a word of the task that is the name of a folder of the
 repository's code points at the files under it.
 
-"How does retrieval stay within the token budget?", asked of a repository with a
-``kbc/retrieval/`` package, is a question about that package, even where the
-word is too common in the repository's prose and tests to weigh anything in
-BM25: its files are ranked (by their lexical evidence, :func:`kbc.retrieval.rank.fuse`)
-as one more list of the fusion. A folder is a package here when it holds source
-code (tests, documents and examples name no package) and not most of it (the
-folder every file is under, ``src/`` or the project's own name, says nothing).
+A question that says "views" of a repository with a ``kbc/views/`` package is asked of that
+package, even where the word is too common in the repository's prose and tests to weigh
+anything in BM25: its files, ranked by their lexical evidence, are one more list of the
+fusion (:func:`kbc.retrieval.rank.fuse`, at ``PACKAGE_WEIGHT``, off by default). A folder is
+a package here when it holds source code (tests, documents and examples name no package) and
+not most of it (the folder every file is under, ``src/`` or the project's own name, says
+nothing).
 """
 
 from __future__ import annotations

@@ -93,3 +93,24 @@ def test_nothing_relevant_needs_a_low_relevance_and_in_a_small_repository_most_w
         -1.0, 0.09, 0.17, held=0.1, files=200
     )  # without a relevance model, the confidence
     assert not nothing_relevant(-1.0, -1.0, 0.17, held=0.0, files=200)  # no score at all: no floor
+
+
+def test_when_the_best_note_clears_the_floor_every_note_is_merged_on_its_probability() -> None:
+    chunks = {
+        "c1": chunk("c1", "a.py"),
+        "c2": chunk("c2", "b.py"),
+        "k1": chunk("k1", "@knowledge/team/leave.md", "knowledge", "domain"),
+        "k2": chunk("k2", "@knowledge/team/severance.md", "knowledge", "domain"),
+    }
+    ranked = [("c1", 0.05), ("c2", 0.04), ("k1", 0.02), ("k2", 0.016)]
+    coverage = {"c1": 0.3, "c2": 0.1, "k1": 0.9, "k2": 0.3}
+    rows = merge_rows(ranked, chunks, "how much notice before leaving", coverage, None, frozenset())
+    probability = dict(
+        zip([r.id for r in rows], MODEL.probabilities([list(r.features) for r in rows]), strict=True)
+    )
+    floor = (probability["k1"] + probability["k2"]) / 2  # the best note above it, the other below
+    order = [cid for cid, _ in merged(rows, chunks, MODEL, {}, note_floor=floor)]
+    assert order.index("k1") == 0 and order.index("k2") < order.index("c2")  # k2 is not sent after the code
+    # no note as likely as the floor: every note follows the repository's candidates
+    order = [cid for cid, _ in merged(rows, chunks, MODEL, {}, note_floor=0.999)]
+    assert order[-2:] == ["k1", "k2"]
