@@ -4,9 +4,9 @@ The index cuts a definition longer than a chunk into pieces at its statements, a
 of a team note longer than a window into overlapping windows. Packed in rank order, a slice could
 hold the piece the searches liked and stop there, with the line to change (or the sentence
 that answers) in the next piece. Here the packing order puts the other pieces of a definition,
-or the other windows of a section and of its subsections, right after the first of its pieces to be taken, when the
-whole costs at most ``WHOLE_SHARE`` of the budget; a longer one keeps its rank order, and the
-slice marks what it leaves out of a definition (:func:`kbc.retrieval.pack.pack`).
+or the other windows of a section and of its subsections, right after the first of its pieces
+to be taken, when the whole costs at most ``WHOLE_SHARE`` of the budget; a longer one keeps its
+rank order, and the slice marks what it leaves out of a definition (:func:`kbc.retrieval.pack.pack`).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from kbc.domain.models import Chunk
 from kbc.retrieval.matched import Located
 
 WHOLE_SHARE = 0.25  # of the budget a definition may take to be packed whole (0: rank order)
+SUBSECTIONS = True  # False: a section's windows alone, without its subsections' (for comparison)
 LOOKED_AT = 3.0  # how far down the ranking pieces are followed, in budgets' worth of tokens
 
 
@@ -69,7 +70,11 @@ def section_windows(windows: Sequence[Chunk]) -> dict[str, list[str]]:
         last = index
         while (
             last + 1 < len(ordered)
-            and _within(ordered[last + 1].heading, chunk.heading)
+            and (
+                ordered[last + 1].heading == chunk.heading
+                if not SUBSECTIONS
+                else _within(ordered[last + 1].heading, chunk.heading)
+            )
             and joins(ordered[last], ordered[last + 1])
         ):
             last += 1

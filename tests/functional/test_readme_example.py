@@ -45,6 +45,12 @@ def shares(items: list[dict[str, object]]) -> Counter[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 53, not reached: the first slice starts with kbc/serve/mcp.py and holds no line of "
+    "kbc/retrieval/pack.py (benchmarks/RESULTS.md, the README's example); strict, so that the day it "
+    "holds this marker must go",
+)
 def test_the_readme_example_is_answered_by_the_packer(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

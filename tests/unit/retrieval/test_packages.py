@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from kbc.domain.models import Chunk
-from kbc.retrieval.packages import Packages
 from kbc.retrieval import rank
+from kbc.retrieval.packages import Packages
 from kbc.retrieval.rank import fuse
 
 SOURCES = [
