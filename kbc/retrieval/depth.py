@@ -4,9 +4,9 @@ The index cuts a definition longer than a chunk into pieces at its statements, a
 of a team note longer than a window into overlapping windows. Packed in rank order, a slice could
 hold the piece the searches liked and stop there, with the line to change (or the sentence
 that answers) in the next piece. Here the packing order puts the other pieces of a definition,
-or the other windows of a section and of its subsections, right after the first of its pieces
-to be taken, when the whole costs at most ``WHOLE_SHARE`` of the budget; a longer one keeps its
-rank order, and the slice marks what it leaves out of a definition (:func:`kbc.retrieval.pack.pack`).
+or the other windows of a section, right after the first of its pieces to be taken, when the
+whole costs at most ``WHOLE_SHARE`` of the budget; a longer one keeps its rank order, and the
+slice marks what it leaves out of a definition (:func:`kbc.retrieval.pack.pack`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from kbc.domain.models import Chunk
 from kbc.retrieval.matched import Located
 
 WHOLE_SHARE = 0.25  # of the budget a definition may take to be packed whole (0: rank order)
-SUBSECTIONS = True  # False: a section's windows alone, without its subsections' (for comparison)
 LOOKED_AT = 3.0  # how far down the ranking pieces are followed, in budgets' worth of tokens
 
 
@@ -50,43 +49,20 @@ def pieces_of(units: Sequence[Located]) -> dict[str, list[str]]:
 
 def section_windows(windows: Sequence[Chunk]) -> dict[str, list[str]]:
     """Chunk id -> the ids of every window of its section (in line order), for the windows of
-    one note: the windows under the same headings that overlap or touch the one before (a
-    section too long for one window), and after them the windows of its subsections (their
-    breadcrumbs continue its own) that follow without a gap, as a reader takes a section."""
-    ordered = sorted(windows, key=lambda c: (c.start_line, c.end_line, c.id))
-
-    def joins(before: Chunk, after: Chunk) -> bool:
-        return after.start_line <= before.end_line + 1
-
-    out: dict[str, list[str]] = {}
-    for index, chunk in enumerate(ordered):
-        first = index
-        while (
-            first > 0
-            and ordered[first - 1].heading == chunk.heading
-            and joins(ordered[first - 1], ordered[first])
+    one note that cut a section too long for one window: windows under the same
+    headings that overlap or touch the one before."""
+    groups: list[list[Chunk]] = []
+    for window in sorted(windows, key=lambda c: (c.start_line, c.end_line, c.id)):
+        previous = groups[-1][-1] if groups else None
+        if (
+            previous is not None
+            and window.heading == previous.heading
+            and window.start_line <= previous.end_line + 1
         ):
-            first -= 1
-        last = index
-        while (
-            last + 1 < len(ordered)
-            and (
-                ordered[last + 1].heading == chunk.heading
-                if not SUBSECTIONS
-                else _within(ordered[last + 1].heading, chunk.heading)
-            )
-            and joins(ordered[last], ordered[last + 1])
-        ):
-            last += 1
-        if last > first:
-            out[chunk.id] = [w.id for w in ordered[first : last + 1]]
-    return out
-
-
-def _within(heading: str, section: str) -> bool:
-    """Whether a window under ``heading`` is part of the section ``section`` heads (the same
-    breadcrumb, or one of its subsections'); a note's text before its first heading heads none."""
-    return heading == section or (bool(section) and heading.startswith(section + " > "))
+            groups[-1].append(window)
+        else:
+            groups.append([window])
+    return {c.id: [w.id for w in group] for group in groups if len(group) > 1 for c in group}
 
 
 def whole_definitions(

@@ -80,30 +80,3 @@ def test_the_windows_of_a_long_section_are_packed_together() -> None:
     # without the windows of a file (no reader given) nothing is followed
     order, _ = whole_definitions([("mastery#1", 0.7)], dict(NOTE), {}, load, 4000)
     assert order == [("mastery#1", 0.7)]
-
-
-def test_a_section_is_packed_with_its_subsections() -> None:
-    note = {
-        "intro": window("intro", 1, 16, "Career"),
-        "leave": window("leave", 17, 20, "Career > Leave"),
-        "sick": window("sick", 21, 30, "Career > Leave > Sick days"),
-        "parental": window("parental", 31, 40, "Career > Leave > Parental"),
-        "pay": window("pay", 41, 50, "Career > Pay"),
-    }
-    ids = {"@knowledge/team/career.md": list(note)}
-
-    def load(wanted: list[str]) -> dict[str, Chunk]:
-        return {cid: note[cid] for cid in wanted}
-
-    order, _ = whole_definitions(
-        [("leave", 0.6), ("pay", 0.2)],
-        {"leave": note["leave"], "pay": note["pay"]},
-        {},
-        load,
-        4000,
-        windows_of=ids.__getitem__,
-    )
-    # its subsections follow it (nearest first); a sibling section keeps its own rank
-    assert order == [("leave", 0.6), ("sick", 0.6), ("parental", 0.6), ("pay", 0.2)]
-    order, _ = whole_definitions([("sick", 0.6)], dict(note), {}, load, 4000, windows_of=ids.__getitem__)
-    assert order == [("sick", 0.6)]  # a subsection alone: nothing under it
