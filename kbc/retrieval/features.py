@@ -130,6 +130,7 @@ class Signals:
     precedent: dict[str, float] | None = None
     missed: int = 0  # the task's frames, paths and code names that matched nothing here
     packages: tuple[str, ...] = ()  # the folders of source code the task names (``a/b/``)
+    pointed: tuple[str, ...] = ()  # the files the best documents found name, in order
 
 
 @dataclass(slots=True)

@@ -34,6 +34,9 @@ MATCHED_WEIGHT = 1.0  # of the list of what the query names, against the searche
 # the development split (a folder named by a word of the report: "text", "pdf", "rest"), and won
 # only the README's example (benchmarks/RESULTS.md).
 PACKAGE_WEIGHT = 0.0
+# The files the documents among the best lexical hits name (kbc.retrieval.pointed), in the
+# order they name them: one more list of files, at this weight (0: off).
+POINTED_WEIGHT = 1.0
 FILE_LIFT = True
 PRELUDE_SHARE = 0.8
 EXPAND_FILES = 5  # the best files whose other units join the ranking
@@ -176,12 +179,13 @@ def fuse(
     chunks: Mapping[str, Chunk],
     precedent: Mapping[str, float] | None = None,
     packages: Sequence[str] = (),
+    pointed: Sequence[str] = (),
 ) -> dict[str, float]:
     """Reciprocal-rank fusion of the lexical hits, the vector hits, what the query named,
     the files' lexical evidence, the files past commits like the task changed (``precedent``:
-    path -> credit) and the files under the folders the task names (``packages``: ``a/b/``,
-    ranked by their lexical evidence); each unit of the hits ranked by its file in the last
-    three."""
+    path -> credit), the files under the folders the task names (``packages``: ``a/b/``,
+    ranked by their lexical evidence) and the files the best documents name (``pointed``, in
+    order); each unit of the hits ranked by its file in the last four."""
     fused = rrf([[cid for cid, _ in lexical], list(vector)])
     for cid, score in rrf([list(matched)]).items():
         fused[cid] = fused.get(cid, 0.0) + MATCHED_WEIGHT * score
@@ -197,6 +201,11 @@ def fuse(
         for cid in fused:
             if cid in chunks and chunks[cid].path in place:
                 fused[cid] += PACKAGE_WEIGHT / (RRF_K + place[chunks[cid].path])
+    if pointed and POINTED_WEIGHT > 0:
+        place = {path: position for position, path in enumerate(pointed, start=1)}
+        for cid in fused:
+            if cid in chunks and chunks[cid].path in place:
+                fused[cid] += POINTED_WEIGHT / (RRF_K + place[chunks[cid].path])
     if precedent and PRECEDENT_WEIGHT > 0:
         ordered = sorted(precedent.items(), key=lambda kv: (-kv[1], kv[0]))
         by_credit = {path: position for position, (path, _) in enumerate(ordered, start=1)}

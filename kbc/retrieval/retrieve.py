@@ -35,7 +35,7 @@ from kbc.retrieval.model import Ranker, shipped_models
 from kbc.retrieval.modelled import candidate_paths, file_probabilities, modelled
 from kbc.retrieval.neighbours import SymbolNeighbours
 from kbc.retrieval.pack import pack
-from kbc.retrieval.packages import Packages
+from kbc.retrieval.pointed import Layout
 from kbc.retrieval.precedent import MIN_PRECEDENTS, Precedents
 from kbc.retrieval.profiles import Profile
 from kbc.retrieval.query import bounded
@@ -102,7 +102,7 @@ class Retriever:
         self.module_paths = module_paths
         self._repository: Repository | None = None
         self._precedents: Precedents | None = None
-        self._packages: Packages | None = None
+        self.layout = Layout(self.lexical.source_paths, lambda: self.dates)
         self.confidence_floor: float | None = None  # None: the shipped model's floor
         self.reranking: Reranking | None = None  # re-orders the first candidates (retrieval.rerank_model)
         self.last_merge: list[MergeRow] = []  # the last merge's rows (for the benchmarks that fit it)
@@ -143,12 +143,6 @@ class Retriever:
         if self._matcher is None:
             self._matcher = Matcher(self.facts, self.lexical, self.scripts)
         return self._matcher
-
-    def packages(self) -> Packages:
-        """The folders of the repository's source code, by name (read on first use)."""
-        if self._packages is None:
-            self._packages = Packages(self.lexical.source_paths())
-        return self._packages
 
     def precedents(self) -> Precedents:
         """The latest commits as the build read them (read on first use)."""
@@ -222,8 +216,9 @@ class Retriever:
         chunks = self.lexical.chunks(sorted(seen | set(vector) | set(matched.ids) | extra_ids))
         history = self.precedents()
         precedent = history.credit(text) if len(history) >= MIN_PRECEDENTS else None
-        packages = self.packages().named(text) if rank.PACKAGE_WEIGHT > 0 else ()
-        fused = fuse(scored, vector, matched.ids, chunks, precedent, packages)
+        packages = self.layout.folders(text) if rank.PACKAGE_WEIGHT > 0 else ()
+        named = self.layout.pointed(scored, chunks, text) if rank.POINTED_WEIGHT > 0 else []
+        fused = fuse(scored, vector, matched.ids, chunks, precedent, packages, named)
         # The graph's seeds and the views' citations come from the code's ranking alone.
         neighbours = self._neighbours_of() if profile.graph > 0 else None
         near = (
@@ -254,6 +249,7 @@ class Retriever:
             precedent=precedent,
             missed=matched.missed,
             packages=packages,
+            pointed=tuple(named),
         )
         team = (
             Signals(
@@ -368,7 +364,9 @@ class Retriever:
             ordered = sorted(scored.items(), key=lambda kv: (-kv[1], kv[0]))
             ranked = rank.drop_duplicates(ordered, chunks, self._keys)
         else:
-            fused = fuse(code.lexical, code.vector, code.matched, chunks, code.precedent, code.packages)
+            fused = fuse(
+                code.lexical, code.vector, code.matched, chunks, code.precedent, code.packages, code.pointed
+            )
             if team is not None:
                 fused = {**fused, **fuse(team.lexical, team.vector, [], chunks)}
             ranked = finish(
