@@ -4,9 +4,10 @@ hits among its documents name.
 A document found for a task (a README, an architecture note, a how-to) often names the file
 that does what the task asks about (`` `pack.py` packs the budget``, ``see
 src/app/session.py``): the files the documents among the ten best lexical hits name, in the
-order they name them (each document's lines sharing the most words with the task first), are
-one more ranked list of files for the fusion (:func:`kbc.retrieval.rank.fuse`). A name is a
-path of the repository, or a file name only one of its files bears; a dotted module name
+order they name them (each document's lines sharing the most words with the task first), can
+be one more ranked list of files for the fusion (:func:`kbc.retrieval.rank.fuse`, at
+``POINTED_WEIGHT``, off: it lost held-out how-to questions). A name is a path of the
+repository, or a file name only one of its files bears; a dotted module name
 (``kbc.retrieval.pack``) is read as its path.
 """
 
@@ -49,7 +50,7 @@ class Files:
             return name
         if "/" not in name and name in self.unique:
             return self.unique[name]
-        return self.modules.get(name)
+        return self.modules.get(name) if "." in name else None  # a bare word names no module
 
 
 def named_files(text: str, files: Files, terms: frozenset[str], limit: int = PER_DOCUMENT) -> list[str]:
