@@ -37,7 +37,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 
 from fit_ranker import fit_logistic
-from shapes import read_results
+from shape_metrics import read_results
 
 from kbc.retrieval.corpora import BY_PROBABILITY, antitonic, nudged
 from kbc.retrieval.features import MERGE_FEATURES

@@ -102,7 +102,7 @@ def _lead(kbc: list[float], bm25: list[float]) -> float:
 
 
 def figures_table(results: list[Row], parsed: dict[str, tuple[int, int]]) -> str:
-    from shapes import metrics
+    from shape_metrics import metrics
 
     groups: dict[tuple[str, str], list[dict[str, dict[str, float]]]] = defaultdict(list)
     for result in results:
@@ -152,7 +152,8 @@ def main() -> None:
     parser.add_argument("--work", type=Path, action="append", required=True)
     parser.add_argument("--no-parse", action="store_true", help="leave the parse share out")
     args = parser.parse_args()
-    from shapes import load_set, read_results
+    from shape_metrics import read_results
+    from shape_sets import load_set
 
     mirror_root = Path(os.environ.get("MIRROR_ROOT", "/work/.mirror"))
     results = [r for work in args.work for r in read_results(work) if r["set"].startswith("history-")]
