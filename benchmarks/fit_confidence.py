@@ -33,7 +33,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 
 from fit_merge import RANKER, group_of, probabilities, to_data
-from fit_ranker import fit_logistic
+from logistic import fit_logistic
 from shape_metrics import metrics, read_results
 
 from kbc.retrieval.features import CONFIDENCE_FEATURES

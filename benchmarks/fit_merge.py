@@ -36,7 +36,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from fit_ranker import fit_logistic
+from logistic import fit_logistic
 from shape_metrics import read_results
 
 from kbc.retrieval.corpora import BY_PROBABILITY, antitonic, nudged

@@ -30,7 +30,6 @@ OVERSIZED = {
     "workspace.py": 470,
     "views_corpus.py": 486,
     "cold_build.py": 536,
-    "fit_ranker.py": 676,
     "serve_load.py": 923,
 }
 
