@@ -38,19 +38,13 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
-import zipfile
 from datetime import date
 from pathlib import Path
 from typing import Any
 
-from real_packages import INDEX, fetch, normalized
 from results_file import update_section
+from sources import CORPORA, fresh_copy, source_of
 
-HERE = Path(__file__).resolve().parent
-FLASK_INSTANCE = "pallets__flask-4992"
-SPHINX_TAG = "v3.4.0"  # December 2020
-CORPORA = ("kbc", "flask", "sphinx", "networkx", "sympy")
 PASSES = (
     "discover",
     "secrets",
@@ -82,94 +76,6 @@ INPUT = {
     "vector store": "embedded",
     "vector snapshot": "units",
 }
-
-
-def git(*args: str, cwd: Path | None = None) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
-
-
-def wheel(name: str, version: str, work: Path) -> Path:
-    """A pure-Python wheel from the simple index (PEP 691), checked by sha256 and unpacked."""
-    import hashlib
-
-    target = work / "src" / f"{normalized(name)}-{version}-wheel"
-    if target.exists():
-        return target
-    request = urllib.request.Request(
-        INDEX.format(normalized(name)), headers={"Accept": "application/vnd.pypi.simple.v1+json"}
-    )
-    with urllib.request.urlopen(request, timeout=60) as response:
-        files = json.load(response)["files"]
-    wanted = f"{name}-{version}-py3-none-any.whl"
-    entry = next((f for f in files if f["filename"] == wanted), None)
-    if entry is None:
-        raise SystemExit(f"{wanted}: not in the index")
-    with urllib.request.urlopen(entry["url"], timeout=300) as response:
-        data = response.read()
-    if hashlib.sha256(data).hexdigest() != entry["hashes"]["sha256"]:
-        raise SystemExit(f"{wanted}: sha256 does not match the index")
-    archive = work / "archives" / wanted
-    archive.parent.mkdir(parents=True, exist_ok=True)
-    archive.write_bytes(data)
-    partial = target.with_name(target.name + ".partial")
-    shutil.rmtree(partial, ignore_errors=True)
-    with zipfile.ZipFile(archive) as zipped:
-        zipped.extractall(partial)
-    partial.rename(target)
-    return target
-
-
-def source_of(corpus: str, work: Path) -> tuple[Path, str]:
-    """The corpus's pristine tree (never built in) and how it was obtained."""
-    if corpus == "kbc":
-        head = git("rev-parse", "--short", "HEAD", cwd=HERE).strip()
-        target = work / "src" / f"kbc-{head}"
-        if not target.exists():
-            git("clone", "-q", str(HERE.parent), str(target))
-        return target, f"a clone of {head}"
-    if corpus == "flask":
-        mirror = Path(os.environ.get("MIRROR_ROOT", "")) / "pallets+flask" / "repo"
-        if not mirror.is_dir():
-            raise SystemExit(f"set MIRROR_ROOT to the folder holding pallets+flask/repo ({mirror} missing)")
-        instances = HERE.parent.parent / "shared" / "eval" / "swebench-dev" / "instances.jsonl"
-        base = next(
-            json.loads(line)["base_commit"]
-            for line in instances.read_text().splitlines()
-            if json.loads(line)["instance_id"] == FLASK_INSTANCE
-        )
-        target = work / "src" / f"flask-{base[:10]}"
-        if not target.exists():
-            git("clone", "-q", "--no-checkout", str(mirror), str(target))
-            git("checkout", "-q", base, cwd=target)
-        return target, f"base commit of `{FLASK_INSTANCE}`"
-    if corpus == "sphinx":
-        mirror = Path(os.environ.get("MIRROR_ROOT", "")) / "sphinx-doc+sphinx" / "repo"
-        if not mirror.is_dir():
-            raise SystemExit(
-                f"set MIRROR_ROOT to the folder holding sphinx-doc+sphinx/repo ({mirror} missing)"
-            )
-        target = work / "src" / f"sphinx-{SPHINX_TAG}"
-        if not target.exists():
-            git("clone", "-q", "--no-checkout", str(mirror), str(target))
-            git("checkout", "-q", SPHINX_TAG, cwd=target)
-        return target, f"sphinx {SPHINX_TAG} (Python, minified JavaScript, message catalogs)"
-    if corpus == "networkx":
-        return fetch("networkx", "3.4.2", work), "networkx 3.4.2, the sdist"
-    if corpus == "sympy":
-        return wheel("sympy", "1.14.0", work), "sympy 1.14.0, the wheel's sources"
-    raise SystemExit(f"unknown corpus {corpus!r}")
-
-
-def fresh_copy(source: Path, work: Path, corpus: str) -> Path:
-    tree = work / "build" / corpus
-    shutil.rmtree(tree, ignore_errors=True)
-    tree.parent.mkdir(parents=True, exist_ok=True)
-    if (source / ".git").exists():
-        git("clone", "-q", str(source), str(tree))
-        git("checkout", "-q", git("rev-parse", "HEAD", cwd=source).strip(), cwd=tree)
-    else:
-        shutil.copytree(source, tree, symlinks=True)
-    return tree
 
 
 def build(tree: Path, cache: Path) -> dict[str, Any]:

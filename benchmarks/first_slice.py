@@ -4,7 +4,7 @@ lexical build, a build that waits for every pass, and the code of another revisi
     MIRROR_ROOT=DIR python benchmarks/first_slice.py [--work DIR] [--only kbc,sympy]
         [--baseline REV] [--stop-vectors] [--update-results] [--check]
 
-For each corpus (those of ``benchmarks/cold_build.py``), from nothing each time (a new
+For each corpus (those of ``benchmarks/sources.py``), from nothing each time (a new
 store, an empty embedding cache), in one run and in this order:
 
 - ``default``: the README's command, ``kbc build`` then ``kbc retrieve``: a first build of a
@@ -45,7 +45,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from cold_build import fresh_copy, source_of
+from sources import fresh_copy, source_of
 
 TASK = "how does retrieval stay within the token budget?"  # the README's (timing, not relevance)
 VARIANTS = {

@@ -49,9 +49,9 @@ from typing import Any
 import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
-from cold_build import fresh_copy, source_of
 from results_file import update_section
 from serve_load import free_port, rss_parts, wait_healthy
+from sources import fresh_copy, source_of
 from workspace import MORE, PACKAGES, TASKS, prepare
 
 HERE = Path(__file__).resolve().parent.parent
