@@ -50,7 +50,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
 from results_file import update_section
-from serve_load import free_port, rss_parts, wait_healthy
+from served import free_port, rss_parts, wait_healthy
 from sources import fresh_copy, source_of
 from workspace import MORE, PACKAGES, TASKS, prepare
 

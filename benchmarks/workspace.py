@@ -50,7 +50,7 @@ from typing import Any
 import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
-from serve_load import free_port, percentile, rss_kib, wait_healthy
+from served import free_port, percentile, rss_kib, wait_healthy
 
 PACKAGES = (
     "click",
