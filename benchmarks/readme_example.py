@@ -82,7 +82,11 @@ def run(revision: str, work: Path) -> list[dict[str, Any]]:
 
     kbc("build", "--no-llm", str(tree), "--format", "json", env=env)
     rows = [stage_row(commit, STAGES[0], ask())]
-    while "later" in json.loads(kbc("status", "--repo", str(tree), "--format", "json", env=env))["index"]:
+    while "later" in (
+        index := json.loads(kbc("status", "--repo", str(tree), "--format", "json", env=env))["index"]
+    ):
+        if index["later"] == "stopped":
+            raise SystemExit(f"{tree}: the process reading the facts stopped; see {tree}/.kbc/embedding.log")
         time.sleep(1.0)
     rows.append(stage_row(commit, STAGES[1], ask()))
     kbc("embed", "--repo", str(tree), env=env)
