@@ -57,6 +57,17 @@ def wheel(name: str, version: str, work: Path) -> Path:
     return target
 
 
+def mirrored(name: str, ref: str, target: Path) -> Path:
+    """``ref`` of the mirror ``MIRROR_ROOT/<name>/repo``, checked out once at ``target``."""
+    mirror = Path(os.environ.get("MIRROR_ROOT", "")) / name / "repo"
+    if not mirror.is_dir():
+        raise SystemExit(f"set MIRROR_ROOT to the folder holding {name}/repo ({mirror} missing)")
+    if not target.exists():
+        git("clone", "-q", "--no-checkout", str(mirror), str(target))
+        git("checkout", "-q", ref, cwd=target)
+    return target
+
+
 def source_of(corpus: str, work: Path) -> tuple[Path, str]:
     """The corpus's pristine tree (never built in) and how it was obtained."""
     if corpus == "kbc":
@@ -66,31 +77,17 @@ def source_of(corpus: str, work: Path) -> tuple[Path, str]:
             git("clone", "-q", str(HERE.parent), str(target))
         return target, f"a clone of {head}"
     if corpus == "flask":
-        mirror = Path(os.environ.get("MIRROR_ROOT", "")) / "pallets+flask" / "repo"
-        if not mirror.is_dir():
-            raise SystemExit(f"set MIRROR_ROOT to the folder holding pallets+flask/repo ({mirror} missing)")
         instances = HERE.parent.parent / "shared" / "eval" / "swebench-dev" / "instances.jsonl"
         base = next(
             json.loads(line)["base_commit"]
             for line in instances.read_text().splitlines()
             if json.loads(line)["instance_id"] == FLASK_INSTANCE
         )
-        target = work / "src" / f"flask-{base[:10]}"
-        if not target.exists():
-            git("clone", "-q", "--no-checkout", str(mirror), str(target))
-            git("checkout", "-q", base, cwd=target)
-        return target, f"base commit of `{FLASK_INSTANCE}`"
+        tree = mirrored("pallets+flask", base, work / "src" / f"flask-{base[:10]}")
+        return tree, f"base commit of `{FLASK_INSTANCE}`"
     if corpus == "sphinx":
-        mirror = Path(os.environ.get("MIRROR_ROOT", "")) / "sphinx-doc+sphinx" / "repo"
-        if not mirror.is_dir():
-            raise SystemExit(
-                f"set MIRROR_ROOT to the folder holding sphinx-doc+sphinx/repo ({mirror} missing)"
-            )
-        target = work / "src" / f"sphinx-{SPHINX_TAG}"
-        if not target.exists():
-            git("clone", "-q", "--no-checkout", str(mirror), str(target))
-            git("checkout", "-q", SPHINX_TAG, cwd=target)
-        return target, f"sphinx {SPHINX_TAG} (Python, minified JavaScript, message catalogs)"
+        tree = mirrored("sphinx-doc+sphinx", SPHINX_TAG, work / "src" / f"sphinx-{SPHINX_TAG}")
+        return tree, f"sphinx {SPHINX_TAG} (Python, minified JavaScript, message catalogs)"
     if corpus == "networkx":
         return fetch("networkx", "3.4.2", work), "networkx 3.4.2, the sdist"
     if corpus == "sympy":

@@ -271,11 +271,6 @@ class LexicalIndex:
             out.extend(r[0] for r in self.db.execute("SELECT id FROM chunks WHERE path = ?", (path,)))
         return out
 
-    def source_paths(self) -> list[str]:
-        """The files whose chunks are source code (not tests, documents, examples nor data)."""
-        rows = self.db.execute("SELECT DISTINCT path FROM chunks WHERE kind = 'code' AND role = 'source'")
-        return sorted(r[0] for r in rows)
-
     def chunk_ids_under(self, prefix: str) -> list[str]:
         """The ids of the chunks whose path starts with ``prefix``."""
         escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

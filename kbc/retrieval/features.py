@@ -129,8 +129,6 @@ class Signals:
     # to have any (the feature then reads as unknown, not as no credit)
     precedent: dict[str, float] | None = None
     missed: int = 0  # the task's frames, paths and code names that matched nothing here
-    packages: tuple[str, ...] = ()  # the folders of source code the task names (``a/b/``)
-    pointed: tuple[str, ...] = ()  # the files the best documents found name, in order
 
 
 @dataclass(slots=True)

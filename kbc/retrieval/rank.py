@@ -28,17 +28,6 @@ CITED_PER_VIEW = 8  # the first citations of one view chunk that are followed
 FILE_EVIDENCE = True
 FILE_EVIDENCE_UNITS = 0  # a file's best units summed for its evidence (0: all of them)
 MATCHED_WEIGHT = 1.0  # of the list of what the query names, against the searches' lists
-# The files under a folder of source code the task names (kbc.retrieval.packages), ranked by
-# their lexical evidence: one more list, at this weight (0: off). Off: at 1, the weight of the
-# files' lexical evidence, it lost first files and changed lines on every held-out set and on
-# the development split (a folder named by a word of the report: "text", "pdf", "rest"), and won
-# only the README's example (benchmarks/RESULTS.md).
-PACKAGE_WEIGHT = 0.0
-# The files the documents among the best lexical hits name (kbc.retrieval.pointed), in the
-# order they name them: one more list of files, at this weight (0: off). Off: at 1 it lost
-# how-to questions held out (first file 75.0 to 71.7 %, HunkAll 2k 66.7 to 61.7 %) and first
-# files of the development split and the copies (benchmarks/RESULTS.md).
-POINTED_WEIGHT = 0.0
 FILE_LIFT = True
 PRELUDE_SHARE = 0.8
 EXPAND_FILES = 5  # the best files whose other units join the ranking
@@ -180,34 +169,18 @@ def fuse(
     matched: Sequence[str],
     chunks: Mapping[str, Chunk],
     precedent: Mapping[str, float] | None = None,
-    packages: Sequence[str] = (),
-    pointed: Sequence[str] = (),
 ) -> dict[str, float]:
     """Reciprocal-rank fusion of the lexical hits, the vector hits, what the query named,
-    the files' lexical evidence, the files past commits like the task changed (``precedent``:
-    path -> credit), the files under the folders the task names (``packages``: ``a/b/``,
-    ranked by their lexical evidence) and the files the best documents name (``pointed``, in
-    order); each unit of the hits ranked by its file in the last four."""
+    the files' lexical evidence and the files past commits like the task changed (``precedent``:
+    path -> credit; each unit of the hits ranked by its file in the last two)."""
     fused = rrf([[cid for cid, _ in lexical], list(vector)])
     for cid, score in rrf([list(matched)]).items():
         fused[cid] = fused.get(cid, 0.0) + MATCHED_WEIGHT * score
-    by_file = file_ranking(lexical, chunks)
     if FILE_EVIDENCE:
+        by_file = file_ranking(lexical, chunks)
         for cid in fused:
             if cid in chunks and chunks[cid].path in by_file:
                 fused[cid] += 1.0 / (RRF_K + by_file[chunks[cid].path])
-    if packages and PACKAGE_WEIGHT > 0:
-        prefixes = tuple(packages)
-        under = [path for path in sorted(by_file, key=lambda p: by_file[p]) if path.startswith(prefixes)]
-        place = {path: position for position, path in enumerate(under, start=1)}
-        for cid in fused:
-            if cid in chunks and chunks[cid].path in place:
-                fused[cid] += PACKAGE_WEIGHT / (RRF_K + place[chunks[cid].path])
-    if pointed and POINTED_WEIGHT > 0:
-        place = {path: position for position, path in enumerate(pointed, start=1)}
-        for cid in fused:
-            if cid in chunks and chunks[cid].path in place:
-                fused[cid] += POINTED_WEIGHT / (RRF_K + place[chunks[cid].path])
     if precedent and PRECEDENT_WEIGHT > 0:
         ordered = sorted(precedent.items(), key=lambda kv: (-kv[1], kv[0]))
         by_credit = {path: position for position, (path, _) in enumerate(ordered, start=1)}

@@ -35,7 +35,6 @@ from kbc.retrieval.model import Ranker, shipped_models
 from kbc.retrieval.modelled import candidate_paths, file_probabilities, modelled
 from kbc.retrieval.neighbours import SymbolNeighbours
 from kbc.retrieval.pack import pack
-from kbc.retrieval.pointed import Layout
 from kbc.retrieval.precedent import MIN_PRECEDENTS, Precedents
 from kbc.retrieval.profiles import Profile
 from kbc.retrieval.query import bounded
@@ -102,7 +101,6 @@ class Retriever:
         self.module_paths = module_paths
         self._repository: Repository | None = None
         self._precedents: Precedents | None = None
-        self.layout = Layout(self.lexical.source_paths, lambda: self.dates)
         self.confidence_floor: float | None = None  # None: the shipped model's floor
         self.reranking: Reranking | None = None  # re-orders the first candidates (retrieval.rerank_model)
         self.last_merge: list[MergeRow] = []  # the last merge's rows (for the benchmarks that fit it)
@@ -216,9 +214,7 @@ class Retriever:
         chunks = self.lexical.chunks(sorted(seen | set(vector) | set(matched.ids) | extra_ids))
         history = self.precedents()
         precedent = history.credit(text) if len(history) >= MIN_PRECEDENTS else None
-        packages = self.layout.folders(text) if rank.PACKAGE_WEIGHT > 0 else ()
-        named = self.layout.pointed(scored, chunks, text) if rank.POINTED_WEIGHT > 0 else []
-        fused = fuse(scored, vector, matched.ids, chunks, precedent, packages, named)
+        fused = fuse(scored, vector, matched.ids, chunks, precedent)
         # The graph's seeds and the views' citations come from the code's ranking alone.
         neighbours = self._neighbours_of() if profile.graph > 0 else None
         near = (
@@ -248,8 +244,6 @@ class Retriever:
             described=tuple(matched.described),
             precedent=precedent,
             missed=matched.missed,
-            packages=packages,
-            pointed=tuple(named),
         )
         team = (
             Signals(
@@ -364,9 +358,7 @@ class Retriever:
             ordered = sorted(scored.items(), key=lambda kv: (-kv[1], kv[0]))
             ranked = rank.drop_duplicates(ordered, chunks, self._keys)
         else:
-            fused = fuse(
-                code.lexical, code.vector, code.matched, chunks, code.precedent, code.packages, code.pointed
-            )
+            fused = fuse(code.lexical, code.vector, code.matched, chunks, code.precedent)
             if team is not None:
                 fused = {**fused, **fuse(team.lexical, team.vector, [], chunks)}
             ranked = finish(
