@@ -34,28 +34,25 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import re
 import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from datetime import date
 from pathlib import Path
 from typing import Any
 
 import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
+from memory_peaks import NEUTRAL, Watch, env_for, kbc, mib, run_watched, status_mib
+from memory_report import markdown
 from results_file import update_section
-from served import free_port, rss_parts, wait_healthy
+from served import free_port, wait_healthy
 from sources import fresh_copy, source_of
 from workspace import MORE, PACKAGES, TASKS, prepare
 
 HERE = Path(__file__).resolve().parent.parent
-TICK = 0.05  # seconds between reads of /proc
 SERVE_TASKS = (
     "add a timeout to the command that serves the knowledge base",
     "where is a slice packed under its token budget",
@@ -67,70 +64,6 @@ SERVE_TASKS = (
     "integrate a rational function",
 )
 TOUCHED = "sympy/core/basic.py"  # the one file the refresh finds changed
-
-
-class Watch:
-    """Polls a process tree's RSS until stopped: the peak of the sum and of one process."""
-
-    def __init__(self, pid: int) -> None:
-        self.pid = pid
-        self.tree_peak = 0
-        self.one_peak = 0
-        self.last = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self.sample()
-            time.sleep(TICK)
-
-    def sample(self) -> int:
-        parts = rss_parts(self.pid)
-        if parts:
-            self.last = sum(parts)
-            self.tree_peak = max(self.tree_peak, self.last)
-            self.one_peak = max(self.one_peak, max(parts))
-        return self.last
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join()
-
-
-NEUTRAL = Path(tempfile.gettempdir())  # the children's working folder: never a checkout of kbc
-
-
-def env_for(code: Path, cache: Path | None = None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KBC_")}
-    env["PYTHONPATH"] = str(code)
-    env["KBC_CONFIG"] = ""
-    if cache is not None:
-        env["KBC_CACHE_DIR"] = str(cache)
-    return env
-
-
-def run_watched(command: list[str], env: dict[str, str], cwd: Path = NEUTRAL) -> dict[str, Any]:
-    """Run ``command`` to its end: wall seconds, the tree's peak and the largest process's."""
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        started = time.perf_counter()
-        child = subprocess.Popen(command, stdout=out, stderr=err, env=env, cwd=cwd, text=True)
-        watch = Watch(child.pid)
-        _, status, usage = os.wait4(child.pid, 0)
-        watch.stop()
-        seconds = time.perf_counter() - started
-        err.seek(0)
-        stderr = err.read()
-    code = os.waitstatus_to_exitcode(status)
-    if code != 0:
-        raise SystemExit(f"{' '.join(command)} exited {code}:\n{stderr[-2000:]}")
-    one = max(usage.ru_maxrss, watch.one_peak)
-    return {"wall": round(seconds, 1), "one_mb": round(one / 1024), "tree_mb": round(watch.tree_peak / 1024)}
-
-
-def kbc(*args: str) -> list[str]:
-    return [sys.executable, "-m", "kbc", *args]
 
 
 # -- build and refresh ----------------------------------------------------------------------
@@ -221,11 +154,6 @@ def snapshot_child(root: Path) -> None:
     )
 
 
-def status_mib(field: str) -> float:
-    match = re.search(rf"^{field}:\s+(\d+) kB", Path("/proc/self/status").read_text(), re.M)
-    return int(match.group(1)) / 1024 if match else float("nan")
-
-
 def snapshot_round(code: Path, root: Path) -> dict[str, Any]:
     done = subprocess.run(
         [
@@ -284,10 +212,6 @@ def retrieve(url: str, task: str, repository: str | None = None) -> None:
         raise SystemExit(f"retrieve {task!r}: {answer.status_code} {answer.text[:500]}")
 
 
-def mib(kib: int) -> float:
-    return round(kib / 1024, 1)
-
-
 def serve_round(code: Path, repo: Path, lexical: bool, requests: int, work: Path) -> dict[str, Any]:
     server, url = start_server(code, [str(repo)], lexical, work / "server.log")
     watch = Watch(server.pid)
@@ -334,69 +258,6 @@ def built_kbc(first: Path, work: Path) -> Path:
         subprocess.run(["git", "clone", "-q", str(HERE), str(target)], check=True)
         subprocess.run(kbc("build", "--no-llm", "--wait", str(target)), check=True, env=env_for(first))
     return target
-
-
-# -- report ---------------------------------------------------------------------------------
-
-
-def markdown(rows: dict[str, dict[str, Any]], requests: int) -> str:
-    labels = list(rows)
-    out = [
-        f"Peak RSS, MiB, read from `/proc` every {int(TICK * 1000)} ms; each version of kbc on the "
-        f"same inputs in the same run. Date: {date.today().isoformat()}.",
-        "",
-    ]
-    if any("build" in r for r in rows.values()):
-        out += [
-            "| version | sympy build `--wait`: wall | largest process | process tree "
-            "| refresh, one file: wall | largest process | process tree | store (chunk ids and texts) |",
-            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
-        ]
-        for label in labels:
-            r = rows[label]
-            if "build" in r:
-                b, f = r["build"]["build"], r["build"]["refresh"]
-                out.append(
-                    f"| {label} | {b['wall']} s | {b['one_mb']} | {b['tree_mb']} | {f['wall']} s | "
-                    f"{f['one_mb']} | {f['tree_mb']} | `{r['build']['store']}` |"
-                )
-        out.append("")
-    if any("serve" in r for r in rows.values()):
-        out += [
-            f"| version | served | retrieval | answering | after 1 retrieve | after {requests} more | peak |",
-            "| --- | --- | --- | ---: | ---: | ---: | ---: |",
-        ]
-        for label in labels:
-            for served, s in rows[label].get("serve", {}).items():
-                repo, way = served.split(" ")
-                out.append(
-                    f"| {label} | {repo} | {way} | {s['started']} | {s['first']} | {s['after']} "
-                    f"| {s['peak']} |"
-                )
-        out.append("")
-    if any("snapshot" in r for r in rows.values()):
-        out += [
-            "| version | store | units | vector snapshot written: RSS growth, MiB | seconds "
-            "| matrix (sha256) |",
-            "| --- | --- | ---: | ---: | ---: | --- |",
-        ]
-        for label in labels:
-            for name, v in rows[label].get("snapshot", {}).items():
-                out.append(
-                    f"| {label} | {name} | {v['units']} | {v['growth']} | {v['seconds']} | `{v['matrix']}` |"
-                )
-        out.append("")
-    if any("workspace" in r for r in rows.values()):
-        out += [
-            f"| version | workspace of 20, lexical | started | one retrieve in each "
-            f"| after {requests} across all | peak |",
-            "| --- | --- | ---: | ---: | ---: | ---: |",
-        ]
-        for label in labels:
-            if "workspace" in rows[label]:
-                w = rows[label]["workspace"]
-                out.append(f"| {label} | | {w['started']} | {w['each']} | {w['after']} | {w['peak']} |")
-    return "\n".join(out).rstrip()
 
 
 def main() -> None:

@@ -41,23 +41,21 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
 import sys
-import tarfile
 import threading
 import time
-import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from datetime import date
 from pathlib import Path
 from typing import Any
 
-from common import extract
-from views_checks import checks, failed
+from views_checks import checks
 from views_commands import subcommand_check
+from views_corpus_sources import Failure, download, git, normalized, parse_spec, tail, unpack
+from views_corpus_table import markdown, tab_separated
 from views_figures import Lines, figures
 
 # (NAME==VERSION, shape): each an sdist on PyPI with fewer than ~400 Python files (typer 0.15.1,
@@ -129,124 +127,6 @@ PACKAGES: tuple[tuple[str, str], ...] = (
     ("git-machete==3.46.1", "subcommands"),
     ("flit==4.2.0", "subcommands"),
 )
-
-ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".tar", ".zip")
-
-
-class Failure(Exception):
-    """A stage of one package that did not work: it ends that package's row, not the run."""
-
-    def __init__(self, stage: str, detail: str) -> None:
-        super().__init__(f"{stage}: {detail}")
-        self.stage = stage
-        self.detail = detail
-
-
-def normalized(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
-def parse_spec(spec: str) -> tuple[str, str]:
-    name, sep, version = spec.partition("==")
-    if not sep or not name.strip() or not version.strip():
-        raise SystemExit(f"{spec!r}: expected NAME==VERSION")
-    return name.strip(), version.strip()
-
-
-def tail(text: str, lines: int = 3) -> str:
-    return " / ".join(line.strip() for line in text.strip().splitlines()[-lines:])[-400:]
-
-
-def find_sdist(folder: Path, name: str, version: str) -> Path | None:
-    """The sdist of ``name`` ``version`` already in ``folder`` (its file name normalized as
-    PyPI's spellings differ: ``Jinja2-3.1.4.tar.gz``, ``pre_commit-4.0.1.tar.gz``)."""
-    if not folder.is_dir():
-        return None
-    for path in sorted(folder.iterdir()):
-        suffix = next((s for s in ARCHIVE_SUFFIXES if path.name.endswith(s)), None)
-        if suffix is None:
-            continue
-        stem_name, _, stem_version = path.name[: -len(suffix)].rpartition("-")
-        if normalized(stem_name) == normalized(name) and stem_version == version:
-            return path
-    return None
-
-
-def download(name: str, version: str, folder: Path) -> Path:
-    found = find_sdist(folder, name, version)
-    if found:
-        return found
-    folder.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "download",
-            "--no-deps",
-            "--no-binary",
-            ":all:",
-            "--disable-pip-version-check",
-            "-q",
-            f"{name}=={version}",
-            "-d",
-            str(folder),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=900,
-    )
-    found = find_sdist(folder, name, version)
-    if done.returncode != 0 or found is None:
-        raise Failure("download", tail(done.stderr or done.stdout) or f"exit {done.returncode}")
-    return found
-
-
-def git(tree: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "safe.directory=*", "-c", "core.autocrlf=false", *args],
-        cwd=tree,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise Failure("git", f"git {' '.join(args)}: {tail(done.stderr)}")
-    return done.stdout
-
-
-def unpack(archive: Path, target: Path) -> Path:
-    """The sources in ``target`` (its sdist's top folder), committed to a git repository of
-    their own; reused when a previous run left one there."""
-    if (target / ".git").is_dir() and git(target, "rev-parse", "--verify", "-q", "HEAD").strip():
-        return target
-    shutil.rmtree(target, ignore_errors=True)
-    try:
-        partial = extract(archive, target)
-    except (OSError, tarfile.TarError, zipfile.BadZipFile) as exc:
-        raise Failure("unpack", f"{type(exc).__name__}: {exc}") from exc
-    inside = list(partial.iterdir())
-    if len(inside) == 1 and inside[0].is_dir():
-        inside[0].rename(target)
-        partial.rmdir()
-    else:
-        partial.rename(target)
-    git(target, "init", "-q", "-b", "main")
-    git(target, "add", "-A")
-    git(
-        target,
-        "-c",
-        "user.email=a@b",
-        "-c",
-        "user.name=x",
-        "-c",
-        "commit.gpgsign=false",
-        "commit",
-        "-qm",
-        "src",
-    )
-    return target
 
 
 def kbc_env() -> dict[str, str]:
@@ -346,86 +226,6 @@ def run_one(spec: str, shape: str, work: Path, timeout: float) -> dict[str, Any]
         row["error"] = f"{type(exc).__name__}: {exc}"
     row["seconds"] = round(time.perf_counter() - started, 1)
     return row
-
-
-def _kinds(counts: dict[str, int], skip: str = "") -> str:
-    return ", ".join(f"{k} {n}" for k, n in counts.items() if k != skip) or "–"
-
-
-COLUMNS = (
-    "package",
-    "shape",
-    "build s",
-    "Python files",
-    "components (module views / groups)",
-    "dependencies",
-    "workflows",
-    "from public API",
-    "from elsewhere (by kind)",
-    "entry points",
-    "main_guard",
-    "examples",
-    "unresolved citations / cited",
-    "empty fields / fields",
-    "prose llm / docstring / none",
-    "business rules",
-    "public modules with a view of their own",
-    "sub-commands reaching their work",
-    "checks failed",
-    "status",
-)
-
-
-def cells(row: dict[str, Any]) -> list[str]:
-    if row["status"] != "ok":
-        error = row.get("error", "").replace("|", "\\|")
-        return [row["package"], row["shape"], *["–"] * (len(COLUMNS) - 3), f"{row['status']}: {error}"]
-    prose = row["prose"]
-    return [
-        row["package"],
-        row["shape"],
-        f"{row['build_seconds']:.0f}",
-        str(row["python_files"]),
-        f"{row['components']} / {row['module_groups']}",
-        str(row["dependencies"]),
-        str(row["workflows"]),
-        str(row["workflows_public_api"]),
-        f"{row['workflows_other']}"
-        + (f" ({_kinds(row['workflow_starts'], 'public_api')})" if row["workflows_other"] else ""),
-        str(row["entry_points"]),
-        str(row["entry_points_main_guard"]),
-        str(row["examples"]),
-        f"{row['unresolved_citations']} / {row['citations']}",
-        f"{row['empty_fields']} / {row['interpretation_fields']}",
-        f"{prose['llm']} / {prose['docstring']} / {prose['none']}",
-        str(row["business_rules"]),
-        f"{row['checks']['public_modules_alone']} / {row['checks']['public_modules']}",
-        row["checks"].get("subcommands_reached", "–"),
-        ", ".join(failed(row["checks"])) or "none",
-        "ok",
-    ]
-
-
-def markdown(rows: list[dict[str, Any]]) -> str:
-    lines = ["| " + " | ".join(COLUMNS) + " |", "| --- | --- |" + " ---: |" * (len(COLUMNS) - 3) + " --- |"]
-    lines += ["| " + " | ".join(cells(row)) + " |" for row in rows]
-    ok = [r for r in rows if r["status"] == "ok"]
-    seconds = sum(r["build_seconds"] for r in ok)
-    fields = sum(r["interpretation_fields"] for r in ok)
-    empty = sum(r["empty_fields"] for r in ok)
-    lost = sum(r["unresolved_citations"] for r in ok)
-    verdict = (
-        f"{len(rows)} packages, {len(ok)} built ({seconds:.0f} build s); "
-        f"{lost} unresolved of {sum(r['citations'] for r in ok)} citations; "
-        f"{empty} of {fields} interpretation fields empty; "
-        f"{sum(not failed(r['checks']) for r in ok)} pass every check. `kbc build --no-llm`, "
-        f"lexical. Date: {date.today().isoformat()}."
-    )
-    return verdict + "\n\n" + "\n".join(lines)
-
-
-def tab_separated(rows: list[dict[str, Any]]) -> str:
-    return "\n".join("\t".join(line) for line in [list(COLUMNS), *map(cells, rows)])
 
 
 def main() -> None:

@@ -1,0 +1,110 @@
+"""A phase of the serve_load benchmark: many clients at once while the server's RSS and the
+CPU of both sides are sampled, and the single-client baseline measured before the load.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+import anyio
+import httpx
+from serve_load_clients import (
+    TASKS,
+    DistinctTasks,
+    Plan,
+    Tally,
+    mcp_client,
+    mcp_retrieve,
+    rest_client,
+    rest_retrieve,
+)
+from served import cpu_seconds, own_cpu_seconds, rss_kib
+
+
+@dataclass
+class Phase:
+    name: str
+    tally: Tally
+    elapsed: float
+    rss: list[tuple[float, float]]  # (seconds since the start, KiB)
+    clients: int
+    cpu: tuple[float, float, float]  # server CPU s, client (this process) CPU s, wall s, over the phase
+
+
+async def run_phase(name: str, url: str, pid: int, plan: Plan, clients: int) -> Phase:
+    tally = Tally()
+    rss: list[tuple[float, float]] = []
+    rest_clients = clients // 2 + clients % 2
+    finished = anyio.Event()
+    cpu_before: list[float] = []
+    cpu_after: list[float] = []
+
+    async def sample_rss() -> None:
+        await plan.start.wait()
+        while not finished.is_set():
+            rss.append((time.perf_counter() - plan.started, rss_kib(pid)))
+            with anyio.move_on_after(1.0):
+                await finished.wait()
+        rss.append((time.perf_counter() - plan.started, rss_kib(pid)))
+
+    async def clients_and_then_stop() -> None:
+        async with anyio.create_task_group() as group:
+            for index in range(clients):
+                if index < rest_clients:
+                    group.start_soon(rest_client, url, index, plan, tally)
+                else:
+                    group.start_soon(mcp_client, url, index, plan, tally)
+            with anyio.move_on_after(120):
+                while plan.ready < clients:
+                    await anyio.sleep(0.05)
+            plan.started = time.perf_counter()
+            cpu_before.extend((cpu_seconds(pid), own_cpu_seconds()))
+            plan.start.set()
+        cpu_after.extend((cpu_seconds(pid), own_cpu_seconds(), time.perf_counter() - plan.started))
+        finished.set()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(sample_rss)
+        group.start_soon(clients_and_then_stop)
+    cpu = (cpu_after[0] - cpu_before[0], cpu_after[1] - cpu_before[1], cpu_after[2])
+    return Phase(name, tally, max(plan.seconds, tally.last - plan.started), rss, clients, cpu)
+
+
+async def baseline(
+    url: str, count: int, budget: int | None, distinct: DistinctTasks
+) -> dict[str, list[float]]:
+    """One client, one request at a time: REST and MCP, on distinct tasks and on a repeated one."""
+    from mcp.client.session import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    out: dict[str, list[float]] = {}
+
+    async def measure(key: str, send: Callable[[str], Awaitable[str | None]], tasks: list[str]) -> None:
+        times = []
+        for task in tasks:
+            began = time.perf_counter()
+            problem = await send(task)
+            times.append(time.perf_counter() - began)
+            if problem is not None:
+                raise SystemExit(f"serve_load: the baseline failed ({key}): {problem}")
+        out[key] = times
+
+    async with httpx.AsyncClient(timeout=httpx.Timeout(300.0)) as client:
+
+        def rest(task: str) -> Awaitable[str | None]:
+            return rest_retrieve(client, url, task, budget)
+
+        await rest(TASKS[0])  # a first request opens the connection (and warms the index)
+        await measure("rest distinct", rest, [distinct.next() for _ in range(count)])
+        await measure("rest repeated", rest, [TASKS[0]] * count)
+    async with streamable_http_client(f"{url}/mcp") as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+
+        def mcp(task: str) -> Awaitable[str | None]:
+            return mcp_retrieve(session, task, budget)
+
+        await measure("mcp distinct", mcp, [distinct.next() for _ in range(count)])
+        await measure("mcp repeated", mcp, [TASKS[0]] * count)
+    return out
