@@ -18,17 +18,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
-from datetime import date
 from pathlib import Path
 from typing import Any
 
-from results_file import update_section
+from results_file import report
+from timing import Sample, clock
 
 A = "8164c3a79c3d838e639a72a42ec552c0567ccb8b"  # astropy main, 2024-06-01
 B = "c8ef6b1bd29ec2436ef6595e24c7988c467c0ac7"  # astropy main, 2025-05-30
@@ -45,45 +43,37 @@ def clone(mirror: Path, commit: str, target: Path) -> Path:
     return target
 
 
-CPU: dict[float, float] = {}  # wall seconds of a run -> its CPU seconds (the process and its workers)
-
-
-def kbc(source: Path, root: Path, vectors: bool, *args: str) -> tuple[float, dict[str, Any]]:
-    """Run ``python -m kbc ARGS`` with the code at ``source``; (wall seconds, its JSON). Its
-    CPU seconds (user and system, its worker processes included) are kept in ``CPU``."""
+def kbc(source: Path, root: Path, vectors: bool, *args: str) -> tuple[Sample, dict[str, Any]]:
+    """Run ``python -m kbc ARGS`` with the code at ``source``; (its wall and CPU seconds, its
+    worker processes included, and its JSON)."""
     env = {**os.environ, "PYTHONPATH": str(source)}
     if not vectors:
         env["KBC_EMBED_MODEL"] = "none"
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, "-m", "kbc", *args], cwd=root, env=env, capture_output=True, text=True
-    )
-    seconds = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    CPU[seconds] = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    with clock() as sample:
+        done = subprocess.run(
+            [sys.executable, "-m", "kbc", *args], cwd=root, env=env, capture_output=True, text=True
+        )
     if done.returncode != 0:
         sys.exit(f"kbc {' '.join(args)} failed in {root}:\n{done.stderr[-4000:]}")
-    return seconds, json.loads(done.stdout)
+    return sample, json.loads(done.stdout)
 
 
-def cold(source: Path, root: Path, vectors: bool) -> tuple[float, dict[str, Any]]:
+def cold(source: Path, root: Path, vectors: bool) -> tuple[Sample, dict[str, Any]]:
     return kbc(source, root, vectors, "build", "--no-llm", "--wait", "--format", "json", ".")
 
 
-def switch(source: Path, root: Path, commit: str, vectors: bool) -> tuple[float, dict[str, Any]]:
+def switch(source: Path, root: Path, commit: str, vectors: bool) -> tuple[Sample, dict[str, Any]]:
     """Check ``commit`` out and refresh (the checkout's own time is not counted)."""
     git(root, "checkout", "-q", "-B", "bench", commit)
     return kbc(source, root, vectors, "refresh", "--no-llm", "--ci", ".")
 
 
-def row(label: str, seconds: float, cold_seconds: float, data: dict[str, Any]) -> str:
+def row(label: str, run: Sample, cold_run: Sample, data: dict[str, Any]) -> str:
     build = data.get("build") or {}
     cached = build.get("files_chunked_from_cache")
-    cpu, cold_cpu = CPU[seconds], CPU[cold_seconds]
     return (
-        f"| {label} | {data.get('path', '')} | {seconds:.1f} s | {seconds / cold_seconds:.1%} | "
-        f"{cpu:.1f} s | {cpu / cold_cpu:.1%} | "
+        f"| {label} | {data.get('path', '')} | {run.wall:.1f} s | {run.wall / cold_run.wall:.1%} | "
+        f"{run.cpu:.1f} s | {run.cpu / cold_run.cpu:.1%} | "
         f"{build.get('parsed', '—')} ({build.get('from_cache', '—')}) | "
         f"{build.get('files_rechunked', '—')} ({'—' if cached is None else cached}) | "
         f"{build.get('embedded', '—')} |"
@@ -92,13 +82,13 @@ def row(label: str, seconds: float, cold_seconds: float, data: dict[str, Any]) -
 
 def switches(
     source: Path, root: Path, a: str, b: str, vectors: bool
-) -> list[tuple[str, float, dict[str, Any]]]:
+) -> list[tuple[str, Sample, dict[str, Any]]]:
     built, summary = cold(source, root, vectors)
     runs = [("cold build at A", built, {"path": "cold", "build": _cold_counts(summary)})]
     for label, commit in (("A → B", b), ("B → A (back)", a), ("A → B (again)", b)):
-        seconds, data = switch(source, root, commit, vectors)
-        runs.append((label, seconds, data))
-        print(f"{source}: {label} {seconds:.1f} s ({data.get('path')})", flush=True)
+        sample, data = switch(source, root, commit, vectors)
+        runs.append((label, sample, data))
+        print(f"{source}: {label} {sample.wall:.1f} s ({data.get('path')})", flush=True)
     return runs
 
 
@@ -145,27 +135,25 @@ def main() -> None:
     of = {"cold build at A": cold_a, "A → B": cold_b, "B → A (back)": cold_a, "A → B (again)": cold_b}
     what = "embeddings on (the packaged model, --wait)" if args.vectors else "lexical (KBC_EMBED_MODEL=none)"
     lines = [
-        f"{date.today().isoformat()}, {name} `{a[:10]}` ({dates[a]}) ↔ `{b[:10]}` ({dates[b]}), "
-        f"{changed} files differ; {what}, `--no-llm`, {os.cpu_count()} cores, one run. Cold builds "
-        f"of the same commit in fresh clones: A {cold_a:.1f} s ({CPU[cold_a]:.1f} CPU-s), B {cold_b:.1f} s "
-        f"({CPU[cold_b]:.1f} CPU-s); the ratios are to these.",
+        f"{name} `{a[:10]}` ({dates[a]}) ↔ `{b[:10]}` ({dates[b]}), "
+        f"{changed} files differ; {what}, `--no-llm`, one run. Cold builds of the same commit in "
+        f"fresh clones: A {cold_a.wall:.1f} s ({cold_a.cpu:.1f} CPU-s), "
+        f"B {cold_b.wall:.1f} s ({cold_b.cpu:.1f} CPU-s); the ratios are to these.",
         "",
         "| code | run | path | wall | ÷ cold wall | CPU | ÷ cold CPU | parsed (from cache) "
         "| files chunked (from chunk cache) | units embedded |",
         "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for code, measured in runs.items():
-        for label, seconds, data in measured:
-            lines.append(f"| {code} " + row(label, seconds, of[label], data))
-    text = "\n".join(lines)
-    print(text)
-    if args.update_results:
-        update_section(
-            "branch-switch",
-            "A branch switch is a refresh",
-            text,
-            "python benchmarks/branch_switch.py --baseline-src <the code before> --update-results",
-        )
+        for label, sample, data in measured:
+            lines.append(f"| {code} " + row(label, sample, of[label], data))
+    report(
+        "\n".join(lines),
+        args.update_results,
+        "branch-switch",
+        "A branch switch is a refresh",
+        "python benchmarks/branch_switch.py --baseline-src <the code before> --update-results",
+    )
 
 
 if __name__ == "__main__":

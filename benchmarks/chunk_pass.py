@@ -3,7 +3,7 @@
     python benchmarks/chunk_pass.py DIR [--baseline REV] [--code REV] [--rounds N]
 
 Each revision's ``kbc`` is taken with ``git archive`` into a folder of its own; a child
-process of each, in turn (``--rounds`` times, alternated), reads, cuts and tokenizes every
+process of each, in turn (``--rounds`` times, the order rotated each round), reads, cuts and tokenizes every
 Python file under DIR as the first index does (:func:`kbc.index.prepare.prepare` of a task
 ``outlined``: definitions from ``ast``, no credential found). Printed: the CPU seconds of
 each run, the median of each revision, their ratio, and a digest of every chunk (id, span,
@@ -14,17 +14,23 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
+from itertools import count
 from pathlib import Path
+
+from timing import interleaved
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 
 CHILD = """
-import hashlib, json, sys, time
+import hashlib, json, sys
 from pathlib import Path
+from timing import clock
 from kbc.index.prepare import ChunkTask, prepare
 root = Path(sys.argv[1])
 tasks = [
@@ -34,13 +40,12 @@ tasks = [
     for p in sorted(root.rglob("*.py"))
 ]
 digest = hashlib.sha256()
-started = time.process_time()
-for task in tasks:
-    path, chunks, secrets, columns = prepare(task)
-    cut = [(c.id, c.start_line, c.end_line, c.tokens, c.text) for c in chunks]
-    digest.update(repr((cut, columns)).encode())
-cpu = time.process_time() - started
-print(json.dumps({"files": len(tasks), "cpu": cpu, "digest": digest.hexdigest()[:16]}))
+with clock() as sample:
+    for task in tasks:
+        path, chunks, secrets, columns = prepare(task)
+        cut = [(c.id, c.start_line, c.end_line, c.tokens, c.text) for c in chunks]
+        digest.update(repr((cut, columns)).encode())
+print(json.dumps({"files": len(tasks), "cpu": sample.cpu, "digest": digest.hexdigest()[:16]}))
 """
 
 
@@ -61,7 +66,11 @@ def run(code: Path, corpus: Path) -> dict[str, object]:
         text=True,
         check=True,
         cwd=code,  # the revision's kbc first on the path, never the working tree's
-        env={"PYTHONPATH": str(code), "PATH": "/usr/bin:/bin"},
+        # the revision's kbc, and the harness's clock (it imports no kbc)
+        env={
+            "PYTHONPATH": os.pathsep.join([str(code), str(Path(__file__).resolve().parent)]),
+            "PATH": "/usr/bin:/bin",
+        },
     )
     result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
@@ -80,14 +89,22 @@ def main() -> None:
         }
         cpu: dict[str, list[float]] = {name: [] for name in codes}
         digests: dict[str, set[str]] = {name: set() for name in codes}
-        for round_ in range(args.rounds):
-            for name, code in codes.items():
+
+        def child(name: str, code: Path) -> Callable[[], None]:
+            """A process of ``code`` cutting the corpus; the CPU seconds it reports are kept."""
+            rounds = count(1)
+
+            def one() -> None:
                 found = run(code, args.corpus.resolve())
                 cpu[name].append(float(str(found["cpu"])))
                 digests[name].add(str(found["digest"]))
                 seconds = float(str(found["cpu"]))
                 files, digest = found["files"], found["digest"]
-                print(f"round {round_ + 1} {name}: {files} files, {seconds:.2f} CPU-s, {digest}")
+                print(f"round {next(rounds)} {name}: {files} files, {seconds:.2f} CPU-s, {digest}")
+
+            return one
+
+        interleaved({name: child(name, code) for name, code in codes.items()}, args.rounds)
     before, after = (statistics.median(cpu[name]) for name in codes)
     same = "the same chunks" if digests[args.baseline] == digests[args.code] else "different chunks"
     ratio = after / before

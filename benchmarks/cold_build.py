@@ -36,13 +36,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 from cold_build_tables import tables
 from results_file import update_section
 from sources import CORPORA, fresh_copy, source_of
+from timing import clock, timed
 
 
 def build(tree: Path, cache: Path) -> dict[str, Any]:
@@ -52,10 +52,10 @@ def build(tree: Path, cache: Path) -> dict[str, Any]:
         env.pop(name, None)
     command = [sys.executable, "-m", "kbc", "build", "--no-llm", "--wait", str(tree), "--format", "json"]
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        started = time.perf_counter()
-        child = subprocess.Popen(command, stdout=out, stderr=err, env=env, text=True)
-        _, status, usage = os.wait4(child.pid, 0)
-        seconds = time.perf_counter() - started
+        with clock() as sample:
+            child = subprocess.Popen(command, stdout=out, stderr=err, env=env, text=True)
+            _, status, usage = os.wait4(child.pid, 0)
+        seconds = sample.wall
         out.seek(0)
         err.seek(0)
         stdout, stderr = out.read(), err.read()
@@ -91,10 +91,7 @@ def floor(store: Path, units_wanted: int) -> dict[str, Any]:
     sample = [u.text for u in ordered[::step]][:units_wanted]
     model = embedder.model  # type: ignore[attr-defined]
     embedder.embed(sample[:BATCH_SIZE])  # the tokenizer set to the units' cap, the session warm
-    started = time.perf_counter()
-    for _ in model.embed(sample, batch_size=BATCH_SIZE):
-        pass
-    seconds = time.perf_counter() - started
+    seconds = timed(lambda: list(model.embed(sample, batch_size=BATCH_SIZE))).wall
     return {
         "floor_units": len(sample),
         "floor_seconds": round(seconds, 2),
@@ -113,12 +110,12 @@ def parse_floor(tree: Path, files_wanted: int = 200) -> dict[str, Any]:
     seconds = 0.0
     for path in files[::step][:files_wanted]:
         data = path.read_bytes()
-        started = time.perf_counter()
         try:
-            libcst.parse_module(data)
+            with clock() as parsed:
+                libcst.parse_module(data)
         except Exception:
             continue
-        seconds += time.perf_counter() - started
+        seconds += parsed.wall
         lines += data.count(b"\n")
     return {"parse_us_per_line": round(1e6 * seconds / lines, 1) if lines else 0.0}
 

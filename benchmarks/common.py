@@ -1,13 +1,10 @@
 """Pieces the benchmarks share: the command line of those that run on a built store, and
-unpacking a package's source distribution."""
+module constants set for one run (fetching and unpacking a corpus is :mod:`corpora`'s)."""
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import shutil
-import tarfile
-import zipfile
 from pathlib import Path
 
 
@@ -20,21 +17,6 @@ def store_parser(doc: str) -> argparse.ArgumentParser:
     parser.add_argument("--queries", type=int, default=40)
     parser.add_argument("--update-results", action="store_true")
     return parser
-
-
-def extract(archive: Path, target: Path) -> Path:
-    """Unpack an sdist (``.zip`` or a tarball) into ``target.partial`` (emptied first) and
-    return that folder; tarballs are read with the ``data`` filter (no links out, no devices)."""
-    partial = target.with_name(target.name + ".partial")
-    shutil.rmtree(partial, ignore_errors=True)
-    partial.mkdir(parents=True)
-    if archive.name.endswith(".zip"):
-        with zipfile.ZipFile(archive) as zipped:
-            zipped.extractall(partial)
-    else:
-        with tarfile.open(archive) as tarred:
-            tarred.extractall(partial, filter="data")
-    return partial
 
 
 def set_constants(items: list[str]) -> None:

@@ -13,11 +13,11 @@ the CPU seconds of each reading, and the first files that differ.
 from __future__ import annotations
 
 import argparse
-import time
 from pathlib import Path
 from typing import Any
 
 from results_file import update_section
+from timing import clock
 
 from kbc.analyzers.python.analyze import analyze_source
 from kbc.analyzers.python.encoding import decode_source
@@ -34,13 +34,13 @@ def compare(root: Path, every: int) -> dict[str, Any]:
         data = path.read_bytes()
         lines += data.count(b"\n")
         name = str(path.relative_to(root))
-        started = time.process_time()
-        result = analyze_source(data, AnalysisTask(name, str(path), "m", False, (), True))
-        libcst_cpu += time.process_time() - started
+        with clock() as facts_read:
+            result = analyze_source(data, AnalysisTask(name, str(path), "m", False, (), True))
+        libcst_cpu += facts_read.cpu
         text, _ = decode_source(data)
-        started = time.process_time()
-        found = outline(text, "m")
-        ast_cpu += time.process_time() - started
+        with clock() as outlined:
+            found = outline(text, "m")
+        ast_cpu += outlined.cpu
         facts = (
             [
                 (s.qname, s.kind, s.start_line, s.end_line, s.signature, s.is_async)

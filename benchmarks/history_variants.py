@@ -23,9 +23,10 @@ import importlib
 import json
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
+
+from timing import clock
 
 from kbc.domain.settings import Settings
 from kbc.eval.baseline import WholeFileBM25
@@ -72,8 +73,10 @@ def main() -> None:
     counter = CONFIGURED.token_counter()
     scores: dict[str, list[Scores]] = {name: [] for name, _ in variants} | {"bm25": []}
     rows: list[dict[str, Any]] = []
-    started = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="kbc-variants-", ignore_cleanup_errors=True) as work:
+    with (
+        clock() as elapsed,
+        tempfile.TemporaryDirectory(prefix="kbc-variants-", ignore_cleanup_errors=True) as work,
+    ):
         tree, store = Path(work) / root.name, Path(work) / "store"
         _clone(root, tree)
         for number, commit in enumerate(sorted(mined.commits, key=lambda c: (c.parent_time, c.sha)), 1):
@@ -106,7 +109,7 @@ def main() -> None:
                 file=sys.stderr,
                 flush=True,
             )
-    print(f"{root.name}: {len(rows)} questions, {time.perf_counter() - started:.0f} s")
+    print(f"{root.name}: {len(rows)} questions, {elapsed.wall:.0f} s")
     print("| variant | Recall@5 | Recall@10 | MRR | HunkAll@budget | tokens to gold, median (never) |")
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
     for name, got in scores.items():

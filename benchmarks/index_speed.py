@@ -23,12 +23,12 @@ import shutil
 import statistics
 import subprocess
 import tempfile
-import time
-from datetime import date
+from functools import partial
 from pathlib import Path
 
 from common import store_parser
-from results_file import update_section
+from results_file import report
+from timing import Load, best, interleaved, timed
 
 from kbc.domain.settings import Settings
 from kbc.index.build import _sync_vectors
@@ -75,19 +75,31 @@ def main() -> None:
     texts = [u.text for u in units_of(picked, embedder.model_id)]
     raw_model = embedder.model  # type: ignore[attr-defined]
 
-    kbc_times, raw_times = [], []
-    for _ in range(args.repeat):
-        start = time.perf_counter()
-        list(raw_model.embed(texts, batch_size=BATCH_SIZE))
-        raw_times.append(time.perf_counter() - start)
-        with tempfile.TemporaryDirectory() as tmp:
-            vectors = open_vector_store(Path(tmp), f"bench-{time.monotonic_ns()}", embedder)
-            subset = _Subset(store / "index" / "lexical.sqlite", keep)
-            start = time.perf_counter()
-            _sync_vectors(subset, embedder, vectors, Path(tmp), embed_tests=True)
-            kbc_times.append(time.perf_counter() - start)
+    with tempfile.TemporaryDirectory() as tmp:
+        # Each round's kbc pass writes into a fresh collection, opened before the rounds so
+        # that opening it is not timed.
+        fresh = []
+        for number in range(args.repeat):
+            folder = Path(tmp) / f"round-{number}"
+            folder.mkdir()
+            vectors = open_vector_store(folder, f"bench-{number}", embedder)
+            fresh.append((folder, vectors, _Subset(store / "index" / "lexical.sqlite", keep)))
+        rounds = iter(fresh)
+
+        def run_kbc() -> None:
+            folder, vectors, subset = next(rounds)
+            _sync_vectors(subset, embedder, vectors, folder, embed_tests=True)
+
+        load = Load()
+        samples = interleaved(
+            {"raw": lambda: list(raw_model.embed(texts, batch_size=BATCH_SIZE)), "kbc": run_kbc},
+            args.repeat,
+            load,
+        )
+        for _, _, subset in fresh:
             subset.close()
-    ratio = min(kbc_times) / min(raw_times)
+    raw_best, kbc_best = best(samples["raw"]), best(samples["kbc"])
+    ratio = kbc_best / raw_best
 
     retriever = open_retriever(repo, Settings(), args.store)
     profile = profile_named(repo, "implementation")
@@ -95,11 +107,7 @@ def main() -> None:
     rng.shuffle(docs)
     queries = docs[: args.queries] or ["where is the configuration loaded"]
     retriever.retrieve(queries[0], profile)  # load the model and caches
-    warm = []
-    for query in queries:
-        start = time.perf_counter()
-        retriever.retrieve(query, profile)
-        warm.append((time.perf_counter() - start) * 1000)
+    warm = [timed(partial(retriever.retrieve, query, profile)).wall * 1000 for query in queries]
     retriever.close()
     warm.sort()
     p50, p95 = statistics.median(warm), warm[int(0.95 * (len(warm) - 1))]
@@ -108,35 +116,33 @@ def main() -> None:
     for query in queries[:5]:
         store_args = ["--store", str(args.store)] if args.store else []
         command = [kbc, "retrieve", "--repo", str(repo), *store_args, "--", query]
-        start = time.perf_counter()
-        subprocess.run(command, check=True, capture_output=True)
-        cold.append(time.perf_counter() - start)
+        cold.append(timed(partial(subprocess.run, command, check=True, capture_output=True)).wall)
 
     text = "\n".join(
         [
             f"Repository: {args.name or repo.name}, {len(chunks)} chunks; "
             f"{len(texts)} units embedded per run; "
-            f"batch {BATCH_SIZE}; best of {args.repeat}, interleaved. Date: {date.today().isoformat()}.",
+            f"batch {BATCH_SIZE}; best of {args.repeat}, interleaved.",
             "",
             "| measure | value |",
             "| --- | ---: |",
-            f"| raw fastembed `embed` on the units | {min(raw_times):.2f} s "
-            f"({len(texts) / min(raw_times):.1f} units/s) |",
-            f"| kbc embedding pass (units, embed, Chroma upsert, snapshot) | {min(kbc_times):.2f} s |",
+            f"| raw fastembed `embed` on the units | {raw_best:.2f} s "
+            f"({len(texts) / raw_best:.1f} units/s) |",
+            f"| kbc embedding pass (units, embed, Chroma upsert, snapshot) | {kbc_best:.2f} s |",
             f"| **ratio kbc / raw** | **{ratio:.3f}×** (target ≤ 1.1×) |",
             f"| warm `retrieve` p50 / p95 ({len(warm)} queries, implementation profile) | "
             f"{p50:.1f} ms / {p95:.1f} ms |",
             f"| cold `kbc retrieve` process, median of {len(cold)} | {statistics.median(cold):.2f} s |",
         ]
     )
-    print(text)
-    if args.update_results:
-        update_section(
-            "index-speed",
-            "Embedding pass and retrieve latency (`benchmarks/index_speed.py`)",
-            text,
-            "python benchmarks/index_speed.py --repo PATH --update-results",
-        )
+    report(
+        text,
+        args.update_results,
+        "index-speed",
+        "Embedding pass and retrieve latency (`benchmarks/index_speed.py`)",
+        "python benchmarks/index_speed.py --repo PATH --update-results",
+        load,
+    )
 
 
 if __name__ == "__main__":

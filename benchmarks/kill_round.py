@@ -32,12 +32,11 @@ import random
 import subprocess
 import sys
 import tempfile
-import time
-from datetime import date
 from pathlib import Path
 from typing import Any
 
-from results_file import update_section
+from results_file import report
+from timing import Load, clock, timed
 
 ROOT = Path(__file__).resolve().parents[1]
 QUESTIONS = 15
@@ -155,16 +154,14 @@ def main() -> None:
     files = sorted(tracked, key=lambda path: (not path.endswith(".py"), path))[: args.files]
     asked = questions()
 
-    started = time.perf_counter()
-    run(*kbc(args.lexical), "build", str(repo), "--no-llm")
-    cold_seconds = time.perf_counter() - started
+    cold_seconds = timed(lambda: run(*kbc(args.lexical), "build", str(repo), "--no-llm", "--wait")).wall
     reference, answers = live_parts(repo), slices(repo, args.lexical, asked)
 
     edit(repo, files)
-    started = time.perf_counter()
-    timed = run(*kbc(args.lexical), "build", str(repo), "--no-llm", "--format", "json")
-    whole = time.perf_counter() - started
-    passes = json.loads(timed.stdout)["passes"]
+    with clock() as building:
+        built = run(*kbc(args.lexical), "build", str(repo), "--no-llm", "--wait", "--format", "json")
+    whole = building.wall
+    passes = json.loads(built.stdout)["passes"]
     startup = max(0.0, whole - sum(float(p["seconds"]) for p in passes))
     edited, edited_answers = live_parts(repo), slices(repo, args.lexical, asked)  # the next build, whole
     run("git", "checkout", "-q", "--", ".", cwd=repo)
@@ -174,11 +171,13 @@ def main() -> None:
     rng = random.Random(args.seed)
     rows: list[dict[str, Any]] = []
     finished_first = 0  # builds that ended before their kill moment (the machine ran faster)
+    load = Load()  # the kill moments are drawn from one build's time: the load says how it compares
+    load.read()
     while len(rows) < args.rounds:
         edit(repo, files)
         moment = rng.uniform(0.0, whole)
         process = subprocess.Popen(
-            [*kbc(args.lexical), "build", str(repo), "--no-llm"],
+            [*kbc(args.lexical), "build", str(repo), "--no-llm", "--wait"],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -217,13 +216,14 @@ def main() -> None:
             "ok": readers and repaired,
         }
         rows.append(row)
+        load.read()
         print(json.dumps(row), flush=True)
 
     passed = sum(1 for r in rows if r["ok"])
     mode = "lexical" if args.lexical else "hybrid (packaged MiniLM)"
     yes = {True: "yes", False: "NO"}
     lines = [
-        f"{date.today().isoformat()}, kbc at {head}, {mode}, no LLM, 2 shared cores. A clone of kbc "
+        f"kbc at {head}, {mode}, no LLM. A clone of kbc "
         f"built cold ({cold_seconds:.0f} s); each round prepends a line to {len(files)} tracked files "
         f"(uncommitted), kills `kbc build` with SIGKILL at a moment drawn from the {whole:.0f} s "
         "the same build takes to its end, reverts the edits and runs `kbc refresh`. Readers whole: "
@@ -251,11 +251,14 @@ def main() -> None:
         f"python benchmarks/kill_round.py --rounds {args.rounds} --files {args.files} "
         f"--seed {args.seed}{' --lexical' if args.lexical else ''}"
     )
-    print(text)
-    if args.update_results:
-        update_section(
-            "kill-round", "A build killed at random moments (`benchmarks/kill_round.py`)", text, command
-        )
+    report(
+        text,
+        args.update_results,
+        "kill-round",
+        "A build killed at random moments (`benchmarks/kill_round.py`)",
+        command,
+        load,
+    )
     if passed != len(rows):
         sys.exit(1)
 

@@ -7,9 +7,9 @@ its suffix, and a `.h` header's opening) is read once into memory; then, in each
 files of each language are parsed bare (``tree_sitter_language_pack.get_parser(...).parse``)
 and analyzed (``kbc.analyzers.code.analyze.analyze_code``: the parse, definitions, imports,
 calls; then again with the credential screen a build runs only on files its sweep flagged),
-alternating, in this one process; the first round also pays for loading the grammars. Times
-are the process's CPU time (``time.process_time``), so other work on the machine does not
-weigh on one side of a ratio more than the other.
+in an order rotated from round to round, in this one process; the first round also pays for
+loading the grammars. Times are the process's CPU seconds (``timing.clock``), so other work on
+the machine does not weigh on one side of a ratio more than the other.
 Per language: files, lines, symbols, calls found and resolved within the ROOTs
 (``kbc.analyzers.code.resolve``), files with syntax errors, the median seconds of each and
 their ratio. Corpora used in benchmarks/RESULTS.md: benchmarks/polyglot_corpus.py's
@@ -20,11 +20,12 @@ package (C++ under usr/src).
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
+
+from timing import interleaved, median
 
 from kbc.analyzers.code.analyze import analyze_code, parser_for
 from kbc.analyzers.code.languages import CODE_LANGUAGES, code_module
@@ -47,27 +48,37 @@ def collect(roots: list[Path]) -> dict[str, list[tuple[str, bytes]]]:
     return found
 
 
-def parse_all(language: str, files: list[tuple[str, bytes]]) -> float:
+def parse_all(language: str, files: list[tuple[str, bytes]]) -> None:
     parser = parser_for(language)
-    started = time.process_time()
     for _, data in files:
         parser.parse(data)
-    return time.process_time() - started
 
 
-def analyze_all(
-    language: str, files: list[tuple[str, bytes]], screen: bool = False
-) -> tuple[float, list[FileFacts]]:
+def analyze_all(language: str, files: list[tuple[str, bytes]], screen: bool = False) -> list[FileFacts]:
     """``screen``: with the credential screen, as for a file the build's sweep flagged (a
     build hands the analyzer the sweep's verdict, and a clean file is not screened again)."""
-    started = time.process_time()
-    facts = [
+    return [
         analyze_code(
             data, AnalysisTask(path, path, code_module(path), False, clean=not screen, language=language)
         )
         for path, data in files
     ]
-    return time.process_time() - started, facts
+
+
+def readings(
+    language: str, files: list[tuple[str, bytes]], facts: list[FileFacts]
+) -> dict[str, Callable[[], object]]:
+    """The three readings of one language's files, timed in rounds; ``facts`` keeps the
+    facts of the last."""
+
+    def analyzed() -> None:
+        facts[:] = analyze_all(language, files)
+
+    return {
+        "parse": lambda: parse_all(language, files),
+        "facts": analyzed,
+        "screened": lambda: analyze_all(language, files, screen=True),
+    }
 
 
 def main() -> int:
@@ -84,17 +95,12 @@ def main() -> int:
     rows = []
     for language in sorted(corpus):
         files = corpus[language]
-        parses, facts_times, screened_times = [], [], []
         facts: list[FileFacts] = []
-        for _ in range(args.rounds):
-            parses.append(parse_all(language, files))
-            seconds, facts = analyze_all(language, files)
-            facts_times.append(seconds)
-            screened_times.append(analyze_all(language, files, screen=True)[0])
+        samples = interleaved(readings(language, files, facts), args.rounds)
         linked = link_code(facts)
         calls = [c for f in linked.values() for c in f.calls]
-        parse, analyze = statistics.median(parses), statistics.median(facts_times)
-        screened = statistics.median(screened_times)
+        parse, analyze = median(samples["parse"], cpu=True), median(samples["facts"], cpu=True)
+        screened = median(samples["screened"], cpu=True)
         rows.append(
             (
                 language,

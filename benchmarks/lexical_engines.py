@@ -14,12 +14,11 @@ from __future__ import annotations
 import argparse
 import random
 import sqlite3
-import statistics
 import tempfile
-import time
 from pathlib import Path
 
-from results_file import update_section
+from results_file import report
+from timing import clock, median
 
 from kbc.index.lexical import LexicalIndex, match_expression
 from kbc.index.tokens import path_tokens, tokens
@@ -43,52 +42,49 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         db = sqlite3.connect(Path(tmp) / "fts.sqlite")
         db.execute("CREATE VIRTUAL TABLE f USING fts5(body, tokenize = \"unicode61 tokenchars '_'\")")
-        start = time.perf_counter()
-        db.executemany(
-            "INSERT INTO f (rowid, body) VALUES (?, ?)",
-            ((i + 1, " ".join(d)) for i, d in enumerate(documents)),
-        )
-        db.commit()
-        fts_build = time.perf_counter() - start
+        with clock() as fts_build:
+            db.executemany(
+                "INSERT INTO f (rowid, body) VALUES (?, ?)",
+                ((i + 1, " ".join(d)) for i, d in enumerate(documents)),
+            )
+            db.commit()
         fts_query = []
         for query in queries:
-            start = time.perf_counter()
-            db.execute(
-                "SELECT rowid FROM f WHERE f MATCH ? ORDER BY bm25(f) LIMIT 200", (match_expression(query),)
-            ).fetchall()
-            fts_query.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        db.executemany("DELETE FROM f WHERE rowid = ?", ((i + 1,) for i in changed))
-        db.executemany(
-            "INSERT INTO f (rowid, body) VALUES (?, ?)",
-            ((i + 1, " ".join(documents[i] + ["edited"])) for i in changed),
-        )
-        db.commit()
-        fts_update = time.perf_counter() - start
+            with clock() as sample:
+                db.execute(
+                    "SELECT rowid FROM f WHERE f MATCH ? ORDER BY bm25(f) LIMIT 200",
+                    (match_expression(query),),
+                ).fetchall()
+            fts_query.append(sample)
+        with clock() as fts_update:
+            db.executemany("DELETE FROM f WHERE rowid = ?", ((i + 1,) for i in changed))
+            db.executemany(
+                "INSERT INTO f (rowid, body) VALUES (?, ?)",
+                ((i + 1, " ".join(documents[i] + ["edited"])) for i in changed),
+            )
+            db.commit()
         db.close()
 
     import bm25s
 
-    start = time.perf_counter()
-    retriever = bm25s.BM25()
-    retriever.index(bm25s.tokenization.Tokenized(*_vocabulary(documents)), show_progress=False)
-    bm25s_build = time.perf_counter() - start
+    with clock() as bm25s_build:
+        retriever = bm25s.BM25()
+        retriever.index(bm25s.tokenization.Tokenized(*_vocabulary(documents)), show_progress=False)
     vocabulary = _vocabulary(documents)[1]
     bm25s_query = []
     for query in queries:
         ids = [[vocabulary[t] for t in dict.fromkeys(tokens(query)) if t in vocabulary]]
-        start = time.perf_counter()
-        retriever.retrieve(
-            bm25s.tokenization.Tokenized(ids, vocabulary), k=min(200, len(documents)), show_progress=False
-        )
-        bm25s_query.append(time.perf_counter() - start)
+        with clock() as sample:
+            retriever.retrieve(
+                bm25s.tokenization.Tokenized(ids, vocabulary), k=min(200, len(documents)), show_progress=False
+            )
+        bm25s_query.append(sample)
     edited = list(documents)
     for i in changed:
         edited[i] = edited[i] + ["edited"]
-    start = time.perf_counter()
-    rebuilt = bm25s.BM25()
-    rebuilt.index(bm25s.tokenization.Tokenized(*_vocabulary(edited)), show_progress=False)
-    bm25s_update = time.perf_counter() - start
+    with clock() as bm25s_update:
+        rebuilt = bm25s.BM25()
+        rebuilt.index(bm25s.tokenization.Tokenized(*_vocabulary(edited)), show_progress=False)
 
     text = "\n".join(
         [
@@ -97,20 +93,19 @@ def main() -> None:
             "",
             "| engine | build | query p50 | update after one file changed | persistent |",
             "| --- | ---: | ---: | ---: | --- |",
-            f"| SQLite FTS5 | {fts_build:.2f} s | {1000 * statistics.median(fts_query):.1f} ms "
-            f"| {1000 * fts_update:.1f} ms (that file's rows) | yes, updated in place |",
-            f"| bm25s | {bm25s_build:.2f} s | {1000 * statistics.median(bm25s_query):.1f} ms "
-            f"| {1000 * bm25s_update:.1f} ms (rebuilt whole) | saved and loaded whole |",
+            f"| SQLite FTS5 | {fts_build.wall:.2f} s | {1000 * median(fts_query):.1f} ms "
+            f"| {1000 * fts_update.wall:.1f} ms (that file's rows) | yes, updated in place |",
+            f"| bm25s | {bm25s_build.wall:.2f} s | {1000 * median(bm25s_query):.1f} ms "
+            f"| {1000 * bm25s_update.wall:.1f} ms (rebuilt whole) | saved and loaded whole |",
         ]
     )
-    print(text)
-    if args.update_results:
-        update_section(
-            "lexical-engines",
-            "Lexical engine: SQLite FTS5 against bm25s (`benchmarks/lexical_engines.py`)",
-            text,
-            "python benchmarks/lexical_engines.py --store DIR --update-results",
-        )
+    report(
+        text,
+        args.update_results,
+        "lexical-engines",
+        "Lexical engine: SQLite FTS5 against bm25s (`benchmarks/lexical_engines.py`)",
+        "python benchmarks/lexical_engines.py --store DIR --update-results",
+    )
 
 
 def _vocabulary(documents: list[list[str]]) -> tuple[list[list[int]], dict[str, int]]:

@@ -26,13 +26,12 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
-from datetime import date
 from pathlib import Path
 from typing import Any
 
 from results_file import report
+from timing import Load, clock, interleaved
 
 TERMS = 150
 LIMIT = 210  # what retrieval asks of the lexical search (its pool and team knowledge's)
@@ -106,10 +105,9 @@ def measure(index: Path, queries: list[str]) -> dict[str, object]:
     from kbc.index.lexical import LexicalIndex
 
     def timed(call: Callable[[], object]) -> tuple[float, str]:
-        started = time.process_time()
-        found = call()
-        used = (time.process_time() - started) * 1000
-        return used, hashlib.sha256(json.dumps(found).encode()).hexdigest()
+        with clock() as sample:
+            found = call()
+        return sample.cpu * 1000, hashlib.sha256(json.dumps(found).encode()).hexdigest()
 
     plain = LexicalIndex(index)
     plain.pin()
@@ -134,10 +132,10 @@ def measure(index: Path, queries: list[str]) -> dict[str, object]:
         chunks = [
             dataclasses.replace(c, text=c.text + "\nedited") for c in writer.all_chunks() if c.path == path
         ]
-        started = time.process_time()
-        writer.replace_files([path], chunks, [])
-        writer.commit()
-        update = (time.process_time() - started) * 1000
+        with clock() as updating:
+            writer.replace_files([path], chunks, [])
+            writer.commit()
+        update = updating.cpu * 1000
         after, digest = timed(lambda: writer.search(queries[0], LIMIT))
         fresh = LexicalIndex(copy)
         same = fresh.search(queries[0], LIMIT) == writer.search(queries[0], LIMIT)
@@ -156,8 +154,11 @@ def measure(index: Path, queries: list[str]) -> dict[str, object]:
 def compare(args: argparse.Namespace, index: Path, units: int, queries: list[str]) -> None:
     here = Path(__file__).resolve().parents[1]
     runs: dict[str, list[dict[str, Any]]] = {"before": [], "after": []}
-    for _ in range(args.rounds):
-        for name, code in (("before", args.before.resolve()), ("after", here)):
+
+    def child(name: str, code: Path) -> Callable[[], None]:
+        """A process of the code at ``code`` measuring every way; its CPU figures kept."""
+
+        def run() -> None:
             env = {**os.environ, "PYTHONPATH": f"{code}{os.pathsep}{Path(__file__).parent}"}
             done = subprocess.run(
                 [sys.executable, __file__, "--child", str(index)],
@@ -168,6 +169,14 @@ def compare(args: argparse.Namespace, index: Path, units: int, queries: list[str
                 text=True,
             )
             runs[name].append(json.loads(done.stdout))
+
+        return run
+
+    # The figures are the children's own CPU times; the rounds give their order and the load.
+    load = Load()
+    interleaved(
+        {"before": child("before", args.before.resolve()), "after": child("after", here)}, args.rounds, load
+    )
     answers = {tuple(run["digests"]) for name in runs for run in runs[name]}
     ways = len(answers) == 1 and all(
         len(set(d[n : n + 3])) == 1 for d in answers for n in range(0, len(d), 3)
@@ -186,8 +195,7 @@ def compare(args: argparse.Namespace, index: Path, units: int, queries: list[str
         f"{units:,} units (the chunks of {names}); "
         f"{len(queries)} queries of {TERMS} distinct terms (the development split's issues), top {LIMIT}; "
         f"{args.rounds} rounds, the code before and this code in turn, each in a process of its own; "
-        "every answer the same (ids and scores) in both. CPU time, median. "
-        f"Date: {date.today().isoformat()}.",
+        "every answer the same (ids and scores) in both. CPU time, median.",
         "",
         "| search | before | after | after ÷ before |",
         "| --- | ---: | ---: | ---: |",
@@ -217,6 +225,7 @@ def compare(args: argparse.Namespace, index: Path, units: int, queries: list[str
         "lexical-topk",
         "Issue-length queries on 100,000 units, before and after (`benchmarks/lexical_topk.py`)",
         "python benchmarks/lexical_topk.py --store DIR [--store DIR ...] --before CODE --update-results",
+        load,
     )
 
 

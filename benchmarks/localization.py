@@ -45,12 +45,12 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from common import set_constants
 from localization_metrics import BUDGETS, Row, instance_metrics, per_repository, table
 from results_file import update_section
+from timing import clock
 
 from kbc.domain.knowledge_roots import KnowledgeRoot
 from kbc.domain.models import OUTSIDE_KINDS
@@ -145,19 +145,19 @@ def run_instance(  # noqa: PLR0913 - one instance's run, every input by name
     kept = stores / row["instance_id"]
     tree.parent.mkdir(parents=True, exist_ok=True)
     checkout(mirror_root / f"{owner}+{name}" / "repo", tree, row["base_commit"])
-    started = time.perf_counter()
     embedded = -1
-    settings = Settings(
-        knowledge=(KnowledgeRoot("team", str(knowledge)),) if knowledge else (),
-        **({"embed_model": "none"} if build_lexical else {}),
-    )
-    if reuse:
-        store = kept
-        fill_precedents(tree, store)
-    else:
-        built = build_repository(tree, settings, store, wait=True)
-        embedded = built.index.embedded
-    build_seconds = time.perf_counter() - started
+    with clock() as building:
+        settings = Settings(
+            knowledge=(KnowledgeRoot("team", str(knowledge)),) if knowledge else (),
+            **({"embed_model": "none"} if build_lexical else {}),
+        )
+        if reuse:
+            store = kept
+            fill_precedents(tree, store)
+        else:
+            built = build_repository(tree, settings, store, wait=True)
+            embedded = built.index.embedded
+    build_seconds = building.wall
     query = row["problem_statement"]
     profile = dataclasses.replace(profile_named(tree, "implementation"), **overrides)
     retriever = open_retriever(tree, Settings(embed_model="none") if lexical else Settings(), store)
@@ -166,14 +166,14 @@ def run_instance(  # noqa: PLR0913 - one instance's run, every input by name
     if unseen:
         exclude = frozenset(manifest.documents)
     try:
-        started = time.perf_counter()
-        ranking = without(retriever.search(query, profile), exclude)
         files: list[str] = []
-        for cid, _ in ranking.ranked:
-            chunk = ranking.chunks[cid]
-            if chunk.kind not in OUTSIDE_KINDS and chunk.path not in files:
-                files.append(chunk.path)
-        search_ms = (time.perf_counter() - started) * 1000
+        with clock() as searching:
+            ranking = without(retriever.search(query, profile), exclude)
+            for cid, _ in ranking.ranked:
+                chunk = ranking.chunks[cid]
+                if chunk.kind not in OUTSIDE_KINDS and chunk.path not in files:
+                    files.append(chunk.path)
+        search_ms = searching.wall * 1000
         slices = {}
         for budget in BUDGETS:
             if hasattr(retriever, "slice_of"):  # one search for every budget

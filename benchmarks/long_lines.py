@@ -30,10 +30,12 @@ import sys
 import tempfile
 import threading
 import time
-from datetime import date
+from collections.abc import Callable
+from itertools import count
 from pathlib import Path
 
-from results_file import update_section
+from results_file import report
+from timing import Load, clock, interleaved, median
 
 ROOT = Path(__file__).resolve().parents[1]
 LEXICAL = ["-c", "index.embed_model=none"]
@@ -79,14 +81,18 @@ def repository(folder: Path, text: str) -> Path:
     return folder
 
 
-def build_seconds(repo: Path, store: Path) -> float:
-    started = time.perf_counter()
+def build(repo: Path, store: Path) -> None:
     subprocess.run(
         [sys.executable, "-m", "kbc", *LEXICAL, "build", str(repo), "--no-llm", "--store", str(store)],
         check=True,
         capture_output=True,
     )
-    return time.perf_counter() - started
+
+
+def fresh_builds(repo: Path, stores: Path) -> Callable[[], None]:
+    """A cold build of ``repo`` each call, into a store of its own (``STORES-0``, ``STORES-1``, …)."""
+    numbers = count()
+    return lambda: build(repo, stores.with_name(f"{stores.name}-{next(numbers)}"))
 
 
 def free_port() -> int:
@@ -98,10 +104,10 @@ def free_port() -> int:
 def post(url: str, task: str, timeout: float = 600) -> float:
     import httpx
 
-    started = time.perf_counter()
-    answer = httpx.post(f"{url}/api/v1/retrieve", json={"task": task, "budget": 2000}, timeout=timeout)
-    answer.raise_for_status()
-    return time.perf_counter() - started
+    with clock() as sample:
+        answer = httpx.post(f"{url}/api/v1/retrieve", json={"task": task, "budget": 2000}, timeout=timeout)
+        answer.raise_for_status()
+    return sample.wall
 
 
 def serving(work: Path, tasks: dict[str, str]) -> dict[str, tuple[float, float, float]]:
@@ -178,18 +184,24 @@ def main() -> None:
         ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], check=True, capture_output=True, text=True
     ).stdout.strip()
     rows = []
+    load = Load()
     for shape, text in shapes(args.chars).items():
         slug = shape.replace(" ", "-")
         long_repo = repository(work / f"{slug}-long", text)
         short_repo = repository(
             work / f"{slug}-short", "\n".join(text[i : i + 100] for i in range(0, len(text), 100))
         )
-        long_times, short_times = [], []
-        for number in range(args.repeats):
-            long_times.append(build_seconds(long_repo, work / f"{slug}-long-store-{number}"))
-            short_times.append(build_seconds(short_repo, work / f"{slug}-short-store-{number}"))
-        ratio = statistics.median(long_times) / statistics.median(short_times)
-        rows.append((shape, statistics.median(long_times), statistics.median(short_times), ratio))
+        samples = interleaved(
+            {
+                "long": fresh_builds(long_repo, work / f"{slug}-long-store"),
+                "short": fresh_builds(short_repo, work / f"{slug}-short-store"),
+            },
+            args.repeats,
+            load,
+        )
+        long_times, short_times = [s.wall for s in samples["long"]], [s.wall for s in samples["short"]]
+        ratio = median(samples["long"]) / median(samples["short"])
+        rows.append((shape, median(samples["long"]), median(samples["short"]), ratio))
         print(
             json.dumps({"shape": shape, "long": long_times, "short": short_times, "ratio": round(ratio, 2)}),
             flush=True,
@@ -203,7 +215,7 @@ def main() -> None:
             flush=True,
         )
     lines = [
-        f"{date.today().isoformat()}, kbc at {head}, lexical builds without an LLM, 2 shared cores. One "
+        f"kbc at {head}, lexical builds without an LLM. One "
         f"file of {args.chars:,} characters on a single line, against the same characters in 100-character "
         f"lines (plus a five-line Python file), each built cold {args.repeats} times, alternately; "
         "medians:",
@@ -224,16 +236,15 @@ def main() -> None:
             for shape, (alone, during, huge) in served.items()
         ),
     ]
-    text = "\n".join(lines)
-    print(text)
-    if args.update_results:
-        update_section(
-            "long-lines",
-            "One long line (`benchmarks/long_lines.py`)",
-            text,
-            f"python benchmarks/long_lines.py --chars {args.chars} --repeats {args.repeats} "
-            f"--task-chars {args.task_chars}",
-        )
+    report(
+        "\n".join(lines),
+        args.update_results,
+        "long-lines",
+        "One long line (`benchmarks/long_lines.py`)",
+        f"python benchmarks/long_lines.py --chars {args.chars} --repeats {args.repeats} "
+        f"--task-chars {args.task_chars}",
+        load,
+    )
 
 
 if __name__ == "__main__":

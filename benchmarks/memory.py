@@ -39,8 +39,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 
@@ -50,6 +51,7 @@ from memory_report import markdown
 from results_file import update_section
 from served import free_port, wait_healthy
 from sources import fresh_copy, source_of
+from timing import Load, clock, interleaved
 from workspace import MORE, PACKAGES, TASKS, prepare
 
 HERE = Path(__file__).resolve().parent.parent
@@ -64,6 +66,22 @@ SERVE_TASKS = (
     "integrate a rational function",
 )
 TOUCHED = "sympy/core/basic.py"  # the one file the refresh finds changed
+Config = TypeVar("Config")
+
+
+def in_rounds(
+    codes: dict[str, Path], configs: list[Config], run: Callable[[str, Path, Config], None], load: Load
+) -> None:
+    """Every version of kbc on each of ``configs``: a round per config, the versions' order
+    rotated from round to round (so no version always runs first)."""
+    if not configs:
+        return
+    pending = {label: iter(configs) for label in codes}
+
+    def variant(label: str, code: Path) -> Callable[[], None]:
+        return lambda: run(label, code, next(pending[label]))
+
+    interleaved({label: variant(label, code) for label, code in codes.items()}, len(configs), load)
 
 
 # -- build and refresh ----------------------------------------------------------------------
@@ -135,9 +153,9 @@ def snapshot_child(root: Path) -> None:
     before = status_mib("VmRSS")
     Path("/proc/self/clear_refs").write_text("5")  # the high-water mark starts again here
     with tempfile.TemporaryDirectory() as scratch:
-        started = time.perf_counter()
-        digest = write_units_snapshot(Path(scratch), made.key, "", units, vectors)
-        seconds = time.perf_counter() - started
+        with clock() as writing:
+            digest = write_units_snapshot(Path(scratch), made.key, "", units, vectors)
+        seconds = writing.wall
         peak = status_mib("VmHWM")
         snapshot = load_snapshot(Path(scratch), digest)
         assert snapshot is not None
@@ -173,11 +191,15 @@ def snapshot_round(code: Path, root: Path) -> dict[str, Any]:
     return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
-def snapshots(codes: dict[str, Path], stores: dict[str, str], rows: dict[str, dict[str, Any]]) -> None:
-    for name, repo in stores.items():
-        for label, code in codes.items():
-            rows[label].setdefault("snapshot", {})[name] = found = snapshot_round(code, Path(repo))
-            print(label, name, "snapshot", found, file=sys.stderr, flush=True)
+def snapshots(
+    codes: dict[str, Path], stores: dict[str, str], rows: dict[str, dict[str, Any]], load: Load
+) -> None:
+    def one(label: str, code: Path, store: tuple[str, str]) -> None:
+        name, repo = store
+        rows[label].setdefault("snapshot", {})[name] = found = snapshot_round(code, Path(repo))
+        print(label, name, "snapshot", found, file=sys.stderr, flush=True)
+
+    in_rounds(codes, list(stores.items()), one, load)
 
 
 # -- serve ----------------------------------------------------------------------------------
@@ -285,29 +307,38 @@ def main() -> None:
     first = next(iter(codes.values()))
     only = set(args.only.split(","))
     rows: dict[str, dict[str, Any]] = {label: {} for label in codes}
+    load = Load()
     if "serve" in only:
         served = dict(given.partition("=")[::2] for given in args.serve) or {
             "kbc": str(built_kbc(first, work))
         }
-        for name, repo in served.items():
-            for lexical in (True, False):
-                for label, code in codes.items():
-                    way = "lexical" if lexical else "hybrid"
-                    found = serve_round(code, Path(repo), lexical, args.requests, work)
-                    rows[label].setdefault("serve", {})[f"{name} {way}"] = found
-                    print(label, name, way, found, file=sys.stderr, flush=True)
+
+        def serve_one(label: str, code: Path, config: tuple[str, str, bool]) -> None:
+            name, repo, lexical = config
+            way = "lexical" if lexical else "hybrid"
+            found = serve_round(code, Path(repo), lexical, args.requests, work)
+            rows[label].setdefault("serve", {})[f"{name} {way}"] = found
+            print(label, name, way, found, file=sys.stderr, flush=True)
+
+        configs = [(name, repo, lexical) for name, repo in served.items() for lexical in (True, False)]
+        in_rounds(codes, configs, serve_one, load)
     if "snapshot" in only:  # the build's vector snapshot alone, on each store served
-        snapshots(codes, dict(given.partition("=")[::2] for given in args.serve), rows)
+        snapshots(codes, dict(given.partition("=")[::2] for given in args.serve), rows, load)
     if "workspace" in only:
         repos = prepare(work / "workspace", [*PACKAGES, *MORE])
-        for label, code in codes.items():
-            found = workspace_round(code, repos, args.requests, work)
-            rows[label]["workspace"] = found
+
+        def workspace_one(label: str, code: Path, repos: dict[str, Path]) -> None:
+            rows[label]["workspace"] = found = workspace_round(code, repos, args.requests, work)
             print(label, "workspace", found, file=sys.stderr, flush=True)
+
+        in_rounds(codes, [repos], workspace_one, load)
     if "build" in only:
-        for label, code in codes.items():
-            rows[label]["build"] = build_round(code, work)
+
+        def build_one(label: str, code: Path, where: Path) -> None:
+            rows[label]["build"] = build_round(code, where)
             print(label, "build", rows[label]["build"], file=sys.stderr, flush=True)
+
+        in_rounds(codes, [work], build_one, load)
     (work / "memory.json").write_text(json.dumps(rows, indent=1))
     text = markdown(rows, args.requests)
     if args.markdown:
@@ -316,7 +347,9 @@ def main() -> None:
         command = "python benchmarks/memory.py --work DIR " + " ".join(
             f"--code {label}=DIR" for label in codes
         )
-        update_section("memory", "Memory: build, refresh and serve (`benchmarks/memory.py`)", text, command)
+        update_section(
+            "memory", "Memory: build, refresh and serve (`benchmarks/memory.py`)", text, command, load
+        )
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from served import rss_parts
+from timing import clock
 
 TICK = 0.05  # seconds between reads of /proc
 
@@ -66,12 +67,12 @@ def env_for(code: Path, cache: Path | None = None) -> dict[str, str]:
 def run_watched(command: list[str], env: dict[str, str], cwd: Path = NEUTRAL) -> dict[str, Any]:
     """Run ``command`` to its end: wall seconds, the tree's peak and the largest process's."""
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        started = time.perf_counter()
-        child = subprocess.Popen(command, stdout=out, stderr=err, env=env, cwd=cwd, text=True)
-        watch = Watch(child.pid)
-        _, status, usage = os.wait4(child.pid, 0)
-        watch.stop()
-        seconds = time.perf_counter() - started
+        with clock() as sample:
+            child = subprocess.Popen(command, stdout=out, stderr=err, env=env, cwd=cwd, text=True)
+            watch = Watch(child.pid)
+            _, status, usage = os.wait4(child.pid, 0)
+            watch.stop()
+        seconds = sample.wall
         err.seek(0)
         stderr = err.read()
     code = os.waitstatus_to_exitcode(status)

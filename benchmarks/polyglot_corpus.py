@@ -3,23 +3,27 @@
     python benchmarks/polyglot_corpus.py --out /tmp/polyglot [--cache DIR]
 
 Each folder of OUT holds the sources of one package at a pinned version (:data:`SOURCES`),
-fetched from a package registry with its ordinary client:
+fetched from a package registry by :mod:`corpora` and checked against the digest the registry
+publishes:
 
-- ``ts/``: mobx 6.13.5 from npm (``npm pack``), its TypeScript sources (``src/**/*.ts``);
-- ``go/``: cobra 1.6.1 from Debian's ``golang-github-spf13-cobra-dev`` 1.6.1-1 (``apt-get
-  download``, then ``dpkg-deb -x``), the Go sources under ``usr/share/gocode/src``;
+- ``ts/``: mobx 6.13.5 from npm (its tarball, by its sha512 integrity), its TypeScript sources
+  (``src/**/*.ts``);
+- ``go/``: cobra 1.6.1 from Debian's ``golang-github-spf13-cobra-dev`` 1.6.1-1 (its address and
+  SHA256 from apt's index, ``apt-get download --print-uris``), the Go sources under
+  ``usr/share/gocode/src``;
 - ``rust/``: the semver 1.0.14 crate from Debian's ``librust-semver-dev`` 1.0.14-1, under
   ``usr/share/cargo/registry``;
 - ``java/``: Capacitor's Android library from npm's ``@capacitor/android`` 8.6.0, the Java
   sources of its ``capacitor`` module (``src/main/java/com/getcapacitor/...``);
-- ``python/``: tomli 2.2.1, its sdist from PyPI (``pip download --no-deps --no-binary :all:``).
+- ``python/``: tomli 2.2.1, its sdist from PyPI's simple index (by its sha256).
 
 Some 200 files in all. Downloads are kept in the cache folder (``--cache``, by default
-``polyglot-cache`` beside OUT) and reused on the next run, so only the first run needs the
-registries. OUT is then laid out anew (a folder that is not such a corpus is never touched),
-with a ``POLYGLOT.md`` saying where each folder comes from, and committed to a fresh git
-repository with a fixed author and date, so that the same sources give the same commit. A
-corpus already committed from the same sources is left as it is (its ``.kbc`` store too).
+``polyglot-cache`` beside OUT), each with its sha256 recorded, and reused on the next run once
+checked against it, so only the first run needs the registries. OUT is then laid out anew (a
+folder that is not such a corpus is never touched), with a ``POLYGLOT.md`` saying where each
+folder comes from, and committed to a fresh git repository with a fixed author and date, so
+that the same sources give the same commit. A corpus already committed from the same sources is
+left as it is (its ``.kbc`` store too).
 
 The golden file ``benchmarks/golden/polyglot.yaml`` asks its questions of this corpus:
 
@@ -32,14 +36,16 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shutil
 import subprocess
 import sys
 import tarfile
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+import corpora
 
 MARKER = "POLYGLOT.md"
 AUTHOR = ("kbc benchmarks", "benchmarks@kbc.invalid")
@@ -127,69 +133,27 @@ def run(command: list[str], cwd: Path | None = None, env: dict[str, str] | None 
     return done.stdout
 
 
-def normalized(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
-def cached_archive(source: Source, folder: Path) -> Path | None:
-    """The package's archive already in ``folder``, if a previous run fetched it."""
-    if source.registry == "npm":
-        path = folder / f"{source.name.lstrip('@').replace('/', '-')}-{source.version}.tgz"
-        return path if path.is_file() else None
-    if source.registry == "deb":
-        found = sorted(folder.glob(f"{source.name}_{source.version.replace(':', '%3a')}_*.deb"))
-        return found[0] if found else None
-    for path in sorted(folder.glob("*.tar.gz")):
-        name, _, version = path.name.removesuffix(".tar.gz").rpartition("-")
-        if normalized(name) == normalized(source.name) and version == source.version:
-            return path
-    return None
+FETCHERS: dict[str, Callable[..., Path]] = {
+    "npm": corpora.npm_archive,
+    "deb": corpora.deb_archive,
+    "pypi": corpora.sdist_archive,
+}
 
 
 def download(source: Source, cache: Path) -> Path:
-    folder = cache / source.registry
-    found = cached_archive(source, folder)
-    if found:
-        return found
-    folder.mkdir(parents=True, exist_ok=True)
-    print(f"fetching {source.name} {source.version} ({source.registry})", file=sys.stderr)
-    if source.registry == "npm":
-        run(["npm", "pack", "--silent", f"{source.name}@{source.version}", "--pack-destination", str(folder)])
-    elif source.registry == "deb":
-        run(["apt-get", "download", f"{source.name}={source.version}"], cwd=folder)
-    else:
-        run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                "--no-deps",
-                "--no-binary",
-                ":all:",
-                "--disable-pip-version-check",
-                "-q",
-                f"{source.name}=={source.version}",
-                "-d",
-                str(folder),
-            ]
-        )
-    found = cached_archive(source, folder)
-    if found is None:
-        raise CorpusError(f"{source.name} {source.version}: downloaded, but no archive of it in {folder}")
-    return found
+    """The package's archive in ``cache/REGISTRY``, fetched once from its registry and checked
+    against the digest the registry publishes (:mod:`corpora`)."""
+    try:
+        fetch = FETCHERS[source.registry]
+        return fetch(source.name, source.version, cache / source.registry, announce=source.registry)
+    except corpora.FetchError as exc:
+        raise CorpusError(str(exc)) from exc
 
 
 def unpack(archive: Path, target: Path) -> None:
-    """The archive's files in ``target`` (emptied first)."""
-    shutil.rmtree(target, ignore_errors=True)
-    target.mkdir(parents=True)
-    if archive.suffix == ".deb":
-        run(["dpkg-deb", "-x", str(archive), str(target)])
-        return
+    """The archive's files in ``target`` (replaced)."""
     try:
-        with tarfile.open(archive) as tarred:
-            tarred.extractall(target, filter="data")
+        corpora.unpack(archive, target)
     except (OSError, tarfile.TarError) as exc:
         raise CorpusError(f"{archive}: cannot unpack ({type(exc).__name__}: {exc})") from exc
 

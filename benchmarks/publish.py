@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
-import platform
 import shutil
 import socket
 import subprocess
@@ -37,11 +36,13 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
 import httpx
+from timing import Load, clock, interleaved, timed
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -124,21 +125,21 @@ def kbc(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 
 
 def timed_publish(name: str, root: Path, store: Path, endpoint: str) -> tuple[float, str]:
-    started = time.perf_counter()
-    done = kbc(
-        "publish",
-        "--repo",
-        str(root),
-        "--store",
-        str(store),
-        "--name",
-        name,
-        "--format",
-        "json",
-        f"s3://{BUCKET}/stores",
-        env=env_for(endpoint),
-    )
-    return time.perf_counter() - started, done.stdout
+    with clock() as sample:
+        done = kbc(
+            "publish",
+            "--repo",
+            str(root),
+            "--store",
+            str(store),
+            "--name",
+            name,
+            "--format",
+            "json",
+            f"s3://{BUCKET}/stores",
+            env=env_for(endpoint),
+        )
+    return sample.wall, done.stdout
 
 
 def timed_pull(name: str, endpoint: str, cache: Path) -> float:
@@ -146,12 +147,12 @@ def timed_pull(name: str, endpoint: str, cache: Path) -> float:
     from kbc.providers.objectstore import Bucket, parse_location
     from kbc.services.pull import newest, pull
 
-    started = time.perf_counter()
-    bucket = Bucket(parse_location(f"s3://{BUCKET}/stores/{name}"))
-    manifest = newest(bucket)
-    assert manifest is not None
-    pull(bucket, manifest, cache)
-    return time.perf_counter() - started
+    with clock() as sample:
+        bucket = Bucket(parse_location(f"s3://{BUCKET}/stores/{name}"))
+        manifest = newest(bucket)
+        assert manifest is not None
+        pull(bucket, manifest, cache)
+    return sample.wall
 
 
 @contextmanager
@@ -241,13 +242,12 @@ def main() -> None:
         with s3_server(work) as endpoint:
             for name, where in repos:
                 root, store = Path(where).resolve(), work / name / "store"
-                started = time.perf_counter()
-                kbc("build", "--no-llm", "--store", str(store), str(root), env=env_for(endpoint))
-                build = time.perf_counter() - started
+                building = partial(
+                    kbc, "build", "--no-llm", "--store", str(store), str(root), env=env_for(endpoint)
+                )
+                build = timed(building).wall
                 files = [p for p in store.rglob("*") if p.is_file()]
-                started = time.perf_counter()
-                shutil.copytree(store, work / name / "copy")
-                copy = time.perf_counter() - started
+                copy = timed(partial(shutil.copytree, store, work / name / "copy")).wall
                 first, _ = timed_publish(name, root, store, endpoint)
                 again, _ = timed_publish(name, root, store, endpoint)
                 pull = timed_pull(name, endpoint, work / name / "pulled")
@@ -260,16 +260,26 @@ def main() -> None:
                 )
             served = repos[0][0]
             single, double = [0, 0], [0, 0]
+            readings = Load()
+
+            def phase(urls: list[str], total: list[int]) -> Callable[[], None]:
+                """Each call, one phase of requests to ``urls``, its counts added to ``total``."""
+                turns = itertools.count()
+
+                def run() -> None:
+                    offset = next(turns) * 2_000_000 + len(urls)
+                    answered, failed = load(urls, args.seconds, args.clients, offset)
+                    total[0] += answered
+                    total[1] += failed
+
+                return run
+
             with server(served, endpoint, work / "one") as one, server(served, endpoint, work / "two") as two:
-                for turn in range(args.rounds):  # alternated, so a change in the machine's load hits both
-                    for urls, total in (([one], single), ([one, two], double)):
-                        answered, failed = load(
-                            urls, args.seconds, args.clients, turn * 2_000_000 + len(urls)
-                        )
-                        total[0] += answered
-                        total[1] += failed
+                # alternated (the order rotated each round), so a change in the machine's load hits both
+                interleaved(
+                    {"one": phase([one], single), "two": phase([one, two], double)}, args.rounds, readings
+                )
     lines = [
-        f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; "
         "S3: moto's server on loopback; stores built lexically (no vectors).",
         "",
         "| repository | store files | published bytes | build | local copy (baseline) "
@@ -305,6 +315,7 @@ def main() -> None:
             "Publishing and serving publications (`benchmarks/publish.py`)",
             text,
             command.replace(" --update-results", ""),
+            readings,
         )
 
 

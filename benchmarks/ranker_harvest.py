@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
+
+from timing import clock
 
 WINDOW = 10  # commits asked of one build (at the parent of the first)
 
@@ -84,40 +85,45 @@ def harvest_repository(repo: str, mirror_root: Path, work: Path, commits: int, h
     mirror = mirror_root / repo.replace("/", "+") / "repo"
     if not tree.exists():
         git("clone", "-q", "--shared", str(mirror), str(tree))
-    started = time.perf_counter()
-    git("checkout", "-q", "-f", "--detach", "origin/HEAD" if _has(tree, "origin/HEAD") else "HEAD", cwd=tree)
-    mined = mine_commits(tree, commits, MAX_FILES)
-    ordered = sorted(mined.commits, key=lambda c: (c.parent_time, c.sha))
-    if not ordered:
-        print(f"{repo}: no qualifying commit", flush=True)
-        return
-    settings = Settings() if hybrid else Settings(embed_model="none")
-    profile = profile_named(tree, "implementation")
-    lines: list[str] = []
-    kept = 0
-    for first in range(0, len(ordered), window):
-        batch = ordered[first : first + window]
-        base = batch[0].parent
-        asked = [
-            c
-            for c in batch
-            if c.hunks and all(blob(tree, c.parent, p) == blob(tree, base, p) for p in c.answer)
-        ]
-        if not asked:
-            continue
-        git("checkout", "-q", "-f", "--detach", base, cwd=tree)
-        git("clean", "-q", "-f", "-d", "-x", cwd=tree)
-        build_repository(tree, settings, store)
-        retriever = open_retriever(tree, settings, store)
-        try:
-            lines.extend(_ask(retriever, profile, repo, commit) for commit in asked)
-        finally:
-            retriever.close()
-        kept += len(asked)
-    rows_file.write_text("".join(line + "\n" for line in lines))
-    print(
-        f"{repo}: {kept} of {len(ordered)} commits asked, {time.perf_counter() - started:.0f} s", flush=True
-    )
+    with clock() as elapsed:
+        git(
+            "checkout",
+            "-q",
+            "-f",
+            "--detach",
+            "origin/HEAD" if _has(tree, "origin/HEAD") else "HEAD",
+            cwd=tree,
+        )
+        mined = mine_commits(tree, commits, MAX_FILES)
+        ordered = sorted(mined.commits, key=lambda c: (c.parent_time, c.sha))
+        if not ordered:
+            print(f"{repo}: no qualifying commit", flush=True)
+            return
+        settings = Settings() if hybrid else Settings(embed_model="none")
+        profile = profile_named(tree, "implementation")
+        lines: list[str] = []
+        kept = 0
+        for first in range(0, len(ordered), window):
+            batch = ordered[first : first + window]
+            base = batch[0].parent
+            asked = [
+                c
+                for c in batch
+                if c.hunks and all(blob(tree, c.parent, p) == blob(tree, base, p) for p in c.answer)
+            ]
+            if not asked:
+                continue
+            git("checkout", "-q", "-f", "--detach", base, cwd=tree)
+            git("clean", "-q", "-f", "-d", "-x", cwd=tree)
+            build_repository(tree, settings, store)
+            retriever = open_retriever(tree, settings, store)
+            try:
+                lines.extend(_ask(retriever, profile, repo, commit) for commit in asked)
+            finally:
+                retriever.close()
+            kept += len(asked)
+        rows_file.write_text("".join(line + "\n" for line in lines))
+    print(f"{repo}: {kept} of {len(ordered)} commits asked, {elapsed.wall:.0f} s", flush=True)
 
 
 def _ask(retriever: Any, profile: Any, repo: str, commit: Any) -> str:
@@ -205,28 +211,31 @@ def harvest_issues(
             for r in mine
         }
         mine.sort(key=lambda r: (dates[r["base_commit"]], r["instance_id"]))
-        started = time.perf_counter()
-        lines = []
-        for row in mine:
-            try:
-                git("checkout", "-q", "-f", "--detach", row["base_commit"], cwd=tree)
-            except sp.CalledProcessError:
-                continue
-            git("clean", "-q", "-f", "-d", "-x", cwd=tree)
-            build_repository(tree, settings, store)
-            retriever = open_retriever(tree, settings, store)
-            try:
-                issue = Issue(
-                    row["instance_id"],
-                    row["problem_statement"],
-                    tuple(row["gold_files"]),
-                    {p: tuple(tuple(r) for r in ranges) for p, ranges in hunks[row["instance_id"]].items()},
-                )
-                lines.append(_ask(retriever, profile_named(tree, "implementation"), repo, issue))
-            finally:
-                retriever.close()
-        out.write_text("".join(line + "\n" for line in lines))
-        print(f"{repo}: {len(lines)} issues asked, {time.perf_counter() - started:.0f} s", flush=True)
+        with clock() as elapsed:
+            lines = []
+            for row in mine:
+                try:
+                    git("checkout", "-q", "-f", "--detach", row["base_commit"], cwd=tree)
+                except sp.CalledProcessError:
+                    continue
+                git("clean", "-q", "-f", "-d", "-x", cwd=tree)
+                build_repository(tree, settings, store)
+                retriever = open_retriever(tree, settings, store)
+                try:
+                    issue = Issue(
+                        row["instance_id"],
+                        row["problem_statement"],
+                        tuple(row["gold_files"]),
+                        {
+                            p: tuple(tuple(r) for r in ranges)
+                            for p, ranges in hunks[row["instance_id"]].items()
+                        },
+                    )
+                    lines.append(_ask(retriever, profile_named(tree, "implementation"), repo, issue))
+                finally:
+                    retriever.close()
+            out.write_text("".join(line + "\n" for line in lines))
+        print(f"{repo}: {len(lines)} issues asked, {elapsed.wall:.0f} s", flush=True)
 
 
 def harvest_foreign(work: Path, hybrid: bool, count: int) -> None:

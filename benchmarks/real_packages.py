@@ -17,7 +17,6 @@ code, and how many sentences grounding removed (its own section of RESULTS.md).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import re
@@ -26,13 +25,12 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from collections import Counter
 from datetime import date
 from pathlib import Path
 from typing import Any
 
-from common import extract
+from corpora import FetchError, normalized, sdist
 from results_file import update_section
 
 # name, version: large and popular, libraries and applications, old and new styles
@@ -70,50 +68,16 @@ PACKAGES = (
     ("celery", "5.4.0"),
     ("hypothesis", "6.122.1"),
 )
-INDEX = "https://pypi.org/simple/{}/"
 FAILURE_REASON = re.compile(r"^(?:line \d+: )?([^:(0-9]+)")
 
 
-def normalized(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
-def sdist_of(name: str, version: str) -> dict[str, Any]:
-    """The source distribution's entry in the simple index (PEP 691)."""
-    request = urllib.request.Request(
-        INDEX.format(normalized(name)), headers={"Accept": "application/vnd.pypi.simple.v1+json"}
-    )
-    with urllib.request.urlopen(request, timeout=60) as response:
-        files = json.load(response)["files"]
-    want = f"{normalized(name)}-{version}"
-    for entry in files:
-        filename = entry["filename"]
-        for suffix in (".tar.gz", ".zip"):
-            if filename.endswith(suffix) and normalized(filename[: -len(suffix)]) == normalized(want):
-                return dict(entry)
-    raise SystemExit(f"{name} {version}: no source distribution in the index")
-
-
 def fetch(name: str, version: str, work: Path) -> Path:
-    """The unpacked sources (one top folder), downloaded once and checked by sha256."""
-    target = work / "src" / f"{normalized(name)}-{version}"
-    if target.exists():
-        return target
-    entry = sdist_of(name, version)
-    archive = work / "archives" / entry["filename"]
-    archive.parent.mkdir(parents=True, exist_ok=True)
-    if not archive.exists():
-        with urllib.request.urlopen(entry["url"], timeout=300) as response:
-            data = response.read()
-        expected = entry.get("hashes", {}).get("sha256")
-        if expected and hashlib.sha256(data).hexdigest() != expected:
-            raise SystemExit(f"{entry['filename']}: sha256 does not match the index")
-        archive.write_bytes(data)
-    partial = extract(archive, target)
-    (top,) = list(partial.iterdir())
-    top.rename(target)
-    partial.rmdir()
-    return target
+    """The unpacked sources (one top folder), downloaded once and checked by sha256
+    (:func:`corpora.sdist`); a package that cannot be fetched ends the run with the reason."""
+    try:
+        return sdist(name, version, work)
+    except FetchError as exc:
+        raise SystemExit(str(exc)) from exc
 
 
 def build(tree: Path, timeout: float) -> dict[str, Any]:

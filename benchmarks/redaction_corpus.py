@@ -25,11 +25,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
-from datetime import date
 from pathlib import Path
 
 from results_file import update_section
+from timing import clock
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
@@ -106,15 +105,15 @@ def kbc_corpus() -> tuple[dict[str, bytes], set[str]]:
 def measure(name: str, files: dict[str, bytes], values: set[str], work: Path) -> dict[str, object]:
     repo = _repository(work / name, files)
     kbc = [sys.executable, "-m", "kbc"]
-    started = time.perf_counter()
-    built = subprocess.run(
-        [*kbc, "build", "--no-llm", "--format", "json", str(repo)],
-        env=_env(),
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    seconds = time.perf_counter() - started
+    with clock() as building:
+        built = subprocess.run(
+            [*kbc, "build", "--no-llm", "--format", "json", str(repo)],
+            env=_env(),
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    seconds = building.wall
     summary = json.loads(built.stdout)
     passes = {p["name"]: p["seconds"] for p in summary["passes"]}
     stored = "\n".join(
@@ -190,7 +189,7 @@ def main() -> None:
     print(table)
     if args.update_results:
         text = (
-            f"Run {date.today().isoformat()}; retrieval {rows[0]['retrieval']}; queries: "
+            f"Retrieval {rows[0]['retrieval']}; queries: "
             f"{len(QUERIES)} × use cases {', '.join(USE_CASES)} at 30,000 tokens, JSON output.\n\n" + table
         )
         update_section(

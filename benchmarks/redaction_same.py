@@ -18,8 +18,9 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from timing import clock
 
 HERE = Path(__file__).resolve()
 
@@ -52,12 +53,12 @@ def dump(out: Path, roots: list[Path]) -> None:
                 text = read_text(path, language)
                 if not text or "\0" in text:
                     continue
-                started = time.perf_counter()
-                if hasattr(secrets, "file_findings"):
-                    found = sorted(secrets.file_findings(str(path), text, language))
-                else:  # a checkout from before the findings were judged
-                    found = sorted(secrets._own_findings(str(path), text, language, text.split("\n")))
-                seconds += time.perf_counter() - started
+                with clock() as finding:
+                    if hasattr(secrets, "file_findings"):
+                        found = sorted(secrets.file_findings(str(path), text, language))
+                    else:  # a checkout from before the findings were judged
+                        found = sorted(secrets._own_findings(str(path), text, language, text.split("\n")))
+                seconds += finding.wall
                 redacted = secrets.redact(str(path), text, language).text
                 fh.write(json.dumps([str(path), found, hashlib.sha256(redacted.encode()).hexdigest()]) + "\n")
         fh.write(json.dumps({"seconds": seconds}) + "\n")

@@ -23,11 +23,10 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
-from datetime import date
 from pathlib import Path
 
-from results_file import update_section
+from results_file import report
+from timing import clock, timed
 
 from kbc.domain.settings import Settings
 from kbc.index.embed import model_name
@@ -81,9 +80,7 @@ def next_commit(mirror: Path, base: str) -> str:
 
 
 def timed_build(root: Path, settings: Settings) -> float:
-    started = time.perf_counter()
-    build_repository(root, settings, no_llm=True)
-    return time.perf_counter() - started
+    return timed(lambda: build_repository(root, settings, no_llm=True, wait=True)).wall
 
 
 def file_units(root: Path, path: str) -> int:
@@ -126,9 +123,9 @@ def main() -> None:
     live = clone(mirror, args.base, work / "live" / "repo")
     cold_base = timed_build(live, settings)
     git(live, "checkout", "-q", "-B", "bench", second)
-    started = time.perf_counter()
-    step = refresh(str(live), settings, no_llm=True)
-    refresh_next = time.perf_counter() - started
+    with clock() as stepped:
+        step = refresh(str(live), settings, no_llm=True)
+    refresh_next = stepped.wall
     assert step.build is not None
 
     other = clone(mirror, second, work / "cold" / "repo")
@@ -145,10 +142,10 @@ def main() -> None:
         path = candidates[(number * 7) % len(candidates)]
         edit_in_place(live, path)
         git(live, "commit", "-q", "-am", f"edit {path}")
-        started = time.perf_counter()
-        done = refresh(str(live), settings, no_llm=True)
-        seconds = time.perf_counter() - started
-        assert done.build is not None and done.path == "incremental", done.reason
+        with clock() as refreshed:
+            done = refresh(str(live), settings, no_llm=True)
+        seconds = refreshed.wall
+        assert done.build is not None and done.mode == "incremental", done.reason
         one_file.append(
             (
                 seconds,
@@ -160,16 +157,16 @@ def main() -> None:
         )
     median = statistics.median(s for s, *_ in one_file)
     lines = [
-        f"{date.today().isoformat()}, {args.repo} at `{args.base[:10]}` → `{second[:10]}` "
+        f"{args.repo} at `{args.base[:10]}` → `{second[:10]}` "
         f"({len(step.changes.added)} added, {len(step.changes.modified)} modified, "
         f"{len(step.changes.deleted)} deleted, {len(step.changes.renamed)} renamed files), "
-        f"embeddings on ({model_name()}), no LLM, {os.cpu_count()} cores, one run.",
+        f"embeddings on ({model_name()}), no LLM, one run.",
         "",
         "| run | time | vs cold build of the same commit | files re-chunked | units embedded |",
         "| --- | ---: | ---: | ---: | ---: |",
         f"| cold build at the base | {cold_base:.1f} s | — | — | — |",
         f"| cold build at the next commit | {cold_next:.1f} s | 1.00× | — | — |",
-        f"| refresh base → next commit ({step.path}) | {refresh_next:.2f} s | "
+        f"| refresh base → next commit ({step.mode}) | {refresh_next:.2f} s | "
         f"{refresh_next / cold_next:.1%} | {step.build.index.changed_files} | {step.build.index.embedded} |",
     ]
     for seconds, rechunked, embedded, units, of_views in one_file:
@@ -183,15 +180,13 @@ def main() -> None:
         f"One-file refresh, median of {len(one_file)}: {median:.2f} s, "
         f"{median / cold_next:.1%} of the cold build (target ≤ 2 %).",
     ]
-    text = "\n".join(lines)
-    print(text)
-    if args.update_results:
-        update_section(
-            "refresh",
-            "Incremental refresh",
-            text,
-            f"MIRROR_ROOT=... python benchmarks/refresh.py --repo {args.repo} --base {args.base}",
-        )
+    report(
+        "\n".join(lines),
+        args.update_results,
+        "refresh",
+        "Incremental refresh",
+        f"MIRROR_ROOT=... python benchmarks/refresh.py --repo {args.repo} --base {args.base}",
+    )
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """Write one benchmark's section of RESULTS.md, between its own markers, with the line that
 says when and on what its figures were taken (``timing.machine``), and, when the measurement
-gives them, its scoreboard rows (kept just above its markers); the scoreboard is then
-regenerated from every section's rows (``scoreboard.regenerated``)."""
+gives them, its scoreboard rows (kept just above its markers, each with the command that
+produced it); the scoreboard and the README's table of commands are then regenerated from
+every section's rows (``scoreboard``)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from scoreboard import regenerated
+from scoreboard import README, commands_table, regenerated
 from timing import Load, machine
 
 RESULTS = Path(__file__).with_name("RESULTS.md")
@@ -43,7 +44,8 @@ def written(
         kept = re.compile(
             r"(?:^<!-- scoreboard: \| .* \| -->\n)*\n?(?=" + re.escape(start) + ")", re.MULTILINE
         )
-        lines = "\n".join(rows) + "\n\n"
+        by = " <!-- by: " + " ".join(command.split()).replace("-->", "- ->") + " -->"
+        lines = "\n".join(r if "<!-- by: " in r else r + by for r in rows) + "\n\n"
         current = kept.sub(
             lambda m: lines if m.group().startswith("<!--") else "\n" + lines, current, count=1
         )
@@ -54,7 +56,10 @@ def update_section(
     key: str, title: str, text: str, command: str, load: Load | None = None, rows: Sequence[str] = ()
 ) -> None:
     current = RESULTS.read_text() if RESULTS.exists() else "# Benchmark results\n"
-    RESULTS.write_text(written(current, key, title, text, command, load, rows))
+    made = written(current, key, title, text, command, load, rows)
+    RESULTS.write_text(made)
+    if rows:  # the README's table of which command produced each row
+        README.write_text(commands_table(made, README.read_text()))
 
 
 def report(

@@ -11,9 +11,10 @@ from __future__ import annotations
 import json
 import shutil
 import sys
-import time
 from pathlib import Path
 from typing import Any
+
+from timing import clock
 
 REPO = Path(__file__).resolve().parents[1]
 MAX_FILE_BYTES = 1_000_000  # kbc's default cap
@@ -66,9 +67,9 @@ def scan_tree(package: str, version: str, tree: Path) -> tuple[list[Finding], in
         text = read_text(tree / source.path, source.language)
         if not text:
             continue
-        started = time.perf_counter()
-        found = _findings_of(str(tree / source.path), text, source.language, source.path)
-        seconds += time.perf_counter() - started
+        with clock() as finding:
+            found = _findings_of(str(tree / source.path), text, source.language, source.path)
+        seconds += finding.wall
         lines = text.split("\n")
         for number, detector, value in sorted(found):
             line = lines[number - 1] if 0 < number <= len(lines) else ""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
+from contextlib import ExitStack
 from dataclasses import dataclass
 
 import anyio
@@ -20,7 +21,8 @@ from serve_load_clients import (
     rest_client,
     rest_retrieve,
 )
-from served import cpu_seconds, own_cpu_seconds, rss_kib
+from served import cpu_seconds, rss_kib
+from timing import Sample, clock
 
 
 @dataclass
@@ -38,8 +40,8 @@ async def run_phase(name: str, url: str, pid: int, plan: Plan, clients: int) -> 
     rss: list[tuple[float, float]] = []
     rest_clients = clients // 2 + clients % 2
     finished = anyio.Event()
-    cpu_before: list[float] = []
-    cpu_after: list[float] = []
+    server_cpu: list[float] = []  # the server's CPU seconds (read from /proc) at the start and the end
+    measured: list[Sample] = []  # this process's wall and CPU seconds over the phase
 
     async def sample_rss() -> None:
         await plan.start.wait()
@@ -50,25 +52,27 @@ async def run_phase(name: str, url: str, pid: int, plan: Plan, clients: int) -> 
         rss.append((time.perf_counter() - plan.started, rss_kib(pid)))
 
     async def clients_and_then_stop() -> None:
-        async with anyio.create_task_group() as group:
-            for index in range(clients):
-                if index < rest_clients:
-                    group.start_soon(rest_client, url, index, plan, tally)
-                else:
-                    group.start_soon(mcp_client, url, index, plan, tally)
-            with anyio.move_on_after(120):
-                while plan.ready < clients:
-                    await anyio.sleep(0.05)
-            plan.started = time.perf_counter()
-            cpu_before.extend((cpu_seconds(pid), own_cpu_seconds()))
-            plan.start.set()
-        cpu_after.extend((cpu_seconds(pid), own_cpu_seconds(), time.perf_counter() - plan.started))
+        with ExitStack() as phase:  # the clock runs from the start signal until every client is done
+            async with anyio.create_task_group() as group:
+                for index in range(clients):
+                    if index < rest_clients:
+                        group.start_soon(rest_client, url, index, plan, tally)
+                    else:
+                        group.start_soon(mcp_client, url, index, plan, tally)
+                with anyio.move_on_after(120):
+                    while plan.ready < clients:
+                        await anyio.sleep(0.05)
+                plan.started = time.perf_counter()  # the clients' deadline and the RSS samples count from it
+                server_cpu.append(cpu_seconds(pid))
+                measured.append(phase.enter_context(clock()))
+                plan.start.set()
+        server_cpu.append(cpu_seconds(pid))
         finished.set()
 
     async with anyio.create_task_group() as group:
         group.start_soon(sample_rss)
         group.start_soon(clients_and_then_stop)
-    cpu = (cpu_after[0] - cpu_before[0], cpu_after[1] - cpu_before[1], cpu_after[2])
+    cpu = (server_cpu[1] - server_cpu[0], measured[0].cpu, measured[0].wall)
     return Phase(name, tally, max(plan.seconds, tally.last - plan.started), rss, clients, cpu)
 
 
@@ -84,9 +88,9 @@ async def baseline(
     async def measure(key: str, send: Callable[[str], Awaitable[str | None]], tasks: list[str]) -> None:
         times = []
         for task in tasks:
-            began = time.perf_counter()
-            problem = await send(task)
-            times.append(time.perf_counter() - began)
+            with clock() as sample:
+                problem = await send(task)
+            times.append(sample.wall)
             if problem is not None:
                 raise SystemExit(f"serve_load: the baseline failed ({key}): {problem}")
         out[key] = times

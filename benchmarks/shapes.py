@@ -37,7 +37,6 @@ import argparse
 import json
 import os
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +49,7 @@ from shape_metrics import (
     shape_table,
 )
 from shape_sets import check_out, corpus_root, document_texts, foreign, line_count, load_set, store_key
+from timing import clock
 
 Row = dict[str, Any]
 BUDGETS = (1_000, 2_000, 3_000, 4_000, 6_000, 8_000, 13_000, 27_000)
@@ -88,14 +88,16 @@ def _built(member: Row, mirror_root: Path, work: Path, hybrid: bool) -> tuple[Pa
         work / "trees" / f"{owner}+{name}@{member['base_commit'][:12]}",
     )
     kept = work / "stores" / store_key(member, hybrid)
-    started = time.perf_counter()
-    if not (kept / "CURRENT").exists():
-        building = work / "building" / f"{owner}+{name}"
-        build_repository(tree, Settings(**({} if hybrid else {"embed_model": "none"})), building, wait=True)
-        from localization import keep_store
+    with clock() as built:
+        if not (kept / "CURRENT").exists():
+            building = work / "building" / f"{owner}+{name}"
+            build_repository(
+                tree, Settings(**({} if hybrid else {"embed_model": "none"})), building, wait=True
+            )
+            from localization import keep_store
 
-        keep_store(building, kept)
-    return tree, kept, time.perf_counter() - started
+            keep_store(building, kept)
+    return tree, kept, built.wall
 
 
 def run_workspace(row: Row, mirror_root: Path, work: Path, hybrid: bool) -> Row:
@@ -122,15 +124,15 @@ def run_workspace(row: Row, mirror_root: Path, work: Path, hybrid: bool) -> Row:
     slices: dict[str, list[list[Any]]] = {}
     confidence = -1.0
     try:
-        started = time.perf_counter()
-        for budget in BUDGETS:
-            found = retrieve_across(workspace, query, row.get("use_case", "implementation"), budget)
-            slices[str(budget)] = [
-                [f"{i['repository']}:{i['path']}", i["start_line"], i["end_line"], i["kind"]]
-                for i in found["items"]
-            ]
-            confidence = float(found.get("confidence", -1.0))
-        search_ms = (time.perf_counter() - started) * 1000 / len(BUDGETS)
+        with clock() as searching:
+            for budget in BUDGETS:
+                found = retrieve_across(workspace, query, row.get("use_case", "implementation"), budget)
+                slices[str(budget)] = [
+                    [f"{i['repository']}:{i['path']}", i["start_line"], i["end_line"], i["kind"]]
+                    for i in found["items"]
+                ]
+                confidence = float(found.get("confidence", -1.0))
+        search_ms = searching.wall * 1000 / len(BUDGETS)
     finally:
         workspace.close()
     ranking = [[p, s, e, k, "code", 0.0, None, None, None] for p, s, e, k in slices[str(BUDGETS[-1])]]
@@ -177,18 +179,20 @@ def run_question(row: Row, mirror_root: Path, work: Path, hybrid: bool, model_fo
     corpus = corpus_root(row, mirror_root, work)
     knowledge = (KnowledgeRoot(corpus[0], str(corpus[1])),) if corpus else ()
     kept = work / "stores" / store_key(row, hybrid)
-    started = time.perf_counter()
-    if not (kept / "CURRENT").exists():
-        settings = Settings(knowledge=knowledge, **({} if hybrid else {"embed_model": "none"}))
-        # One folder per repository, refreshed commit after commit (incremental); a store with a
-        # corpus of notes has a folder of its own (a vector store's folder is never deleted
-        # under a client that has it open).
-        building = work / "building" / (store_key(row, hybrid) if row.get("knowledge") else f"{owner}+{name}")
-        build_repository(tree, settings, building, wait=True)
-        from localization import keep_store
+    with clock() as built:
+        if not (kept / "CURRENT").exists():
+            settings = Settings(knowledge=knowledge, **({} if hybrid else {"embed_model": "none"}))
+            # One folder per repository, refreshed commit after commit (incremental); a store with a
+            # corpus of notes has a folder of its own (a vector store's folder is never deleted
+            # under a client that has it open).
+            building = (
+                work / "building" / (store_key(row, hybrid) if row.get("knowledge") else f"{owner}+{name}")
+            )
+            build_repository(tree, settings, building, wait=True)
+            from localization import keep_store
 
-        keep_store(building, kept)
-    build_seconds = time.perf_counter() - started
+            keep_store(building, kept)
+    build_seconds = built.wall
     retriever = open_retriever(tree, Settings() if hybrid else Settings(embed_model="none"), kept)
     ranker = shipped_models().for_mode(retriever.mode)
     model = model_for(row)
@@ -197,9 +201,9 @@ def run_question(row: Row, mirror_root: Path, work: Path, hybrid: bool, model_fo
     profile = profile_named(tree, row.get("use_case", "implementation"))
     query = row["problem_statement"]
     try:
-        started = time.perf_counter()
-        found = retriever.search(query, profile)
-        search_ms = (time.perf_counter() - started) * 1000
+        with clock() as searching:
+            found = retriever.search(query, profile)
+        search_ms = searching.wall * 1000
         rows = {r.id: r for r in getattr(retriever, "last_merge", [])}
         weights = getattr(retriever, "last_weights", {})
         ranking = []

@@ -27,6 +27,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+from timing import clock
+
 HERE = Path(__file__).resolve().parent
 TASK = "how does retrieval stay within the token budget?"
 PAGES = (
@@ -62,12 +64,11 @@ def free_port() -> int:
 
 
 def fetch_seconds(url: str) -> float:
-    started = time.perf_counter()
-    with urllib.request.urlopen(url, timeout=60) as reply:
+    with clock() as sample, urllib.request.urlopen(url, timeout=60) as reply:
         reply.read()
         if reply.status != 200:
             raise SystemExit(f"{url}: HTTP {reply.status}")
-    return time.perf_counter() - started
+    return sample.wall
 
 
 def main() -> None:
@@ -142,11 +143,11 @@ def _browse(
             # and compiled again (the worst case: a newcomer's first visit).
             context = browser.new_context(viewport={"width": 1280, "height": 800})
             page = context.new_page()
-            started = time.perf_counter()
-            page.goto(base + path)
-            if page.locator("pre.mermaid").count():
-                page.wait_for_selector("body[data-diagrams]", timeout=60_000)
-            loaded[name] = time.perf_counter() - started
+            with clock() as loading:
+                page.goto(base + path)
+                if page.locator("pre.mermaid").count():
+                    page.wait_for_selector("body[data-diagrams]", timeout=60_000)
+            loaded[name] = loading.wall
             if folder is not None:
                 if name == "architecture":  # its diagram sits below the tables
                     page.locator("pre.mermaid").first.scroll_into_view_if_needed()

@@ -28,27 +28,27 @@ import re
 import statistics
 import subprocess
 import sys
-import time
-from datetime import date
 
 from common import store_parser
-from results_file import update_section
+from results_file import report
+from timing import Load, interleaved, median
 
 from kbc.domain.settings import Settings
 from kbc.index.exact import load_snapshot
 from kbc.index.lexical import LexicalIndex
-from kbc.services.build import open_embedding
+from kbc.services.components import Components
 from kbc.store.layout import store_path
 
 CHILD = """
 import json, sys
 from pathlib import Path
+from kbc.domain.settings import Settings
 from kbc.index.exact import load_snapshot
-from kbc.services.build import open_embedding
+from kbc.services.components import Components
 store, repo, mode, digest = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], sys.argv[5]
 limit = int(sys.argv[4])
 queries = json.loads(sys.stdin.read())
-embedder, vectors, _ = open_embedding(store, repo)
+embedder, vectors, _ = Components().open_embedding(store, repo, Settings())
 if mode == "hnsw":
     result = vectors._collection.query(query_embeddings=queries, n_results=limit, include=["distances"])
     print(json.dumps(result["ids"]))
@@ -72,7 +72,7 @@ def main() -> None:
     snapshot = load_snapshot(store / "index", digest)
     if snapshot is None:
         sys.exit("no vector snapshot in the store: build it with embeddings first")
-    embedder, vectors, note = open_embedding(store, args.repo)
+    embedder, vectors, note = Components().open_embedding(store, args.repo, Settings())
     if embedder is None or vectors is None:
         sys.exit(f"no embeddings: {note}")
     collection = vectors._collection  # type: ignore[attr-defined]
@@ -84,17 +84,23 @@ def main() -> None:
     snapshot.search(embedded[0], args.limit)  # page the matrix in
     collection.query(query_embeddings=[embedded[0]], n_results=args.limit, include=["distances"])
 
-    exact_ms, hnsw_ms, recalls = [], [], []
-    for vector in embedded:
-        start = time.perf_counter()
-        exact = [h.unit for h in snapshot.search(vector, args.limit)]
-        exact_ms.append((time.perf_counter() - start) * 1000)
-        start = time.perf_counter()
-        hnsw = collection.query(query_embeddings=[vector], n_results=args.limit, include=["distances"])[
-            "ids"
-        ][0]
-        hnsw_ms.append((time.perf_counter() - start) * 1000)
-        recalls.append(len(set(exact) & set(hnsw)) / len(exact))
+    # One round per query: both searches answer it, in an order rotated from round to round.
+    exact_found: list[list[str]] = []
+    hnsw_found: list[list[str]] = []
+    exact_next, hnsw_next = iter(embedded), iter(embedded)
+
+    def run_exact() -> None:
+        exact_found.append([h.unit for h in snapshot.search(next(exact_next), args.limit)])
+
+    def run_hnsw() -> None:
+        found = collection.query(
+            query_embeddings=[next(hnsw_next)], n_results=args.limit, include=["distances"]
+        )
+        hnsw_found.append(found["ids"][0])
+
+    load = Load()
+    samples = interleaved({"exact": run_exact, "hnsw": run_hnsw}, len(embedded), load)
+    recalls = [len(set(e) & set(h)) / len(e) for e, h in zip(exact_found, hnsw_found, strict=True)]
 
     answers: dict[str, list[set[str]]] = {"hnsw": [set() for _ in queries], "exact": [set() for _ in queries]}
     env = {**os.environ, "ANONYMIZED_TELEMETRY": "False"}
@@ -113,12 +119,11 @@ def main() -> None:
     unstable = {mode: sum(1 for s in seen if len(s) > 1) for mode, seen in answers.items()}
     most = {mode: max(len(s) for s in seen) for mode, seen in answers.items()}
 
-    exact_p50, hnsw_p50 = statistics.median(exact_ms), statistics.median(hnsw_ms)
+    exact_p50, hnsw_p50 = median(samples["exact"]) * 1000, median(samples["hnsw"]) * 1000
     text = "\n".join(
         [
             f"Repository: {args.name or args.repo.name}, {len(snapshot.units)} embedded units; "
-            f"{len(queries)} queries from its docstrings; {args.limit} neighbours each. "
-            f"Date: {date.today().isoformat()}.",
+            f"{len(queries)} queries from its docstrings; {args.limit} neighbours each.",
             "",
             "| measure | exact (kbc) | Chroma HNSW |",
             "| --- | ---: | ---: |",
@@ -131,14 +136,14 @@ def main() -> None:
             f"| most different answers to one query | {most['exact']} | {most['hnsw']} |",
         ]
     )
-    print(text)
-    if args.update_results:
-        update_section(
-            "vector-search",
-            "Exact vector search against Chroma's HNSW (`benchmarks/vector_search.py`)",
-            text,
-            "python benchmarks/vector_search.py --repo PATH [--store DIR] [--name NAME] --update-results",
-        )
+    report(
+        text,
+        args.update_results,
+        "vector-search",
+        "Exact vector search against Chroma's HNSW (`benchmarks/vector_search.py`)",
+        "python benchmarks/vector_search.py --repo PATH [--store DIR] [--name NAME] --update-results",
+        load,
+    )
 
 
 if __name__ == "__main__":

@@ -46,12 +46,12 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import date
 from pathlib import Path
 from typing import Any
 
+from timing import clock
 from views_checks import checks
 from views_commands import subcommand_check
 from views_corpus_sources import Failure, download, git, normalized, parse_spec, tail, unpack
@@ -152,22 +152,22 @@ def build(tree: Path, timeout: float) -> tuple[float, dict[str, Any]]:
         "--format",
         "json",
     ]
-    started = time.perf_counter()
-    child = subprocess.Popen(
-        command,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=kbc_env(),
-        start_new_session=True,
-    )
-    try:
-        stdout, stderr = child.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(child.pid, signal.SIGKILL)
-        child.communicate()
-        raise Failure("build", f"timed out after {timeout:.0f} s") from None
-    seconds = time.perf_counter() - started
+    with clock() as building:
+        child = subprocess.Popen(
+            command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=kbc_env(),
+            start_new_session=True,
+        )
+        try:
+            stdout, stderr = child.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.communicate()
+            raise Failure("build", f"timed out after {timeout:.0f} s") from None
+    seconds = building.wall
     if child.returncode != 0:
         raise Failure("build", f"exit {child.returncode}: {tail(stderr)}")
     try:
@@ -200,31 +200,31 @@ def read_views(tree: Path) -> list[dict[str, Any]]:
 def run_one(spec: str, shape: str, work: Path, timeout: float) -> dict[str, Any]:
     name, version = parse_spec(spec)
     row: dict[str, Any] = {"package": f"{name}=={version}", "shape": shape, "status": "ok"}
-    started = time.perf_counter()
-    try:
-        archive = download(name, version, work / "dl")
-        row["sdist"] = archive.name
-        tree = unpack(archive, work / "src" / f"{normalized(name)}-{version}")
-        row["tree"] = str(tree)
-        seconds, summary = build(tree, timeout)
-        row["build_seconds"] = round(seconds, 1)
-        analyze = summary.get("analyze", {})
-        row["not_analyzed"] = analyze.get("failed")
-        row["build_views"] = summary.get("views", {}).get("by_kind")
-        views = read_views(tree)
-        lines = Lines(tree, set(git(tree, "ls-files", "-z").split("\0")) - {""})
-        row.update(figures(views, lines))
-        row["checks"] = checks(views, tree, lines.tracked, summary)
-        if shape == "subcommands":  # a tool is not a library of independent modules
-            row["checks"]["modules"] = None
-            row["checks"].update(subcommand_check(views, normalized(name)))
-    except Failure as failure:
-        row["status"] = f"{failure.stage} failed"
-        row["error"] = failure.detail
-    except (OSError, subprocess.SubprocessError) as exc:
-        row["status"] = "failed"
-        row["error"] = f"{type(exc).__name__}: {exc}"
-    row["seconds"] = round(time.perf_counter() - started, 1)
+    with clock() as whole:
+        try:
+            archive = download(name, version, work / "dl")
+            row["sdist"] = archive.name
+            tree = unpack(archive, work / "src" / f"{normalized(name)}-{version}")
+            row["tree"] = str(tree)
+            seconds, summary = build(tree, timeout)
+            row["build_seconds"] = round(seconds, 1)
+            analyze = summary.get("analyze", {})
+            row["not_analyzed"] = analyze.get("failed")
+            row["build_views"] = summary.get("views", {}).get("by_kind")
+            views = read_views(tree)
+            lines = Lines(tree, set(git(tree, "ls-files", "-z").split("\0")) - {""})
+            row.update(figures(views, lines))
+            row["checks"] = checks(views, tree, lines.tracked, summary)
+            if shape == "subcommands":  # a tool is not a library of independent modules
+                row["checks"]["modules"] = None
+                row["checks"].update(subcommand_check(views, normalized(name)))
+        except Failure as failure:
+            row["status"] = f"{failure.stage} failed"
+            row["error"] = failure.detail
+        except (OSError, subprocess.SubprocessError) as exc:
+            row["status"] = "failed"
+            row["error"] = f"{type(exc).__name__}: {exc}"
+    row["seconds"] = round(whole.wall, 1)
     return row
 
 

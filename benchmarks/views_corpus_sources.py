@@ -1,21 +1,19 @@
 """The corpus of ``benchmarks/views_corpus.py`` made ready to build: each package's sdist
-fetched with ``pip download`` (once), unpacked and committed to a git repository of its own,
-and the :class:`Failure` of a stage that ends one package's row.
+fetched from PyPI's simple index and checked by its sha256 (once, by :mod:`corpora`), unpacked
+and committed to a git repository of its own, and the :class:`Failure` of a stage that ends
+one package's row.
 """
 
 from __future__ import annotations
 
-import re
 import shutil
 import subprocess
-import sys
 import tarfile
 import zipfile
 from pathlib import Path
 
-from common import extract
-
-ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".tar", ".zip")
+import corpora
+from corpora import normalized as normalized  # views_corpus takes it from here
 
 
 class Failure(Exception):
@@ -25,10 +23,6 @@ class Failure(Exception):
         super().__init__(f"{stage}: {detail}")
         self.stage = stage
         self.detail = detail
-
-
-def normalized(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def parse_spec(spec: str) -> tuple[str, str]:
@@ -42,50 +36,12 @@ def tail(text: str, lines: int = 3) -> str:
     return " / ".join(line.strip() for line in text.strip().splitlines()[-lines:])[-400:]
 
 
-def find_sdist(folder: Path, name: str, version: str) -> Path | None:
-    """The sdist of ``name`` ``version`` already in ``folder`` (its file name normalized as
-    PyPI's spellings differ: ``Jinja2-3.1.4.tar.gz``, ``pre_commit-4.0.1.tar.gz``)."""
-    if not folder.is_dir():
-        return None
-    for path in sorted(folder.iterdir()):
-        suffix = next((s for s in ARCHIVE_SUFFIXES if path.name.endswith(s)), None)
-        if suffix is None:
-            continue
-        stem_name, _, stem_version = path.name[: -len(suffix)].rpartition("-")
-        if normalized(stem_name) == normalized(name) and stem_version == version:
-            return path
-    return None
-
-
 def download(name: str, version: str, folder: Path) -> Path:
-    found = find_sdist(folder, name, version)
-    if found:
-        return found
-    folder.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "download",
-            "--no-deps",
-            "--no-binary",
-            ":all:",
-            "--disable-pip-version-check",
-            "-q",
-            f"{name}=={version}",
-            "-d",
-            str(folder),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=900,
-    )
-    found = find_sdist(folder, name, version)
-    if done.returncode != 0 or found is None:
-        raise Failure("download", tail(done.stderr or done.stdout) or f"exit {done.returncode}")
-    return found
+    """The package's sdist in ``folder``, fetched once and checked (:func:`corpora.sdist_archive`)."""
+    try:
+        return corpora.sdist_archive(name, version, folder)
+    except (corpora.FetchError, OSError) as exc:
+        raise Failure("download", str(exc)) from exc
 
 
 def git(tree: Path, *args: str) -> str:
@@ -108,15 +64,9 @@ def unpack(archive: Path, target: Path) -> Path:
         return target
     shutil.rmtree(target, ignore_errors=True)
     try:
-        partial = extract(archive, target)
+        corpora.unpack(archive, target, top=True)
     except (OSError, tarfile.TarError, zipfile.BadZipFile) as exc:
         raise Failure("unpack", f"{type(exc).__name__}: {exc}") from exc
-    inside = list(partial.iterdir())
-    if len(inside) == 1 and inside[0].is_dir():
-        inside[0].rename(target)
-        partial.rmdir()
-    else:
-        partial.rename(target)
     git(target, "init", "-q", "-b", "main")
     git(target, "add", "-A")
     git(

@@ -38,11 +38,11 @@ import os
 import statistics
 import subprocess
 import sys
-import time
-from datetime import date
+from collections.abc import Callable
 from pathlib import Path
 
-from results_file import report, update_section
+from results_file import report
+from timing import Load, clock, interleaved
 
 from kbc.domain.settings import Settings
 from kbc.retrieval.retrieve import Retriever
@@ -97,33 +97,49 @@ def plain_and_remembering(args: argparse.Namespace, queries: list[str]) -> None:
     times: dict[tuple[str, bool], list[float]] = {
         (kind, remember): [] for kind in ("again", "new") for remember in (False, True)
     }
+    answers: list[tuple[str, str]] = []
+
+    def asking(retriever: Retriever, measured: list[str]) -> Callable[[], None]:
+        """Each call, the next of ``measured`` asked of ``retriever``, its slice kept."""
+        pending = iter(measured)
+
+        def ask() -> None:
+            query = next(pending)
+            answers.append((query, retriever.retrieve(query, profile).to_json()))
+
+        return ask
+
     half = len(queries) // 2
+    load = Load()
     for _ in range(args.rounds):
         for warm, measured in ((queries[:half], queries[half:]), (queries[half:], queries[:half])):
             fresh = {remember: opened(remember) for remember in (False, True)}
             for query in warm:
                 for retriever in fresh.values():
                     retriever.retrieve(query, profile)
-            for query in measured:
-                for key, retriever in (
-                    (("again", False), plain),
-                    (("again", True), kept),
-                    (("new", False), fresh[False]),
-                    (("new", True), fresh[True]),
-                ):
-                    start = time.perf_counter()
-                    got = retriever.retrieve(query, profile).to_json()
-                    times[key].append((time.perf_counter() - start) * 1000)
-                    assert got == expected[query], "slices differ"
+            # One round per query: the four readers answer it, in an order rotated from query to query.
+            readers = {
+                ("again", False): plain,
+                ("again", True): kept,
+                ("new", False): fresh[False],
+                ("new", True): fresh[True],
+            }
+            samples = interleaved(
+                {f"{kind} {remember}": asking(r, measured) for (kind, remember), r in readers.items()},
+                len(measured),
+                load,
+            )
+            for kind, remember in readers:
+                times[(kind, remember)] += [s.wall * 1000 for s in samples[f"{kind} {remember}"]]
             for retriever in fresh.values():
                 retriever.close()
+    assert all(got == expected[query] for query, got in answers), "slices differ"
     plain.close()
     kept.close()
     lines = [
         f"Repository: {args.issues} (the tree and store of `{args.store.name}`), its {len(queries)} "
         f"development-split issues as queries, `implementation` profile, {args.rounds} rounds, "
-        f"interleaved in one process; every slice byte-identical to the plain reader's. "
-        f"Date: {date.today().isoformat()}.",
+        f"interleaved in one process; every slice byte-identical to the plain reader's.",
         "",
         "| queries | plain p50 | plain p95 | remembering p50 | remembering p95 | ratio of p50 |",
         "| --- | ---: | ---: | ---: | ---: | ---: |",
@@ -134,16 +150,14 @@ def plain_and_remembering(args: argparse.Namespace, queries: list[str]) -> None:
         lines.append(
             f"| {title} | {p50:.1f} ms | {p95:.1f} ms | {q50:.1f} ms | {q95:.1f} ms | {q50 / p50:.2f}× |"
         )
-    text = "\n".join(lines)
-    print(text)
-    if args.update_results:
-        update_section(
-            "warm-latency",
-            "Warm retrieve latency on real issues (`benchmarks/warm_latency.py`)",
-            text,
-            "python benchmarks/warm_latency.py --repo TREE --store STORE "
-            "--issues OWNER/NAME --update-results",
-        )
+    report(
+        "\n".join(lines),
+        args.update_results,
+        "warm-latency",
+        "Warm retrieve latency on real issues (`benchmarks/warm_latency.py`)",
+        "python benchmarks/warm_latency.py --repo TREE --store STORE --issues OWNER/NAME --update-results",
+        load,
+    )
 
 
 def new_queries(repo: Path, store: Path, queries: list[str]) -> dict[str, list[object]]:
@@ -163,10 +177,9 @@ def new_queries(repo: Path, store: Path, queries: list[str]) -> dict[str, list[o
         for n in warm:
             retriever.retrieve(queries[n], profile)
         for n in measured:
-            started, used = time.perf_counter(), time.process_time()
-            text = retriever.retrieve(queries[n], profile).to_json()
-            cpu[n] = (time.process_time() - used) * 1000
-            wall[n] = (time.perf_counter() - started) * 1000
+            with clock() as sample:
+                text = retriever.retrieve(queries[n], profile).to_json()
+            cpu[n], wall[n] = sample.cpu * 1000, sample.wall * 1000
             digest[n] = hashlib.sha256(text.encode()).hexdigest()
         retriever.close()
     return {"wall": wall, "cpu": cpu, "digest": digest}
@@ -182,8 +195,11 @@ def before_after(args: argparse.Namespace, queries: list[str]) -> None:
         "after": {"wall": [], "cpu": []},
     }
     digests: dict[str, list[str]] = {}
-    for _ in range(args.rounds):
-        for name, code in (("before", args.before.resolve()), ("after", here)):
+
+    def child(name: str, code: Path) -> Callable[[], None]:
+        """A process of the code at ``code`` asking every query; its per-request times kept."""
+
+        def ask() -> None:
             env = {**os.environ, "PYTHONPATH": f"{code}{os.pathsep}{Path(__file__).parent}"}
             found = json.loads(
                 subprocess.run(command, env=env, check=True, capture_output=True, text=True).stdout
@@ -191,14 +207,21 @@ def before_after(args: argparse.Namespace, queries: list[str]) -> None:
             got[name]["wall"] += [float(v) for v in found["wall"]]
             got[name]["cpu"] += [float(v) for v in found["cpu"]]
             digests.setdefault(name, [str(d) for d in found["digest"]])
+
+        return ask
+
+    # The figures are the children's own per-request times; the rounds give their order and load.
+    load = Load()
+    interleaved(
+        {"before": child("before", args.before.resolve()), "after": child("after", here)}, args.rounds, load
+    )
     same = sum(a == b for a, b in zip(digests["before"], digests["after"], strict=True))
     lines = [
         f"Repository: the tree and store of `{args.store.name}`; {len(queries)} issues of "
         f"{args.issues} in the development split as tasks, each new to a remembering reader (as "
         f"`kbc serve` keeps it) that has answered the other half; `implementation` profile; "
         f"{args.rounds} rounds, the code before and this code in turn, each in a process of its "
-        f"own. Slices byte-identical before and after: {same} of {len(queries)}. "
-        f"Date: {date.today().isoformat()}.",
+        f"own. Slices byte-identical before and after: {same} of {len(queries)}.",
         "",
         "| code | wall p50 | wall p95 | CPU p50 | CPU p95 |",
         "| --- | ---: | ---: | ---: | ---: |",
@@ -216,6 +239,7 @@ def before_after(args: argparse.Namespace, queries: list[str]) -> None:
         f"Warm retrieve before and after, `{args.store.name}` (`benchmarks/warm_latency.py --before`)",
         "python benchmarks/warm_latency.py --repo TREE --store STORE --issues OWNER/NAME|all "
         "--before DIR --update-results",
+        load,
     )
 
 

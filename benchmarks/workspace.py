@@ -36,7 +36,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +44,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
 from served import percentile, rss_kib
+from timing import clock, timed
 
 # MORE and TASKS stay importable from here: memory.py takes them (and PACKAGES, prepare) from workspace.
 from workspace_corpus import MORE as MORE
@@ -82,15 +83,15 @@ def main() -> None:
     results: dict[str, Any] = {"repositories": len(names), "clients": args.clients, "seconds": args.seconds}
     try:
         rss: dict[str, float] = {"started": rss_kib(server.pid)}
-        began = time.perf_counter()
         first_use = {"task": "x", "repository": hooked}
-        until(
-            lambda: (
-                listing(url)[hooked]["status"] == "ready"
-                or httpx.post(f"{url}/api/v1/retrieve", json=first_use).status_code == 200
+        with clock() as first_built:
+            until(
+                lambda: (
+                    listing(url)[hooked]["status"] == "ready"
+                    or httpx.post(f"{url}/api/v1/retrieve", json=first_use).status_code == 200
+                )
             )
-        )
-        results["first_build_of_url_repository_s"] = time.perf_counter() - began
+        results["first_build_of_url_repository_s"] = first_built.wall
         tasks = Tasks()
         for name in names:  # every store open
             reply = httpx.post(
@@ -104,16 +105,11 @@ def main() -> None:
         base_all: list[float] = []
         with httpx.Client(timeout=120) as http:
             for i in range(args.baseline):
-                began = time.perf_counter()
-                http.post(
-                    f"{url}/api/v1/retrieve",
-                    json={"task": tasks.next(), "budget": args.budget, "repository": names[i % len(names)]},
-                )
-                base_one.append(time.perf_counter() - began)
+                body = {"task": tasks.next(), "budget": args.budget, "repository": names[i % len(names)]}
+                base_one.append(timed(partial(http.post, f"{url}/api/v1/retrieve", json=body)).wall)
             for _ in range(args.baseline):
-                began = time.perf_counter()
-                http.post(f"{url}/api/v1/retrieve", json={"task": tasks.next(), "budget": args.budget})
-                base_all.append(time.perf_counter() - began)
+                body = {"task": tasks.next(), "budget": args.budget}
+                base_all.append(timed(partial(http.post, f"{url}/api/v1/retrieve", json=body)).wall)
         results["baseline_one_p50"] = percentile(base_one, 50)
         results["baseline_all_p50"] = percentile(base_all, 50)
         results["one"] = asyncio.run(phase(url, names, args.clients, args.seconds, args.budget, tasks))

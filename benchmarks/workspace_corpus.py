@@ -1,6 +1,6 @@
-"""The repositories of the workspace benchmark: each package's source distribution (``pip
-download --no-binary :all:``) unpacked into a git repository and built lexically, without an
-LLM; and the git and kbc commands that do it.
+"""The repositories of the workspace benchmark: each package's source distribution (the newest
+in PyPI's simple index, fetched and checked by :mod:`corpora`) unpacked into a git repository and
+built lexically, without an LLM; and the git and kbc commands that do it.
 """
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import tarfile
 import time
-import zipfile
 from pathlib import Path
+
+from corpora import sdist_archive, unpack
 
 PACKAGES = (
     "click",
@@ -62,36 +62,9 @@ def git(root: Path, *args: str) -> str:
 
 
 def source_of(package: str, downloads: Path, target: Path) -> None:
-    """The package's source distribution unpacked into ``target`` (a git repository)."""
-    if not any(downloads.glob(f"{package}-*")) and not any(downloads.glob(f"{package.replace('-', '_')}-*")):
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                "-q",
-                "--no-deps",
-                "--no-binary",
-                ":all:",
-                "-d",
-                str(downloads),
-                package,
-            ],
-            check=True,
-        )
-    prefixes = (package.lower() + "-", package.lower().replace("-", "_") + "-")
-    archive = next(p for p in sorted(downloads.iterdir()) if p.name.lower().startswith(prefixes))
-    unpacked = target.with_suffix(".unpacked")
-    if archive.suffix == ".zip":
-        with zipfile.ZipFile(archive) as zipped:
-            zipped.extractall(unpacked)
-    else:
-        with tarfile.open(archive) as tarred:
-            tarred.extractall(unpacked, filter="data")
-    (top,) = list(unpacked.iterdir())
-    top.rename(target)
-    unpacked.rmdir()
+    """The package's source distribution (the one kept in ``downloads``, else the newest in the
+    index, checked by its sha256) unpacked into ``target`` (a git repository)."""
+    unpack(sdist_archive(package, None, downloads), target, top=True)
     git(target, "init", "-q", "-b", "main")
     git(target, "add", "-A")
     git(target, "commit", "-q", "-m", "source")

@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx
 from served import free_port, percentile, wait_healthy
+from timing import clock
 from workspace_corpus import KBC, env, git
 
 TASKS = (
@@ -92,12 +93,15 @@ async def one_request(
     body: dict[str, Any] = {"task": task, "budget": budget}
     if repository:
         body["repository"] = repository
-    began = time.perf_counter()
-    try:
-        reply = await client.post(f"{url}/api/v1/retrieve", json=body)
-    except httpx.HTTPError as exc:
-        return time.perf_counter() - began, type(exc).__name__
-    seconds = time.perf_counter() - began
+    failed: str | None = None
+    with clock() as sample:
+        try:
+            reply = await client.post(f"{url}/api/v1/retrieve", json=body)
+        except httpx.HTTPError as exc:
+            failed = type(exc).__name__
+    seconds = sample.wall
+    if failed is not None:
+        return seconds, failed
     if reply.status_code != 200:
         return seconds, f"status {reply.status_code}"
     if reply.json()["tokens"] > budget:
@@ -124,9 +128,9 @@ async def phase(
                 if problem:
                     failures.append(problem)
 
-    started = time.monotonic()
-    await asyncio.gather(*(client() for _ in range(clients)))
-    wall = time.monotonic() - started
+    with clock() as together:
+        await asyncio.gather(*(client() for _ in range(clients)))
+    wall = together.wall
     return {
         "requests": len(samples),
         "failures": len(failures),
@@ -171,24 +175,24 @@ def hook_round(
             for i in itertools.count():
                 if stop.is_set():
                     return
-                began = time.perf_counter()
-                http.post(
-                    f"{url}/api/v1/retrieve",
-                    json={
-                        "task": f"{TASKS[i % len(TASKS)]} (during {n}.{i})",
-                        "repository": others[i % len(others)],
-                        "budget": budget,
-                    },
-                )
-                during.append(time.perf_counter() - began)
+                with clock() as sample:
+                    http.post(
+                        f"{url}/api/v1/retrieve",
+                        json={
+                            "task": f"{TASKS[i % len(TASKS)]} (during {n}.{i})",
+                            "repository": others[i % len(others)],
+                            "budget": budget,
+                        },
+                    )
+                during.append(sample.wall)
 
     worker = threading.Thread(target=query_others)
     worker.start()
-    began = time.perf_counter()
-    reply = signed_push(url, remote, "main", after)
-    assert reply.status_code == 202, reply.text
-    until(lambda: listing(url)[hooked]["commit"] == after)
-    took = time.perf_counter() - began
+    with clock() as pushed:
+        reply = signed_push(url, remote, "main", after)
+        assert reply.status_code == 202, reply.text
+        until(lambda: listing(url)[hooked]["commit"] == after)
+    took = pushed.wall
     stop.set()
     worker.join()
     return {

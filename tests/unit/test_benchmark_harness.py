@@ -86,6 +86,7 @@ def test_a_section_is_written_with_its_machine_line_and_rows(harness: tuple[Modu
     assert "old figures" not in text and "new figures" in text and "kept" in text
     assert "\n| Facts ÷ floor | 1.1× | target ≤ 2× / or so | Facts (today) |\n" in text  # the table
     assert text.count("<!-- scoreboard: |") == 1 and "Old" not in text
+    assert f"{row} <!-- by: python -m benchmarks analyze -->\n" in text
     assert "load average" in text and "cores" in text and "Command: `python -m benchmarks analyze`" in text
     # a new section, with a row, lands at the end with its heading; sections without rows keep theirs
     added = results.written(
@@ -100,3 +101,27 @@ def test_a_section_is_written_with_its_machine_line_and_rows(harness: tuple[Modu
     # no rows given: the section's rows stay as they are
     again = results.written(added, "analyze", "Facts", "newer", "cmd")
     assert again.count("<!-- scoreboard: |") == 2 and "newer" in again
+
+
+def test_each_scoreboard_row_says_which_command_produced_it(harness: tuple[ModuleType, ModuleType]) -> None:
+    scoreboard = importlib.import_module("scoreboard")
+    results = RESULTS.replace(
+        "<!-- scoreboard: | Old | 1 | 2 | Facts (then) | -->",
+        "<!-- scoreboard: | Old | 1 | 2 | Facts (then) | -->"
+        " <!-- by: python -m benchmarks analyze --repeat 3 -->\n"
+        "<!-- scoreboard: | Eval | 0.9 | 0.8 | Facts (then) | -->"
+        " <!-- by: kbc build . && kbc eval --golden g.yaml -->\n"
+        "<!-- scoreboard: | Lost | 3 | 4 | Facts (then) | -->\n"
+        "<!-- scoreboard: | Other | 5 | 6 | Facts (then) | --> <!-- by: python benchmarks/nothing.py -->",
+    )
+    regenerated = scoreboard.regenerated(results)
+    assert "| Eval | 0.9 | 0.8 | Facts (then) |\n| Lost |" in regenerated  # the table: cells only
+    assert "by:" not in regenerated.split("<!-- scoreboard:end -->")[0]
+    readme = "# Benchmarks\n\n<!-- commands:start -->\nstale\n<!-- commands:end -->\n"
+    table = scoreboard.commands_table(results, readme)
+    assert "stale" not in table
+    assert "| Old | Facts (then) | `python -m benchmarks analyze --repeat 3` |" in table
+    assert "| Lost | Facts (then) | |" in table
+    wrong = scoreboard.unproduced(results, {"analyze"})
+    assert wrong == ["Lost (Facts (then)): no command", "Other (Facts (then)): python benchmarks/nothing.py"]
+    assert "analyze" in scoreboard.listed_measurements() and "scoreboard" in scoreboard.listed_measurements()
