@@ -56,7 +56,7 @@ def propose(
     content = content_file.read() if content_file is not None else None  # type: ignore[attr-defined]
     diff = diff_file.read() if diff_file is not None else None  # type: ignore[attr-defined]
     with knowledge_base(repo, store) as kb:
-        found = kb.propose(path, content=content, diff=diff, rationale=rationale, author=author)
+        found = kb.proposals.propose(path, content=content, diff=diff, rationale=rationale, author=author)
     if fmt == "json":
         click.echo(json.dumps(asdict(found), indent=1, ensure_ascii=False))
         return
@@ -96,7 +96,7 @@ def proposals(
         sys.exit(2)
     with knowledge_base(repo, store) as kb:
         if action == "list":
-            found = kb.proposals()
+            found = kb.proposals.all()
             if fmt == "json":
                 click.echo(json.dumps([asdict(p) for p in found], indent=1, ensure_ascii=False))
             elif not found:
@@ -111,7 +111,7 @@ def proposals(
             return
         assert proposal_id is not None
         if action == "close":
-            closed = kb.close_proposal(proposal_id)
+            closed = kb.proposals.close(proposal_id)
             click.echo(
                 json.dumps(asdict(closed), indent=1)
                 if fmt == "json"
@@ -119,7 +119,7 @@ def proposals(
                 f"refs/kbc/closed/proposal-{closed.id}"
             )
             return
-        one, diff = kb.proposal(proposal_id)
+        one, diff = kb.proposals.get(proposal_id)
     if fmt == "json":
         click.echo(json.dumps({**asdict(one), "diff": diff}, indent=1, ensure_ascii=False))
         return

@@ -122,7 +122,7 @@ def symbols(ctx: click.Context, name: str, repo: Path, store: Path | None, fmt: 
     from kbc.services.payloads import symbols_data
 
     with knowledge_base(repo, store, facts=True) as kb:
-        reports = kb.symbol(name)
+        reports = kb.reads.symbol(name)
     if not reports:
         click.echo(f"no symbol named {name!r}; try a shorter or a qualified name", err=True)
         sys.exit(1)

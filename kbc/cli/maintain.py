@@ -159,8 +159,8 @@ def drift(ctx: click.Context, repo: Path, store: Path | None, fmt: str, propose:
     from kbc.services.payloads import drift_data
 
     with knowledge_base(repo, store, facts=True) as kb:
-        reports = kb.drift()
-        made = kb.propose_drift(no_llm=no_llm) if propose else []
+        reports = kb.reads.drift()
+        made = kb.proposals.propose_drift(no_llm=no_llm) if propose else []
     if propose:
         if fmt == "json":
             click.echo(json.dumps([asdict(p) for p in made], indent=1, ensure_ascii=False))
@@ -199,7 +199,7 @@ def views(
     from kbc.views.render import render_view
 
     with knowledge_base(repo, store, facts=True) as kb:
-        found = kb.views()
+        found = kb.reads.views()
     ids = {v.id for v in found}
     chosen = [v for v in found if (kind is None or v.kind == kind) and (view_id is None or v.id == view_id)]
     if view_id is not None and not chosen:
@@ -226,7 +226,7 @@ def views(
 def render(ctx: click.Context, repo: Path, store: Path | None, out: Path) -> None:
     """Write every view as Markdown (Mermaid diagrams included) with an index page."""
     with knowledge_base(repo, store, facts=True) as kb:
-        written = kb.render(out)
+        written = kb.reads.render(out)
     click.echo(f"wrote {len(written)} pages to {out} (start at {out / 'index.md'})")
 
 

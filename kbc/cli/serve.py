@@ -129,7 +129,7 @@ def gaps(ctx: click.Context, repo: Path, store: Path | None, fmt: str) -> None:
     from kbc.services.payloads import gaps_data
 
     with knowledge_base(repo, store) as kb:
-        found = kb.gaps()
+        found = kb.queries.gaps()
     if fmt == "json":
         click.echo(json.dumps(gaps_data(found), indent=1, ensure_ascii=False))
         return
@@ -159,8 +159,8 @@ def scopes(ctx: click.Context, repo: Path, store: Path | None, fmt: str) -> None
     but the projects/... ones.
     """
     with knowledge_base(repo, store) as kb:
-        found = kb.scopes()
-        problems = kb.manifest().problems
+        found = kb.reads.scopes()
+        problems = kb.reads.manifest().problems
     if fmt == "json":
         from kbc.services.payloads import scopes_data
 

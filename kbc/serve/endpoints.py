@@ -131,7 +131,7 @@ def _symbols(kb: KnowledgeBase, args: dict[str, Any]) -> list[dict[str, Any]]:
     name = str(args.get("name") or "")
     if not name:
         raise KbcError("name is required", hint="give a qualified name or its tail: ?name=pkg.mod.func")
-    found = symbols_data(kb.symbol(name))
+    found = symbols_data(kb.reads.symbol(name))
     if not found:
         raise NotFound(f"no symbol named {name!r}", hint="try a shorter or a qualified name")
     return found
@@ -152,7 +152,7 @@ def _search(kb: KnowledgeBase, args: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _view(kb: KnowledgeBase, args: dict[str, Any]) -> dict[str, Any]:
-    data: dict[str, Any] = to_data(kb.view(args["view_id"]))
+    data: dict[str, Any] = to_data(kb.reads.view(args["view_id"]))
     budget = _int(args.get("budget"), "budget")
     return data if budget is None else fitted(data, budget, kb.components.token_counter().count)
 
@@ -349,7 +349,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "/views",
         "views",
         "The views, whole (kbc views --format json).",
-        lambda kb, a: views_data(kb.views(a.get("kind") or None)),
+        lambda kb, a: views_data(kb.reads.views(a.get("kind") or None)),
         params=(Param("kind", "Only views of this kind."),),
         returns=LIST,
     ),
@@ -383,7 +383,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "files",
         "Lines of a tracked file, confined and redacted as MCP get_file.",
         lambda kb, a: file_data(
-            kb.file(
+            kb.reads.file(
                 a["path"],
                 _int(a.get("start"), "start"),
                 _int(a.get("end"), "end"),
@@ -403,7 +403,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "/use-cases",
         "use_cases",
         "The retrieval profiles and their budgets.",
-        lambda kb, _: use_cases_data(kb.use_cases().values()),
+        lambda kb, _: use_cases_data(kb.use_cases.all().values()),
         returns=LIST,
     ),
     Endpoint(
@@ -411,7 +411,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "/scopes",
         "scopes",
         "The knowledge scopes and their documents (kbc scopes --format json, MCP list_scopes).",
-        lambda kb, _: scopes_data(kb.scopes()),
+        lambda kb, _: scopes_data(kb.reads.scopes()),
         returns=LIST,
     ),
     Endpoint(
@@ -419,7 +419,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "/proposals",
         "proposals",
         "Proposals to the knowledge roots (kbc proposals --format json, MCP list_proposals).",
-        lambda kb, _: [asdict(p) for p in kb.proposals()],
+        lambda kb, _: [asdict(p) for p in kb.proposals.all()],
         returns=LIST,
     ),
     Endpoint(
@@ -429,7 +429,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "Propose a change to a knowledge document: one commit on a new "
         "branch for a person to merge (MCP propose_update).",
         lambda kb, a: asdict(
-            kb.propose(
+            kb.proposals.propose(
                 a["path"], content=a["content"], diff=a["diff"], rationale=a["rationale"], author=a["author"]
             )
         ),
@@ -440,7 +440,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "/gaps",
         "gaps",
         "What the knowledge base could not answer (kbc gaps --format json).",
-        lambda kb, _: gaps_data(kb.gaps()),
+        lambda kb, _: gaps_data(kb.queries.gaps()),
         returns=LIST,
     ),
     Endpoint(
@@ -448,7 +448,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "/drift",
         "drift",
         "Documents behind the code (kbc drift --format json).",
-        lambda kb, _: drift_data(kb.drift()),
+        lambda kb, _: drift_data(kb.reads.drift()),
         returns=LIST,
     ),
 )

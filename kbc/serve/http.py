@@ -157,7 +157,7 @@ def create_app(
     def warm(kb: KnowledgeBase) -> None:
         """Open the index and read the views before the first request, not during it."""
         try:
-            kb.retriever()
+            kb.served.retriever()
             site.snapshot(kb)
         except KbcError:
             pass  # no build yet: each request says so

@@ -159,7 +159,7 @@ def build_server(worker: Worker) -> MCPServer:  # noqa: C901 - one nested functi
         lines, score, tokens) and `matched` (what the task named)."""
 
         def work(kb: KnowledgeBase) -> dict[str, Any]:
-            asked = kb.profile(use_case).budget if budget is None else budget
+            asked = kb.use_cases.named(use_case).budget if budget is None else budget
             return slice_data(
                 *kb.retrieve_logged(
                     task, use_case, packed_within(asked), scopes=scopes, min_confidence=min_confidence
@@ -253,7 +253,7 @@ def build_server(worker: Worker) -> MCPServer:  # noqa: C901 - one nested functi
         dependencies, rules, entry points, ...) and `interpretation` (prose grounded in them)."""
 
         def view(kb: KnowledgeBase) -> dict[str, Any]:
-            data: dict[str, Any] = to_data(kb.view(id))
+            data: dict[str, Any] = to_data(kb.reads.view(id))
             return data if budget is None else fitted(data, budget, kb.components.token_counter().count)
 
         return await worker.reply("get_view", view, repository=repository)
@@ -273,7 +273,7 @@ def build_server(worker: Worker) -> MCPServer:  # noqa: C901 - one nested functi
         """The views of the repository: id, kind, title and where their prose comes from (llm,
         docstring, none). Read one with get_view."""
         return await worker.reply(
-            "list_views", lambda kb: view_list_data(kb.views(kind)), listing=True, repository=repository
+            "list_views", lambda kb: view_list_data(kb.reads.views(kind)), listing=True, repository=repository
         )
 
     @server.tool(annotations=READ_ONLY)
@@ -291,7 +291,7 @@ def build_server(worker: Worker) -> MCPServer:  # noqa: C901 - one nested functi
         signature, callers and callees."""
         return await worker.reply(
             "get_symbol",
-            lambda kb: symbols_data(kb.symbol(name)),
+            lambda kb: symbols_data(kb.reads.symbol(name)),
             listing=True,
             repository=repository,
             across=lambda workspace: symbols_across(workspace, name),
@@ -315,7 +315,7 @@ def build_server(worker: Worker) -> MCPServer:  # noqa: C901 - one nested functi
         and `lines`. Untracked, ignored and secret files (.env, keys) are refused; a credential
         in a file reads [REDACTED]."""
         return await worker.reply(
-            "get_file", lambda kb: file_data(kb.file(path, start, end, budget)), repository=repository
+            "get_file", lambda kb: file_data(kb.reads.file(path, start, end, budget)), repository=repository
         )
 
     @server.tool(annotations=READ_ONLY)
@@ -323,7 +323,7 @@ def build_server(worker: Worker) -> MCPServer:  # noqa: C901 - one nested functi
         """Retrieval profiles for retrieve_slice: name, description, default budget."""
         return await worker.reply(
             "list_use_cases",
-            lambda kb: use_cases_data(kb.use_cases().values()),
+            lambda kb: use_cases_data(kb.use_cases.all().values()),
             listing=True,
             repository=repository,
         )
@@ -333,7 +333,7 @@ def build_server(worker: Worker) -> MCPServer:  # noqa: C901 - one nested functi
         """Knowledge scopes (team Markdown: domain, conventions, projects/...): scope, documents,
         roots, default (read when a call names none)."""
         return await worker.reply(
-            "list_scopes", lambda kb: scopes_data(kb.scopes()), listing=True, repository=repository
+            "list_scopes", lambda kb: scopes_data(kb.reads.scopes()), listing=True, repository=repository
         )
 
     @server.tool(annotations=RECORDS)
@@ -358,7 +358,7 @@ def build_server(worker: Worker) -> MCPServer:  # noqa: C901 - one nested functi
         return await worker.reply(
             "propose_update",
             lambda kb: asdict(
-                kb.propose(path, content=content, diff=diff, rationale=rationale, author=author)
+                kb.proposals.propose(path, content=content, diff=diff, rationale=rationale, author=author)
             ),
             repository=repository,
         )
@@ -369,7 +369,7 @@ def build_server(worker: Worker) -> MCPServer:  # noqa: C901 - one nested functi
         closed), author, rationale; with a forge, an open one's review ("#12 open, approved")."""
         return await worker.reply(
             "list_proposals",
-            lambda kb: [asdict(p) for p in kb.proposals()],
+            lambda kb: [asdict(p) for p in kb.proposals.all()],
             listing=True,
             repository=repository,
         )

@@ -226,7 +226,7 @@ class _StoreCollector:
         return []  # described by collecting: the values are cheap once cached
 
     def _read(self, name: str, kb: KnowledgeBase) -> _Held:
-        marker = kb.build_marker()
+        marker = kb.served.marker()
         known = self._held.get(name)
         if known is not None and known[0] is kb and known[1].marker == marker:
             return known[1]
@@ -243,7 +243,7 @@ class _StoreCollector:
             state = read_state(kb.store) if status.built else None
             built = finished_at(kb.store, state) if state is not None else 0.0
         try:
-            behind = len(kb.drift())
+            behind = len(kb.reads.drift())
         except (KbcError, OSError):
             behind = 0
         held = _Held(marker, index, retrieval, built, behind)
@@ -306,10 +306,10 @@ class _StoreCollector:
         now = time.time()
         for name, kb, store in held:
             behind.add_metric([name], store.behind)
-            hits.add_metric([name], kb.cache_hits)
+            hits.add_metric([name], kb.served.cache_hits)
             by_status: dict[str, int] = {"open": 0, "merged": 0, "closed": 0}
             try:
-                for proposal in kb.proposals(reviewed=False):  # a scrape never waits on the forge
+                for proposal in kb.proposals.all(reviewed=False):  # a scrape never waits on the forge
                     by_status[proposal.status] = by_status.get(proposal.status, 0) + 1
             except (KbcError, OSError):
                 pass

@@ -111,13 +111,13 @@ class Site:
         return asked if asked in names else names[0]
 
     def snapshot(self, kb: KnowledgeBase) -> Snapshot:
-        marker = (*kb.build_marker(), kb.fallback)  # read again when retrieval falls back too
+        marker = (*kb.served.marker(), kb.served.fallback)  # read again when retrieval falls back too
         with self._lock:
             kept = self._snapshots.get(kb.root)
             if kept is not None and kept[0] == marker:
                 return kept[1]
         try:
-            views = tuple(kb.views())
+            views = tuple(kb.reads.views())
         except KbcError:
             views = ()
         architecture = next((v for v in views if v.kind == "architecture"), None)
@@ -129,7 +129,7 @@ class Site:
             state = None
         last = state.last_build if state is not None else {}
         try:
-            served = kb.tracked_paths()
+            served = kb.reads.tracked_paths()
         except KbcError:
             served = frozenset()
         found = Snapshot(
@@ -171,8 +171,8 @@ class Site:
             state=snap.state or kb.status(),
             by_kind=_by_kind(snap.views),
             limit=HOME_LIMIT,
-            gaps=len(kb.gaps()),
-            drift=len(kb.drift()),
+            gaps=len(kb.queries.gaps()),
+            drift=len(kb.reads.drift()),
         )
 
     def views(self, kb: KnowledgeBase, request: Request) -> HTMLResponse:
@@ -211,11 +211,11 @@ class Site:
     def symbol(self, kb: KnowledgeBase, request: Request) -> HTMLResponse:
         snap = self.snapshot(kb)
         name = request.query_params.get("name", "").strip()
-        reports = kb.symbol(name) if name else []
+        reports = kb.reads.symbol(name) if name else []
         sources: dict[str, list[tuple[int, str]]] = {}
         for report in reports[:20]:
             if report.path in snap.served:
-                lines = kb.file(report.path, report.symbol.start_line, report.symbol.end_line)
+                lines = kb.reads.file(report.path, report.symbol.start_line, report.symbol.end_line)
                 sources[report.location] = _rows(lines)
         return self.page(
             "symbols.html",
@@ -232,13 +232,13 @@ class Site:
         path = request.path_params["path"]
         start = _number(request.query_params.get("start"))
         end = _number(request.query_params.get("end")) or start
-        whole = kb.file(path, 1, 1)
+        whole = kb.reads.file(path, 1, 1)
         lines = whole.lines
         first, last = 1, min(lines, SOURCE_LINES)
         if start and lines > SOURCE_LINES:
             first = max(1, start - CONTEXT_LINES)
             last = min(lines, max(end or start, start) + CONTEXT_LINES, first + SOURCE_LINES - 1)
-        shown = kb.file(path, first, max(first, last)) if lines else None
+        shown = kb.reads.file(path, first, max(first, last)) if lines else None
         return self.page(
             "source.html",
             snap,
@@ -272,7 +272,7 @@ class Site:
         chosen = params.get("scopes", "").strip()
         asked = [s.strip() for s in chosen.split(",") if s.strip()] or None
         found = kb.retrieve_logged(task, use_case, budget, scopes=asked)[0] if task else None
-        scopes = [s.scope for s in kb.scopes() if s.default]
+        scopes = [s.scope for s in kb.reads.scopes() if s.default]
         return self.page(
             "slice.html",
             snap,
@@ -283,7 +283,7 @@ class Site:
             budget=budget,
             found=found,
             named=named(found.matched, snap.served) if found else [],
-            profiles=list(kb.use_cases().values()),
+            profiles=list(kb.use_cases.all().values()),
             scopes=scopes,
             chosen=chosen,
         )
@@ -299,7 +299,7 @@ class Site:
         )
 
     def gaps(self, kb: KnowledgeBase, request: Request) -> HTMLResponse:
-        return self.page("gaps.html", self.snapshot(kb), request, title="Gaps", gaps=kb.gaps())
+        return self.page("gaps.html", self.snapshot(kb), request, title="Gaps", gaps=kb.queries.gaps())
 
     def drift(self, kb: KnowledgeBase, request: Request) -> HTMLResponse:
         snap = self.snapshot(kb)
@@ -308,7 +308,7 @@ class Site:
                 "path": r.path,
                 "html": "<pre>" + linkify(html.escape(render_drift([r])), snap.served) + "</pre>",
             }
-            for r in kb.drift()
+            for r in kb.reads.drift()
         ]
         return self.page("drift.html", snap, request, title="Drift", reports=reports)
 

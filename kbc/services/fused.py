@@ -118,7 +118,7 @@ def retrieve_across(  # noqa: PLR0913 - a retrieval's request, as every interfac
     for name in chosen:  # one store open at a time: twenty repositories never hold twenty open
         try:
             with workspace.using(name) as kb:
-                budget = kb.profile(use_case).budget if budget_asked is None else budget_asked
+                budget = kb.use_cases.named(use_case).budget if budget_asked is None else budget_asked
                 budget = max(1, budget - reserve)
                 found, evidence = kb.slice_for(
                     task, use_case, budget, scopes=scopes, min_confidence=min_confidence
@@ -164,7 +164,7 @@ def retrieve_across(  # noqa: PLR0913 - a retrieval's request, as every interfac
     logged = []
     for part in parts:
         with workspace.using(part.name) as kb:
-            own_id = kb.log_query("retrieve", task, use_case, part.evidence, gap=gap, found=part.found)
+            own_id = kb.queries.record("retrieve", task, use_case, part.evidence, gap=gap, found=part.found)
         logged.append((part.name, own_id, frozenset(i.id for i in part.found.items)))
     query_id = "ws-" + hashlib.sha256("\0".join(q for _, q, _ in logged).encode()).hexdigest()[:16]
     workspace.remember(query_id, tuple(logged))
@@ -290,7 +290,9 @@ def symbols_across(workspace: Workspace, name: str) -> list[dict[str, Any]]:
     for repository in workspace.names():
         try:
             with workspace.using(repository) as kb:
-                found.extend(dict(match, repository=repository) for match in symbols_data(kb.symbol(name)))
+                found.extend(
+                    dict(match, repository=repository) for match in symbols_data(kb.reads.symbol(name))
+                )
         except KbcError:
             continue
     return found

@@ -165,7 +165,7 @@ class Workspace:
             self._listeners.append(listener)
             for member in self._members.values():
                 if member.kb is not None:
-                    member.kb.listen(listener)
+                    member.kb.queries.listen(listener)
 
     # -- opening and closing ---------------------------------------------------
 
@@ -204,7 +204,7 @@ class Workspace:
                     components=self.components,
                 )
                 for listener in self._listeners:
-                    member.kb.listen(listener)
+                    member.kb.queries.listen(listener)
                 self._evict(keep=name)
             member.users += 1
             kb = member.kb
@@ -233,13 +233,13 @@ class Workspace:
             components=self.components,
         )
         try:
-            kb.retriever()  # what the first request would open, opened before the swap
+            kb.served.retriever()  # what the first request would open, opened before the swap
         except BaseException:
             kb.close()
             raise
         with self._lock:
             for listener in self._listeners:
-                kb.listen(listener)
+                kb.queries.listen(listener)
             old, member.kb, member.store = member.kb, kb, store
             if old is not None and self._lent.get(id(old)):
                 self._retired[id(old)] = old
@@ -470,11 +470,11 @@ class Workspace:
         parts = self._fused.parts_of(query_id)
         if parts is None:
             with self.using(self.chosen(repository)) as kb:
-                return kb.report_usage(query_id, helpful_ids)
+                return kb.queries.report_usage(query_id, helpful_ids)
         recorded = False
         for name, own_id, items in parts:
             with self.using(name) as kb:
-                recorded = kb.report_usage(own_id, [i for i in helpful_ids if i in items]) or recorded
+                recorded = kb.queries.report_usage(own_id, [i for i in helpful_ids if i in items]) or recorded
         return recorded
 
     def close(self) -> None:

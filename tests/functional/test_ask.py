@@ -167,10 +167,10 @@ def test_gaps_are_logged_on_evidence_only(shop: Path) -> None:
         for _ in range(2):
             kb.retrieve("kubernetes helm chart deployment")  # nothing matches: low confidence
         _, unhelpful = kb.retrieve_logged("place an order")
-        assert kb.report_usage(unhelpful, []) is True
+        assert kb.queries.report_usage(unhelpful, []) is True
         _, helpful = kb.retrieve_logged("refund days")
-        assert kb.report_usage(helpful, ["some-chunk-id"]) is True
-        assert kb.report_usage("no-such-query", []) is False
+        assert kb.queries.report_usage(helpful, ["some-chunk-id"]) is True
+        assert kb.queries.report_usage("no-such-query", []) is False
     listed = runner.invoke(cli, [*LEXICAL, "gaps", "--repo", str(shop), "--format", "json"])
     gaps = json.loads(listed.output)
     assert [(g["question"], g["count"], g["asked"], g["reasons"]) for g in gaps] == [
@@ -204,7 +204,7 @@ def test_auto_refresh_applies_to_ask_and_the_api(shop: Path) -> None:
 def test_a_file_changed_since_the_build_is_served_redacted(shop: Path) -> None:
     (shop / "shop" / "orders.py").write_text('"""Orders."""\n\nKEY = "AKIAUJZDEGXDNCF32EPF"\n')
     with open_kb(shop) as kb:
-        served = kb.file("shop/orders.py")
+        served = kb.reads.file("shop/orders.py")
     assert "AKIAUJZDEGXDNCF32EPF" not in served.text and "[REDACTED]" in served.text
     assert (served.start_line, served.end_line, served.lines) == (1, 3, 3)
 
@@ -219,16 +219,16 @@ def test_a_file_swapped_since_the_build_for_a_link_out_or_a_fifo_is_refused(
     orders.symlink_to(outside)
     with open_kb(shop) as kb:
         with pytest.raises(PathRefused, match="leads outside the repository"):
-            kb.file("shop/orders.py")
+            kb.reads.file("shop/orders.py")
         orders.unlink()
         os.mkfifo(orders)  # opening it for reading would wait for a writer forever
         with pytest.raises(PathRefused, match="no longer a regular file"):
-            kb.file("shop/orders.py")
+            kb.reads.file("shop/orders.py")
         (shop / "shop").rename(shop / "gone")
         (shop / "shop").symlink_to(tmp_path)  # a tracked folder swapped for a link out
         outside.rename(tmp_path / "orders.py")
         with pytest.raises(PathRefused, match="leads outside the repository"):
-            kb.file("shop/orders.py")
+            kb.reads.file("shop/orders.py")
 
 
 def test_a_config_file_changed_since_the_build_is_redacted_as_config(make_repo: RepoFactory) -> None:
@@ -236,7 +236,7 @@ def test_a_config_file_changed_since_the_build_is_redacted_as_config(make_repo: 
     open_kb(root).build(no_llm=True)
     (root / "deploy" / "app.cfg").write_text("[app]\nDEBUG=true\nDATABASE_PASSWORD=hunter2isnotgood\n")
     with open_kb(root) as kb:
-        served = kb.file("deploy/app.cfg")
+        served = kb.reads.file("deploy/app.cfg")
     assert served.text == "[app]\nDEBUG=true\nDATABASE_PASSWORD=[REDACTED]\n"
 
 

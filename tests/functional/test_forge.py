@@ -275,7 +275,7 @@ def test_a_server_asks_the_forge_once_for_many_listings_and_never_for_a_scrape(r
         kb = served(repo, forge)
         before = len(forge.calls)
         for _ in range(10):
-            (listed,) = kb.proposals()
+            (listed,) = kb.proposals.all()
             assert listed.review == "#1 open, awaiting review"
         asked = len(forge.calls) - before
         assert asked <= 2  # the branch's request and its reviews, once

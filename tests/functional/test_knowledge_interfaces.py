@@ -107,12 +107,14 @@ def test_metrics_of_drift_cache_knowledge_and_proposals(kb: KnowledgeBase) -> No
         return -1.0
 
     metrics = Metrics(kb)
-    kb.listen(metrics.heard)
+    kb.queries.listen(metrics.heard)
     task = "refund window payout money cents monday batch"
     kb.retrieve(task, "qa", budget=4000)
     kb.retrieve(task, "qa", budget=4000)  # the same request: from the cache
     kb.retrieve(task, "qa", budget=120)  # too small for the team's sections
-    kb.propose("domain/payouts.md", content="# Payouts\n\nWeekly.\n", rationale="shorter", author="agent")
+    kb.proposals.propose(
+        "domain/payouts.md", content="# Payouts\n\nWeekly.\n", rationale="shorter", author="agent"
+    )
     text = metrics.exposition().decode()
     assert value(text, "kbc_documents_behind") == 1  # payouts.md names a function the code lacks
     assert value(text, "kbc_slice_cache_hits_total") == 1

@@ -367,18 +367,20 @@ def test_a_build_finishing_during_a_request_does_not_close_what_the_request_read
     root = make_repo(BASE)
     build_repository(root, settings(), no_llm=True)
     with KnowledgeBase(root, settings=settings(), components=Components.lexical()) as kb:
-        profile = kb.profile("implementation")
-        in_use = kb.retriever()  # a request has its retriever ...
+        profile = kb.use_cases.named("implementation")
+        in_use = kb.served.retriever()  # a request has its retriever ...
         commit(
             root,
             {"shop/refunds.py": '"""Refunds."""\n\n\ndef refund(amount):\n    return -amount\n'},
             "refunds",
         )
         refresh(str(root), settings(), no_llm=True)  # ... when a build completes
-        kb.manifest()  # and the request's next read follows the store to the new build
+        kb.reads.manifest()  # and the request's next read follows the store to the new build
         found = in_use.search("where is an order placed over the limit?", profile)
         assert found.ranked and "shop/refunds.py" not in {c.path for c in found.chunks.values()}
-        assert "shop/refunds.py" in {c.path for c in kb.retriever().search("refund", profile).chunks.values()}
+        assert "shop/refunds.py" in {
+            c.path for c in kb.served.retriever().search("refund", profile).chunks.values()
+        }
 
 
 @pytest.mark.slow

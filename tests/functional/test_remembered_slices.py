@@ -62,7 +62,7 @@ def slices(kb: KnowledgeBase, root: Path, asked: list[str]) -> tuple[list[str], 
     """What the served reader and a fresh `kbc retrieve`-like reader give for ``asked``."""
     plain = open_retriever(root, settings(), components=Components.lexical())
     try:
-        profile = kb.profile("implementation")
+        profile = kb.use_cases.named("implementation")
         one_shot = [plain.retrieve(task, profile).to_json() for task in asked]
     finally:
         plain.close()
@@ -74,10 +74,10 @@ def test_a_served_reader_gives_the_slices_of_kbc_retrieve_before_and_after_a_ref
     build_repository(root, settings(), no_llm=True)
     asked = queries(root)
     with KnowledgeBase(root, settings=settings(), components=Components.lexical()) as kb:
-        assert kb.retriever().lexical._remembered is not None  # the server's reader remembers
+        assert kb.served.retriever().lexical._remembered is not None  # the server's reader remembers
         served, one_shot = slices(kb, root, asked + asked)  # asked twice: from memory the second time
         assert served == one_shot
-        found = kb.retriever().lexical.search("refund window", 200)
+        found = kb.served.retriever().lexical.search("refund window", 200)
         tied = [score for _, score in found if score == found[0][1]]
         assert len(tied) >= 2  # the twins: their order is decided by id, as FTS5's is
 

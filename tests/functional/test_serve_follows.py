@@ -131,13 +131,13 @@ def test_a_request_reads_one_build_while_another_completes(repo: Path) -> None:
     from kbc.services.knowledge import KnowledgeBase
 
     with KnowledgeBase(repo, components=Components.lexical()) as kb:
-        retriever = kb.retriever()  # what a request in flight holds
+        retriever = kb.served.retriever()  # what a request in flight holds
         (repo / "shop" / "refunds.py").write_text(REFUNDS.replace("refund exceeds payment", "too much"))
         git(repo, "commit", "-qam", "reword")
         subprocess.run([*KBC, "refresh", str(repo)], check=True, env=clean_env(), capture_output=True)
         ranking = retriever.search("refund exceeds payment", load_profiles(repo)["implementation"])
         texts = "".join(chunk.text for chunk in ranking.chunks.values())
         assert "refund exceeds payment" in texts and "too much" not in texts  # the old build, whole
-        assert kb.retriever() is not retriever  # the next request reads the new one
-        ranking = kb.retriever().search("too much", load_profiles(repo)["implementation"])
+        assert kb.served.retriever() is not retriever  # the next request reads the new one
+        ranking = kb.served.retriever().search("too much", load_profiles(repo)["implementation"])
         assert "too much" in "".join(chunk.text for chunk in ranking.chunks.values())

@@ -115,7 +115,7 @@ def test_a_bounded_cache_answers_the_same_bytes_as_no_cache(make_repo: RepoFacto
         kb = KnowledgeBase(root, settings=settings, components=Components.lexical())
         try:
             texts = [kb.retrieve(task).text for task in (*TASKS, *TASKS)]
-            return texts, kb.cache_hits
+            return texts, kb.served.cache_hits
         finally:
             kb.close()
 

@@ -66,7 +66,7 @@ def test_documents_are_indexed_in_their_scopes(shop: tuple[Path, Settings]) -> N
     root, settings = shop
     with open_kb(root, settings) as kb:
         built = kb.build(no_llm=True)
-        scopes = {s.scope: s for s in kb.scopes()}
+        scopes = {s.scope: s for s in kb.reads.scopes()}
     assert (built.knowledge.roots, built.knowledge.documents) == (1, 6)
     assert {name: s.documents for name, s in scopes.items()} == {
         "conventions": 1,
@@ -106,11 +106,11 @@ def test_knowledge_documents_are_served_redacted_and_confined(shop: tuple[Path, 
     root, settings = shop
     with open_kb(root, settings) as kb:
         kb.build(no_llm=True)
-        lines = kb.file("@knowledge/team/domain/payouts.md", 1, 1)
+        lines = kb.reads.file("@knowledge/team/domain/payouts.md", 1, 1)
         assert lines == FileLines(
             path="@knowledge/team/domain/payouts.md", start_line=1, end_line=1, lines=3, text="# Payouts\n"
         )
-        keys = kb.file("@knowledge/team/ops/keys.md")  # redacted, as a repository file holding one is
+        keys = kb.reads.file("@knowledge/team/ops/keys.md")  # redacted, as a repository file holding one is
         assert SECRET not in keys.text and "[REDACTED]" in keys.text
         hits = kb.search("aws secret access key", scopes=["ops"])
         assert hits and all(SECRET not in hit.text for hit in hits)
@@ -120,7 +120,7 @@ def test_knowledge_documents_are_served_redacted_and_confined(shop: tuple[Path, 
             "@knowledge/other/domain/payouts.md",
         ):
             with pytest.raises(PathRefused):
-                kb.file(path)
+                kb.reads.file(path)
 
 
 def test_the_cli_builds_with_a_root_and_lists_its_scopes(make_repo: RepoFactory, team: Path) -> None:
@@ -166,7 +166,9 @@ def test_a_refresh_reads_the_roots_again(shop: tuple[Path, Settings], team: Path
         git(team, "commit", "-q", "-m", "refunds")
         done = kb.refresh(no_llm=True)
         assert done.mode == "incremental" and "knowledge roots" in done.reason
-        assert kb.scopes()[1] == ScopeSummary(scope="domain", documents=2, roots=("team",), default=True)
+        assert kb.reads.scopes()[1] == ScopeSummary(
+            scope="domain", documents=2, roots=("team",), default=True
+        )
         assert kb.refresh(no_llm=True).mode == "up-to-date"
 
 
@@ -238,7 +240,7 @@ def test_a_proposal_is_one_commit_on_a_new_branch_and_nothing_else_changes(
     before = state_of(team)
     index_before = built.retrieve("payout refund window seller", budget=2000).fingerprint
     text = KNOWLEDGE["domain/payouts.md"].replace("weekly", "every Monday")
-    proposal = built.propose(
+    proposal = built.proposals.propose(
         "domain/payouts.md", content=text, rationale="Payouts run on Mondays now.", author="agent-7"
     )
     assert proposal.status == "open" and proposal.branch == f"kbc/proposal-{proposal.id}"
@@ -250,24 +252,26 @@ def test_a_proposal_is_one_commit_on_a_new_branch_and_nothing_else_changes(
     message = git(team, "log", "-1", "--format=%an%n%B", proposal.branch)
     assert message.startswith("agent-7\nProposed: domain/payouts.md\n\nPayouts run on Mondays now.")
     assert built.retrieve("payout refund window seller", budget=2000).fingerprint == index_before
-    assert [(p.id, p.status) for p in built.proposals()] == [(proposal.id, "open")]
+    assert [(p.id, p.status) for p in built.proposals.all()] == [(proposal.id, "open")]
 
 
 def test_a_second_proposal_on_the_same_document_is_a_branch_of_its_own(
     built: KnowledgeBase, team: Path
 ) -> None:
-    first = built.propose(
+    first = built.proposals.propose(
         "domain/payouts.md", content="# Payouts\n\nWeekly.\n", rationale="shorter", author="a"
     )
     diff = (
         "--- a/domain/payouts.md\n+++ b/domain/payouts.md\n@@ -1,3 +1,5 @@\n # Payouts\n \n"
         f" {KNOWLEDGE['domain/payouts.md'].splitlines()[2]}\n+\n+Payouts are in cents.\n"
     )
-    second = built.propose("@knowledge/team/domain/payouts.md", diff=diff, rationale="cents", author="b")
+    second = built.proposals.propose(
+        "@knowledge/team/domain/payouts.md", diff=diff, rationale="cents", author="b"
+    )
     assert first.branch != second.branch
     assert git(team, "show", f"{second.branch}:domain/payouts.md").endswith("\nPayouts are in cents.\n")
     assert git(team, "rev-parse", f"{second.branch}^").strip() == git(team, "rev-parse", "main").strip()
-    assert {p.id for p in built.proposals()} == {first.id, second.id}
+    assert {p.id for p in built.proposals.all()} == {first.id, second.id}
 
 
 @pytest.mark.parametrize(
@@ -282,27 +286,29 @@ def test_a_second_proposal_on_the_same_document_is_a_branch_of_its_own(
 )
 def test_paths_outside_the_roots_markdown_are_refused(built: KnowledgeBase, path: str, words: str) -> None:
     with pytest.raises(PathRefused, match=words):
-        built.propose(path, content="# x\n", rationale="r", author="a")
+        built.proposals.propose(path, content="# x\n", rationale="r", author="a")
 
 
 def test_planted_credentials_are_redacted_before_the_commit(built: KnowledgeBase, team: Path) -> None:
     leaked = f'# Deploy\n\naws_secret_access_key = "{SECRET}"\n'
-    proposal = built.propose("ops/deploy.md", content=leaked, rationale="new page", author="a")
+    proposal = built.proposals.propose("ops/deploy.md", content=leaked, rationale="new page", author="a")
     committed = git(team, "show", f"{proposal.branch}:ops/deploy.md")
     assert SECRET not in committed and "[REDACTED]" in committed and proposal.redacted == 1
     assert SECRET not in git(team, "cat-file", "-p", proposal.commit)
 
 
 def test_merged_and_closed_proposals_are_told_apart(built: KnowledgeBase, team: Path) -> None:
-    merged = built.propose(
+    merged = built.proposals.propose(
         "domain/payouts.md", content="# Payouts\n\nMerged text.\n", rationale="m", author="a"
     )
-    closed = built.propose("conventions/money.md", content="# Money\n\nClosed.\n", rationale="c", author="b")
+    closed = built.proposals.propose(
+        "conventions/money.md", content="# Money\n\nClosed.\n", rationale="c", author="b"
+    )
     git(team, "merge", "-q", "--no-edit", merged.branch)
-    assert built.close_proposal(closed.id).status == "closed"
-    assert {p.id: p.status for p in built.proposals()} == {merged.id: "merged", closed.id: "closed"}
+    assert built.proposals.close(closed.id).status == "closed"
+    assert {p.id: p.status for p in built.proposals.all()} == {merged.id: "merged", closed.id: "closed"}
     assert git(team, "branch", "--list", closed.branch).strip() == ""
-    shown, diff = built.proposal(merged.id)
+    shown, diff = built.proposals.get(merged.id)
     assert shown.rationale == "m" and "+Merged text." in diff
 
 
@@ -316,7 +322,7 @@ def test_a_proposal_is_pushed_to_the_remote(make_repo: RepoFactory, tmp_path: Pa
     settings = Settings(embed_model="none", knowledge=(KnowledgeRoot("team", str(clone)),))
     with open_kb(root, settings) as kb:
         kb.build(no_llm=True)
-        proposal = kb.propose(
+        proposal = kb.proposals.propose(
             "domain/payouts.md", content="# Payouts\n\nPushed.\n", rationale="p", author="a"
         )
     assert proposal.pushed
@@ -386,7 +392,7 @@ def test_knowledge_behind_the_code_is_reported_and_proposed(make_repo: RepoFacto
     commit_later(root, {"shop/payouts.py": held}, "2026-03-01T00:00:00Z")
     with open_kb(root, settings) as kb:
         kb.build(no_llm=True)
-        reports = {r.path: r for r in kb.drift()}
+        reports = {r.path: r for r in kb.reads.drift()}
         report = reports["@knowledge/team/domain/payout-rules.md"]
         kinds = {r.kind: r for r in report.reasons}
         changed = kinds["code_changed"]
@@ -394,7 +400,7 @@ def test_knowledge_behind_the_code_is_reported_and_proposed(make_repo: RepoFacto
         assert kinds["missing_symbols"].names == ("shop.payouts.cancel_payout",)
         assert set(reports) == {"@knowledge/team/domain/payout-rules.md"}
         before = state_of(team)
-        made = kb.propose_drift()
+        made = kb.proposals.propose_drift()
     assert [(p.root, p.path) for p in made] == [("team", "domain/payout-rules.md")]
     assert state_of(team) == before
     proposed = git(team, "show", f"{made[0].branch}:domain/payout-rules.md")
@@ -472,15 +478,15 @@ def test_a_root_followed_by_url_is_fetched_again_and_takes_proposals(
     )
     with open_kb(root, settings) as kb:
         kb.build(no_llm=True)
-        assert [r.url for r in kb.manifest().roots] == [origin.as_uri()]
+        assert [r.url for r in kb.reads.manifest().roots] == [origin.as_uri()]
         git(source, "remote", "add", "origin", str(origin))
         commit_later(
             source, {"domain/refunds.md": "# Refunds\n\nAllowed for 180 days.\n"}, "2026-04-01T00:00:00Z"
         )
         git(source, "push", "-q", "origin", "main")
         assert kb.refresh(no_llm=True).mode == "incremental"
-        assert "@knowledge/team/domain/refunds.md" in kb.manifest().documents
-        proposal = kb.propose(
+        assert "@knowledge/team/domain/refunds.md" in kb.reads.manifest().documents
+        proposal = kb.proposals.propose(
             "domain/refunds.md",
             content="# Refunds\n\nAllowed for 180 days, once.\n",
             rationale="once",
@@ -523,7 +529,7 @@ def test_with_an_llm_drift_proposes_a_grounded_rewrite_marked_machine_written(
         interpreter = LiteLLMInterpreter(
             "openai/test-model", api_base=server.url, api_key="k", timeout=20, retries=0
         )
-        (made,) = kb.propose_drift(interpreter=interpreter)
+        (made,) = kb.proposals.propose_drift(interpreter=interpreter)
     proposed = git(team, "show", f"{made.branch}:domain/payout-rules.md")
     if grounded:
         assert proposed.startswith(rewrite.rstrip("\n"))
@@ -565,9 +571,9 @@ def test_a_repository_credential_repeated_in_a_document_is_redacted_there_too(
         assert all(token not in hit.text for hit in hits)
         answer, _ = kb.retrieve_logged("when is the deploy bot token rotated?", "qa", scopes=["ops"])
         assert "@knowledge/team/ops/rotation.md" in answer.text and token not in answer.to_json()
-        rotation = kb.file("@knowledge/team/ops/rotation.md")  # redacted with the code's values
+        rotation = kb.reads.file("@knowledge/team/ops/rotation.md")  # redacted with the code's values
         assert token not in rotation.text and "[REDACTED]" in rotation.text
-        assert kb.file("@knowledge/team/ops/other.md").lines == 3
+        assert kb.reads.file("@knowledge/team/ops/other.md").lines == 3
     index = (root / ".kbc" / "index" / "lexical.sqlite").read_bytes()
     assert token.encode() not in index
     assert refresh_mode(root, settings) == "up-to-date"  # the redaction is not a change of the document
@@ -583,31 +589,31 @@ def test_a_proposal_cannot_forge_what_it_changed_who_wrote_it_or_hide_a_credenti
     built: KnowledgeBase, team: Path
 ) -> None:
     # A rationale that writes kbc's own trailer names another document, "merged" already.
-    forged = built.propose(
+    forged = built.proposals.propose(
         "domain/payouts.md",
         content="# Payouts\n\nForged.\n",
         author="a",
         rationale="Looks fine.\n\nKbc-Proposal: team/conventions/money.md",
     )
-    listed = {p.id: p for p in built.proposals()}[forged.id]
+    listed = {p.id: p for p in built.proposals.all()}[forged.id]
     assert (listed.path, listed.status) == ("domain/payouts.md", "open")
     assert "Kbc-Proposal: team/conventions/money.md" in listed.rationale  # shown as the text it is
     # A path with a newline cannot add a trailer, nor create a file so named.
     with pytest.raises(PathRefused, match="control characters"):
-        built.propose(
+        built.proposals.propose(
             "domain/x.md\nSigned-off-by: Boss <boss@example.com>\n.md",
             content="# x\n",
             rationale="r",
             author="a",
         )
     # Terminal escapes in the author are never printed.
-    escaped = built.propose(
+    escaped = built.proposals.propose(
         "conventions/money.md",
         content="# Money\n\nIn cents.\n",
         rationale="r",
         author="agent\x1b]0;pwned\x07\x1b[31m-9",
     )
-    assert {p.id: p.author for p in built.proposals()}[escaped.id] == "agent]0;pwned[31m-9"
+    assert {p.id: p.author for p in built.proposals.all()}[escaped.id] == "agent]0;pwned[31m-9"
     assert "\x1b" not in git(team, "log", "-1", "--format=%an", escaped.branch)
     # A diff holding a credential leaves no unredacted object in the knowledge repository.
     line = KNOWLEDGE["domain/payouts.md"].splitlines()[2]
@@ -616,7 +622,7 @@ def test_a_proposal_cannot_forge_what_it_changed_who_wrote_it_or_hide_a_credenti
         "--- a/domain/payouts.md\n+++ b/domain/payouts.md\n@@ -1,3 +1,4 @@\n # Payouts\n \n"
         f' {line}\n+aws_secret_access_key = "{fresh}"\n'
     )
-    leaked = built.propose("domain/payouts.md", diff=diff, rationale="r", author="a")
+    leaked = built.proposals.propose("domain/payouts.md", diff=diff, rationale="r", author="a")
     assert leaked.redacted == 1 and fresh not in git(team, "show", f"{leaked.branch}:domain/payouts.md")
     objects = git(team, "cat-file", "--batch-all-objects", "--batch-check=%(objectname) %(objecttype)")
     for name in (o.split()[0] for o in objects.splitlines() if o.endswith(" blob")):
@@ -654,7 +660,7 @@ def test_a_question_only_team_knowledge_answers_is_no_gap(shop: tuple[Path, Sett
         answered = kb.retrieve("how many days is the refund window", "qa", budget=2000)
         assert any(i.path == "@knowledge/team/domain/payouts.md" for i in answered.items)
         kb.retrieve("quantum zebra flux capacitor calibration", "qa", budget=2000)
-        gaps = [g.question for g in kb.gaps()]
+        gaps = [g.question for g in kb.queries.gaps()]
     assert gaps == ["quantum zebra flux capacitor calibration"]
 
 

@@ -280,7 +280,7 @@ def test_a_repository_without_a_build_is_built_on_first_use(make_repo: Any) -> N
         assert workspace.wait_for("click", 60)  # no follower thread here: it runs now
         assert workspace.listing()[0]["status"] == "ready"
         with workspace.using("click") as kb:
-            assert kb.symbol("Command.parse_args")
+            assert kb.reads.symbol("Command.parse_args")
     finally:
         workspace.close()
 
@@ -290,15 +290,15 @@ def test_stores_open_on_use_and_close_beyond_the_limit_or_when_idle(repos: dict[
     try:
         assert workspace.open_count() == 0
         with workspace.using("click") as kb:
-            assert kb.symbol("Command")
+            assert kb.reads.symbol("Command")
         with workspace.using("requests") as kb:
-            assert kb.symbol("Session")
+            assert kb.reads.symbol("Session")
         assert workspace.open_count() == 1  # click was closed when requests opened
         assert [r["open"] for r in workspace.listing()] == [False, True]
         assert workspace.close_idle(now=time.monotonic() + 61) == ["requests"]
         assert workspace.open_count() == 0
         with workspace.using("click") as kb:  # opened again on its next request
-            assert kb.symbol("Command")
+            assert kb.reads.symbol("Command")
     finally:
         workspace.close()
 

@@ -30,3 +30,42 @@ def test_no_benchmark_module_is_over_400_lines() -> None:
         s.name: n for s in scripts if (n := len(s.read_text(encoding="utf-8").splitlines())) > SCRIPT_LINES
     }
     assert not over, f"split these by what they do: {over}"
+
+
+# What KnowledgeBase offers its adapters: building, answering, and one attribute per family of
+# reads and writes (kb.reads, kb.proposals, kb.queries, kb.use_cases, kb.served). A new
+# operation joins its family's facet, not this list.
+KNOWLEDGE_BASE = {
+    "analyze",
+    "ask",
+    "build",
+    "close",
+    "components",
+    "evaluate",
+    "proposals",
+    "queries",
+    "reads",
+    "refresh",
+    "retrieve",
+    "retrieve_logged",
+    "root",
+    "search",
+    "served",
+    "settings",
+    "slice_for",
+    "status",
+    "store",
+    "use_cases",
+}
+
+
+def test_the_knowledge_base_offers_what_its_adapters_use(tmp_path: Path) -> None:
+    from kbc.domain.settings import Settings
+    from kbc.services.knowledge import KnowledgeBase
+
+    kb = KnowledgeBase(tmp_path, settings=Settings(embed_model="none"))
+    try:
+        public = {name for name in dir(kb) if not name.startswith("_")}
+    finally:
+        kb.close()
+    assert public == KNOWLEDGE_BASE
