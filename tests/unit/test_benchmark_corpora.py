@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import importlib
+import importlib.util
 import io
-import sys
 import tarfile
 import zipfile
 from collections.abc import Iterator
@@ -25,11 +24,12 @@ BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 @pytest.fixture()
 def corpora() -> Iterator[ModuleType]:
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        yield importlib.import_module("corpora")
-    finally:
-        sys.path.remove(str(BENCHMARKS))
+    # read by its path: ``corpora`` is also the name of a helper module of the tests
+    spec = importlib.util.spec_from_file_location("benchmarks_corpora", BENCHMARKS / "corpora.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    yield module
 
 
 def tarball(path: Path, members: dict[str, bytes], links: dict[str, str] | None = None) -> Path:
