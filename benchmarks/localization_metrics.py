@@ -104,8 +104,8 @@ def per_repository(results: list[Row], hunks: dict[str, dict[str, list[list[int]
             for s, _ in SYSTEMS
         }
 
-        def pct(system: str, key: str) -> str:
-            return f"{100 * statistics.fmean(m[key] for m in got[system]):.1f}%"  # noqa: B023
+        def pct(system: str, key: str, got: dict[str, list[dict[str, float]]] = got) -> str:
+            return f"{100 * statistics.fmean(m[key] for m in got[system]):.1f}%"
 
         lines.append(
             f"| {repo} | {len(rows)} | {pct('kbc', 'acc@1')} | {pct('kbc', 'acc@5')} | "

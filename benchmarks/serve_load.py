@@ -49,7 +49,7 @@ from pathlib import Path
 
 import anyio
 import httpx
-from serve_load_clients import TASKS, DistinctTasks, Plan
+from serve_load_clients import DistinctTasks, Plan, repeating
 from serve_load_phases import Phase, baseline, run_phase
 from serve_load_report import Run, report
 from served import Server, ensure_built, rss_kib, running_server
@@ -70,9 +70,9 @@ async def measure_all(
     for name in args.phases.split(","):
         task: Callable[[int, int], str]
         if name == "repeating":
-            task = lambda client, request: TASKS[(client + request) % len(TASKS)]  # noqa: E731
+            task = repeating
         elif name == "distinct":
-            task = lambda client, request: distinct.next()  # noqa: E731
+            task = distinct.of
         else:
             raise SystemExit(f"serve_load: no phase named {name!r} (repeating, distinct)")
         print(f"serve_load: {name}, {args.clients} clients, {args.seconds:g} s", file=sys.stderr, flush=True)

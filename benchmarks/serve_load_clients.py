@@ -74,6 +74,15 @@ class DistinctTasks:
         context = CONTEXTS[(n // len(TASKS)) % len(CONTEXTS)]
         return f"{base} {context} (case {n})"
 
+    def of(self, _client: int, _request: int) -> str:
+        """The next task, whoever asks (a phase's task for a client's request)."""
+        return self.next()
+
+
+def repeating(client: int, request: int) -> str:
+    """The tasks in turn, the same few asked again and again (a phase's task)."""
+    return TASKS[(client + request) % len(TASKS)]
+
 
 @dataclass
 class Sample:

@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +58,11 @@ def best_only(workspace: Workspace, task: str, use_case: str) -> dict[str, Any]:
     return {"items": [dict(i, repository=name) for i in slice_data(sliced)["items"]]}
 
 
+def unweighted(_found: Slice) -> float:
+    """Every repository's slice weighs the same."""
+    return 1.0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -87,7 +91,6 @@ def main() -> None:
         finally:
             workspace.close()
         return
-    unweighted: Callable[[Slice], float] = lambda _found: 1.0  # noqa: E731
     variants = ("named", "across, weighted", "across, unweighted", "across, best only")
     rows: dict[str, dict[str, list[float]]] = {v: {"recall": [], "hunk": [], "first": []} for v in variants}
     per_repository: dict[tuple[str, str], list[float]] = {}
