@@ -7,6 +7,11 @@ of its best chunk, under one header; its blocks follow in line order, each
 with its ``path:start-end`` attribution and the breadcrumb of the definitions
 around it, and the lines left out between two blocks are marked.
 
+Once the ranked chunks are placed, each block of code is padded with up to ``PAD`` lines
+on each side, best block first, while the budget allows: the line a change goes after, the
+decorator or comment above a definition, the end of the one before. Padding is given back
+before any chunk when the whole text is counted.
+
 The rendered text (header, attribution lines and fences included) is counted
 with the real tokenizer and never exceeds the budget; if even the best chunk
 does not fit, its head is kept and marked as truncated.
@@ -24,6 +29,11 @@ from kbc.index.tokencount import TokenCounter
 # The span of the outermost function or method holding a line of a file, if any: a passage
 # cut inside a definition says which of its lines are left out.
 Extents = Callable[[str, int], tuple[int, int] | None]
+# The lines of a file from ``first`` to ``last`` as the index holds them (line number -> text);
+# lines it does not give (past the file's end, a header left out) are not padded with.
+Around = Callable[[str, int, int], Mapping[int, str]]
+PAD = 3  # lines a block of code is padded with on each side, when the budget allows (0: none)
+PAD_PREFIX = "pad:"  # the ids of padding pseudo-chunks
 MARK_CUTS = True  # False: only the lines between two blocks are marked (for comparison)
 MIN_BLOCK_TOKENS = 12  # an attribution line and two fences, with a line of code
 JOIN_SLACK = 2  # tokens a join may add beyond the parts' own counts
@@ -230,8 +240,10 @@ def pack(  # noqa: C901, PLR0913 - one loop whose steps share its state; what it
     scores: Sequence[float] | None = None,
     order: Mapping[str, int] | None = None,
     extents: Extents | None = None,
+    around: Around | None = None,
 ) -> Packed:
-    """The best chunks that fit in ``budget`` tokens under ``header``.
+    """The best chunks that fit in ``budget`` tokens under ``header``, each block of code then
+    padded with the lines ``around`` gives next to it (up to ``PAD`` a side) while it fits.
 
     Team knowledge is packed once: a knowledge chunk nearly the same as one taken from another
     document (word shingles, Jaccard at least NEAR_DUPLICATE) is left out; ``order`` ranks
@@ -313,14 +325,76 @@ def pack(  # noqa: C901, PLR0913 - one loop whose steps share its state; what it
         used += cost
         if shingled:
             known.append((chunk.path, shingled))
+    chosen = len(taken)
+    if around is not None and PAD > 0:
+        used += _padded(taken, sections, around, budget - used, counter)
     while True:
         laid = _in_order(_layout(taken, dates), order or {})
         text = _text(header, laid, extents)
         tokens = counter.count(text)
         if tokens <= budget or not taken:
             break
-        taken.pop()  # the parts' counts can differ from the whole's at a join
-    return Packed(tuple(b for s in laid for b in s.blocks), text, tokens, tuple(c for c, _, _ in taken))
+        taken.pop()  # the parts' counts can differ from the whole's at a join (padding goes first)
+    kept = tuple(c for c, _, _ in taken[:chosen])
+    return Packed(tuple(b for s in laid for b in s.blocks), text, tokens, kept)
+
+
+def _padded(
+    taken: list[tuple[Chunk, float, int]],
+    sections: Mapping[str, FileSection],
+    around: Around,
+    room: int,
+    counter: TokenCounter,
+) -> int:
+    """Pad each block of code with up to ``PAD`` lines a side, best block first, within
+    ``room`` tokens: each pad is a pseudo-chunk of the lines next to the block that no block
+    holds, appended to ``taken`` (so it is the first given back). Returns the tokens added."""
+    blocks = sorted(
+        (b for s in sections.values() if s.kind == "code" for b in s.blocks),
+        key=lambda b: (-b.score, b.path, b.start),
+    )
+    held = {path: [(b.start, b.end) for b in s.blocks] for path, s in sections.items()}
+    added = 0
+    for block in blocks:
+        spans = held[block.path]
+        for first, last, edge, step in (
+            (max(1, block.start - PAD), block.start - 1, block.start - 1, -1),
+            (block.end + 1, block.end + PAD, block.end + 1, 1),
+        ):
+            if first > last:
+                continue
+            lines = around(block.path, first, last)
+            free = [n for n in lines if first <= n <= last and not any(a <= n <= b for a, b in spans)]
+            run = _next_to(free, edge, step)
+            if not run:
+                continue
+            text = "".join(lines[n] for n in run)
+            cost = counter.count(text) + JOIN_SLACK
+            if cost > room - added:
+                continue
+            pad = Chunk(
+                id=f"{PAD_PREFIX}{block.path}:{run[0]}-{run[-1]}",
+                path=block.path,
+                kind="code",
+                language=sections[block.path].language,
+                start_line=run[0],
+                end_line=run[-1],
+                text=text,
+            )
+            taken.append((pad, 0.0, cost))
+            spans.append((run[0], run[-1]))
+            added += cost
+    return added
+
+
+def _next_to(free: Sequence[int], edge: int, step: int) -> list[int]:
+    """The free lines that run on without a gap from ``edge`` (a block's first line less one,
+    going up the file with ``step`` -1, or its last plus one, going down with 1), in line order."""
+    numbers, run, line = set(free), [], edge
+    while line in numbers:
+        run.append(line)
+        line += step
+    return sorted(run)
 
 
 def _cut_sides(chunk: Chunk, extents: Extents | None) -> int:
