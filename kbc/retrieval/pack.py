@@ -7,10 +7,10 @@ of its best chunk, under one header; its blocks follow in line order, each
 with its ``path:start-end`` attribution and the breadcrumb of the definitions
 around it, and the lines left out between two blocks are marked.
 
-Once the ranked chunks are placed, each block of code is padded with up to ``PAD`` lines
-on each side, best block first, while the budget allows: the line a change goes after, the
-decorator or comment above a definition, the end of the one before. Padding is given back
-before any chunk when the whole text is counted.
+Each chunk of code taken is padded with up to ``PAD`` lines on each side that the slice does
+not hold yet, when the budget allows: the line a change goes after, the decorator or comment
+above a definition, the end of the one before. Padding is given back before any chunk when
+the whole text is counted.
 
 The rendered text (header, attribution lines and fences included) is counted
 with the real tokenizer and never exceeds the budget; if even the best chunk
@@ -242,8 +242,8 @@ def pack(  # noqa: C901, PLR0913 - one loop whose steps share its state; what it
     extents: Extents | None = None,
     around: Around | None = None,
 ) -> Packed:
-    """The best chunks that fit in ``budget`` tokens under ``header``, each block of code then
-    padded with the lines ``around`` gives next to it (up to ``PAD`` a side) while it fits.
+    """The best chunks that fit in ``budget`` tokens under ``header``, each chunk of code
+    padded with the lines ``around`` gives next to it (up to ``PAD`` a side) when they fit.
 
     Team knowledge is packed once: a knowledge chunk nearly the same as one taken from another
     document (word shingles, Jaccard at least NEAR_DUPLICATE) is left out; ``order`` ranks
@@ -266,6 +266,7 @@ def pack(  # noqa: C901, PLR0913 - one loop whose steps share its state; what it
             header = header[:-2] + "\n" if len(header) > 1 else ""
     sections: dict[str, FileSection] = {}
     taken: list[tuple[Chunk, float, int]] = []
+    pads: list[tuple[Chunk, float, int]] = []  # the lines next to taken code (given back first)
     used = counter.count(header)
     frames: dict[tuple[str, str, str], int] = {}
     titles: dict[str, int] = {}
@@ -323,68 +324,53 @@ def pack(  # noqa: C901, PLR0913 - one loop whose steps share its state; what it
         sections.setdefault(chunk.path, section)
         taken.append((chunk, score, cost))
         used += cost
+        if around is not None and PAD > 0 and chunk.kind == "code":
+            for pad in _pads(chunk, section, around):
+                padding = counter.count(pad.text) + JOIN_SLACK
+                if used + padding <= budget:
+                    section.place(pad, 0.0, padding)
+                    pads.append((pad, 0.0, padding))
+                    used += padding
         if shingled:
             known.append((chunk.path, shingled))
-    chosen = len(taken)
-    if around is not None and PAD > 0:
-        used += _padded(taken, sections, around, budget - used, counter)
     while True:
-        laid = _in_order(_layout(taken, dates), order or {})
+        laid = _in_order(_layout([*taken, *pads], dates), order or {})
         text = _text(header, laid, extents)
         tokens = counter.count(text)
         if tokens <= budget or not taken:
             break
-        taken.pop()  # the parts' counts can differ from the whole's at a join (padding goes first)
-    kept = tuple(c for c, _, _ in taken[:chosen])
-    return Packed(tuple(b for s in laid for b in s.blocks), text, tokens, kept)
+        (pads or taken).pop()  # the parts' counts can differ from the whole's at a join: padding goes first
+    return Packed(tuple(b for s in laid for b in s.blocks), text, tokens, tuple(c for c, _, _ in taken))
 
 
-def _padded(
-    taken: list[tuple[Chunk, float, int]],
-    sections: Mapping[str, FileSection],
-    around: Around,
-    room: int,
-    counter: TokenCounter,
-) -> int:
-    """Pad each block of code with up to ``PAD`` lines a side, best block first, within
-    ``room`` tokens: each pad is a pseudo-chunk of the lines next to the block that no block
-    holds, appended to ``taken`` (so it is the first given back). Returns the tokens added."""
-    blocks = sorted(
-        (b for s in sections.values() if s.kind == "code" for b in s.blocks),
-        key=lambda b: (-b.score, b.path, b.start),
-    )
-    held = {path: [(b.start, b.end) for b in s.blocks] for path, s in sections.items()}
-    added = 0
-    for block in blocks:
-        spans = held[block.path]
-        for first, last, edge, step in (
-            (max(1, block.start - PAD), block.start - 1, block.start - 1, -1),
-            (block.end + 1, block.end + PAD, block.end + 1, 1),
-        ):
-            if first > last:
-                continue
-            lines = around(block.path, first, last)
-            free = [n for n in lines if first <= n <= last and not any(a <= n <= b for a, b in spans)]
-            run = _next_to(free, edge, step)
-            if not run:
-                continue
-            text = "".join(lines[n] for n in run)
-            cost = counter.count(text) + JOIN_SLACK
-            if cost > room - added:
-                continue
-            pad = Chunk(
-                id=f"{PAD_PREFIX}{block.path}:{run[0]}-{run[-1]}",
-                path=block.path,
-                kind="code",
-                language=sections[block.path].language,
-                start_line=run[0],
-                end_line=run[-1],
-                text=text,
+def _pads(chunk: Chunk, section: FileSection, around: Around) -> list[Chunk]:
+    """The lines within ``PAD`` of ``chunk`` on each side that no block of its file holds and
+    that run on from it, each side as a pseudo-chunk."""
+    out = []
+    for first, last, edge, step in (
+        (max(1, chunk.start_line - PAD), chunk.start_line - 1, chunk.start_line - 1, -1),
+        (chunk.end_line + 1, chunk.end_line + PAD, chunk.end_line + 1, 1),
+    ):
+        if first > last:
+            continue
+        lines = around(chunk.path, first, last)
+        free = [
+            n for n in lines if first <= n <= last and not any(b.start <= n <= b.end for b in section.blocks)
+        ]
+        run = _next_to(free, edge, step)
+        if run:
+            out.append(
+                Chunk(
+                    id=f"{PAD_PREFIX}{chunk.path}:{run[0]}-{run[-1]}",
+                    path=chunk.path,
+                    kind="code",
+                    language=chunk.language,
+                    start_line=run[0],
+                    end_line=run[-1],
+                    text="".join(lines[n] for n in run),
+                )
             )
-            taken.append((pad, 0.0, cost))
-            spans.append((run[0], run[-1]))
-            added += cost
-    return added
+    return out
 
 
 def _next_to(free: Sequence[int], edge: int, step: int) -> list[int]:
