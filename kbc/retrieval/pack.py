@@ -32,7 +32,7 @@ Extents = Callable[[str, int], tuple[int, int] | None]
 # The lines of a file from ``first`` to ``last`` as the index holds them (line number -> text);
 # lines it does not give (past the file's end, a header left out) are not padded with.
 Around = Callable[[str, int, int], Mapping[int, str]]
-PAD = 3  # lines a block of code is padded with on each side, when the budget allows (0: none)
+PAD = 5  # lines a block of code is padded with on each side, when the budget allows (0: none)
 PAD_PREFIX = "pad:"  # the ids of padding pseudo-chunks
 MARK_CUTS = True  # False: only the lines between two blocks are marked (for comparison)
 MIN_BLOCK_TOKENS = 12  # an attribution line and two fences, with a line of code
