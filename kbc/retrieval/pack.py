@@ -259,6 +259,7 @@ def pack(  # noqa: C901, PLR0913 - one loop whose steps share its state; what it
     it leaves out are named, never silently dropped.
     """
     size_of = text_tokens or (lambda c: counter.count(c.text))
+    spans_of = extents  # what guards the padding, marked cuts or not
     extents = extents if MARK_CUTS else None
     if counter.count(header) > budget:
         header = header.splitlines()[0][: max(0, budget)] + "\n"
@@ -325,7 +326,7 @@ def pack(  # noqa: C901, PLR0913 - one loop whose steps share its state; what it
         taken.append((chunk, score, cost))
         used += cost
         if around is not None and PAD > 0 and chunk.kind == "code":
-            for pad in _pads(chunk, section, around):
+            for pad in _pads(chunk, section, around, spans_of):
                 padding = counter.count(pad.text) + JOIN_SLACK
                 if used + padding <= budget:
                     section.place(pad, 0.0, padding)
@@ -343,9 +344,11 @@ def pack(  # noqa: C901, PLR0913 - one loop whose steps share its state; what it
     return Packed(tuple(b for s in laid for b in s.blocks), text, tokens, tuple(c for c, _, _ in taken))
 
 
-def _pads(chunk: Chunk, section: FileSection, around: Around) -> list[Chunk]:
+def _pads(chunk: Chunk, section: FileSection, around: Around, extents: Extents | None) -> list[Chunk]:
     """The lines within ``PAD`` of ``chunk`` on each side that no block of its file holds and
-    that run on from it, each side as a pseudo-chunk."""
+    that run on from it without entering another function (``extents``: a line of the function
+    the chunk's edge is in, or of none, may pad it; a line of another function may not), each
+    side as a pseudo-chunk."""
     out = []
     for first, last, edge, step in (
         (max(1, chunk.start_line - PAD), chunk.start_line - 1, chunk.start_line - 1, -1),
@@ -354,8 +357,13 @@ def _pads(chunk: Chunk, section: FileSection, around: Around) -> list[Chunk]:
         if first > last:
             continue
         lines = around(chunk.path, first, last)
+        own = extents(chunk.path, edge - step) if extents is not None else None
         free = [
-            n for n in lines if first <= n <= last and not any(b.start <= n <= b.end for b in section.blocks)
+            n
+            for n in lines
+            if first <= n <= last
+            and not any(b.start <= n <= b.end for b in section.blocks)
+            and (extents is None or extents(chunk.path, n) in (None, own))
         ]
         run = _next_to(free, edge, step)
         if run:
