@@ -7,6 +7,11 @@ of its best chunk, under one header; its blocks follow in line order, each
 with its ``path:start-end`` attribution and the breadcrumb of the definitions
 around it, and the lines left out between two blocks are marked.
 
+Each chunk of code taken is padded with up to ``PAD`` lines on each side that the slice does
+not hold yet, when the budget allows: the line a change goes after, the decorator or comment
+above a definition, the end of the one before. Padding is given back before any chunk when
+the whole text is counted.
+
 The rendered text (header, attribution lines and fences included) is counted
 with the real tokenizer and never exceeds the budget; if even the best chunk
 does not fit, its head is kept and marked as truncated.
@@ -24,6 +29,11 @@ from kbc.index.tokencount import TokenCounter
 # The span of the outermost function or method holding a line of a file, if any: a passage
 # cut inside a definition says which of its lines are left out.
 Extents = Callable[[str, int], tuple[int, int] | None]
+# The lines of a file from ``first`` to ``last`` as the index holds them (line number -> text);
+# lines it does not give (past the file's end, a header left out) are not padded with.
+Around = Callable[[str, int, int], Mapping[int, str]]
+PAD = 5  # lines a block of code is padded with on each side, when the budget allows (0: none)
+PAD_PREFIX = "pad:"  # the ids of padding pseudo-chunks
 MARK_CUTS = True  # False: only the lines between two blocks are marked (for comparison)
 MIN_BLOCK_TOKENS = 12  # an attribution line and two fences, with a line of code
 JOIN_SLACK = 2  # tokens a join may add beyond the parts' own counts
@@ -230,8 +240,10 @@ def pack(  # noqa: C901, PLR0913 - one loop whose steps share its state; what it
     scores: Sequence[float] | None = None,
     order: Mapping[str, int] | None = None,
     extents: Extents | None = None,
+    around: Around | None = None,
 ) -> Packed:
-    """The best chunks that fit in ``budget`` tokens under ``header``.
+    """The best chunks that fit in ``budget`` tokens under ``header``, each chunk of code
+    padded with the lines ``around`` gives next to it (up to ``PAD`` a side) when they fit.
 
     Team knowledge is packed once: a knowledge chunk nearly the same as one taken from another
     document (word shingles, Jaccard at least NEAR_DUPLICATE) is left out; ``order`` ranks
@@ -247,6 +259,7 @@ def pack(  # noqa: C901, PLR0913 - one loop whose steps share its state; what it
     it leaves out are named, never silently dropped.
     """
     size_of = text_tokens or (lambda c: counter.count(c.text))
+    spans_of = extents  # what guards the padding, marked cuts or not
     extents = extents if MARK_CUTS else None
     if counter.count(header) > budget:
         header = header.splitlines()[0][: max(0, budget)] + "\n"
@@ -254,6 +267,7 @@ def pack(  # noqa: C901, PLR0913 - one loop whose steps share its state; what it
             header = header[:-2] + "\n" if len(header) > 1 else ""
     sections: dict[str, FileSection] = {}
     taken: list[tuple[Chunk, float, int]] = []
+    pads: list[tuple[Chunk, float, int]] = []  # the lines next to taken code (given back first)
     used = counter.count(header)
     frames: dict[tuple[str, str, str], int] = {}
     titles: dict[str, int] = {}
@@ -311,16 +325,70 @@ def pack(  # noqa: C901, PLR0913 - one loop whose steps share its state; what it
         sections.setdefault(chunk.path, section)
         taken.append((chunk, score, cost))
         used += cost
+        if around is not None and PAD > 0 and chunk.kind == "code":
+            for pad in _pads(chunk, section, around, spans_of):
+                padding = counter.count(pad.text) + JOIN_SLACK
+                if used + padding <= budget:
+                    section.place(pad, 0.0, padding)
+                    pads.append((pad, 0.0, padding))
+                    used += padding
         if shingled:
             known.append((chunk.path, shingled))
     while True:
-        laid = _in_order(_layout(taken, dates), order or {})
+        laid = _in_order(_layout([*taken, *pads], dates), order or {})
         text = _text(header, laid, extents)
         tokens = counter.count(text)
         if tokens <= budget or not taken:
             break
-        taken.pop()  # the parts' counts can differ from the whole's at a join
+        (pads or taken).pop()  # the parts' counts can differ from the whole's at a join: padding goes first
     return Packed(tuple(b for s in laid for b in s.blocks), text, tokens, tuple(c for c, _, _ in taken))
+
+
+def _pads(chunk: Chunk, section: FileSection, around: Around, extents: Extents | None) -> list[Chunk]:
+    """The lines within ``PAD`` of ``chunk`` on each side that no block of its file holds and
+    that run on from it without entering another function (``extents``: a line of the function
+    the chunk's edge is in, or of none, may pad it; a line of another function may not), each
+    side as a pseudo-chunk."""
+    out = []
+    for first, last, edge, step in (
+        (max(1, chunk.start_line - PAD), chunk.start_line - 1, chunk.start_line - 1, -1),
+        (chunk.end_line + 1, chunk.end_line + PAD, chunk.end_line + 1, 1),
+    ):
+        if first > last:
+            continue
+        lines = around(chunk.path, first, last)
+        own = extents(chunk.path, edge - step) if extents is not None else None
+        free = [
+            n
+            for n in lines
+            if first <= n <= last
+            and not any(b.start <= n <= b.end for b in section.blocks)
+            and (extents is None or extents(chunk.path, n) in (None, own))
+        ]
+        run = _next_to(free, edge, step)
+        if run:
+            out.append(
+                Chunk(
+                    id=f"{PAD_PREFIX}{chunk.path}:{run[0]}-{run[-1]}",
+                    path=chunk.path,
+                    kind="code",
+                    language=chunk.language,
+                    start_line=run[0],
+                    end_line=run[-1],
+                    text="".join(lines[n] for n in run),
+                )
+            )
+    return out
+
+
+def _next_to(free: Sequence[int], edge: int, step: int) -> list[int]:
+    """The free lines that run on without a gap from ``edge`` (a block's first line less one,
+    going up the file with ``step`` -1, or its last plus one, going down with 1), in line order."""
+    numbers, run, line = set(free), [], edge
+    while line in numbers:
+        run.append(line)
+        line += step
+    return sorted(run)
 
 
 def _cut_sides(chunk: Chunk, extents: Extents | None) -> int:

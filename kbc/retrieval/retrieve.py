@@ -467,6 +467,7 @@ class Retriever:
             scores,
             self.knowledge_order,
             self.shaping().extent,
+            self.shaping().lines_near,
         )
         fingerprint = self.fingerprint(profile, budget, query, exclude, min_confidence)
         left_out = knowledge_left_out(order, packed)

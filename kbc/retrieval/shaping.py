@@ -9,6 +9,7 @@ import bisect
 from collections.abc import Callable, Mapping, Sequence
 
 from kbc.domain.models import Chunk, FileFacts
+from kbc.index.chunks import split_lines
 from kbc.index.lexical import LexicalIndex
 from kbc.index.tokens import tokens
 from kbc.retrieval import rank
@@ -74,6 +75,25 @@ class Shaping:
         if at >= 0 and outermost[at][0] <= line <= outermost[at][1]:
             return outermost[at]
         return None
+
+    def lines_near(self, path: str, first: int, last: int) -> dict[int, str]:
+        """Lines ``first`` to ``last`` of ``path`` as its indexed chunks hold them, without the
+        header the repository's files share (what a slice pads its blocks with)."""
+        units = [u.id for u in self._matcher().by_path.get(path, ()) if u.start <= last and u.end >= first]
+        found = self._lexical.chunks(units)
+        if self._boilerplate is None:
+            self._boilerplate = Boilerplate(self._lexical.openings())
+        header = self._boilerplate.lines_of(path)
+        lines: dict[int, str] = {}
+        for cid in units:
+            chunk = found.get(cid)
+            if chunk is None:
+                continue
+            for offset, line in enumerate(split_lines(chunk.text)):
+                number = chunk.start_line + offset
+                if first <= number <= last and number > header:
+                    lines.setdefault(number, line)
+        return lines
 
     def without_headers(
         self, ranked: Sequence[Chunk], query: str, count: Callable[[str], int]
