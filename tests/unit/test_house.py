@@ -69,3 +69,25 @@ def test_the_knowledge_base_offers_what_its_adapters_use(tmp_path: Path) -> None
     finally:
         kb.close()
     assert public == KNOWLEDGE_BASE
+
+
+def test_the_benchmarks_import_each_other_without_a_cycle() -> None:
+    import ast
+
+    import networkx as nx
+
+    names = {s.stem for s in BENCHMARKS.glob("*.py")}
+    graph = nx.DiGraph()
+    for script in BENCHMARKS.glob("*.py"):
+        graph.add_node(script.stem)
+        for node in ast.walk(ast.parse(script.read_text(encoding="utf-8"))):
+            imported = (
+                [node.module]
+                if isinstance(node, ast.ImportFrom)
+                else [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else []
+            )
+            graph.add_edges_from((script.stem, name) for name in imported if name in names)
+    assert graph.number_of_edges() > 20  # the scripts' imports were read
+    assert not list(nx.simple_cycles(graph))
