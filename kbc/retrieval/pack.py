@@ -8,9 +8,9 @@ with its ``path:start-end`` attribution and the breadcrumb of the definitions
 around it, and the lines left out between two blocks are marked.
 
 Each chunk of code taken is padded with up to ``PAD`` lines on each side that the slice does
-not hold yet, when the budget allows: the line a change goes after, the decorator or comment
-above a definition, the end of the one before. Padding is given back before any chunk when
-the whole text is counted.
+not hold yet, when the budget allows, never lines of another function: the line a change goes
+after, the blank lines and comments between two definitions, the statements before a piece of
+a long function. Padding is given back before any chunk when the whole text is counted.
 
 The rendered text (header, attribution lines and fences included) is counted
 with the real tokenizer and never exceeds the budget; if even the best chunk
