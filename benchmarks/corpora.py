@@ -296,9 +296,12 @@ def npm_archive(name: str, version: str, folder: Path, *, announce: str = "") ->
     return cached(folder / f"{name.lstrip('@').replace('/', '-')}-{version}.tgz", locate, note)
 
 
-def run(command: list[str], cwd: Path | None = None) -> str:
+def run(command: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
+    """``command``'s output; FetchError saying why when it is missing, hangs or fails."""
     try:
-        done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False, timeout=900)
+        done = subprocess.run(
+            command, cwd=cwd, env=env, capture_output=True, text=True, check=False, timeout=900
+        )
     except FileNotFoundError as exc:
         raise FetchError(f"{command[0]} is not installed (needed for: {' '.join(command)})") from exc
     except subprocess.TimeoutExpired as exc:

@@ -37,7 +37,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import subprocess
 import sys
 import tarfile
 from collections import Counter
@@ -120,17 +119,9 @@ class CorpusError(Exception):
 
 def run(command: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
     try:
-        done = subprocess.run(
-            command, cwd=cwd, env=env, capture_output=True, text=True, check=False, timeout=900
-        )
-    except FileNotFoundError as exc:
-        raise CorpusError(f"{command[0]} is not installed (needed for: {' '.join(command)})") from exc
-    except subprocess.TimeoutExpired as exc:
-        raise CorpusError(f"{' '.join(command)}: no answer in {exc.timeout:.0f} s") from exc
-    if done.returncode != 0:
-        detail = " / ".join((done.stderr or done.stdout).strip().splitlines()[-3:])
-        raise CorpusError(f"{' '.join(command)} exited {done.returncode}: {detail}")
-    return done.stdout
+        return corpora.run(command, cwd, env)
+    except corpora.FetchError as exc:
+        raise CorpusError(str(exc)) from exc
 
 
 FETCHERS: dict[str, Callable[..., Path]] = {
