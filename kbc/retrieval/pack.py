@@ -19,7 +19,6 @@ does not fit, its head is kept and marked as truncated.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -35,9 +34,6 @@ Extents = Callable[[str, int], tuple[int, int] | None]
 Around = Callable[[str, int, int], Mapping[int, str]]
 PAD = 5  # lines a block of code is padded with on each side, when the budget allows (0: none)
 PAD_PREFIX = "pad:"  # the ids of padding pseudo-chunks
-# A unit that does not fit takes back the padding worth less than its score, a pad worth this
-# share of its unit's score (0: padding never keeps a unit out; inf: padding stays once placed).
-PAD_WORTH = math.inf
 MARK_CUTS = True  # False: only the lines between two blocks are marked (for comparison)
 MIN_BLOCK_TOKENS = 12  # an attribution line and two fences, with a line of code
 JOIN_SLACK = 2  # tokens a join may add beyond the parts' own counts
@@ -287,31 +283,6 @@ def pack(  # noqa: C901, PLR0913 - one loop whose steps share its state; what it
         return frames[key]
 
     known: list[tuple[str, frozenset[str]]] = []  # knowledge taken: path, shingles
-    placed: list[tuple[Chunk, float, int]] = []  # chunks and padding, in the order placed
-
-    def cost_of(
-        chunk: Chunk, section: FileSection | None, overlapping: bool
-    ) -> tuple[int, FileSection, list[int]] | None:
-        """What ``chunk`` adds to the slice, its file's section (new if none) and the blocks it
-        touches; None when the slice holds every line of it."""
-        cost = 0
-        if section is None:
-            section = FileSection(chunk.path, chunk.kind, chunk.language, dates.get(chunk.path, ""))
-            cost += titles.setdefault(chunk.path, counter.count("\n" + section.title()))
-        touching = section.touching(chunk)
-        if overlapping:
-            added = section.new_lines(chunk)
-            if not added:
-                return None
-            cost += counter.count(added) + JOIN_SLACK
-        elif touching:
-            cost += size_of(chunk) + JOIN_SLACK  # its lines join a block: no frame of its own
-        else:
-            cost += frame_cost(chunk) + size_of(chunk) + JOIN_SLACK
-            if section.blocks:
-                cost += elision
-            cost += elision * _cut_sides(chunk, extents)
-        return cost, section, touching
 
     for index, chunk in enumerate(ranked):
         if budget - used < MIN_BLOCK_TOKENS:
@@ -324,28 +295,25 @@ def pack(  # noqa: C901, PLR0913 - one loop whose steps share its state; what it
             path != chunk.path and jaccard(shingled, other) >= NEAR_DUPLICATE for path, other in known
         ):
             continue  # the same words, copied into another document: packed once
-        if (
-            taken
-            and not overlapping
-            and size_of(chunk) + JOIN_SLACK > budget - used + _worth_less(pads, score)
-        ):
+        if taken and not overlapping and size_of(chunk) + JOIN_SLACK > budget - used:
             continue  # cannot fit even before its frame is counted
-        costed = cost_of(chunk, section, overlapping)
-        if costed is None:
-            continue  # every line already in the slice
-        cost, section, touching = costed
-        if used + cost > budget and taken and _worth_less(pads, score) >= used + cost - budget:
-            given = _give_back(pads, score, used + cost - budget)
-            used -= sum(c for _, _, c in given)
-            gone = {pad.id for pad, _, _ in given}
-            placed[:] = [p for p in placed if p[0].id not in gone]
-            for path in {pad.path for pad, _, _ in given}:
-                sections[path] = _layout([p for p in placed if p[0].path == path], dates)[0]
-            section = sections.get(chunk.path)
-            costed = cost_of(chunk, section, section is not None and section.overlapping(chunk))
-            if costed is None:
-                continue
-            cost, section, touching = costed
+        cost = 0
+        if section is None:
+            section = FileSection(chunk.path, chunk.kind, chunk.language, dates.get(chunk.path, ""))
+            cost += titles.setdefault(chunk.path, counter.count("\n" + section.title()))
+        touching = section.touching(chunk)
+        if overlapping:
+            added = section.new_lines(chunk)
+            if not added:
+                continue  # every line already in the slice
+            cost += counter.count(added) + JOIN_SLACK
+        elif touching:
+            cost += size_of(chunk) + JOIN_SLACK  # its lines join a block: no frame of its own
+        else:
+            cost += frame_cost(chunk) + size_of(chunk) + JOIN_SLACK
+            if section.blocks:
+                cost += elision
+            cost += elision * _cut_sides(chunk, extents)
         if used + cost > budget:
             if taken or touching:
                 continue
@@ -356,15 +324,13 @@ def pack(  # noqa: C901, PLR0913 - one loop whose steps share its state; what it
         section.place(chunk, score, cost)
         sections.setdefault(chunk.path, section)
         taken.append((chunk, score, cost))
-        placed.append((chunk, score, cost))
         used += cost
         if around is not None and PAD > 0 and chunk.kind == "code":
             for pad in _pads(chunk, section, around, spans_of):
                 padding = counter.count(pad.text) + JOIN_SLACK
                 if used + padding <= budget:
                     section.place(pad, 0.0, padding)
-                    pads.append((pad, math.inf if PAD_WORTH == math.inf else PAD_WORTH * score, padding))
-                    placed.append((pad, 0.0, padding))
+                    pads.append((pad, 0.0, padding))
                     used += padding
         if shingled:
             known.append((chunk.path, shingled))
@@ -376,31 +342,6 @@ def pack(  # noqa: C901, PLR0913 - one loop whose steps share its state; what it
             break
         (pads or taken).pop()  # the parts' counts can differ from the whole's at a join: padding goes first
     return Packed(tuple(b for s in laid for b in s.blocks), text, tokens, tuple(c for c, _, _ in taken))
-
-
-def _worth_less(pads: Sequence[tuple[Chunk, float, int]], score: float) -> int:
-    """The tokens of the padding worth less than a unit scored ``score``."""
-    return sum(cost for _, worth, cost in pads if worth < score)
-
-
-def _give_back(
-    pads: list[tuple[Chunk, float, int]], score: float, need: int
-) -> list[tuple[Chunk, float, int]]:
-    """Take out of ``pads`` the padding worth least (the last placed first among equals) until
-    ``need`` tokens are freed, of the padding worth less than ``score``; what was taken out."""
-    order = sorted(
-        (i for i, (_, worth, _) in enumerate(pads) if worth < score), key=lambda i: (pads[i][1], -i)
-    )
-    given: list[int] = []
-    freed = 0
-    for i in order:
-        if freed >= need:
-            break
-        given.append(i)
-        freed += pads[i][2]
-    out = [pads[i] for i in sorted(given)]
-    pads[:] = [p for i, p in enumerate(pads) if i not in set(given)]
-    return out
 
 
 def _pads(chunk: Chunk, section: FileSection, around: Around, extents: Extents | None) -> list[Chunk]:
