@@ -26,9 +26,6 @@ SEEDS = 10  # the best fused hits whose graph neighbourhood is lifted
 CITED_WEIGHT = 1.0
 CITED_PER_VIEW = 8  # the first citations of one view chunk that are followed
 FILE_EVIDENCE = True
-# Team knowledge's sections lifted by their document's lexical evidence too (False: each
-# section ranks on its own words, a long document's many loose matches lifting none of them).
-KNOWLEDGE_FILE_EVIDENCE = True
 FILE_EVIDENCE_UNITS = 0  # a file's best units summed for its evidence (0: all of them)
 MATCHED_WEIGHT = 1.0  # of the list of what the query names, against the searches' lists
 FILE_LIFT = True
@@ -172,16 +169,14 @@ def fuse(
     matched: Sequence[str],
     chunks: Mapping[str, Chunk],
     precedent: Mapping[str, float] | None = None,
-    evidence: bool = True,
 ) -> dict[str, float]:
     """Reciprocal-rank fusion of the lexical hits, the vector hits, what the query named,
-    the files' lexical evidence (unless ``evidence`` is False) and the files past commits like
-    the task changed (``precedent``: path -> credit; each unit of the hits ranked by its file in
-    the last two)."""
+    the files' lexical evidence and the files past commits like the task changed (``precedent``:
+    path -> credit; each unit of the hits ranked by its file in the last two)."""
     fused = rrf([[cid for cid, _ in lexical], list(vector)])
     for cid, score in rrf([list(matched)]).items():
         fused[cid] = fused.get(cid, 0.0) + MATCHED_WEIGHT * score
-    if FILE_EVIDENCE and evidence:
+    if FILE_EVIDENCE:
         by_file = file_ranking(lexical, chunks)
         for cid in fused:
             if cid in chunks and chunks[cid].path in by_file:

@@ -360,10 +360,7 @@ class Retriever:
         else:
             fused = fuse(code.lexical, code.vector, code.matched, chunks, code.precedent)
             if team is not None:
-                fused = {
-                    **fused,
-                    **fuse(team.lexical, team.vector, [], chunks, evidence=rank.KNOWLEDGE_FILE_EVIDENCE),
-                }
+                fused = {**fused, **fuse(team.lexical, team.vector, [], chunks)}
             ranked = finish(
                 fused,
                 code.near,
