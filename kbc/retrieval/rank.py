@@ -43,9 +43,6 @@ COCHANGE_WEIGHT = 0.0  # of files changed together by a commit (0: off; see RESU
 # repository out, it did not help on repositories it was not chosen on (RESULTS.md); the
 # fitted model reads the same credit as its ``precedent`` feature.
 PRECEDENT_WEIGHT = 0.0
-# Units packed by their score over their tokens to this power (roust's gain / tokens^0.85), not
-# by score alone (0: rank order).
-DENSITY = 0.0
 SPREAD_FILES = 3  # the best files whose best unit is packed before the rest (0: rank order)
 SPREAD_SHARE = 0.35  # of the budget the heads packed first may take together (0: the first file's only)
 

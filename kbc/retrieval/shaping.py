@@ -124,12 +124,6 @@ class Shaping:
         (:func:`kbc.retrieval.depth.whole_definitions`), and the header the repository's files
         share left out of the passages it opens (unless the task is about it)."""
         order = list(ranked)
-        if rank.DENSITY > 0:
-            order.sort(
-                key=lambda kv: (
-                    -kv[1] / max(1, chunks[kv[0]].tokens or len(chunks[kv[0]].text) // 4) ** rank.DENSITY
-                )
-            )
         if not rank.MODEL:  # the model's order already weighs a file's next unit against the next file
             order = rank.spread(order, chunks, budget=budget)
         order, pieces = whole_definitions(
