@@ -34,6 +34,9 @@ Extents = Callable[[str, int], tuple[int, int] | None]
 Around = Callable[[str, int, int], Mapping[int, str]]
 PAD = 5  # lines a block of code is padded with on each side, when the budget allows (0: none)
 PAD_PREFIX = "pad:"  # the ids of padding pseudo-chunks
+# The lines between two blocks of code of one file at most this many lines apart are shown,
+# when they fit, instead of the mark that they are not (0: never).
+GAP = 0
 MARK_CUTS = True  # False: only the lines between two blocks are marked (for comparison)
 MIN_BLOCK_TOKENS = 12  # an attribution line and two fences, with a line of code
 JOIN_SLACK = 2  # tokens a join may add beyond the parts' own counts
@@ -332,6 +335,12 @@ def pack(  # noqa: C901, PLR0913 - one loop whose steps share its state; what it
                     section.place(pad, 0.0, padding)
                     pads.append((pad, 0.0, padding))
                     used += padding
+            for gap in _gaps(section, around):
+                filling = counter.count(gap.text) + JOIN_SLACK - elision
+                if used + filling <= budget:
+                    section.place(gap, 0.0, filling)
+                    pads.append((gap, 0.0, filling))
+                    used += filling
         if shingled:
             known.append((chunk.path, shingled))
     while True:
@@ -376,6 +385,30 @@ def _pads(chunk: Chunk, section: FileSection, around: Around, extents: Extents |
                     start_line=run[0],
                     end_line=run[-1],
                     text="".join(lines[n] for n in run),
+                )
+            )
+    return out
+
+
+def _gaps(section: FileSection, around: Around) -> list[Chunk]:
+    """The lines between two blocks of code of ``section`` at most ``GAP`` lines apart, each gap
+    whole as a pseudo-chunk (none when ``around`` does not give every line of it)."""
+    out = []
+    for before, after in zip(section.blocks, section.blocks[1:], strict=False):
+        first, last = before.end + 1, after.start - 1
+        if GAP <= 0 or before.kind != "code" or not first <= last <= first + GAP - 1:
+            continue
+        lines = around(section.path, first, last)
+        if all(n in lines for n in range(first, last + 1)):
+            out.append(
+                Chunk(
+                    id=f"{PAD_PREFIX}{section.path}:{first}-{last}",
+                    path=section.path,
+                    kind="code",
+                    language=section.language,
+                    start_line=first,
+                    end_line=last,
+                    text="".join(lines[n] for n in range(first, last + 1)),
                 )
             )
     return out
