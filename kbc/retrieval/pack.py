@@ -35,8 +35,10 @@ Around = Callable[[str, int, int], Mapping[int, str]]
 PAD = 5  # lines a block of code is padded with on each side, when the budget allows (0: none)
 PAD_PREFIX = "pad:"  # the ids of padding pseudo-chunks
 # The lines between two blocks of code of one file at most this many lines apart are shown,
-# when they fit, instead of the mark that they are not (0: never).
+# when they fit, instead of the mark that they are not (0: never), or, when GAP_PER_1K is set,
+# that many lines for each 1,000 tokens of the budget.
 GAP = 0
+GAP_PER_1K = 0.0
 MARK_CUTS = True  # False: only the lines between two blocks are marked (for comparison)
 MIN_BLOCK_TOKENS = 12  # an attribution line and two fences, with a line of code
 JOIN_SLACK = 2  # tokens a join may add beyond the parts' own counts
@@ -275,6 +277,7 @@ def pack(  # noqa: C901, PLR0913 - one loop whose steps share its state; what it
     frames: dict[tuple[str, str, str], int] = {}
     titles: dict[str, int] = {}
     elision = counter.count(f"⋮ lines {WIDE}-{WIDE} not shown\n")
+    widest = int(GAP_PER_1K * budget / 1000) if GAP_PER_1K > 0 else GAP
 
     def frame_cost(chunk: Chunk) -> int:
         """A block's attribution line and fences, counted once per file and breadcrumb with the
@@ -335,7 +338,7 @@ def pack(  # noqa: C901, PLR0913 - one loop whose steps share its state; what it
                     section.place(pad, 0.0, padding)
                     pads.append((pad, 0.0, padding))
                     used += padding
-            for gap in _gaps(section, around):
+            for gap in _gaps(section, around, widest):
                 filling = counter.count(gap.text) + JOIN_SLACK - elision
                 if used + filling <= budget:
                     section.place(gap, 0.0, filling)
@@ -390,13 +393,13 @@ def _pads(chunk: Chunk, section: FileSection, around: Around, extents: Extents |
     return out
 
 
-def _gaps(section: FileSection, around: Around) -> list[Chunk]:
-    """The lines between two blocks of code of ``section`` at most ``GAP`` lines apart, each gap
+def _gaps(section: FileSection, around: Around, widest: int) -> list[Chunk]:
+    """The lines between two blocks of code of ``section`` at most ``widest`` lines apart, each gap
     whole as a pseudo-chunk (none when ``around`` does not give every line of it)."""
     out = []
     for before, after in zip(section.blocks, section.blocks[1:], strict=False):
         first, last = before.end + 1, after.start - 1
-        if GAP <= 0 or before.kind != "code" or not first <= last <= first + GAP - 1:
+        if widest <= 0 or before.kind != "code" or not first <= last <= first + widest - 1:
             continue
         lines = around(section.path, first, last)
         if all(n in lines for n in range(first, last + 1)):
