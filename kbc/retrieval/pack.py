@@ -10,7 +10,9 @@ around it, and the lines left out between two blocks are marked.
 Each chunk of code taken is padded with up to ``PAD`` lines on each side that the slice does
 not hold yet, when the budget allows, never lines of another function: the line a change goes
 after, the blank lines and comments between two definitions, the statements before a piece of
-a long function. Padding is given back before any chunk when the whole text is counted.
+a long function. The lines between two blocks of code of one file are shown rather than
+marked as left out when they fit and are few for the budget (``GAP_PER_1K``). Padding and gaps
+are given back before any chunk when the whole text is counted.
 
 The rendered text (header, attribution lines and fences included) is counted
 with the real tokenizer and never exceeds the budget; if even the best chunk
