@@ -332,7 +332,7 @@ def pack(  # noqa: C901, PLR0913 - one loop whose steps share its state; what it
         sections.setdefault(chunk.path, section)
         taken.append((chunk, score, cost))
         used += cost
-        if around is not None and PAD > 0 and chunk.kind == "code":
+        if around is not None and chunk.kind == "code":  # padding (none when PAD is 0), then gaps
             for pad in _pads(chunk, section, around, spans_of):
                 padding = counter.count(pad.text) + JOIN_SLACK
                 if used + padding <= budget:

@@ -22,6 +22,13 @@ def test_a_gap_no_wider_than_the_budget_allows_is_shown(monkeypatch: pytest.Monk
     assert [c.id for c in packed.chunks] == ["a.py:100", "a.py:130"]  # the gap is no unit of the ranking
 
 
+def test_gaps_are_shown_without_padding_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(packing, "PAD", 0)
+    monkeypatch.setattr(packing, "GAP_PER_1K", 5.0)  # 25 lines at 5,000 tokens: 106-129 is 24
+    packed = pack(RANKED, {}, 5_000, COUNTER, "", around=around, extents=extents)
+    assert spans(packed) == [(100, 140)]
+
+
 def test_a_wider_gap_or_a_smaller_budget_keeps_the_mark(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(packing, "GAP_PER_1K", 3.0)  # 3 lines at 1,000 tokens
     packed = pack(RANKED, {}, 1_000, COUNTER, "", around=around, extents=extents)
