@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kbc.domain.errors import EmbedderUnavailable, VectorStoreError
-from kbc.index.embed import DEFAULT_MODEL, FASTEMBED_NAME, Embedder
+from kbc.index.embed import Embedder
 from kbc.index.exact import ExactVectors, load_snapshot, read_store
 from kbc.index.lexical import PENDING, LexicalIndex
 from kbc.index.progress import LATER, first_index_note, progress_of
@@ -15,13 +15,8 @@ from kbc.index.provenance import MADE_BY, unsearchable
 from kbc.index.retired import retired_units
 from kbc.index.units import best_by_chunk
 from kbc.index.vectors import VectorStore
-from kbc.retrieval.language import foreign
 
 QUERY_VECTORS = 32  # query embeddings kept
-# A question in another language than English finds team notes lexically only when the model is
-# the packaged English one (kbc.retrieval.language); False: by its vectors too, as in English.
-FOREIGN_NOTES_LEXICAL = True
-ENGLISH_MODELS = (DEFAULT_MODEL, FASTEMBED_NAME)  # model ids starting so were trained on English
 
 
 @dataclass(slots=True)
@@ -149,8 +144,6 @@ class VectorSide:
         best = best_by_chunk([(h.chunk, h.similarity) for h in code_hits])
         found.vector = [cid for cid, _ in sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))][:candidates]
         found.similarity = {cid: best[cid] for cid in found.vector}
-        if FOREIGN_NOTES_LEXICAL and self.embedder.model_id.startswith(ENGLISH_MODELS) and foreign(text):
-            return found  # the English model's nearest notes to another language's question: noise
         closest = best_by_chunk([(h.chunk, h.similarity) for h in hits if h.chunk in knowledge])
         found.known_vector = [cid for cid, _ in sorted(closest.items(), key=lambda kv: (-kv[1], kv[0]))]
         found.known_similarity = closest
