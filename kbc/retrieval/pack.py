@@ -279,6 +279,7 @@ def pack(  # noqa: C901, PLR0913 - one loop whose steps share its state; what it
     titles: dict[str, int] = {}
     elision = counter.count(f"⋮ lines {WIDE}-{WIDE} not shown\n")
     widest = int(GAP_PER_1K * budget / 1000)  # the widest gap between two blocks shown
+    tried: set[tuple[str, int, int]] = set()  # the gaps read (path, first, last)
 
     def frame_cost(chunk: Chunk) -> int:
         """A block's attribution line and fences, counted once per file and breadcrumb with the
@@ -339,7 +340,7 @@ def pack(  # noqa: C901, PLR0913 - one loop whose steps share its state; what it
                     section.place(pad, 0.0, padding)
                     pads.append((pad, 0.0, padding))
                     used += padding
-            for gap in _gaps(section, around, widest):
+            for gap in _gaps(section, around, widest, tried):
                 filling = counter.count(gap.text) + JOIN_SLACK - elision
                 if used + filling <= budget:
                     section.place(gap, 0.0, filling)
@@ -380,41 +381,38 @@ def _pads(chunk: Chunk, section: FileSection, around: Around, extents: Extents |
         ]
         run = _next_to(free, edge, step)
         if run:
-            out.append(
-                Chunk(
-                    id=f"{PAD_PREFIX}{chunk.path}:{run[0]}-{run[-1]}",
-                    path=chunk.path,
-                    kind="code",
-                    language=chunk.language,
-                    start_line=run[0],
-                    end_line=run[-1],
-                    text="".join(lines[n] for n in run),
-                )
-            )
+            out.append(_lines_of(chunk.path, chunk.language, lines, run[0], run[-1]))
     return out
 
 
-def _gaps(section: FileSection, around: Around, widest: int) -> list[Chunk]:
+def _lines_of(path: str, language: str, lines: Mapping[int, str], first: int, last: int) -> Chunk:
+    """Lines ``first`` to ``last`` of ``path`` as a pseudo-chunk of code (padding or a gap)."""
+    return Chunk(
+        id=f"{PAD_PREFIX}{path}:{first}-{last}",
+        path=path,
+        kind="code",
+        language=language,
+        start_line=first,
+        end_line=last,
+        text="".join(lines[n] for n in range(first, last + 1)),
+    )
+
+
+def _gaps(section: FileSection, around: Around, widest: int, tried: set[tuple[str, int, int]]) -> list[Chunk]:
     """The lines between two blocks of code of ``section`` at most ``widest`` lines apart, each gap
-    whole as a pseudo-chunk (none when ``around`` does not give every line of it)."""
+    whole as a pseudo-chunk (none when ``around`` does not give every line of it), but for those
+    in ``tried``: what is left of the budget only shrinks, so a gap that did not fit never will."""
     out = []
     for before, after in zip(section.blocks, section.blocks[1:], strict=False):
         first, last = before.end + 1, after.start - 1
         if widest <= 0 or before.kind != "code" or not first <= last <= first + widest - 1:
             continue
+        if (section.path, first, last) in tried:
+            continue
+        tried.add((section.path, first, last))
         lines = around(section.path, first, last)
         if all(n in lines for n in range(first, last + 1)):
-            out.append(
-                Chunk(
-                    id=f"{PAD_PREFIX}{section.path}:{first}-{last}",
-                    path=section.path,
-                    kind="code",
-                    language=section.language,
-                    start_line=first,
-                    end_line=last,
-                    text="".join(lines[n] for n in range(first, last + 1)),
-                )
-            )
+            out.append(_lines_of(section.path, section.language, lines, first, last))
     return out
 
 
