@@ -34,7 +34,6 @@ from kbc.retrieval.matched import Matcher
 from kbc.retrieval.model import Ranker, shipped_models
 from kbc.retrieval.modelled import candidate_paths, file_probabilities, modelled
 from kbc.retrieval.neighbours import SymbolNeighbours
-from kbc.retrieval.notes import NoteStatistics
 from kbc.retrieval.pack import pack
 from kbc.retrieval.precedent import MIN_PRECEDENTS, Precedents
 from kbc.retrieval.profiles import Profile
@@ -51,10 +50,6 @@ from kbc.store.layout import LEXICAL
 CANDIDATES = 200  # hits taken from each search before fusion
 LEXICAL_POOL = 2000  # BM25 hits kept to order the other units of the best files (about as fast)
 VECTOR_UNITS = 300  # unit hits asked of the vector store (several per chunk)
-# True: team notes are searched in the notes' own statistics (kbc.retrieval.notes); False: in the
-# whole index's, beside the code. The same for the share of the query each note holds.
-NOTES_OWN_SEARCH = False
-NOTES_OWN_COVERAGE = False
 KEPT_KEYS = 50_000  # chunks' duplicate-comparison texts kept between searches
 
 
@@ -102,7 +97,6 @@ class Retriever:
         self._graph_facts = graph
         self._neighbours: SymbolNeighbours | None = None
         self._knowledge: frozenset[str] | None = None
-        self._notes: NoteStatistics | None = None
         self._keys: dict[str, str] = {}  # chunk id -> its text as compared for duplicates
         self.module_paths = module_paths
         self._repository: Repository | None = None
@@ -193,24 +187,6 @@ class Retriever:
             )
         return self._knowledge
 
-    def notes(self) -> NoteStatistics:
-        """The team notes' own statistics (read on first use)."""
-        if self._notes is None:
-            knowledge = self._knowledge_ids()
-            self._notes = NoteStatistics(self.lexical.chunks(sorted(knowledge)).values() if knowledge else ())
-        return self._notes
-
-    def _coverage(self, query: str, ids: list[str]) -> dict[str, float]:
-        """The share of ``query`` each of ``ids`` holds: a note's in the notes' statistics
-        (:data:`NOTES_OWN_COVERAGE`), any other's in the whole index's."""
-        knowledge = self._knowledge_ids()
-        if not NOTES_OWN_COVERAGE or not knowledge:
-            return self.lexical.coverage(query, ids)
-        notes = [cid for cid in ids if cid in knowledge]
-        held = self.lexical.coverage(query, [cid for cid in ids if cid not in knowledge])
-        held.update(self.notes().coverage(query, notes))
-        return held
-
     def signals(self, query: str, profile: Profile) -> Signals:
         """What the searches find for ``query`` before any weighing (the code's; team knowledge
         is searched apart, by :meth:`search`)."""
@@ -226,11 +202,7 @@ class Retriever:
         text = clean_report(query) if report.CLEAN else query  # what the searches read
         found = self.lexical.search(text, LEXICAL_POOL + len(knowledge))
         pool = [hit for hit in found if hit[0] not in knowledge][:LEXICAL_POOL]
-        known = (
-            self.notes().search(text, CANDIDATES)
-            if NOTES_OWN_SEARCH and knowledge
-            else [hit for hit in found if hit[0] in knowledge][:CANDIDATES]
-        )
+        known = [hit for hit in found if hit[0] in knowledge][:CANDIDATES]
         scored = pool[:CANDIDATES]  # the same hits, in the same order, as a search for CANDIDATES
         lexical = [cid for cid, _ in scored]
         hits = self.side.hits(text, knowledge, VECTOR_UNITS, CANDIDATES)
@@ -352,7 +324,7 @@ class Retriever:
         exact = self.side.loaded()
         similar = functools.partial(exact.similarities, embedding) if embedding and exact else None
         found, self.last_merge, self.last_weights = merge_ranking(
-            ranked, signals, self._coverage, similar, profile, ranker.merge, ranker.note_floor
+            ranked, signals, self.lexical.coverage, similar, profile, ranker.merge, ranker.note_floor
         )
         self._merge_rows = {r.id: r for r in self.last_merge}
         return found
