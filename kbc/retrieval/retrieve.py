@@ -34,6 +34,7 @@ from kbc.retrieval.matched import Matcher
 from kbc.retrieval.model import Ranker, shipped_models
 from kbc.retrieval.modelled import candidate_paths, file_probabilities, modelled
 from kbc.retrieval.neighbours import SymbolNeighbours
+from kbc.retrieval.notes import NoteStatistics
 from kbc.retrieval.pack import pack
 from kbc.retrieval.precedent import MIN_PRECEDENTS, Precedents
 from kbc.retrieval.profiles import Profile
@@ -50,6 +51,9 @@ from kbc.store.layout import LEXICAL
 CANDIDATES = 200  # hits taken from each search before fusion
 LEXICAL_POOL = 2000  # BM25 hits kept to order the other units of the best files (about as fast)
 VECTOR_UNITS = 300  # unit hits asked of the vector store (several per chunk)
+# Team notes searched in their own statistics (kbc.retrieval.notes; False: in the whole index's,
+# beside the code). The merge is fitted on it (RESULTS.md, "Team notes searched in their own ...").
+NOTES_OWN_SEARCH = True
 KEPT_KEYS = 50_000  # chunks' duplicate-comparison texts kept between searches
 
 
@@ -187,6 +191,11 @@ class Retriever:
             )
         return self._knowledge
 
+    @functools.cached_property
+    def notes(self) -> NoteStatistics:
+        """The team notes' own statistics (read on first use)."""
+        return NoteStatistics(self.lexical.chunks(sorted(self._knowledge_ids())).values())
+
     def signals(self, query: str, profile: Profile) -> Signals:
         """What the searches find for ``query`` before any weighing (the code's; team knowledge
         is searched apart, by :meth:`search`)."""
@@ -203,6 +212,8 @@ class Retriever:
         found = self.lexical.search(text, LEXICAL_POOL + len(knowledge))
         pool = [hit for hit in found if hit[0] not in knowledge][:LEXICAL_POOL]
         known = [hit for hit in found if hit[0] in knowledge][:CANDIDATES]
+        if NOTES_OWN_SEARCH and knowledge:  # ranked within themselves, not in the code's statistics
+            known = self.notes.search(text, CANDIDATES)
         scored = pool[:CANDIDATES]  # the same hits, in the same order, as a search for CANDIDATES
         lexical = [cid for cid, _ in scored]
         hits = self.side.hits(text, knowledge, VECTOR_UNITS, CANDIDATES)

@@ -1,0 +1,83 @@
+"""Team notes searched in their own statistics.
+
+The index ranks every chunk with BM25 over the whole repository, so a word's rarity is its
+rarity in the code. For notes written in another language than the code's, that rarity is
+wrong: the function words of a German or French note ("es", "vor", "einen", "les") occur in
+no code, so they weigh like the rarest identifier, and the note that repeats them outranks
+the one that answers. Here the notes are ranked within themselves: BM25 with the same columns
+and column weights as the index, its rarities and lengths counted over the notes alone: a word
+most notes hold weighs little, in whatever language.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from kbc.domain.models import Chunk
+from kbc.index.lexical import WEIGHTS, indexed_columns
+from kbc.index.tokens import tokens
+
+K1 = 1.2  # FTS5's bm25() constants
+B = 0.75
+
+
+@dataclass(frozen=True, slots=True)
+class _Note:
+    id: str
+    counts: tuple[Counter[str], ...]  # per column
+    lengths: tuple[int, ...]
+
+
+class NoteStatistics:
+    """BM25 over the team-note chunks alone (built once from their chunks)."""
+
+    def __init__(self, chunks: Iterable[Chunk]) -> None:
+        self.notes: list[_Note] = []
+        holders: Counter[str] = Counter()
+        totals = [0] * len(WEIGHTS)
+        for chunk in sorted(chunks, key=lambda c: c.id):
+            columns = [c.split() for c in indexed_columns(chunk)]
+            counts = tuple(Counter(words) for words in columns)
+            lengths = tuple(len(words) for words in columns)
+            self.notes.append(_Note(chunk.id, counts, lengths))
+            holders.update({word for words in columns for word in words})
+            totals = [t + n for t, n in zip(totals, lengths, strict=True)]
+        self.holders = holders
+        size = max(1, len(self.notes))
+        self.average = [max(1.0, t / size) for t in totals]
+
+    def __len__(self) -> int:
+        return len(self.notes)
+
+    def _terms(self, query: str) -> list[str]:
+        return list(dict.fromkeys(tokens(query)))
+
+    def _idf(self, term: str) -> float:
+        """FTS5's: log((N - n + 0.5) / (n + 0.5)), at least a millionth."""
+        n, total = self.holders.get(term, 0), len(self.notes)
+        return max(1e-6, math.log((total - n + 0.5) / (n + 0.5)))
+
+    def search(self, query: str, limit: int) -> list[tuple[str, float]]:
+        """(chunk id, BM25 score: higher is better) of the notes holding a word of ``query``,
+        best first, ties by id; at most ``limit``."""
+        terms = [t for t in self._terms(query) if t in self.holders]
+        if not terms or limit < 1:
+            return []
+        idf = {t: self._idf(t) for t in terms}
+        scored = []
+        for note in self.notes:
+            score = 0.0
+            for column, weight in enumerate(WEIGHTS):
+                counts, length = note.counts[column], note.lengths[column]
+                norm = K1 * (1 - B + B * length / self.average[column])
+                for term in terms:
+                    tf = counts.get(term, 0)
+                    if tf:
+                        score += weight * idf[term] * tf * (K1 + 1) / (tf + norm)
+            if score > 0:
+                scored.append((note.id, score))
+        scored.sort(key=lambda item: (-item[1], item[0]))
+        return scored[:limit]
