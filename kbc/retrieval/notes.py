@@ -12,12 +12,12 @@ most notes hold weighs little, in whatever language.
 from __future__ import annotations
 
 import math
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from kbc.domain.models import Chunk
-from kbc.index.lexical import WEIGHTS, indexed_columns
+from kbc.index.lexical import MAX_QUERY_TERMS, WEIGHTS, indexed_columns
 from kbc.index.tokens import tokens
 
 K1 = 1.2  # FTS5's bm25() constants
@@ -36,16 +36,17 @@ class NoteStatistics:
 
     def __init__(self, chunks: Iterable[Chunk]) -> None:
         self.notes: list[_Note] = []
-        holders: Counter[str] = Counter()
+        # word -> the notes holding it (their places in ``notes``): a search visits only those
+        self.postings: dict[str, list[int]] = defaultdict(list)
         totals = [0] * len(WEIGHTS)
-        for chunk in sorted(chunks, key=lambda c: c.id):
+        for place, chunk in enumerate(sorted(chunks, key=lambda c: c.id)):
             columns = [c.split() for c in indexed_columns(chunk)]
             counts = tuple(Counter(words) for words in columns)
             lengths = tuple(len(words) for words in columns)
             self.notes.append(_Note(chunk.id, counts, lengths))
-            holders.update({word for words in columns for word in words})
+            for word in {word for words in columns for word in words}:
+                self.postings[word].append(place)
             totals = [t + n for t, n in zip(totals, lengths, strict=True)]
-        self.holders = holders
         size = max(1, len(self.notes))
         self.average = [max(1.0, t / size) for t in totals]
 
@@ -53,31 +54,30 @@ class NoteStatistics:
         return len(self.notes)
 
     def _terms(self, query: str) -> list[str]:
-        return list(dict.fromkeys(tokens(query)))
+        """The query's distinct words, at most as many as the index searches for."""
+        return list(dict.fromkeys(tokens(query)))[:MAX_QUERY_TERMS]
 
     def _idf(self, term: str) -> float:
         """FTS5's: log((N - n + 0.5) / (n + 0.5)), at least a millionth."""
-        n, total = self.holders.get(term, 0), len(self.notes)
+        n, total = len(self.postings.get(term, ())), len(self.notes)
         return max(1e-6, math.log((total - n + 0.5) / (n + 0.5)))
 
     def search(self, query: str, limit: int) -> list[tuple[str, float]]:
         """(chunk id, BM25 score: higher is better) of the notes holding a word of ``query``,
         best first, ties by id; at most ``limit``."""
-        terms = [t for t in self._terms(query) if t in self.holders]
+        terms = [t for t in self._terms(query) if t in self.postings]
         if not terms or limit < 1:
             return []
-        idf = {t: self._idf(t) for t in terms}
-        scored = []
-        for note in self.notes:
-            score = 0.0
-            for column, weight in enumerate(WEIGHTS):
-                counts, length = note.counts[column], note.lengths[column]
-                norm = K1 * (1 - B + B * length / self.average[column])
-                for term in terms:
-                    tf = counts.get(term, 0)
+        score: dict[int, float] = defaultdict(float)
+        for term in terms:
+            idf = self._idf(term)
+            for place in self.postings[term]:
+                note = self.notes[place]
+                for column, weight in enumerate(WEIGHTS):
+                    tf = note.counts[column].get(term, 0)
                     if tf:
-                        score += weight * idf[term] * tf * (K1 + 1) / (tf + norm)
-            if score > 0:
-                scored.append((note.id, score))
+                        norm = K1 * (1 - B + B * note.lengths[column] / self.average[column])
+                        score[place] += weight * idf * tf * (K1 + 1) / (tf + norm)
+        scored = [(self.notes[place].id, value) for place, value in score.items() if value > 0]
         scored.sort(key=lambda item: (-item[1], item[0]))
         return scored[:limit]
