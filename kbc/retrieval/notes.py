@@ -4,9 +4,12 @@ The index ranks every chunk with BM25 over the whole repository, so a word's rar
 rarity in the code. For notes written in another language than the code's, that rarity is
 wrong: the function words of a German or French note ("es", "vor", "einen", "les") occur in
 no code, so they weigh like the rarest identifier, and the note that repeats them outranks
-the one that answers. Here the notes are ranked within themselves: BM25 with the same columns
-and column weights as the index, its rarities and lengths counted over the notes alone: a word
-most notes hold weighs little, in whatever language.
+the one that answers. Here the notes are ranked within themselves: BM25 over the index's four
+columns with its column weights, FTS5's constants and rarity, its rarities and lengths counted
+over the notes alone: a word most notes hold weighs little, in whatever language. Unlike FTS5's
+``bm25()``, which saturates the weighted sum of a word's counts over the row's whole length,
+each column's count is saturated on its own length and the columns' scores are weighed and
+added (the merge is fitted on this ranking).
 """
 
 from __future__ import annotations
